@@ -1,0 +1,69 @@
+# linbook: the two commands in README.md are `make book` and `make test`.
+# Everything runs in .venv, created here from the locked environment.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.linbook-installed
+NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600
+JOBS   ?= 2
+
+.PHONY: help env book student test unit nbval notebooks bench lock backmatter clean
+
+help:
+	@echo "make book       build the website into _build/html (warnings are errors)"
+	@echo "make test       unit tests + nbval over every notebook + site checks"
+	@echo "make notebooks  re-execute notebooks in place (refresh stored outputs)"
+	@echo "make student    build the student edition (no solutions) into _build_student/html"
+	@echo "make bench      run the benchmark table (linbook vs scikit-learn/statsmodels)"
+
+# The locked environment needs Python >= 3.11 (numpy 2.4); on 3.10 we fall back to the
+# lower-bounded ranges of pyproject.toml and say so.
+$(STAMP): requirements.lock pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	@if $(BIN)/python -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; then \
+	  $(BIN)/python -m pip install -q -r requirements.lock && \
+	  $(BIN)/python -m pip install -q --no-deps --no-build-isolation -e . ; \
+	else \
+	  echo "Python < 3.11: installing from pyproject ranges, not the lock file (outputs may differ)"; \
+	  $(BIN)/python -m pip install -q -e '.[book,test]' ; \
+	fi
+	@touch $(STAMP)
+
+env: $(STAMP)
+
+backmatter: env
+	$(BIN)/python tools/gen_backmatter.py
+
+book: env backmatter
+	$(BIN)/jupyter-book build --all -W -n --keep-going .
+	@echo "Site built: $(CURDIR)/_build/html/index.html"
+
+student: env backmatter
+	$(BIN)/python tools/student_edition.py _build_student
+	@echo "Student edition built: $(CURDIR)/_build_student/_build/html/index.html"
+
+# Unit tests and nbval run in one pytest session on $(JOBS) workers (one notebook per
+# worker: cells of a notebook share a kernel). The site checks need the built book.
+test: env backmatter
+	$(BIN)/jupyter-book build --all -W -n --keep-going . > _build_log.txt 2>&1 || (cat _build_log.txt; exit 1)
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile $(NBVAL) tests chapters
+
+unit: env
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile tests -m "not site"
+
+nbval: env
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile $(NBVAL) chapters
+
+notebooks: env
+	$(BIN)/python tools/run_notebooks.py $(NB)
+
+bench: env
+	$(BIN)/python benchmarks/run.py $(BENCH)
+
+lock:
+	$(BIN)/python -m pip freeze --exclude-editable | grep -vi '^linbook' > requirements.lock.new
+	@(echo '# Locked environment for the book and CI (Python 3.11+). Regenerate with: make lock'; cat requirements.lock.new) > requirements.lock; rm requirements.lock.new
+
+clean:
+	rm -rf _build _build_student _build_log.txt

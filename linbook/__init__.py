@@ -1,0 +1,48 @@
+"""linbook: linear models for machine learning, as derived and checked in the linbook book.
+
+Estimators follow scikit-learn conventions (``fit`` returns ``self``, learned
+attributes end in ``_``, ``random_state`` for anything random) and work with
+``clone``, ``Pipeline`` and ``cross_val_score``. Every public function's docstring
+says where in the book it is derived ("Derived in: ...").
+
+Modules
+-------
+numerics      stable sigmoid / log-sigmoid / softplus / logsumexp / softmax
+symbolic      checked derivation steps (sympy, finite differences, quadrature)
+datasets      seeded data generators and the small real data sets
+plotting      shared figure helpers
+estimation    MLE / MAP / Bayesian estimation of simple models (chapter 1)
+linear        LinearRegression, Ridge, Lasso, LeastAbsoluteDeviation (chapter 2)
+perceptron    Perceptron (primal, dual, pocket) (chapter 3)
+logistic      LogisticRegression, ProbitRegression (chapter 4)
+optim         gradient descent, Newton, IRLS, BFGS, L-BFGS, ... (chapter 5)
+gaussian      multivariate-normal helpers (chapter 6)
+discriminant  QDA, LDA, RDA, DiagonalLDA, NearestShrunkenCentroids, GaussianNaiveBayes, FisherLDA
+laplace       Laplace approximation, BIC/AIC, BayesianLogisticRegression (chapter 7)
+online        streaming estimators: SGD, LMS, recursive least squares (chapter 8)
+selection     model and feature selection helpers (chapter 10)
+"""
+
+from . import datasets, numerics, plotting, symbolic
+from .numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid, softmax
+from .symbolic import DerivationError
+
+# Chapter modules: each defines its own __all__; see the module list above.
+from . import estimation, linear, perceptron, logistic, optim, gaussian, discriminant, laplace, online, selection  # noqa: E401,E402
+from .estimation import *  # noqa: F401,F403,E402
+from .linear import *  # noqa: F401,F403,E402
+from .perceptron import *  # noqa: F401,F403,E402
+from .logistic import *  # noqa: F401,F403,E402
+from .gaussian import *  # noqa: F401,F403,E402
+from .discriminant import *  # noqa: F401,F403,E402
+from .laplace import *  # noqa: F401,F403,E402
+from .selection import *  # noqa: F401,F403,E402
+
+__version__ = "0.1.0"
+
+__all__ = (
+    ["sigmoid", "log_sigmoid", "log1pexp", "logsumexp", "softmax", "log_softmax", "DerivationError",
+     "datasets", "numerics", "plotting", "symbolic", "optim", "online"]
+    + estimation.__all__ + linear.__all__ + perceptron.__all__ + logistic.__all__
+    + gaussian.__all__ + discriminant.__all__ + laplace.__all__ + selection.__all__
+)

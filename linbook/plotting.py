@@ -1,0 +1,135 @@
+"""Plotting helpers with one look across the book.
+
+Each helper draws on a given ``ax`` (or the current axes) and returns the axes,
+so a notebook cell can compose them and end with ``plt.show()`` (nbval then sees
+no object repr with a memory address).
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.patches import Ellipse
+
+__all__ = ["use_book_style", "CLASS_COLORS", "plot_classes", "plot_decision_boundary",
+           "plot_gaussian_ellipse", "plot_contours_with_path", "grid_2d"]
+
+CLASS_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2",
+                "#7f7f7f", "#bcbd22", "#17becf"]
+_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
+
+
+def use_book_style():
+    """Set the book's matplotlib defaults (size, grid, fonts). Call once per notebook."""
+    plt.rcParams.update({
+        "figure.figsize": (6.0, 4.0),
+        "figure.dpi": 100,
+        "savefig.dpi": 100,
+        "axes.grid": True,
+        "grid.alpha": 0.3,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "font.size": 10,
+        "legend.frameon": False,
+        "axes.prop_cycle": plt.cycler(color=CLASS_COLORS),
+    })
+
+
+def grid_2d(xlim, ylim, n=200):
+    """Return ``(xx, yy, points)`` for an ``n x n`` grid over the given limits."""
+    xs = np.linspace(*xlim, n)
+    ys = np.linspace(*ylim, n)
+    xx, yy = np.meshgrid(xs, ys)
+    return xx, yy, np.column_stack([xx.ravel(), yy.ravel()])
+
+
+def _limits(X, pad=0.1):
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    return (lo[0] - pad * span[0], hi[0] + pad * span[0]), (lo[1] - pad * span[1], hi[1] + pad * span[1])
+
+
+def plot_classes(X, y, ax=None, labels=None, **kw):
+    """Scatter 2-D points coloured and marked by class."""
+    ax = ax or plt.gca()
+    for i, c in enumerate(np.unique(y)):
+        m = y == c
+        name = labels[i] if labels is not None else f"class {c}"
+        ax.scatter(X[m, 0], X[m, 1], s=kw.get("s", 18), c=CLASS_COLORS[i % 10],
+                   marker=_MARKERS[i % 10], edgecolors="white", linewidths=0.4, label=name,
+                   alpha=kw.get("alpha", 0.9))
+    return ax
+
+
+def plot_decision_boundary(predict, X, y=None, ax=None, *, proba=False, levels=None, n=200,
+                           xlim=None, ylim=None):
+    """Shade the regions of a 2-D classifier and draw its boundary.
+
+    Parameters
+    ----------
+    predict : callable
+        Maps an (m, 2) array to labels, or (with ``proba=True``) to the
+        probability of the positive class, which is contoured at ``levels``
+        (default 0.5).
+    """
+    ax = ax or plt.gca()
+    if xlim is None or ylim is None:
+        lx, ly = _limits(X)
+        xlim, ylim = xlim or lx, ylim or ly
+    xx, yy, pts = grid_2d(xlim, ylim, n)
+    z = np.asarray(predict(pts))
+    if proba:
+        zz = z.reshape(xx.shape)
+        cf = ax.contourf(xx, yy, zz, levels=np.linspace(0, 1, 11), cmap="RdBu_r", alpha=0.3)
+        ax.contour(xx, yy, zz, levels=levels or [0.5], colors="k", linewidths=1.2)
+        plt.colorbar(cf, ax=ax, label="p(y=1 | x)")
+    else:
+        _, codes = np.unique(z, return_inverse=True)
+        zz = codes.reshape(xx.shape)
+        k = codes.max() + 1
+        ax.contourf(xx, yy, zz, levels=np.arange(k + 1) - 0.5,
+                    colors=[CLASS_COLORS[i % 10] for i in range(k)], alpha=0.15)
+        ax.contour(xx, yy, zz, levels=np.arange(k) + 0.5, colors="k", linewidths=1.0)
+    if y is not None:
+        plot_classes(X, y, ax=ax)
+    ax.set_xlim(xlim)
+    ax.set_ylim(ylim)
+    return ax
+
+
+def plot_gaussian_ellipse(mean, cov, ax=None, *, n_std=(1.0, 2.0), color="k", **kw):
+    """Draw the Mahalanobis-distance contours ``n_std`` of a 2-D Gaussian.
+
+    The ellipse axes are the eigenvectors of ``cov``, half-lengths
+    ``n_std * sqrt(eigenvalue)`` (chapter "Gaussian models and GDA", eq. (4.5)).
+    """
+    ax = ax or plt.gca()
+    vals, vecs = np.linalg.eigh(np.asarray(cov, dtype=float))
+    angle = np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1]))
+    for k in np.atleast_1d(n_std):
+        e = Ellipse(mean, 2 * k * np.sqrt(vals[-1]), 2 * k * np.sqrt(vals[0]), angle=angle,
+                    fill=False, edgecolor=color, linewidth=kw.get("linewidth", 1.2),
+                    linestyle=kw.get("linestyle", "-"))
+        ax.add_patch(e)
+    ax.plot(*mean, marker="+", color=color, markersize=8)
+    return ax
+
+
+def plot_contours_with_path(f, path=None, ax=None, *, xlim=(-2, 2), ylim=(-2, 2), n=200, levels=30,
+                            label=None, color="C1", log_levels=False):
+    """Contours of ``f(x, y)`` (vectorised over arrays) with an optimiser's path on top."""
+    ax = ax or plt.gca()
+    xx, yy, _ = grid_2d(xlim, ylim, n)
+    zz = f(xx, yy)
+    if log_levels:
+        lo = max(np.min(zz), 1e-12)
+        levels = np.geomspace(lo, np.max(zz), levels if isinstance(levels, int) else len(levels))
+    ax.contour(xx, yy, zz, levels=levels, cmap="viridis", linewidths=0.7)
+    if path is not None:
+        path = np.asarray(path)
+        ax.plot(path[:, 0], path[:, 1], "-o", color=color, markersize=3, linewidth=1.2, label=label)
+        ax.plot(*path[0], "ks", markersize=5)
+    ax.set_xlim(xlim)
+    ax.set_ylim(ylim)
+    ax.set_aspect("equal", adjustable="box")
+    return ax

@@ -1,0 +1,373 @@
+"""Checked derivations: state a step in one line, and fail loudly when it is wrong.
+
+A chapter shows a derivation step in prose and math, then verifies it in a code
+cell::
+
+    from linbook.symbolic import check_equal
+    check_equal(sp.diff(nll, w), X.T @ (mu - y), "eq. (8.5)")
+
+Each ``check_*`` function returns a :class:`Check` (whose repr is one short,
+deterministic line, so nbval can compare it) and raises :class:`DerivationError`
+showing both sides when the step is wrong.
+
+How each checker decides
+------------------------
+``check_equal``
+    Symbolic first: ``sympy.simplify(lhs - rhs) == 0`` (elementwise for
+    matrices). If sympy cannot reduce the difference to zero, the two sides are
+    evaluated at ``n_points`` seeded random points (positive symbols get positive
+    values); a difference there raises, agreement is accepted and reported as
+    ``numeric``. Pass ``method="symbolic"`` to refuse the numerical fallback.
+``check_numeric``
+    Two Python callables compared at random points.
+``check_integral``
+    A 1-D or 2-D integral by ``scipy.integrate`` quadrature against a value.
+``check_gradient`` / ``check_hessian``
+    An analytic gradient (Hessian) against central finite differences.
+``check_close`` / ``check_true`` / ``check_positive_definite``
+    Arrays equal within tolerance; a boolean claim; a matrix is PD by Cholesky.
+
+Matrix calculus with concrete sizes
+-----------------------------------
+sympy's matrix-expression calculus is limited, so identities such as
+``d/dA log|A| = A^{-T}`` are checked on concrete sizes: :func:`matrix_symbols`
+builds a matrix of scalar symbols, :func:`grad` / :func:`hessian` differentiate
+a scalar with respect to a vector, and :func:`grad_matrix` with respect to every
+entry of a matrix.
+
+Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are
+checked" (every chapter uses it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+__all__ = [
+    "DerivationError",
+    "Check",
+    "check_equal",
+    "check_numeric",
+    "check_integral",
+    "check_gradient",
+    "check_hessian",
+    "check_close",
+    "check_true",
+    "check_positive_definite",
+    "vector_symbols",
+    "matrix_symbols",
+    "symmetric_matrix_symbols",
+    "grad",
+    "hessian",
+    "grad_matrix",
+    "numeric_grad",
+    "numeric_hessian",
+]
+
+
+class DerivationError(AssertionError):
+    """A derivation step does not hold. The message shows both sides."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """Record of a passed check; prints as one line such as ``ok  eq. (8.5)  [symbolic]``."""
+
+    label: str
+    method: str
+    detail: str = ""
+
+    def __repr__(self):
+        extra = f"; {self.detail}" if self.detail else ""
+        return f"ok  {self.label}  [{self.method}{extra}]"
+
+    __str__ = __repr__
+
+
+def _fail(label, message, lhs, rhs):
+    raise DerivationError(
+        f"{label}: {message}\n  left-hand side : {lhs}\n  right-hand side: {rhs}"
+    )
+
+
+def _as_matrix(e):
+    if isinstance(e, (sp.MatrixBase, sp.MatrixExpr)):
+        return sp.Matrix(e)
+    if isinstance(e, (list, tuple)):
+        return sp.Matrix(e)
+    return None
+
+
+def _sample_values(symbols, rng):
+    """Random values that respect each symbol's declared assumptions."""
+    values = {}
+    for s in symbols:
+        if s.is_integer:
+            v = int(rng.integers(1, 6)) if s.is_positive or s.is_nonnegative else int(rng.integers(-5, 6))
+        elif s.is_positive:
+            v = float(rng.uniform(0.2, 2.5))
+        elif s.is_nonnegative:
+            v = float(rng.uniform(0.0, 2.5))
+        elif s.is_negative:
+            v = -float(rng.uniform(0.2, 2.5))
+        else:
+            v = float(rng.uniform(-2.0, 2.0))
+        values[s] = v
+    return values
+
+
+def _numeric_difference(lhs, rhs, n_points, seed, rtol, atol):
+    """Largest scaled difference of lhs - rhs over random points (nan if not evaluable)."""
+    free = sorted((lhs.free_symbols | rhs.free_symbols), key=lambda s: s.name)
+    rng = np.random.default_rng(seed)
+    worst = 0.0
+    evaluated = 0
+    for _ in range(n_points * 3):
+        if evaluated >= n_points:
+            break
+        subs = _sample_values(free, rng)
+        try:
+            a = complex(sp.N(lhs.subs(subs), 30))
+            b = complex(sp.N(rhs.subs(subs), 30))
+        except (TypeError, ValueError, ZeroDivisionError):
+            continue
+        if not (np.isfinite(a) and np.isfinite(b)):
+            continue
+        evaluated += 1
+        worst = max(worst, abs(a - b) / (atol + rtol * max(abs(a), abs(b))))
+    return worst if evaluated else float("nan"), evaluated
+
+
+def check_equal(lhs, rhs, label="step", *, method="auto", n_points=12, seed=0, rtol=1e-9, atol=1e-12):
+    """Check that two sympy expressions (or matrices of them) are equal.
+
+    Parameters
+    ----------
+    lhs, rhs : sympy expression, sympy Matrix, or list of lists
+        The two sides of the step. Shapes must match for matrices.
+    label : str
+        What is checked, e.g. ``"eq. (8.5)"``; shown in the result and the error.
+    method : {"auto", "symbolic", "numeric"}
+        ``"auto"`` tries ``simplify`` and falls back to random points if sympy
+        cannot decide; ``"symbolic"`` refuses the fallback; ``"numeric"`` skips
+        ``simplify`` (for expressions too large for it).
+    n_points, seed : int
+        Random points for the numerical fallback (reproducible via ``seed``).
+    rtol, atol : float
+        Tolerances of the numerical comparison.
+
+    Returns
+    -------
+    Check
+
+    Raises
+    ------
+    DerivationError
+        If the sides differ (symbolically proven, or at some random point), or
+        if ``method="symbolic"`` and sympy cannot prove equality.
+    """
+    if method not in ("auto", "symbolic", "numeric"):
+        raise ValueError("method must be 'auto', 'symbolic' or 'numeric'")
+    L, R = _as_matrix(lhs), _as_matrix(rhs)
+    if (L is None) != (R is None):
+        _fail(label, "one side is a matrix and the other a scalar", lhs, rhs)
+    if L is not None:
+        if L.shape != R.shape:
+            _fail(label, f"shapes differ: {L.shape} vs {R.shape}", L, R)
+        pairs = list(zip(list(L), list(R)))
+    else:
+        pairs = [(sp.sympify(lhs), sp.sympify(rhs))]
+
+    used = "symbolic"
+    for a, b in pairs:
+        a, b = sp.sympify(a), sp.sympify(b)
+        if method != "numeric":
+            diff = sp.simplify(a - b)
+            if diff == 0:
+                continue
+            if diff.is_number and diff.is_zero is False:
+                _fail(label, f"sides differ by {diff}", lhs, rhs)
+            if method == "symbolic":
+                # A second, independent attempt before giving up.
+                if sp.simplify(sp.expand(sp.expand_log(a - b, force=False))) == 0 or a.equals(b) is True:
+                    continue
+                _fail(label, f"sympy could not prove equality; difference simplifies to {diff}", lhs, rhs)
+        worst, n = _numeric_difference(a, b, n_points, seed, rtol, atol)
+        if n == 0:
+            _fail(label, "could not evaluate the sides at any random point", lhs, rhs)
+        if not worst <= 1.0:
+            _fail(label, f"sides differ numerically (scaled difference {worst:.3g})", a, b)
+        used = "numeric"
+    detail = f"{n_points} random points" if used == "numeric" else ""
+    return Check(label, used, detail)
+
+
+def check_numeric(f, g, label="step", *, points=None, n_points=20, low=-2.0, high=2.0, dim=1,
+                  seed=0, rtol=1e-8, atol=1e-10):
+    """Check ``f(x) == g(x)`` for Python callables at given or random points.
+
+    Parameters
+    ----------
+    f, g : callable
+        Each takes one point (a float, or a length-``dim`` array) and returns a
+        float or array.
+    points : sequence, optional
+        Points to test; default ``n_points`` uniform draws from [low, high]^dim.
+    """
+    rng = np.random.default_rng(seed)
+    if points is None:
+        points = rng.uniform(low, high, size=(n_points, dim))
+        points = points[:, 0] if dim == 1 else points
+    for x in points:
+        a, b = np.asarray(f(x), dtype=float), np.asarray(g(x), dtype=float)
+        if a.shape != b.shape:
+            _fail(label, f"shapes differ at x={x}: {a.shape} vs {b.shape}", a, b)
+        if not np.allclose(a, b, rtol=rtol, atol=atol):
+            _fail(label, f"values differ at x={np.round(x, 6)}", a, b)
+    return Check(label, "numeric", f"{len(points)} points")
+
+
+def check_integral(f, value, label="integral", *, limits=((-np.inf, np.inf),), rtol=1e-7, atol=1e-10):
+    """Check that the integral of ``f`` over ``limits`` equals ``value`` (1-D or 2-D quadrature).
+
+    Parameters
+    ----------
+    f : callable
+        ``f(x)`` for one limit pair, ``f(x, y)`` for two.
+    value : float
+        The claimed value of the integral.
+    limits : tuple of (low, high)
+        One pair for 1-D, two pairs for 2-D (the first for ``x``).
+    """
+    from scipy import integrate
+
+    if len(limits) == 1:
+        (a, b), = limits
+        got, err = integrate.quad(f, a, b, limit=200, epsabs=atol * 1e-2, epsrel=rtol * 1e-2)
+    elif len(limits) == 2:
+        (a, b), (c, d) = limits
+        got, err = integrate.dblquad(lambda y, x: f(x, y), a, b, c, d, epsabs=atol * 1e-2, epsrel=rtol * 1e-2)
+    else:
+        raise ValueError("check_integral handles 1-D and 2-D integrals")
+    if not np.isclose(got, value, rtol=rtol, atol=atol):
+        _fail(label, f"quadrature gives {got:.12g} (error estimate {err:.1e})", got, value)
+    return Check(label, "quadrature", f"rtol {rtol:g}")
+
+
+def numeric_grad(f, x, eps=1e-6):
+    """Central finite-difference gradient of scalar ``f`` at ``x``."""
+    x = np.asarray(x, dtype=float)
+    g = np.empty_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = eps
+        g.flat[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g
+
+
+def numeric_hessian(grad_f, x, eps=1e-6):
+    """Central finite-difference Jacobian of a gradient function (a Hessian), symmetrised."""
+    x = np.asarray(x, dtype=float).ravel()
+    H = np.empty((x.size, x.size))
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = eps
+        H[:, i] = (np.asarray(grad_f(x + e)).ravel() - np.asarray(grad_f(x - e)).ravel()) / (2 * eps)
+    return 0.5 * (H + H.T)
+
+
+def check_gradient(f, grad_f, x, label="gradient", *, eps=1e-6, rtol=1e-5, atol=1e-7):
+    """Check an analytic gradient against central finite differences at ``x``."""
+    x = np.asarray(x, dtype=float)
+    g = np.asarray(grad_f(x), dtype=float)
+    n = numeric_grad(f, x, eps)
+    if g.shape != n.shape:
+        _fail(label, f"gradient shape {g.shape}, expected {n.shape}", g, n)
+    if not np.allclose(g, n, rtol=rtol, atol=atol):
+        _fail(label, f"analytic and finite-difference gradients differ (max abs diff {np.max(np.abs(g - n)):.3g})", g, n)
+    return Check(label, "finite differences", f"{x.size} coordinates")
+
+
+def check_hessian(grad_f, hess_f, x, label="Hessian", *, eps=1e-6, rtol=1e-5, atol=1e-6):
+    """Check an analytic Hessian against finite differences of the gradient at ``x``."""
+    H = np.asarray(hess_f(x), dtype=float)
+    n = numeric_hessian(grad_f, x, eps)
+    if H.shape != n.shape:
+        _fail(label, f"Hessian shape {H.shape}, expected {n.shape}", H, n)
+    if not np.allclose(H, n, rtol=rtol, atol=atol):
+        _fail(label, f"analytic and finite-difference Hessians differ (max abs diff {np.max(np.abs(H - n)):.3g})", H, n)
+    return Check(label, "finite differences", f"{n.shape[0]}x{n.shape[1]}")
+
+
+def check_close(actual, expected, label="values", *, rtol=1e-8, atol=1e-10):
+    """Check two arrays (or numbers) agree within tolerance."""
+    a, b = np.asarray(actual, dtype=float), np.asarray(expected, dtype=float)
+    if a.shape != b.shape:
+        _fail(label, f"shapes differ: {a.shape} vs {b.shape}", a, b)
+    if not np.allclose(a, b, rtol=rtol, atol=atol):
+        _fail(label, f"max abs difference {np.max(np.abs(a - b)):.3g}", a, b)
+    return Check(label, "numeric", f"rtol {rtol:g}")
+
+
+def check_true(condition, label="claim", *, detail=""):
+    """Check a boolean claim (e.g. an inequality evaluated on data); raise if it is false."""
+    if isinstance(condition, sp.Basic):
+        condition = bool(sp.simplify(condition))
+    if not bool(np.all(condition)):
+        raise DerivationError(f"{label}: claim is false{': ' + detail if detail else ''}")
+    return Check(label, "claim", detail)
+
+
+def check_positive_definite(M, label="positive definite"):
+    """Check a symmetric numeric matrix is positive definite (Cholesky succeeds)."""
+    M = np.asarray(M, dtype=float)
+    if M.ndim != 2 or M.shape[0] != M.shape[1]:
+        _fail(label, f"not a square matrix: shape {M.shape}", M, "square")
+    if not np.allclose(M, M.T, rtol=1e-10, atol=1e-12):
+        _fail(label, "matrix is not symmetric", M, M.T)
+    try:
+        np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        ev = np.linalg.eigvalsh(M)
+        _fail(label, f"not positive definite: smallest eigenvalue {ev.min():.3g}", M, "PD")
+    return Check(label, "Cholesky", f"{M.shape[0]}x{M.shape[0]}")
+
+
+def vector_symbols(name, n, **assumptions):
+    """Column sympy Matrix ``[name_0, ..., name_{n-1}]^T`` of scalar symbols."""
+    return sp.Matrix(sp.symbols(f"{name}_0:{n}", **assumptions))
+
+
+def matrix_symbols(name, rows, cols, **assumptions):
+    """``rows x cols`` sympy Matrix whose entries are scalar symbols ``name_ij``."""
+    return sp.Matrix(rows, cols, lambda i, j: sp.Symbol(f"{name}_{i}{j}", **assumptions))
+
+
+def symmetric_matrix_symbols(name, n, **assumptions):
+    """Symmetric ``n x n`` sympy Matrix of scalar symbols (``name_ij`` with i <= j)."""
+    return sp.Matrix(n, n, lambda i, j: sp.Symbol(f"{name}_{min(i, j)}{max(i, j)}", **assumptions))
+
+
+def grad(expr, vec):
+    """Gradient (column Matrix) of scalar ``expr`` with respect to the symbols in ``vec``."""
+    vec = list(vec)
+    return sp.Matrix([sp.diff(expr, v) for v in vec])
+
+
+def hessian(expr, vec):
+    """Hessian Matrix of scalar ``expr`` with respect to the symbols in ``vec``."""
+    return sp.hessian(expr, list(vec))
+
+
+def grad_matrix(expr, M):
+    """Matrix of partial derivatives ``d expr / d M_ij`` (same shape as ``M``).
+
+    For a symmetric matrix built by :func:`symmetric_matrix_symbols` this is the
+    derivative with respect to the shared entries (off-diagonals count twice);
+    use :func:`matrix_symbols` for the unconstrained derivative of identities
+    such as (4.10).
+    """
+    return M.applyfunc(lambda m: sp.diff(expr, m))
