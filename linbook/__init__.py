@@ -37,12 +37,13 @@ from .gaussian import *  # noqa: F401,F403,E402
 from .discriminant import *  # noqa: F401,F403,E402
 from .laplace import *  # noqa: F401,F403,E402
 from .selection import *  # noqa: F401,F403,E402
+from .criteria import aic, bic  # noqa: F401,E402
 
 __version__ = "0.1.0"
 
 __all__ = (
     ["sigmoid", "log_sigmoid", "log1pexp", "logsumexp", "softmax", "log_softmax", "DerivationError",
-     "datasets", "numerics", "plotting", "symbolic", "optim", "online"]
+     "datasets", "numerics", "plotting", "symbolic", "optim", "online", "aic", "bic"]
     + estimation.__all__ + linear.__all__ + perceptron.__all__ + logistic.__all__
     + gaussian.__all__ + discriminant.__all__ + laplace.__all__ + selection.__all__
 )

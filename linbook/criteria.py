@@ -1,0 +1,56 @@
+"""Information criteria: AIC and BIC, with one parameter-count convention for the book.
+
+Conventions (equal to statsmodels' ``llf``, ``aic``, ``bic`` on the same model):
+
+* ``log_likelihood`` is the maximised log-likelihood of the *training targets* given the
+  inputs, in nats, summed over samples (not averaged).
+* ``n_params`` counts the free coefficients of the mean / linear predictor, intercept
+  included. For least squares the noise variance is profiled out (sigma^2 = RSS/N) and,
+  as in statsmodels' OLS, *not* counted. For multinomial models with C classes and the
+  last class as reference, it is (C - 1) x (D + 1).
+* ``AIC = -2 log L + 2 k`` and ``BIC = -2 log L + k log N`` (lower is better). The book's
+  chapter 7 writes BIC as the log-evidence approximation ``log L - (k/2) log N``, which is
+  ``-BIC / 2``.
+
+Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "BIC".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["aic", "bic", "InformationCriteriaMixin"]
+
+
+def aic(log_likelihood, n_params):
+    """Akaike information criterion ``-2 log L + 2 k``.
+
+    Derived in: chapter "Model and feature selection" § "BIC and AIC".
+    """
+    return -2.0 * float(log_likelihood) + 2.0 * n_params
+
+
+def bic(log_likelihood, n_params, n_samples):
+    """Bayesian information criterion ``-2 log L + k log N``.
+
+    Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "BIC".
+    """
+    if n_samples < 1:
+        raise ValueError("n_samples must be positive")
+    return -2.0 * float(log_likelihood) + n_params * np.log(n_samples)
+
+
+class InformationCriteriaMixin:
+    """Adds ``aic(X, y)`` and ``bic(X, y)`` to a fitted model.
+
+    A subclass implements ``log_likelihood(X, y)`` (summed, in nats, see the module
+    conventions) and ``n_params_`` (property or attribute: the parameter count above).
+    """
+
+    def aic(self, X, y):
+        """AIC of the fitted model on ``(X, y)``: ``-2 log L + 2 k``."""
+        return aic(self.log_likelihood(X, y), self.n_params_)
+
+    def bic(self, X, y):
+        """BIC of the fitted model on ``(X, y)``: ``-2 log L + k log N``."""
+        return bic(self.log_likelihood(X, y), self.n_params_, np.shape(X)[0])
