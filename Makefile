@@ -23,7 +23,7 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	@if $(BIN)/python -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; then \
 	  $(BIN)/python -m pip install -q -r requirements.lock && \
-	  $(BIN)/python -m pip install -q --no-deps --no-build-isolation -e . ; \
+	  $(BIN)/python -m pip install -q --no-deps -e . ; \
 	else \
 	  echo "Python < 3.11: installing from pyproject ranges, not the lock file (outputs may differ)"; \
 	  $(BIN)/python -m pip install -q -e '.[book,test]' ; \
