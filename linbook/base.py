@@ -36,6 +36,8 @@ def validate_data(X, y, *, y_numeric=False, min_samples=1):
     mismatched lengths, or too few samples.
     """
     X, y = check_X_y(X, y, dtype=np.float64, y_numeric=y_numeric, ensure_min_samples=min_samples)
+    if y_numeric:
+        y = np.asarray(y, dtype=np.float64)
     return X, y
 
 
