@@ -1,3 +1,377 @@
-"""Chapter module (being written): see linbook/__init__.py for what it will hold."""
+"""Maximum likelihood, MAP and Bayesian estimation of simple models.
 
-__all__ = []
+Conventions (see the chapter "Estimation: MLE, MAP and Bayes" § "Using linbook"):
+
+* data come as numpy arrays, one sample per row (``X`` of shape ``(N, D)``) or a
+  1-D array of ``N`` scalar samples;
+* a ``*_mle`` function returns the maximum-likelihood estimate; where the book
+  also uses an unbiased variant it is a keyword (``unbiased=True``), never the
+  default, so that "MLE" always means the argmax of the likelihood;
+* log-likelihoods and log marginal likelihoods are *summed* over samples, in nats;
+* bad input (empty data, NaN/inf, labels outside ``{0, 1}``, non-positive prior
+  parameters, singular covariances) raises a ``ValueError`` saying what is wrong.
+
+Derived in: chapter "Estimation: MLE, MAP and Bayes".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import special, stats
+
+__all__ = [
+    "bernoulli_mle",
+    "gaussian_mle",
+    "mvn_mle",
+    "mvn_log_likelihood",
+    "BetaBernoulli",
+    "ridge_lambda_from_prior",
+    "lasso_lambda_from_prior",
+]
+
+
+def _as_finite(x, name, ndim):
+    x = np.asarray(x, dtype=float)
+    if x.ndim not in ndim:
+        raise ValueError(f"{name} must be {' or '.join(f'{d}-D' for d in ndim)}; got shape {x.shape}")
+    if x.shape[0] == 0:
+        raise ValueError(f"{name} is empty: an estimate needs at least one sample")
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{name} contains NaN or inf")
+    return x
+
+
+def _as_binary(x, name="x"):
+    """1-D float array of 0/1 values (accepts bool); empty is allowed here."""
+    x = np.asarray(x)
+    if x.dtype == bool:
+        x = x.astype(float)
+    x = np.asarray(x, dtype=float).ravel() if x.ndim == 0 else np.asarray(x, dtype=float)
+    if x.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of 0/1 outcomes; got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{name} contains NaN or inf")
+    if not np.all((x == 0) | (x == 1)):
+        bad = np.unique(x[(x != 0) & (x != 1)])[:5]
+        raise ValueError(f"{name} must contain only 0 and 1 (Bernoulli outcomes); found {bad.tolist()}")
+    return x
+
+
+def bernoulli_mle(x):
+    """Maximum-likelihood estimate of a Bernoulli parameter.
+
+    Maximises ``sum_i [x_i log theta + (1 - x_i) log(1 - theta)]``; the maximiser
+    is the fraction of ones, ``N_1 / N`` (it is 0 or 1 when all outcomes agree).
+
+    Parameters
+    ----------
+    x : array_like of shape (N,)
+        Outcomes in ``{0, 1}`` (booleans are accepted), ``N >= 1``.
+
+    Returns
+    -------
+    float
+        ``theta_hat = N_1 / N``.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` is empty, not 1-D, contains NaN/inf or values other than 0 and 1.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "Maximum likelihood".
+    """
+    x = _as_binary(x)
+    if x.size == 0:
+        raise ValueError("x is empty: the Bernoulli MLE needs at least one outcome")
+    return float(x.mean())
+
+
+def gaussian_mle(X, *, unbiased=False):
+    """Maximum-likelihood mean and (co)variance of Gaussian samples.
+
+    The MLE of the covariance divides the scatter matrix by ``N``:
+    ``Sigma_hat = (1/N) sum_i (x_i - xbar)(x_i - xbar)^T``. It is biased,
+    ``E[Sigma_hat] = (N-1)/N Sigma``, but asymptotically unbiased. With
+    ``unbiased=True`` the scatter is divided by ``N - 1`` instead (the sample
+    covariance; this is *not* the MLE).
+
+    Parameters
+    ----------
+    X : array_like of shape (N,) or (N, D)
+        Samples, one per row; a 1-D array is ``N`` scalar samples.
+    unbiased : bool, default False
+        Divide by ``N - 1`` (needs ``N >= 2``) instead of ``N``.
+
+    Returns
+    -------
+    mean : float or ndarray of shape (D,)
+        The sample mean ``xbar``.
+    cov : float or ndarray of shape (D, D)
+        The variance (1-D input) or covariance matrix.
+
+    Raises
+    ------
+    ValueError
+        Empty input, NaN/inf, more than 2 dimensions, or ``unbiased`` with ``N < 2``.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "Maximum likelihood".
+    """
+    X = _as_finite(X, "X", (1, 2))
+    n = X.shape[0]
+    if unbiased and n < 2:
+        raise ValueError("the unbiased (N-1) covariance needs at least 2 samples")
+    mean = X.mean(axis=0)
+    R = X - mean
+    denom = n - 1 if unbiased else n
+    if X.ndim == 1:
+        return float(mean), float(R @ R / denom)
+    return mean, (R.T @ R) / denom
+
+
+def mvn_mle(X):
+    """Maximum-likelihood estimate of a multivariate normal, theorem 4.1.1 of MLAPP.
+
+    ``mu_hat = xbar`` and ``Sigma_hat = (1/N) sum_i (x_i - xbar)(x_i - xbar)^T``
+    (eqs. (4.6)-(4.7) of the notes).
+
+    Parameters
+    ----------
+    X : array_like of shape (N, D)
+        Samples, one per row.
+
+    Returns
+    -------
+    mean : ndarray of shape (D,)
+    cov : ndarray of shape (D, D)
+        Singular when ``N <= D`` or the data lie in a subspace (then the
+        likelihood has no maximum; see :func:`mvn_log_likelihood`).
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D, empty, or contains NaN/inf.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "MLE of the multivariate normal".
+    """
+    X = _as_finite(X, "X", (2,))
+    return gaussian_mle(X)
+
+
+def mvn_log_likelihood(X, mean, cov):
+    """Summed log-likelihood ``sum_i log N(x_i | mean, cov)`` in nats.
+
+    ``-N D/2 log(2 pi) - N/2 log|cov| - 1/2 sum_i (x_i - mean)^T cov^{-1} (x_i - mean)``,
+    computed with a Cholesky factor (no inverse).
+
+    Parameters
+    ----------
+    X : array_like of shape (N, D)
+    mean : array_like of shape (D,)
+    cov : array_like of shape (D, D)
+        Symmetric positive definite.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Wrong shapes, NaN/inf, or a covariance that is not symmetric positive definite.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "MLE of the multivariate normal".
+    """
+    X = _as_finite(X, "X", (2,))
+    n, d = X.shape
+    mean = np.asarray(mean, dtype=float)
+    cov = np.asarray(cov, dtype=float)
+    if mean.shape != (d,) or cov.shape != (d, d):
+        raise ValueError(f"mean must have shape ({d},) and cov ({d}, {d}); got {mean.shape} and {cov.shape}")
+    if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(cov))):
+        raise ValueError("mean and cov must be finite")
+    if not np.allclose(cov, cov.T, rtol=1e-10, atol=1e-12):
+        raise ValueError("cov must be symmetric")
+    try:
+        L = np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
+        raise ValueError("cov is singular or not positive definite: the Gaussian density is undefined "
+                         "(with fewer samples than dimensions the MLE covariance is singular)") from None
+    from scipy.linalg import solve_triangular
+    Z = solve_triangular(L, (X - mean).T, lower=True)
+    logdet = 2.0 * np.sum(np.log(np.diag(L)))
+    return float(-0.5 * n * d * np.log(2 * np.pi) - 0.5 * n * logdet - 0.5 * np.sum(Z * Z))
+
+
+class BetaBernoulli:
+    """Conjugate beta-Bernoulli model: prior ``theta ~ Beta(a, b)``, ``x_i | theta ~ Ber(theta)``.
+
+    After ``N_1`` ones and ``N_0`` zeros the posterior is
+    ``Beta(a + N_1, b + N_0)``; ``update`` adds data sequentially (the posterior
+    after two batches equals the posterior after their union).
+
+    Parameters
+    ----------
+    a, b : float, default 1.0
+        Prior pseudo-counts of ones and zeros, both ``> 0``; ``a = b = 1`` is the
+        uniform prior.
+
+    Attributes
+    ----------
+    a_n_, b_n_ : float
+        Posterior parameters ``a + N_1`` and ``b + N_0``.
+    n1_, n0_ : int
+        Numbers of ones and zeros seen so far.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "MAP with a conjugate prior".
+    """
+
+    def __init__(self, a=1.0, b=1.0):
+        self.a = a
+        self.b = b
+
+    def get_params(self, deep=True):
+        """Prior parameters as a dict (scikit-learn style)."""
+        return {"a": self.a, "b": self.b}
+
+    def set_params(self, **params):
+        """Set prior parameters (scikit-learn style); call ``fit`` again afterwards."""
+        for k, v in params.items():
+            if k not in ("a", "b"):
+                raise ValueError(f"unknown parameter {k!r}; BetaBernoulli takes a and b")
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self):
+        return f"BetaBernoulli(a={self.a!r}, b={self.b!r})"
+
+    def _check_prior(self):
+        for name in ("a", "b"):
+            v = getattr(self, name)
+            if not (np.isscalar(v) and np.isfinite(v) and v > 0):
+                raise ValueError(f"prior parameter {name} must be a finite number > 0; got {v!r}")
+
+    def fit(self, x, y=None):
+        """Posterior from the prior and the outcomes ``x`` (forgets earlier data). Returns self."""
+        self._check_prior()
+        self.n1_, self.n0_ = 0, 0
+        self.a_n_, self.b_n_ = float(self.a), float(self.b)
+        return self.update(x)
+
+    def update(self, x):
+        """Add outcomes ``x`` (0/1, may be empty) to the posterior. Returns self."""
+        self._check_prior()
+        x = _as_binary(x)
+        if not hasattr(self, "a_n_"):
+            self.n1_, self.n0_ = 0, 0
+        n1 = int(x.sum())
+        self.n1_ += n1
+        self.n0_ += int(x.size - n1)
+        self.a_n_ = float(self.a) + self.n1_
+        self.b_n_ = float(self.b) + self.n0_
+        return self
+
+    def _post(self):
+        if not hasattr(self, "a_n_"):
+            raise ValueError("BetaBernoulli is not fitted: call fit(x) (fit([]) gives the prior)")
+        return self.a_n_, self.b_n_
+
+    def posterior(self):
+        """The posterior as a frozen ``scipy.stats.beta`` distribution."""
+        a, b = self._post()
+        return stats.beta(a, b)
+
+    def posterior_mean(self):
+        """``E[theta | S] = (a + N_1) / (a + b + N)``."""
+        a, b = self._post()
+        return a / (a + b)
+
+    def map_estimate(self):
+        """Mode of the posterior ``Beta(alpha, beta)``.
+
+        ``(alpha - 1) / (alpha + beta - 2)`` when ``alpha, beta >= 1`` and
+        ``alpha + beta > 2``; ``0`` when ``alpha < 1 <= beta``; ``1`` when
+        ``beta < 1 <= alpha``. With a uniform prior it equals the MLE ``N_1/N``.
+
+        Raises
+        ------
+        ValueError
+            When the mode is not unique (``alpha = beta = 1``: flat posterior;
+            ``alpha, beta < 1``: modes at both 0 and 1).
+        """
+        a, b = self._post()
+        if a >= 1 and b >= 1:
+            if a + b == 2:
+                raise ValueError("the posterior is uniform (a_n = b_n = 1): every theta is a MAP estimate")
+            return (a - 1) / (a + b - 2)
+        if a < 1 <= b:
+            return 0.0
+        if b < 1 <= a:
+            return 1.0
+        raise ValueError("the posterior Beta(a_n, b_n) with a_n, b_n < 1 is U-shaped: modes at 0 and 1")
+
+    def predictive_proba(self, x=1):
+        """Posterior predictive ``p(x | S) = int Ber(x | theta) Beta(theta | a_n, b_n) dtheta``.
+
+        Equals ``a_n / (a_n + b_n)`` for ``x = 1`` (the posterior mean; with the
+        uniform prior this is Laplace's rule of succession ``(N_1 + 1) / (N + 2)``)
+        and ``b_n / (a_n + b_n)`` for ``x = 0``.
+
+        Parameters
+        ----------
+        x : {0, 1} or array_like of them, default 1
+
+        Returns
+        -------
+        float or ndarray
+        """
+        a, b = self._post()
+        xs = _as_binary(np.atleast_1d(x))
+        p1 = a / (a + b)
+        p = np.where(xs == 1, p1, 1.0 - p1)
+        return float(p[0]) if np.ndim(x) == 0 else p
+
+    def log_marginal_likelihood(self):
+        """``log p(S) = log B(a + N_1, b + N_0) - log B(a, b)`` for the observed sequence (nats)."""
+        a_n, b_n = self._post()
+        return float(special.betaln(a_n, b_n) - special.betaln(self.a, self.b))
+
+    def credible_interval(self, level=0.95):
+        """Equal-tailed posterior credible interval ``(lower, upper)`` of probability ``level``."""
+        if not (np.isscalar(level) and 0 < level < 1):
+            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        a, b = self._post()
+        lo, hi = stats.beta.ppf([(1 - level) / 2, (1 + level) / 2], a, b)
+        return float(lo), float(hi)
+
+
+def _check_positive(v, name):
+    if not (np.isscalar(v) and np.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a finite number > 0; got {v!r}")
+
+
+def ridge_lambda_from_prior(noise_var, prior_var):
+    """Ridge strength equivalent to a Gaussian prior: ``lam = noise_var / prior_var``.
+
+    With ``y | X, w ~ N(Xw, noise_var I)`` and ``w_j ~ N(0, prior_var)`` i.i.d.,
+    the MAP estimate minimises ``1/2 ||y - Xw||^2 + lam/2 ||w||^2`` with this ``lam``.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "Regularisation as a prior".
+    """
+    _check_positive(noise_var, "noise_var")
+    _check_positive(prior_var, "prior_var")
+    return noise_var / prior_var
+
+
+def lasso_lambda_from_prior(noise_var, prior_scale):
+    """Lasso strength equivalent to a Laplace prior: ``lam = noise_var / prior_scale``.
+
+    With ``y | X, w ~ N(Xw, noise_var I)`` and ``w_j ~ Lap(0, prior_scale)``
+    (density ``exp(-|w_j|/b) / (2b)``), the MAP estimate minimises
+    ``1/2 ||y - Xw||^2 + lam ||w||_1`` with this ``lam``. scikit-learn's ``Lasso``
+    minimises ``1/(2N) ||y - Xw||^2 + alpha ||w||_1``, so ``alpha = lam / N``.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "Regularisation as a prior".
+    """
+    _check_positive(noise_var, "noise_var")
+    _check_positive(prior_scale, "prior_scale")
+    return noise_var / prior_scale

@@ -1,3 +1,337 @@
-"""Chapter module (being written): see linbook/__init__.py for what it will hold."""
+"""Model and feature selection: closed-form leave-one-out, wrapper search, mutual information.
 
-__all__ = []
+What the chapter "Model and feature selection" derives and students reuse:
+
+* :func:`hat_diagonal`, :func:`loocv_least_squares`, :func:`loocv_ridge` - leave-one-out
+  residuals of (penalised) least squares without refitting, ``e_i / (1 - h_ii)``, with the
+  leverages ``h_ii`` from a thin QR or SVD (never an N x N matrix).
+* :func:`forward_selection`, :func:`backward_selection` - the greedy wrapper searches of
+  the CS229 notes, scored by scikit-learn's ``cross_val_score``.
+* :func:`mutual_information`, :func:`mutual_information_scores`, :func:`kl_divergence` -
+  the filter score for discrete features.
+
+Splitting (``KFold``, ``LeaveOneOut``) and the library selector
+(``SequentialFeatureSelector``) come from scikit-learn; the chapter shows these agree.
+
+Derived in: chapter "Model and feature selection".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import clone
+from sklearn.model_selection import cross_val_score
+from sklearn.utils.validation import check_array, check_X_y
+
+__all__ = ["hat_diagonal", "loocv_least_squares", "loocv_ridge", "SearchResult",
+           "forward_selection", "backward_selection", "mutual_information",
+           "mutual_information_scores", "kl_divergence"]
+
+
+def _design(X, fit_intercept):
+    return np.hstack([np.ones((X.shape[0], 1)), X]) if fit_intercept else X
+
+
+def hat_diagonal(X, *, fit_intercept=False):
+    """Leverages ``h_ii``: the diagonal of ``H = X (X^T X)^+ X^T``, from a thin pivoted QR.
+
+    With ``X = Q R`` (``Q`` of shape (N, r) for the numerical rank ``r``), ``H = Q Q^T`` and
+    ``h_ii = sum_j Q_ij^2``. Cost ``O(N D^2)``, memory ``O(N D)``.
+
+    Parameters
+    ----------
+    X : array-like of shape (N, D)
+    fit_intercept : bool, default=False
+        Prepend a column of ones.
+
+    Returns
+    -------
+    h : ndarray of shape (N,)
+        Each in ``[0, 1]``; they sum to the rank.
+
+    Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
+    """
+    X = check_array(X, dtype=np.float64)
+    Phi = _design(X, fit_intercept)
+    Q, R, _ = linalg.qr(Phi, mode="economic", pivoting=True)
+    d = np.abs(np.diag(R))
+    rank = int(np.sum(d > d.max() * max(Phi.shape) * np.finfo(float).eps)) if d.size and d.max() > 0 else 0
+    return np.sum(Q[:, :rank] ** 2, axis=1)
+
+
+def _loo_from(y, fitted, h, what):
+    if np.any(h > 1 - 1e-10):
+        i = int(np.argmax(h))
+        raise ValueError(f"sample {i} has leverage h_ii = 1, so its leave-one-out prediction is not "
+                         f"determined by the other samples ({what}); use fewer features or regularise.")
+    return (y - fitted) / (1 - h)
+
+
+def loocv_least_squares(X, y, *, fit_intercept=True, return_residuals=False):
+    """Leave-one-out mean squared error of least squares, without refitting.
+
+    Uses ``y_i - yhat_{-i}(x_i) = (y_i - yhat_i) / (1 - h_ii)`` with ``h_ii`` from
+    :func:`hat_diagonal`; equal to refitting ``LinearRegression`` N times.
+
+    Parameters
+    ----------
+    X : array-like of shape (N, D)
+    y : array-like of shape (N,)
+    fit_intercept : bool, default=True
+    return_residuals : bool, default=False
+        Also return the N leave-one-out residuals.
+
+    Returns
+    -------
+    mse : float
+        ``(1/N) sum_i (y_i - yhat_{-i}(x_i))^2``.
+    residuals : ndarray of shape (N,), only if ``return_residuals``
+
+    Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
+    """
+    X, y = check_X_y(X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
+    Phi = _design(X, fit_intercept)
+    coef, *_ = linalg.lstsq(Phi, y)
+    h = hat_diagonal(Phi)
+    r = _loo_from(y, Phi @ coef, h, "least squares")
+    mse = float(np.mean(r ** 2))
+    return (mse, r) if return_residuals else mse
+
+
+def loocv_ridge(X, y, alpha, *, fit_intercept=True, return_residuals=False):
+    """Leave-one-out mean squared error of ridge regression, without refitting.
+
+    Ridge minimises ``||y - b 1 - X w||^2 + alpha ||w||^2`` (intercept ``b`` unpenalised, as
+    scikit-learn's ``Ridge(alpha)``). Its hat matrix is ``11^T/N + U diag(s^2/(s^2+alpha)) U^T``
+    for the thin SVD ``X_c = U diag(s) V^T`` of the centred inputs, so
+    ``h_ii = 1/N + sum_j U_ij^2 s_j^2 / (s_j^2 + alpha)``, and the LOO residual is again
+    ``(y_i - yhat_i) / (1 - h_ii)``.
+
+    Parameters
+    ----------
+    X : array-like of shape (N, D)
+    y : array-like of shape (N,)
+    alpha : float
+        Penalty, ``alpha >= 0``.
+    fit_intercept : bool, default=True
+    return_residuals : bool, default=False
+
+    Returns
+    -------
+    mse : float
+    residuals : ndarray of shape (N,), only if ``return_residuals``
+
+    Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
+    """
+    X, y = check_X_y(X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
+    if not (np.isfinite(alpha) and alpha >= 0):
+        raise ValueError(f"alpha must be a finite number >= 0; got {alpha!r}")
+    n = X.shape[0]
+    if fit_intercept:
+        xm, ym = X.mean(axis=0), y.mean()
+        Xc, yc, h0 = X - xm, y - ym, 1.0 / n
+    else:
+        Xc, yc, h0, ym = X, y, 0.0, 0.0
+    U, s, _ = linalg.svd(Xc, full_matrices=False)
+    keep = s > s.max() * max(X.shape) * np.finfo(float).eps if s.size and s.max() > 0 else np.zeros(s.size, bool)
+    U, s = U[:, keep], s[keep]
+    shrink = s ** 2 / (s ** 2 + alpha)
+    fitted = ym + U @ (shrink * (U.T @ yc))
+    h = h0 + (U ** 2) @ shrink
+    r = _loo_from(y, fitted, h, "ridge")
+    mse = float(np.mean(r ** 2))
+    return (mse, r) if return_residuals else mse
+
+
+@dataclass
+class SearchResult:
+    """Path of a greedy feature search.
+
+    Attributes
+    ----------
+    support : ndarray of bool, shape (D,)
+        Selected features at the end of the search.
+    order : list of int
+        Features in the order they were added (forward) or removed (backward).
+    scores : list of float
+        Mean cross-validation score after each step (higher is better).
+    n_features : int
+        Number of selected features.
+
+    Derived in: chapter "Model and feature selection" § "Wrapper search".
+    """
+
+    support: np.ndarray
+    order: list = field(default_factory=list)
+    scores: list = field(default_factory=list)
+
+    @property
+    def n_features(self):
+        return int(self.support.sum())
+
+
+def _cv(estimator, X, y, cols, cv, scoring):
+    return float(np.mean(cross_val_score(clone(estimator), X[:, cols], y, cv=cv, scoring=scoring)))
+
+
+def _check_search(X, y, n_features, d):
+    X, y = check_X_y(X, y, dtype=np.float64, y_numeric=False)
+    if n_features is not None and not (1 <= int(n_features) <= X.shape[1]):
+        raise ValueError(f"n_features must be between 1 and {X.shape[1]}; got {n_features!r}")
+    return X, y
+
+
+def forward_selection(estimator, X, y, *, n_features=None, cv=5, scoring=None, tol=0.0):
+    """Greedy forward search (the CS229 notes' wrapper model).
+
+    Start from the empty set; at each step add the feature whose addition gives the highest
+    mean ``cross_val_score``; stop after ``n_features`` features, or (``n_features=None``)
+    when the best addition does not improve the score by more than ``tol``. Ties go to the
+    lowest feature index, as in scikit-learn's ``SequentialFeatureSelector``, which makes
+    the same choices for the same ``cv`` and ``scoring``.
+
+    Parameters
+    ----------
+    estimator : scikit-learn estimator
+    X : array-like of shape (N, D)
+    y : array-like of shape (N,)
+    n_features : int or None, default=None
+    cv : int or splitter, default=5
+        Passed to ``cross_val_score`` (an int means (Stratified)KFold without shuffling).
+    scoring : str or callable, optional
+        Passed to ``cross_val_score`` (default: the estimator's ``score``).
+    tol : float, default=0.0
+
+    Returns
+    -------
+    SearchResult
+
+    Derived in: chapter "Model and feature selection" § "Wrapper search".
+    """
+    X, y = _check_search(X, y, n_features, None)
+    d = X.shape[1]
+    chosen, scores, current = [], [], -np.inf
+    target = d if n_features is None else int(n_features)
+    while len(chosen) < target:
+        cand = [j for j in range(d) if j not in chosen]
+        s = [_cv(estimator, X, y, chosen + [j], cv, scoring) for j in cand]
+        best = int(np.argmax(s))
+        if n_features is None and not s[best] > current + tol:
+            break
+        chosen.append(cand[best])
+        scores.append(s[best])
+        current = s[best]
+    support = np.zeros(d, bool)
+    support[chosen] = True
+    return SearchResult(support, chosen, scores)
+
+
+def backward_selection(estimator, X, y, *, n_features=None, cv=5, scoring=None, tol=0.0):
+    """Greedy backward search: start from all features, remove the least useful one at a time.
+
+    At each step remove the feature whose removal gives the highest mean
+    ``cross_val_score``; stop at ``n_features`` features, or (``n_features=None``) when every
+    removal lowers the score by more than ``tol``. ``scores[0]`` is the score of the full set.
+
+    Parameters
+    ----------
+    estimator, X, y, n_features, cv, scoring, tol
+        As in :func:`forward_selection`.
+
+    Returns
+    -------
+    SearchResult
+        ``order`` lists the removed features.
+
+    Derived in: chapter "Model and feature selection" § "Wrapper search".
+    """
+    X, y = _check_search(X, y, n_features, None)
+    d = X.shape[1]
+    kept = list(range(d))
+    removed = []
+    current = _cv(estimator, X, y, kept, cv, scoring)
+    scores = [current]
+    target = 1 if n_features is None else int(n_features)
+    while len(kept) > target:
+        s = [_cv(estimator, X, y, [k for k in kept if k != j], cv, scoring) for j in kept]
+        best = int(np.argmax(s))
+        if n_features is None and s[best] < current - tol:
+            break
+        removed.append(kept.pop(best))
+        scores.append(s[best])
+        current = s[best]
+    support = np.zeros(d, bool)
+    support[kept] = True
+    return SearchResult(support, removed, scores)
+
+
+def _codes(v, name):
+    v = np.asarray(v)
+    if v.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional; got shape {v.shape}")
+    if v.dtype.kind in "fc" and not np.all(np.isfinite(v)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    return np.unique(v, return_inverse=True)[1].ravel()
+
+
+def mutual_information(x, y):
+    """Mutual information of two discrete variables from their empirical joint distribution.
+
+    ``MI(x, y) = sum_x sum_y p(x, y) log[ p(x, y) / (p(x) p(y)) ] = KL(p(x, y) || p(x) p(y))``
+    in nats, with the empirical (plug-in) probabilities; equals scikit-learn's
+    ``mutual_info_score``.
+
+    Parameters
+    ----------
+    x, y : array-like of shape (N,)
+        Discrete values (any labels; each distinct value is one category).
+
+    Returns
+    -------
+    float
+
+    Derived in: chapter "Model and feature selection" § "Mutual-information filter".
+    """
+    a, b = _codes(x, "x"), _codes(y, "y")
+    if a.size != b.size:
+        raise ValueError(f"x and y must have the same length; got {a.size} and {b.size}")
+    if a.size == 0:
+        raise ValueError("x and y are empty")
+    n = a.size
+    joint = np.bincount(a * (b.max() + 1) + b, minlength=(a.max() + 1) * (b.max() + 1))
+    pxy = joint.reshape(a.max() + 1, b.max() + 1) / n
+    px, py = pxy.sum(axis=1), pxy.sum(axis=0)
+    nz = pxy > 0
+    return float(max(np.sum(pxy[nz] * np.log(pxy[nz] / np.outer(px, py)[nz])), 0.0))
+
+
+def mutual_information_scores(X, y):
+    """``mutual_information(X[:, j], y)`` for every column of a discrete ``X``; shape (D,).
+
+    Derived in: chapter "Model and feature selection" § "Mutual-information filter".
+    """
+    X = check_array(X, dtype=None)
+    return np.array([mutual_information(X[:, j], y) for j in range(X.shape[1])])
+
+
+def kl_divergence(p, q):
+    """``KL(p || q) = sum_k p_k log(p_k / q_k)`` for discrete distributions (nats).
+
+    Terms with ``p_k = 0`` contribute 0; ``p_k > 0`` with ``q_k = 0`` gives ``inf``.
+
+    Derived in: chapter "Model and feature selection" § "Mutual-information filter".
+    """
+    p, q = np.asarray(p, dtype=float).ravel(), np.asarray(q, dtype=float).ravel()
+    if p.shape != q.shape:
+        raise ValueError(f"p and q must have the same shape; got {p.shape} and {q.shape}")
+    if not (np.all(np.isfinite(p)) and np.all(np.isfinite(q))) or np.any(p < 0) or np.any(q < 0):
+        raise ValueError("p and q must be finite and non-negative")
+    if not (np.isclose(p.sum(), 1.0) and np.isclose(q.sum(), 1.0)):
+        raise ValueError(f"p and q must each sum to 1; got {p.sum():.6g} and {q.sum():.6g}")
+    nz = p > 0
+    if np.any(q[nz] == 0):
+        return float("inf")
+    return float(np.sum(p[nz] * np.log(p[nz] / q[nz])))

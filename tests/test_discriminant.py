@@ -1,0 +1,240 @@
+import warnings
+
+import numpy as np
+import pytest
+from scipy import linalg
+from sklearn.base import clone
+from sklearn.datasets import load_breast_cancer, load_iris, load_wine
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
+from sklearn.model_selection import cross_val_score
+from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import NearestCentroid
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+import linbook
+from linbook.base import LinbookWarning
+
+DATA = {"iris": load_iris(return_X_y=True), "wine": load_wine(return_X_y=True),
+        "cancer": load_breast_cancer(return_X_y=True)}
+CLASSIFIERS = [linbook.QDA(), linbook.LDA(), linbook.RDA(lam=0.3), linbook.DiagonalLDA(),
+               linbook.GaussianNaiveBayes(), linbook.NearestShrunkenCentroids(shrink=0.5)]
+
+
+def _synthetic(seed=0, n=300, d=4, c=3):
+    rng = np.random.default_rng(seed)
+    means = rng.normal(scale=2, size=(c, d))
+    covs = [a @ a.T + 0.5 * np.eye(d) for a in rng.normal(size=(c, d, d))]
+    return linbook.datasets.make_gaussian_classes(n // c, means, covs, random_state=seed)
+
+
+@pytest.mark.parametrize("name", ["iris", "wine", "cancer", "syn"])
+def test_lda_qda_equal_sklearn(name):
+    X, y = DATA[name] if name != "syn" else _synthetic()
+    for ours, ref in [(linbook.LDA(), LinearDiscriminantAnalysis(solver="lsqr")),
+                      (linbook.LDA(), LinearDiscriminantAnalysis(solver="eigen")),
+                      (linbook.QDA(), QuadraticDiscriminantAnalysis())]:
+        if name == "cancer" and isinstance(ours, linbook.QDA):
+            continue  # a class covariance of breast_cancer is near-singular in sklearn too
+        ours.fit(X, y), ref.fit(X, y)
+        np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-8)
+        np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+        np.testing.assert_allclose(ours.means_, ref.means_, rtol=1e-12, atol=1e-12)
+
+
+def test_lda_binary_coef_and_priors():
+    X, y = DATA["cancer"]
+    ours = linbook.LDA().fit(X, y)
+    ref = LinearDiscriminantAnalysis(solver="lsqr").fit(X, y)
+    np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-7)
+    np.testing.assert_allclose(ours.intercept_, ref.intercept_, rtol=1e-7)
+    np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X), rtol=1e-7, atol=1e-7)
+    # given priors shift only the intercepts by log prior ratios
+    p = linbook.LDA(priors=[0.5, 0.5]).fit(X, y)
+    np.testing.assert_allclose(p.intercept_ - ours.intercept_, -np.log(ours.priors_[1] / ours.priors_[0]))
+    # QDA with priors equals sklearn with the same priors
+    Xi, yi = DATA["iris"]
+    pri = [0.2, 0.3, 0.5]
+    np.testing.assert_allclose(linbook.QDA(priors=pri).fit(Xi, yi).predict_proba(Xi),
+                               QuadraticDiscriminantAnalysis(priors=pri).fit(Xi, yi).predict_proba(Xi), atol=1e-10)
+
+
+@pytest.mark.parametrize("vs", [1e-9, 1e-3, 0.1])
+def test_naive_bayes_equals_sklearn(vs):
+    for X, y in DATA.values():
+        a = linbook.GaussianNaiveBayes(var_smoothing=vs).fit(X, y)
+        b = GaussianNB(var_smoothing=vs).fit(X, y)
+        np.testing.assert_allclose(a.var_, b.var_, rtol=1e-9)
+        np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X), atol=1e-8)
+
+
+@pytest.mark.parametrize("shrink", [0.0, 0.5, 2.0])
+def test_nearest_shrunken_centroids_equal_sklearn(shrink):
+    X, y = DATA["wine"]
+    pri = [0.3, 0.3, 0.4]                      # non-uniform: sklearn then predicts by its discriminant
+    a = linbook.NearestShrunkenCentroids(shrink=shrink, priors=pri).fit(X, y)
+    b = NearestCentroid(shrink_threshold=shrink or None, priors=pri).fit(X, y)
+    np.testing.assert_allclose(a.centroids_, b.centroids_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    # sklearn's probabilities are softmax(2 delta): ours squared and renormalised
+    p = a.predict_proba(X) ** 2
+    np.testing.assert_allclose(p / p.sum(1, keepdims=True), b.predict_proba(X), atol=1e-8)
+
+
+def test_shrinkage_selects_features_and_zero_shrink_is_diagonal_lda():
+    X, y = DATA["wine"]
+    nsc0 = linbook.NearestShrunkenCentroids(shrink=0.0).fit(X, y)
+    dlda = linbook.DiagonalLDA().fit(X, y)
+    np.testing.assert_allclose(nsc0.predict_proba(X), dlda.predict_proba(X), atol=1e-10)
+    np.testing.assert_allclose(dlda.var_, nsc0.within_class_std_dev_ ** 2)
+    sizes = [linbook.NearestShrunkenCentroids(shrink=s).fit(X, y).selected_features_.size for s in (0, 2, 4, 8)]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] == 13 and sizes[-1] < 13
+
+
+def _direct_rda_betas(X, y, lam):
+    C = np.unique(y)
+    means = np.array([X[y == c].mean(0) for c in C])
+    R = X - means[np.searchsorted(C, y)]
+    S = R.T @ R / len(X)
+    Sig = lam * np.diag(np.diag(S)) + (1 - lam) * S
+    return means, Sig, np.linalg.solve(Sig, means.T).T
+
+
+@pytest.mark.parametrize("n,d", [(200, 5), (40, 300)])
+@pytest.mark.parametrize("lam", [0.05, 0.5, 1.0])
+def test_rda_matches_direct_formula(n, d, lam):
+    rng = np.random.default_rng(d)
+    X = rng.normal(size=(n, d)) @ rng.normal(size=(d, d)) / np.sqrt(d)
+    y = rng.integers(0, 3, n)
+    X[y == 1] += 0.5
+    m = linbook.RDA(lam=lam).fit(X, y)
+    means, Sig, betas = _direct_rda_betas(X, y, lam)
+    np.testing.assert_allclose(m.betas_, betas, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(m.covariance(), Sig, rtol=1e-9, atol=1e-12)
+    from scipy.stats import multivariate_normal
+    ll = sum(np.log(m.priors_[c]) * (y == c).sum() + multivariate_normal(means[c], Sig).logpdf(X[y == c]).sum()
+             for c in range(3))
+    np.testing.assert_allclose(m.log_likelihood(X, y), ll, rtol=1e-9)
+
+
+def test_rda_endpoints():
+    X, y = DATA["wine"]
+    np.testing.assert_allclose(linbook.RDA(lam=0).fit(X, y).predict_proba(X),
+                               linbook.LDA().fit(X, y).predict_proba(X), atol=1e-10)
+    m1 = linbook.RDA(lam=1).fit(X, y)
+    np.testing.assert_allclose(np.diag(m1.covariance()), m1.variances_)
+    with pytest.raises(ValueError, match="lam"):
+        linbook.RDA(lam=1.5).fit(X, y)
+
+
+@pytest.mark.parametrize("model", CLASSIFIERS, ids=lambda m: type(m).__name__)
+def test_missing_features_are_marginalised(model):
+    X, y = DATA["wine"]
+    m = clone(model).fit(X, y)
+    Xt = X[:6].copy()
+    Xt[0, 3] = np.nan
+    Xt[1, [0, 5, 7]] = np.nan
+    Xt[2, :] = np.nan
+    P = m.predict_proba(Xt)
+    assert np.all(np.isfinite(P)) and np.allclose(P.sum(1), 1)
+    np.testing.assert_allclose(P[3:], m.predict_proba(X[3:6]), atol=1e-12)
+    np.testing.assert_allclose(P[2], m.priors_, atol=1e-12)           # nothing observed: the prior
+    # row 1 equals the posterior of the Gaussian model restricted to the observed dims
+    obs = np.setdiff1d(np.arange(13), [0, 5, 7])
+    logj = np.log(m.priors_).copy()
+    for c in range(3):
+        if isinstance(m, (linbook.GaussianNaiveBayes, linbook.DiagonalLDA, linbook.NearestShrunkenCentroids)):
+            mu = (m.centroids_ if hasattr(m, "centroids_") else m.means_)[c, obs]
+            var = (m.var_[c] if m.var_.ndim == 2 else m.var_) if hasattr(m, "var_") else m.within_class_std_dev_ ** 2
+            cov = np.diag(np.broadcast_to(var, (13,))[obs])
+        else:
+            mu = m.means_[c, obs]
+            full = m.covariances_[c] if hasattr(m, "covariances_") else (
+                m.covariance() if isinstance(m, linbook.RDA) else m.covariance_)
+            cov = full[np.ix_(obs, obs)]
+        from scipy.stats import multivariate_normal
+        logj[c] += multivariate_normal(mu, cov).logpdf(X[1, obs])
+    np.testing.assert_allclose(P[1], np.exp(logj - np.logaddexp.reduce(logj)), atol=1e-10)
+
+
+@pytest.mark.parametrize("model", CLASSIFIERS, ids=lambda m: type(m).__name__)
+def test_sklearn_plumbing_and_bad_input(model):
+    X, y = DATA["iris"]
+    assert cross_val_score(make_pipeline(StandardScaler(), clone(model)), X, y, cv=3).mean() > 0.7
+    m = clone(model).fit(X, y)
+    assert m.fit(X, y) is m and m.score(X, y) > 0.7
+    with pytest.raises(ValueError):
+        clone(model).fit(np.where(np.arange(X.size).reshape(X.shape) == 3, np.nan, X), y)
+    with pytest.raises(ValueError):
+        clone(model).fit(X, np.zeros(len(y)))                      # one class
+    with pytest.raises(ValueError):
+        m.predict(X[:, :2])
+    Xi = X[:3].copy()
+    Xi[0, 0] = np.inf
+    with pytest.raises(ValueError, match="inf"):
+        m.predict_proba(Xi)
+    with pytest.raises(ValueError, match="labels"):
+        m.log_likelihood(X[:3], ["a", "b", "c"])
+    with pytest.warns(LinbookWarning, match="constant"):
+        mc = clone(model).fit(np.column_stack([X, np.full(len(X), 2.0)]), y)
+    np.testing.assert_allclose(mc.predict_proba(np.column_stack([X, np.full(len(X), 2.0)])),
+                               m.predict_proba(X), atol=1e-10)
+
+
+def test_qda_bad_classes():
+    X, y = DATA["iris"]
+    with pytest.raises(ValueError, match="1 sample"):
+        linbook.QDA().fit(X[:101], y[:101])                       # class 2 has one sample
+    Xs, ys = X[np.r_[0:4, 50:54, 100:104]], y[np.r_[0:4, 50:54, 100:104]]
+    with pytest.raises(ValueError, match="RDA"):
+        linbook.QDA().fit(Xs, ys)                                  # N_c = 4 <= D = 4: singular
+    with pytest.raises(ValueError, match="RDA"):
+        linbook.LDA().fit(np.column_stack([X, X[:, 0] + X[:, 1]]), y)   # collinear features
+
+
+def test_high_dimensional_d_greater_than_n():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 500))
+    y = np.repeat([0, 1, 2], 10)
+    X[y == 1, :5] += 3.0
+    with pytest.raises(ValueError, match="RDA"):
+        linbook.LDA().fit(X, y)
+    with pytest.raises(ValueError, match="RDA"):
+        linbook.QDA().fit(X, y)
+    for m in [linbook.RDA(lam=0.5), linbook.DiagonalLDA(), linbook.GaussianNaiveBayes(),
+              linbook.NearestShrunkenCentroids(shrink=1.0)]:
+        assert m.fit(X, y).score(X, y) > 0.6
+
+
+def test_aic_bic_and_conditional_likelihood():
+    X, y = DATA["iris"]
+    m = linbook.LDA().fit(X, y)
+    assert m.n_params_ == 2 + 12 + 10
+    assert np.isclose(m.aic(X, y), -2 * m.log_likelihood(X, y) + 2 * 24)
+    assert m.conditional_log_likelihood(X, y) > m.log_likelihood(X, y)
+
+
+def test_fisher_lda_generalised_eigenvectors():
+    for X, y in [DATA["wine"], DATA["iris"]]:
+        f = linbook.FisherLDA().fit(X, y)
+        C = np.unique(y)
+        mu = X.mean(0)
+        Sw = sum(np.cov(X[y == c].T, bias=True) * (y == c).mean() for c in C)
+        Sb = sum((y == c).mean() * np.outer(X[y == c].mean(0) - mu, X[y == c].mean(0) - mu) for c in C)
+        vals, vecs = linalg.eigh(Sb, Sw)
+        for k in range(f.scalings_.shape[1]):
+            v, w = vecs[:, -1 - k], f.scalings_[:, k]
+            cos = abs(v @ w) / np.linalg.norm(v) / np.linalg.norm(w)
+            assert cos > 1 - 1e-9
+        np.testing.assert_allclose(f.eigenvalues_, vals[::-1][:len(C) - 1], rtol=1e-9)
+        np.testing.assert_allclose(f.scalings_.T @ Sw @ f.scalings_, np.eye(len(C) - 1), atol=1e-9)
+        # same subspace as sklearn's LDA transform
+        Z = f.transform(X)
+        Zs = LinearDiscriminantAnalysis(solver="eigen").fit(X, y).transform(X)
+        Q1, Q2 = np.linalg.qr(Z - Z.mean(0))[0], np.linalg.qr(Zs - Zs.mean(0))[0]
+        np.testing.assert_allclose(np.linalg.svd(Q1.T @ Q2)[1], 1, atol=1e-8)
+    with pytest.raises(ValueError, match="C - 1"):
+        linbook.FisherLDA(n_components=3).fit(*DATA["wine"])
+    with pytest.raises(ValueError, match="PCA"):
+        linbook.FisherLDA().fit(np.random.default_rng(0).normal(size=(10, 20)), np.repeat([0, 1], 5))
+    assert make_pipeline(linbook.FisherLDA(n_components=2), linbook.QDA()).fit(*DATA["iris"]).score(*DATA["iris"]) > 0.9

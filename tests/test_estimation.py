@@ -1,0 +1,174 @@
+"""linbook.estimation against closed forms, scipy.stats and numpy."""
+
+import numpy as np
+import pytest
+from scipy import integrate, optimize, stats
+
+import linbook
+from linbook.estimation import (BetaBernoulli, bernoulli_mle, gaussian_mle, lasso_lambda_from_prior,
+                                mvn_log_likelihood, mvn_mle, ridge_lambda_from_prior)
+
+
+def test_reexported():
+    for name in ("bernoulli_mle", "gaussian_mle", "mvn_mle", "BetaBernoulli"):
+        assert getattr(linbook, name) is getattr(linbook.estimation, name)
+
+
+def test_bernoulli_mle_maximises_likelihood():
+    x = np.random.default_rng(0).binomial(1, 0.3, size=57)
+    t = bernoulli_mle(x)
+    assert t == pytest.approx(x.mean())
+    nll = lambda th: -stats.bernoulli.logpmf(x, th).sum()
+    res = optimize.minimize_scalar(nll, bounds=(1e-6, 1 - 1e-6), method="bounded", options={"xatol": 1e-10})
+    assert res.x == pytest.approx(t, abs=1e-6)
+    assert bernoulli_mle([True, False, True]) == pytest.approx(2 / 3)
+    assert bernoulli_mle([1, 1, 1]) == 1.0
+
+
+@pytest.mark.parametrize("bad", [[], [0, 2, 1], [0.5, 1], [np.nan, 1], [[0, 1], [1, 0]]])
+def test_bernoulli_mle_bad_input(bad):
+    with pytest.raises(ValueError):
+        bernoulli_mle(bad)
+
+
+def test_gaussian_mle_matches_numpy_and_scipy():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 3)) @ np.array([[1, 0, 0], [0.5, 1, 0], [0.2, -0.3, 2]])
+    m, S = gaussian_mle(X)
+    np.testing.assert_allclose(m, X.mean(0))
+    np.testing.assert_allclose(S, np.cov(X.T, bias=True), rtol=1e-12)
+    _, Su = gaussian_mle(X, unbiased=True)
+    np.testing.assert_allclose(Su, np.cov(X.T), rtol=1e-12)
+    x = X[:, 0]
+    mu, var = gaussian_mle(x)
+    assert isinstance(var, float)
+    assert var == pytest.approx(np.var(x))
+    # scipy's norm.fit is the MLE too
+    loc, scale = stats.norm.fit(x)
+    assert mu == pytest.approx(loc) and var == pytest.approx(scale ** 2)
+
+
+def test_gaussian_mle_bad_input():
+    with pytest.raises(ValueError, match="empty"):
+        gaussian_mle(np.empty((0, 2)))
+    with pytest.raises(ValueError, match="NaN"):
+        gaussian_mle([1.0, np.inf])
+    with pytest.raises(ValueError):
+        gaussian_mle(np.zeros((2, 2, 2)))
+    with pytest.raises(ValueError, match="2 samples"):
+        gaussian_mle([1.0], unbiased=True)
+
+
+def test_mvn_mle_maximises_log_likelihood():
+    rng = np.random.default_rng(2)
+    X = rng.multivariate_normal([1, -1], [[2, 0.6], [0.6, 1]], size=30)
+    m, S = mvn_mle(X)
+    ll = mvn_log_likelihood(X, m, S)
+    assert ll == pytest.approx(stats.multivariate_normal(m, S).logpdf(X).sum(), rel=1e-12)
+    for _ in range(20):  # any perturbation lowers the likelihood
+        dm = 0.05 * rng.normal(size=2)
+        A = 0.05 * rng.normal(size=(2, 2))
+        assert mvn_log_likelihood(X, m + dm, S + A @ A.T) < ll
+    with pytest.raises(ValueError):
+        mvn_mle(X[:, 0])
+
+
+def test_mvn_log_likelihood_singular_and_shapes():
+    X = np.ones((5, 2))
+    with pytest.raises(ValueError, match="singular"):
+        mvn_log_likelihood(X, [1, 1], np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="symmetric"):
+        mvn_log_likelihood(X, [1, 1], [[1, 0.5], [0, 1]])
+    with pytest.raises(ValueError, match="shape"):
+        mvn_log_likelihood(X, [1, 1, 1], np.eye(2))
+
+
+def test_beta_bernoulli_posterior_and_predictive():
+    x = np.array([1, 0, 1, 1, 0, 1, 1])
+    m = BetaBernoulli(2.0, 3.0).fit(x)
+    assert (m.a_n_, m.b_n_, m.n1_, m.n0_) == (7.0, 5.0, 5, 2)
+    post = stats.beta(7, 5)
+    assert m.posterior_mean() == pytest.approx(post.mean())
+    # MAP: maximiser of the posterior density
+    res = optimize.minimize_scalar(lambda t: -post.logpdf(t), bounds=(1e-9, 1 - 1e-9), method="bounded",
+                                   options={"xatol": 1e-10})
+    assert m.map_estimate() == pytest.approx(res.x, abs=1e-6)
+    # predictive by quadrature
+    p1, _ = integrate.quad(lambda t: t * post.pdf(t), 0, 1)
+    assert m.predictive_proba() == pytest.approx(p1, rel=1e-10)
+    np.testing.assert_allclose(m.predictive_proba([0, 1]), [1 - p1, p1], rtol=1e-10)
+    # marginal likelihood by quadrature
+    ml, _ = integrate.quad(lambda t: np.prod(stats.bernoulli.pmf(x, t)) * stats.beta.pdf(t, 2, 3), 0, 1)
+    assert m.log_marginal_likelihood() == pytest.approx(np.log(ml), rel=1e-9)
+    lo, hi = m.credible_interval(0.9)
+    assert post.cdf(hi) - post.cdf(lo) == pytest.approx(0.9)
+    assert m.posterior().mean() == pytest.approx(post.mean())
+
+
+def test_beta_bernoulli_sequential_equals_batch_and_rule_of_succession():
+    x = np.random.default_rng(3).binomial(1, 0.4, size=30)
+    a = BetaBernoulli(1, 1).fit(x[:10]).update(x[10:])
+    b = BetaBernoulli(1, 1).fit(x)
+    assert (a.a_n_, a.b_n_) == (b.a_n_, b.b_n_)
+    assert b.predictive_proba() == pytest.approx((x.sum() + 1) / (x.size + 2))
+    assert b.map_estimate() == pytest.approx(x.mean())  # flat prior: MAP = MLE
+    # update on an unfitted model starts from the prior
+    assert BetaBernoulli(2, 2).update([1]).a_n_ == 3.0
+
+
+def test_beta_bernoulli_map_edge_cases():
+    assert BetaBernoulli(0.5, 2).fit([]).map_estimate() == 0.0
+    assert BetaBernoulli(2, 0.5).fit([]).map_estimate() == 1.0
+    assert BetaBernoulli(1, 1).fit([0]).map_estimate() == 0.0
+    with pytest.raises(ValueError, match="uniform"):
+        BetaBernoulli(1, 1).fit([]).map_estimate()
+    with pytest.raises(ValueError, match="U-shaped"):
+        BetaBernoulli(0.5, 0.5).fit([]).map_estimate()
+
+
+@pytest.mark.parametrize("a,b", [(0, 1), (1, -2), (np.nan, 1), (1, np.inf)])
+def test_beta_bernoulli_bad_prior(a, b):
+    with pytest.raises(ValueError, match="prior parameter"):
+        BetaBernoulli(a, b).fit([1, 0])
+
+
+def test_beta_bernoulli_bad_data_and_unfitted():
+    with pytest.raises(ValueError, match="only 0 and 1"):
+        BetaBernoulli().fit([0, 1, 2])
+    with pytest.raises(ValueError, match="NaN"):
+        BetaBernoulli().fit([0, np.nan])
+    with pytest.raises(ValueError, match="not fitted"):
+        BetaBernoulli().posterior_mean()
+    with pytest.raises(ValueError, match="level"):
+        BetaBernoulli().fit([1]).credible_interval(1.5)
+
+
+def test_beta_bernoulli_params():
+    m = BetaBernoulli(2, 3)
+    assert m.get_params() == {"a": 2, "b": 3}
+    assert m.set_params(a=4).a == 4
+    with pytest.raises(ValueError):
+        m.set_params(c=1)
+    assert repr(m) == "BetaBernoulli(a=4, b=3)"
+
+
+def test_lambda_from_prior():
+    assert ridge_lambda_from_prior(0.5, 2.0) == pytest.approx(0.25)
+    assert lasso_lambda_from_prior(0.5, 0.1) == pytest.approx(5.0)
+    with pytest.raises(ValueError):
+        ridge_lambda_from_prior(0, 1)
+    with pytest.raises(ValueError):
+        lasso_lambda_from_prior(1, -1)
+
+
+def test_ridge_lambda_is_the_map():
+    """Direct maximisation of the log posterior equals ridge with lam = sigma^2 / tau^2."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(25, 3))
+    y = X @ [1.0, -2.0, 0.5] + 0.7 * rng.normal(size=25)
+    s2, t2 = 0.49, 0.3
+    neg_log_post = lambda w: np.sum((y - X @ w) ** 2) / (2 * s2) + np.sum(w ** 2) / (2 * t2)
+    w_map = optimize.minimize(neg_log_post, np.zeros(3), method="BFGS", options={"gtol": 1e-10}).x
+    lam = ridge_lambda_from_prior(s2, t2)
+    w_ridge = np.linalg.solve(X.T @ X + lam * np.eye(3), X.T @ y)
+    np.testing.assert_allclose(w_map, w_ridge, atol=1e-6)

@@ -1,0 +1,320 @@
+"""linbook.LogisticRegression / ProbitRegression against statsmodels and scikit-learn."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.stats
+import statsmodels.api as sm
+from sklearn.base import clone
+from sklearn.datasets import load_breast_cancer, load_iris
+from sklearn.linear_model import LogisticRegression as SKLogReg
+from sklearn.model_selection import cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+import linbook
+from linbook.base import SeparableDataWarning
+from linbook.symbolic import numeric_grad, numeric_hessian
+
+SOLVERS = ["irls", "newton", "gd", "bfgs", "lbfgs"]
+
+
+def rel(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    return np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300)
+
+
+def binary_data(n=400, d=4, seed=0, link="logit"):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * np.linspace(0.5, 2.0, d)
+    w = rng.normal(size=d)
+    z = X @ w + 0.3
+    p = linbook.sigmoid(z) if link == "logit" else scipy.stats.norm.cdf(z)
+    y = (rng.random(n) < p).astype(int)
+    return X, y
+
+
+def multi_data(n=450, d=3, C=3, seed=1):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, C, n)
+    X = rng.normal(size=(n, d)) + 0.7 * y[:, None] * rng.normal(size=d)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_binary_mle_equals_statsmodels(solver):
+    X, y = binary_data()
+    m = linbook.LogisticRegression(solver=solver).fit(X, y)
+    r = sm.Logit(y, sm.add_constant(X)).fit(disp=0, method="newton", tol=1e-14, maxiter=100)
+    tol = 1e-8 if solver in ("irls", "newton", "lbfgs", "bfgs") else 1e-7
+    assert rel(np.r_[m.intercept_, m.coef_[0]], r.params) < tol
+    assert m.converged_
+    assert m.log_likelihood(X, y) == pytest.approx(r.llf, rel=1e-12)
+    assert m.aic(X, y) == pytest.approx(r.aic, rel=1e-12)
+    assert m.bic(X, y) == pytest.approx(r.bic, rel=1e-12)
+    assert m.n_params_ == X.shape[1] + 1
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_binary_l2_equals_sklearn(solver):
+    X, y = binary_data(seed=3)
+    lam = 2.5
+    m = linbook.LogisticRegression(lam=lam, solver=solver).fit(X, y)
+    s = SKLogReg(C=1 / lam, solver="newton-cholesky", tol=1e-14, max_iter=1000).fit(X, y)
+    tol = 1e-8 if solver != "gd" else 1e-7
+    assert rel(m.coef_, s.coef_) < tol
+    assert rel(m.intercept_, s.intercept_) < tol
+    np.testing.assert_allclose(m.predict_proba(X), s.predict_proba(X), rtol=1e-7, atol=1e-12)
+    assert np.array_equal(m.predict(X), s.predict(X))
+
+
+def test_real_data_breast_cancer(cancer):
+    X, y = cancer
+    m = linbook.LogisticRegression(lam=1.0).fit(X, y)
+    s = SKLogReg(C=1.0, solver="newton-cholesky", tol=1e-14, max_iter=1000).fit(X, y)
+    assert rel(m.coef_, s.coef_) < 1e-8 and rel(m.intercept_, s.intercept_) < 1e-8
+    # unregularised fit on a few features where the MLE exists: statsmodels
+    cols = [0, 1, 4, 7]
+    m0 = linbook.LogisticRegression().fit(X[:, cols], y)
+    r = sm.Logit(y, sm.add_constant(X[:, cols])).fit(disp=0, method="newton", tol=1e-14)
+    assert rel(np.r_[m0.intercept_, m0.coef_[0]], r.params) < 1e-8
+    assert m0.bic(X[:, cols], y) == pytest.approx(r.bic, rel=1e-12)
+
+
+def test_real_data_full_cancer_is_separable(cancer):
+    X, y = cancer
+    with pytest.warns(SeparableDataWarning, match="lam > 0"):
+        m = linbook.LogisticRegression().fit(X, y)
+    assert m.separable_ and not m.converged_
+    assert np.all(np.isfinite(m.coef_)) and np.all(np.isfinite(m.predict_proba(X)))
+
+
+def test_labels_and_no_intercept():
+    X, y = binary_data(seed=5)
+    labels = np.where(y == 1, "spam", "ham")
+    m = linbook.LogisticRegression(lam=0.5, fit_intercept=False).fit(X, labels)
+    assert list(m.classes_) == ["ham", "spam"]
+    s = SKLogReg(C=2.0, fit_intercept=False, solver="newton-cholesky", tol=1e-14).fit(X, labels)
+    assert rel(m.coef_, s.coef_) < 1e-8
+    assert m.intercept_[0] == 0.0
+    assert set(m.predict(X)) <= {"ham", "spam"}
+    assert m.n_params_ == X.shape[1]
+
+
+@pytest.mark.parametrize("solver", ["irls", "lbfgs", "bfgs"])
+def test_multinomial_l2_equals_sklearn(solver):
+    X, y = multi_data()
+    lam = 1.5
+    m = linbook.LogisticRegression(lam=lam, solver=solver).fit(X, y)
+    s = SKLogReg(C=1 / lam, solver="newton-cholesky", tol=1e-14, max_iter=1000).fit(X, y)
+    assert m.coef_.shape == (3, X.shape[1]) and m.intercept_.shape == (3,)
+    np.testing.assert_allclose(m.coef_.sum(0), 0, atol=1e-12)
+    # sklearn's l2 symmetric solution: coef_ sums to zero; its intercepts are free up to a shift
+    assert rel(m.coef_, s.coef_) < 1e-8
+    assert rel(m.intercept_, s.intercept_ - s.intercept_.mean()) < 1e-8
+    np.testing.assert_allclose(m.predict_proba(X), s.predict_proba(X), rtol=1e-8, atol=1e-12)
+
+
+def test_multinomial_mle_equals_mnlogit_and_iris():
+    X, y = multi_data(C=4, seed=7)
+    m = linbook.LogisticRegression().fit(X, y)
+    r = sm.MNLogit(y, sm.add_constant(X)).fit(disp=0, method="newton", tol=1e-14, maxiter=100)
+    T = np.column_stack([m.intercept_[1:] - m.intercept_[0], m.coef_[1:] - m.coef_[0]]).T
+    assert rel(T, r.params) < 1e-8
+    assert m.log_likelihood(X, y) == pytest.approx(r.llf, rel=1e-12)
+    assert m.bic(X, y) == pytest.approx(r.bic, rel=1e-12)
+    assert m.n_params_ == 3 * (X.shape[1] + 1)
+    Xi, yi = load_iris(return_X_y=True)
+    Xi = StandardScaler().fit_transform(Xi)
+    mi = linbook.LogisticRegression(lam=1.0).fit(Xi, yi)
+    s = SKLogReg(C=1.0, solver="newton-cholesky", tol=1e-14, max_iter=1000).fit(Xi, yi)
+    assert rel(mi.coef_, s.coef_) < 1e-8
+
+
+def test_multinomial_separable_warns():
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(size=(20, 2)) + [6, 0], rng.normal(size=(20, 2)) - [6, 0],
+              rng.normal(size=(20, 2)) + [0, 8]]
+    y = np.repeat([0, 1, 2], 20)
+    with pytest.warns(SeparableDataWarning):
+        m = linbook.LogisticRegression(solver="lbfgs").fit(X, y)
+    assert np.all(np.isfinite(m.coef_))
+
+
+@pytest.mark.parametrize("solver", ["irls", "lbfgs"])
+def test_separable_binary_warns_and_l2_fixes(solver):
+    X, y, _ = linbook.datasets.make_separable(60, 2, random_state=0)
+    with pytest.warns(SeparableDataWarning, match="lam > 0"):
+        m = linbook.LogisticRegression(solver=solver).fit(X, y)
+    assert np.all(np.isfinite(m.coef_)) and not m.converged_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m2 = linbook.LogisticRegression(lam=0.1, solver=solver).fit(X, y)
+    assert m2.converged_ and not m2.separable_
+
+
+def test_non_separable_with_saturated_point_does_not_warn():
+    X, y = binary_data(seed=2)
+    X = np.r_[X, [[40.0, 0, 0, 0]]]
+    m0 = linbook.LogisticRegression().fit(X[:-1], y)
+    y = np.r_[y, int(m0.coef_[0, 0] > 0)]          # far out, on its correct side
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = linbook.LogisticRegression().fit(X, y)
+    assert m.converged_ and not m.separable_
+
+
+def test_hessian_gradient_at_fit():
+    X, y = binary_data(seed=4)
+    lam = 0.7
+    m = linbook.LogisticRegression(lam=lam).fit(X, y)
+    g = m.nll_gradient(X, y)
+    assert np.max(np.abs(g)) < 1e-8
+    H = m.nll_hessian(X)
+    th = np.r_[m.intercept_, m.coef_[0]]
+
+    def grad(theta):
+        z = X @ theta[1:] + theta[0]
+        r = linbook.sigmoid(z) - y
+        return np.r_[r.sum(), X.T @ r + lam * theta[1:]]
+
+    np.testing.assert_allclose(H, numeric_hessian(grad, th), rtol=1e-5, atol=1e-5)
+    np.linalg.cholesky(H)
+    # statsmodels' Hessian of the log-likelihood is -H at lam = 0
+    m0 = linbook.LogisticRegression().fit(X, y)
+    r = sm.Logit(y, sm.add_constant(X)).fit(disp=0, method="newton", tol=1e-14)
+    np.testing.assert_allclose(m0.nll_hessian(X), -r.model.hessian(r.params), rtol=1e-10)
+
+
+def test_multinomial_hessian():
+    X, y = multi_data(n=120, seed=9)
+    lam = 0.3
+    m = linbook.LogisticRegression(lam=lam).fit(X, y)
+    H = m.nll_hessian(X)
+    C, d = 3, X.shape[1]
+    assert H.shape == ((C - 1) * (d + 1),) * 2
+    fg, _ = m._mn_fg(X, y, C)
+    Hn = numeric_hessian(lambda t: fg(t)[1], m._reduced_theta())
+    np.testing.assert_allclose(H, Hn, rtol=1e-5, atol=1e-5)
+    assert np.max(np.abs(m.nll_gradient(X, y))) < 1e-7
+    m0 = linbook.LogisticRegression().fit(X, y)
+    r = sm.MNLogit(y, sm.add_constant(X)).fit(disp=0, method="newton", tol=1e-14)
+    # statsmodels orders params class-major as well: (const, x1..xd) per non-reference class
+    np.testing.assert_allclose(m0.nll_hessian(X), -r.model.hessian(r.params.T.ravel()), rtol=1e-8)
+
+
+def test_probit_equals_statsmodels():
+    X, y = binary_data(seed=6, link="probit")
+    for solver in ["irls", "newton", "lbfgs"]:
+        m = linbook.ProbitRegression(solver=solver).fit(X, y)
+        r = sm.Probit(y, sm.add_constant(X)).fit(disp=0, method="newton", tol=1e-14)
+        assert rel(np.r_[m.intercept_, m.coef_[0]], r.params) < 1e-8
+        assert m.log_likelihood(X, y) == pytest.approx(r.llf, rel=1e-12)
+        assert m.bic(X, y) == pytest.approx(r.bic, rel=1e-12)
+    np.testing.assert_allclose(m.predict_proba(X)[:, 1], r.predict(sm.add_constant(X)), rtol=1e-7)
+    H = m.nll_hessian(X, y)
+    np.testing.assert_allclose(H, -r.model.hessian(r.params), rtol=1e-7)
+
+
+def test_probit_real_data_and_extremes(cancer):
+    X, y = cancer
+    cols = [0, 1, 4, 7]
+    m = linbook.ProbitRegression().fit(X[:, cols], y)
+    r = sm.Probit(y, sm.add_constant(X[:, cols])).fit(disp=0, method="newton", tol=1e-14)
+    assert rel(np.r_[m.intercept_, m.coef_[0]], r.params) < 1e-8
+    lp = m.predict_log_proba(np.array([[60.0, 0, 0, 0], [-60.0, 0, 0, 0]]))
+    assert np.all(np.isfinite(lp))
+    with pytest.raises(ValueError, match="at most 2"):
+        linbook.ProbitRegression().fit(*multi_data())
+    with pytest.warns(SeparableDataWarning):
+        linbook.ProbitRegression().fit(*linbook.datasets.make_separable(50, 2, random_state=1)[:2])
+
+
+def test_extreme_logits_are_finite():
+    X, y = binary_data()
+    m = linbook.LogisticRegression().fit(X, y)
+    Xe = np.array([[1e4, 0, 0, 0], [-1e4, 0, 0, 0]])
+    lp = m.predict_log_proba(Xe)
+    assert np.all(np.isfinite(lp))
+    np.testing.assert_allclose(np.exp(lp).sum(1), 1.0)
+
+
+def test_bad_input():
+    X, y = binary_data(n=50)
+    LR = linbook.LogisticRegression
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError):
+        LR().fit(Xn, y)
+    Xi = X.copy()
+    Xi[1, 1] = np.inf
+    with pytest.raises(ValueError):
+        LR().fit(Xi, y)
+    with pytest.raises(ValueError):
+        LR().fit(X, y[:-1])
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        LR().fit(X, np.zeros(50))
+    with pytest.raises(ValueError, match="class labels"):
+        LR().fit(X, np.linspace(0, 1, 50))
+    with pytest.raises(ValueError, match="lam"):
+        LR(lam=-1).fit(X, y)
+    with pytest.raises(ValueError, match="solver"):
+        LR(solver="sgd").fit(X, y)
+    m = LR().fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        m.predict(X[:, :2])
+    with pytest.raises(ValueError, match="labels not seen"):
+        m.log_likelihood(X, y + 5)
+
+
+def test_sklearn_plumbing():
+    X, y = binary_data()
+    m = linbook.LogisticRegression(lam=1.0)
+    c = clone(m)
+    assert c.get_params() == m.get_params()
+    pipe = make_pipeline(StandardScaler(), linbook.LogisticRegression(lam=1.0))
+    scores = cross_val_score(pipe, X, y, cv=3)
+    assert scores.shape == (3,) and np.all(scores > 0.6)
+    pm = make_pipeline(StandardScaler(), linbook.ProbitRegression())
+    assert cross_val_score(pm, X, y, cv=3).mean() > 0.6
+    Xm, ym = multi_data()
+    assert cross_val_score(linbook.LogisticRegression(lam=1.0), Xm, ym, cv=3).mean() > 0.5
+
+
+def test_badly_conditioned_irls_matches_sklearn():
+    rng = np.random.default_rng(11)
+    n, d = 3000, 8
+    Z = rng.normal(size=(n, d))
+    L = np.linalg.cholesky(0.9 * np.ones((d, d)) + 0.1 * np.eye(d))
+    X = (Z @ L.T) * np.logspace(-1, 1, d)
+    y = (rng.random(n) < linbook.sigmoid(X @ rng.normal(size=d) / 3)).astype(int)
+    m = linbook.LogisticRegression(lam=1e-3).fit(X, y)
+    s = SKLogReg(C=1e3, solver="newton-cholesky", tol=1e-14, max_iter=1000).fit(X, y)
+    assert rel(m.coef_, s.coef_) < 1e-8
+
+
+def test_blocked_pass_matches_dense():
+    from linbook.logistic import _binary_pass, _logit_terms
+    X, y = binary_data(n=1000, d=5)
+    t = 2.0 * y - 1
+    w = np.arange(5) / 7.0
+    f1, g1, H1, z1 = _binary_pass(X, t, w, 0.2, 0.3, True, _logit_terms, [(0, 1000)])
+    f2, g2, H2, z2 = _binary_pass(X, t, w, 0.2, 0.3, True, _logit_terms,
+                                  [(i, min(i + 37, 1000)) for i in range(0, 1000, 37)])
+    Xt = np.column_stack([np.ones(1000), X])
+    mu = linbook.sigmoid(Xt @ np.r_[0.2, w])
+    Hd = Xt.T @ ((mu * (1 - mu))[:, None] * Xt) + 0.3 * np.diag(np.r_[0, np.ones(5)])
+    np.testing.assert_allclose(H1, Hd, rtol=1e-12)
+    np.testing.assert_allclose(H2, Hd, rtol=1e-12)
+    np.testing.assert_allclose(g2, Xt.T @ (mu - y) + 0.3 * np.r_[0, w], rtol=1e-10)
+    assert f1 == pytest.approx(f2, rel=1e-13)
+    fd = numeric_grad(lambda th: _binary_pass(X, t, th[1:], th[0], 0.3, True, _logit_terms,
+                                              [(0, 1000)], need_hessian=False)[0], np.r_[0.2, w])
+    np.testing.assert_allclose(g1, fd, rtol=1e-5)
