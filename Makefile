@@ -7,13 +7,14 @@ STAMP  := $(VENV)/.linbook-installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600
 JOBS   ?= 2
 
-.PHONY: help env book student test unit nbval notebooks bench lock backmatter clean
+.PHONY: help env book student test unit nbval notebooks bench lock backmatter clean browser
 
 help:
 	@echo "make book       build the website into _build/html (warnings are errors)"
 	@echo "make test       unit tests + nbval over every notebook + site checks"
 	@echo "make notebooks  re-execute notebooks in place (refresh stored outputs)"
-	@echo "make student    build the student edition (no solutions) into _build_student/html"
+	@echo "make student    build the student edition (no solutions) into _build_student/_build/html"
+	@echo "make browser    check the built site in headless Chromium (screenshots in tests/browser/screenshots)"
 	@echo "make bench      run the benchmark table (linbook vs scikit-learn/statsmodels)"
 
 # The locked environment needs Python >= 3.11 (numpy 2.4); on 3.10 we fall back to the
@@ -45,9 +46,19 @@ student: env backmatter
 
 # Unit tests and nbval run in one pytest session on $(JOBS) workers (one notebook per
 # worker: cells of a notebook share a kernel). The site checks need the built book.
+# The browser test (tests/browser) runs in the same session when Chromium is present; the
+# line printed before and after says plainly whether it ran or was skipped.
 test: env backmatter
 	$(BIN)/jupyter-book build --all -W -n --keep-going . > _build_log.txt 2>&1 || (cat _build_log.txt; exit 1)
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile $(NBVAL) tests chapters
+	@$(BIN)/python tests/browser/browserlib.py
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile -rs $(NBVAL) tests chapters
+	@$(BIN)/python tests/browser/browserlib.py
+
+# Only the browser test, on the site in _build/html (built first if missing).
+browser: env
+	@test -f _build/html/index.html || $(MAKE) book
+	@$(BIN)/python tests/browser/browserlib.py
+	$(BIN)/python -m pytest -q -rs tests/browser
 
 unit: env
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile tests -m "not site"

@@ -35,7 +35,7 @@ __all__ = ["LogisticRegression", "ProbitRegression"]
 
 _SOLVERS = ("irls", "newton", "gd", "bfgs", "lbfgs")
 _DEFAULT_MAX_ITER = {"irls": 100, "newton": 100, "bfgs": 2000, "lbfgs": 5000, "gd": 20000}
-_SATURATED = 25.0   # a margin t_i z_i above this means p(y_i | x_i) > 1 - 1.4e-11
+_SATURATED = 25.0   # logit: a margin t_i z_i above this means p(y_i | x_i) > 1 - 1.4e-11
 
 
 # ---------------------------------------------------------------------------------------
@@ -45,9 +45,13 @@ _SATURATED = 25.0   # a margin t_i z_i above this means p(y_i | x_i) > 1 - 1.4e-
 
 def _logit_terms(z, t):
     m = t * z
-    nll = log1pexp(-m)                        # -log sigma(t z)
-    dz = -t * sigmoid(-m)                     # mu - y
-    d2 = sigmoid(z) * sigmoid(-z)             # mu (1 - mu), exact also for |z| large
+    with np.errstate(under="ignore"):
+        e = np.exp(-np.abs(z))                # one exp serves all three terms
+    ope = 1.0 + e
+    nll = np.maximum(-m, 0.0) + np.log1p(e)   # -log sigma(t z) = log1pexp(-m)
+    sig_neg = np.where(m >= 0, e, 1.0) / ope  # sigma(-m)
+    dz = -t * sig_neg                         # mu - y
+    d2 = e / (ope * ope)                      # mu (1 - mu), exact also for |z| large
     return nll, dz, d2
 
 
@@ -59,6 +63,11 @@ def _probit_terms(z, t):
     dz = -t * lam
     d2 = np.clip(lam * (u + lam), 1e-300, 1.0)   # in (0, 1): log Phi is concave
     return nll, dz, d2
+
+
+def _saturation(terms):
+    """Margin t z above which p(y | x) > 1 - 1e-11 (logit 25; probit 6.7, Phi(-6.7) = 1e-11)."""
+    return 6.7 if terms is _probit_terms else _SATURATED
 
 
 def _block_rows(n_rows, n_cols, block_size=None):
@@ -125,14 +134,13 @@ def _line_objective(z0, z1, t, terms, lam, w0, dw, tau):
     return nll.sum() + 0.5 * lam * float(w @ w)
 
 
-def _cho_solve_jitter(H, g):
-    """Solve H d = -g by Cholesky, adding a tiny ridge if H is numerically singular."""
+def _cho_factor_jitter(H):
+    """Cholesky factor of H, adding a tiny ridge if H is numerically singular."""
     tau = 0.0
     scale = max(np.abs(np.diag(H)).max(), 1e-300)
     while True:
         try:
-            c = scipy.linalg.cho_factor(H + tau * np.eye(H.shape[0]), lower=True, check_finite=False)
-            return scipy.linalg.cho_solve(c, -g, check_finite=False)
+            return scipy.linalg.cho_factor(H + tau * np.eye(H.shape[0]), lower=True, check_finite=False)
         except np.linalg.LinAlgError:
             tau = max(10 * tau, 1e-12 * scale)
             if tau > 1e6 * scale:
@@ -140,8 +148,19 @@ def _cho_solve_jitter(H, g):
                                  "check X for constant or duplicated columns, or set lam > 0.")
 
 
+_FREEZE = 1e-2   # relative Newton step below which the Hessian factor is reused (chord method)
+
+
 def _binary_newton(X, t, lam, fit_intercept, terms, b0, max_iter, tol, check_separable, block_size=None):
-    """Blocked Newton/IRLS with Armijo backtracking done on z (one pass over X per iteration)."""
+    """Blocked Newton/IRLS with Armijo backtracking done on z (one pass over X per iteration).
+
+    Once the relative Newton step falls below ``_FREEZE`` the Cholesky factor of the
+    Hessian is kept and later passes compute only ``z`` and the gradient (the chord, or
+    simplified Newton, method): those passes cost two matrix-vector products instead of
+    ``X'SX``. The gradient stays exact, so the fixed point is the same; contraction per
+    step is about the relative change of the Hessian, i.e. tiny this close to the optimum.
+    If a chord step does not at least halve, the Hessian is recomputed.
+    """
     n, d = X.shape
     blocks = _block_rows(n, d, block_size)
     w = np.zeros(d)
@@ -150,30 +169,49 @@ def _binary_newton(X, t, lam, fit_intercept, terms, b0, max_iter, tol, check_sep
     off = 1 if fit_intercept else 0
     converged, separable, n_iter = False, False, 0
     steps = []
+    factor = None
+    frozen = False
     for n_iter in range(1, max_iter + 1):
-        dth = _cho_solve_jitter(H, g)
+        if H is not None:
+            factor = _cho_factor_jitter(H)
+        dth = scipy.linalg.cho_solve(factor, -g, check_finite=False)
         slope = float(g @ dth)
+        theta = np.r_[b, w] if fit_intercept else w
+        scale = 1.0 + np.max(np.abs(theta))
+        rel_step = np.max(np.abs(dth)) / scale
+        if rel_step <= tol:
+            # the full step is below tol: take it without another pass (error ~ its square)
+            w, b = w + dth[off:], b + (dth[0] if fit_intercept else 0.0)
+            converged = True
+            break
+        if frozen and steps and np.linalg.norm(dth) > 0.5 * steps[-1]:
+            frozen = False                       # chord not contracting: new Hessian
+            _, g, H, z = _binary_pass(X, t, w, b, lam, fit_intercept, terms, blocks)
+            factor = _cho_factor_jitter(H)
+            dth = scipy.linalg.cho_solve(factor, -g, check_finite=False)
+            slope = float(g @ dth)
+        frozen = frozen or rel_step <= _FREEZE
         dw, db = dth[off:], (dth[0] if fit_intercept else 0.0)
         w1, b1 = w + dw, b + db
-        f1, g1, H1, z1 = _binary_pass(X, t, w1, b1, lam, fit_intercept, terms, blocks)
+        f1, g1, H1, z1 = _binary_pass(X, t, w1, b1, lam, fit_intercept, terms, blocks,
+                                      need_hessian=not frozen)
         tau = 1.0
-        if not (f1 <= f + 1e-4 * slope) and slope < 0:
+        if not (f1 <= f + 1e-4 * slope + 1e-14 * abs(f)) and slope < 0:
             while tau > 1e-10:
                 tau *= 0.5
                 if _line_objective(z, z1, t, terms, lam, w, dw, tau) <= f + 1e-4 * tau * slope:
                     break
             w1, b1 = w + tau * dw, b + tau * db
+            frozen = False
             f1, g1, H1, z1 = _binary_pass(X, t, w1, b1, lam, fit_intercept, terms, blocks)
         step = tau * dth
-        theta = np.r_[b1, w1] if fit_intercept else w1
-        small = np.max(np.abs(step)) <= tol * (1.0 + np.max(np.abs(theta)))
         w, b, f, g, H, z = w1, b1, f1, g1, H1, z1
         steps.append(np.linalg.norm(step))
-        if small or (f1 == f and tau < 1e-9):
-            converged = True
+        if tau < 1e-9:
+            converged = np.max(np.abs(step)) / scale <= 1e3 * tol
             break
         if check_separable and n_iter >= 4 and steps[-1] >= 0.5 * steps[-2] \
-                and steps[-2] >= 0.5 * steps[-3] and np.any(t * z > _SATURATED):
+                and steps[-2] >= 0.5 * steps[-3] and np.any(t * z > _saturation(terms)):
             # Newton steps do not shrink and probabilities saturate: test for separation
             if _separable(X, t, fit_intercept):
                 separable = True
@@ -223,6 +261,22 @@ def _separable_multinomial(X, yidx, C, fit_intercept):
     res = scipy.optimize.linprog(c, A_ub=A, b_ub=np.zeros(r), bounds=(-1, 1), method="highs")
     scale = np.abs(A).sum() / (C * p)
     return bool(res.status == 0 and -res.fun > 1e-7 * max(scale, 1.0))
+
+
+def _encode(y, model, max_classes=None):
+    """Labels -> (classes, codes) via ``linbook.base.encode_labels`` on the distinct values.
+
+    Validating the (few) distinct labels instead of all of ``y`` gives the same errors
+    while keeping the temporary memory at about one copy of ``y``.
+    """
+    classes = np.unique(y)
+    classes, _ = encode_labels(classes, max_classes=max_classes, model=model)
+    if classes.size == 2:
+        t = (y == classes[1]).astype(np.int8)   # +-1 labels in N bytes
+        t *= 2
+        t -= 1
+        return classes, t
+    return classes, np.searchsorted(classes, y)
 
 
 def _warn_separable(model):
@@ -352,7 +406,7 @@ class _BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
             w, b = th[off:], (th[0] if fi else 0.0)
             n_iter, conv, sep = res.n_iter, res.converged, False
             z = X @ w + b
-        if check and not sep and np.any(t * z > _SATURATED):
+        if check and not sep and np.any(t * z > _saturation(self._terms)):
             sep = _separable(X, t, fi)
         if sep:
             conv = False
@@ -472,15 +526,13 @@ class LogisticRegression(_BinaryGLM):
         if self.solver not in _SOLVERS:
             raise ValueError(f"solver must be one of {_SOLVERS}; got {self.solver!r}")
         X, y = validate_data(X, y)
-        self.classes_, yidx = encode_labels(y, model="LogisticRegression")
+        self.classes_, codes = _encode(y, "LogisticRegression")
         self.n_features_in_ = X.shape[1]
         max_iter = _DEFAULT_MAX_ITER[self.solver] if self.max_iter is None else int(self.max_iter)
         if self.classes_.size == 2:
-            t = (2 * yidx - 1).astype(np.int8)     # labels as +-1; int8 keeps memory at N bytes
-            del yidx
-            self._fit_binary(X, t, self.solver, max_iter)
+            self._fit_binary(X, codes, self.solver, max_iter)     # codes are +-1 (int8)
         else:
-            self._fit_multinomial(X, yidx, max_iter)
+            self._fit_multinomial(X, codes, max_iter)
         return self
 
     # ---------------- multinomial ----------------
@@ -707,11 +759,9 @@ class ProbitRegression(_BinaryGLM):
         if self.solver not in _SOLVERS:
             raise ValueError(f"solver must be one of {_SOLVERS}; got {self.solver!r}")
         X, y = validate_data(X, y)
-        self.classes_, yidx = encode_labels(y, max_classes=2, model="ProbitRegression")
+        self.classes_, t = _encode(y, "ProbitRegression", max_classes=2)
         self.n_features_in_ = X.shape[1]
         max_iter = _DEFAULT_MAX_ITER[self.solver] if self.max_iter is None else int(self.max_iter)
-        t = (2 * yidx - 1).astype(np.int8)
-        del yidx
         self._fit_binary(X, t, self.solver, max_iter)
         return self
 

@@ -27,6 +27,7 @@ from .datasets import as_rng
 __all__ = ["Perceptron", "perceptron_reference"]
 
 _FORMS = ("primal", "dual", "pocket")
+_CHUNK = 2048            # samples gathered at a time (~0.8 MB at D = 50: stays in cache)
 _GRAM_MAX = 2000          # precompute the N x N Gram matrix only up to this many samples
 
 
@@ -170,62 +171,72 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         rng = as_rng(self.random_state)
         n = X.shape[0]
         eta = float(self.eta)
-        bias_step = eta if self.fit_intercept else 0.0
 
         dual = self.form == "dual"
         pocket = self.form == "pocket"
+        fi = bool(self.fit_intercept)
+        d = X.shape[1]
+        # u holds the parameters and a trailing intercept: u = [w, b] (primal) or
+        # u = [v, b] with v_i = alpha_i y_i (dual); a chunk of samples becomes
+        # Z = [y_i x_i, y_i] (primal) or [y_i G_i, y_i] (dual), so Z @ u are the margins
+        # y_i (w.x_i + b) of the chunk in one matrix-vector product.
         if dual:
             G = X @ X.T if n <= _GRAM_MAX else None
-            v = np.zeros(n)                       # v_i = alpha_i y_i
-        w = np.zeros(X.shape[1])
-        b = 0.0
+            u = np.zeros(n + 1)
+        else:
+            u = np.zeros(d + 1)
+            Z_all = np.empty((n, d + 1))
+            np.multiply(X, t[:, None], out=Z_all[:, :d])
+            Z_all[:, d] = t if fi else 0.0
         updates = []
         if pocket:
-            best_err = self._errors(X, t, w, b)
-            best = (w.copy(), b, 0)
+            best_err = self._errors(X, t, u[:d], 0.0)
+            best = (np.zeros(d), 0.0, 0)
 
         converged = False
         epoch = 0
         for epoch in range(1, self.max_epochs + 1):
             order = rng.permutation(n) if self.shuffle else None
-            if dual or order is None:
-                Xe, te = X, t
-            else:                       # one gather per epoch; the windows below are views
-                Xe, te = X.take(order, axis=0), t.take(order)
             mistakes = 0
-            pos = 0
             window = 64
-            while pos < n:
-                # score the next `window` samples with the current weights
-                stop = min(n, pos + window)
+            # chunks of the epoch's visiting order, gathered once (cache-sized); inside a
+            # chunk, windows of upcoming samples are scored with the current weights
+            for c0 in range(0, n, _CHUNK):
+                c1 = min(n, c0 + _CHUNK)
+                rows = order[c0:c1] if order is not None else np.arange(c0, c1)
+                tc = t[rows] if dual else None
                 if dual:
-                    rows = order[pos:stop] if order is not None else slice(pos, stop)
-                    s = (G[rows] if G is not None else X[rows] @ X.T) @ v + b
-                    bad = (t[rows] * s) <= 0
+                    Z = np.empty((c1 - c0, n + 1))
+                    np.multiply(G[rows] if G is not None else X[rows] @ X.T, tc[:, None], out=Z[:, :n])
+                    Z[:, -1] = tc if fi else 0.0
                 else:
-                    s = Xe[pos:stop] @ w + b
-                    bad = (te[pos:stop] * s) <= 0
-                k = int(bad.argmax())
-                if not bad[k]:
-                    pos = stop
-                    window = min(2 * window, 2048)   # ~0.8 MB of rows at D = 50: stays in cache
-                    continue
-                # first mistake in the window: update, then rescore from the next sample
-                i = order[pos + k] if order is not None else pos + k
-                step = eta * t[i]
-                if dual:
-                    v[i] += step
-                else:
-                    w += step * X[i]
-                b += bias_step * t[i]
-                updates.append(i)
-                mistakes += 1
-                if pocket:
-                    err = self._errors(X, t, w, b)
-                    if err < best_err:
-                        best_err, best = err, (w.copy(), b, len(updates))
-                pos += k + 1
-                window = max(16, (3 * (k + 1)) // 2)
+                    Z = Z_all[c0:c1] if order is None else Z_all.take(rows, axis=0)
+                size = c1 - c0
+                pos = 0
+                while pos < size:
+                    stop = min(size, pos + window)
+                    bad = (Z[pos:stop] @ u) <= 0
+                    k = int(bad.argmax())
+                    if not bad[k]:
+                        pos = stop
+                        window = min(2 * window, _CHUNK)
+                        continue
+                    # first mistake in the window: update, then go on from the next sample
+                    k += pos
+                    i = int(rows[k])
+                    if dual:
+                        u[i] += eta * tc[k]
+                        u[-1] += eta * Z[k, -1]
+                    else:
+                        u += eta * Z[k]
+                    updates.append(i)
+                    mistakes += 1
+                    if pocket:
+                        err = self._errors(X, t, u[:d], u[-1])
+                        if err < best_err:
+                            best_err, best = err, (u[:d].copy(), u[-1], len(updates))
+                    window = max(16, (3 * (k + 1 - pos)) // 2)
+                    pos = k + 1
             if mistakes == 0:
                 converged = True
                 break
@@ -238,16 +249,18 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         self.converged_ = converged
         self._t = t
         self._X_updates = X[self.update_indices_] if updates else np.zeros((0, X.shape[1]))
+        b = float(u[-1])
         if dual:
+            v = u[:n]
             self.alpha_ = np.abs(v)          # alpha_i = n_i eta >= 0
             self.coef_ = X.T @ v
-            self.intercept_ = float(b)
+            self.intercept_ = b
         elif pocket:
             self.coef_, self.intercept_ = best[0], float(best[1])
             self.pocket_errors_ = int(best_err)
             self.pocket_update_ = best[2]
         else:
-            self.coef_, self.intercept_ = w, float(b)
+            self.coef_, self.intercept_ = u[:d].copy(), b
         if not converged and not pocket:
             warnings.warn(
                 f"Perceptron did not separate the data in {epoch} epochs ({self.n_mistakes_} updates): "

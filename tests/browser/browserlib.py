@@ -44,7 +44,8 @@ def find_chromium():
     driver = os.environ.get("LINBOOK_CHROMEDRIVER") or shutil.which("chromedriver")
     if not driver and os.access("/usr/lib/chromium/chromedriver", os.X_OK):
         driver = "/usr/lib/chromium/chromedriver"
-    return browser, driver
+    ok = lambda p: p if p and os.path.isfile(p) and os.access(p, os.X_OK) else None  # noqa: E731
+    return ok(browser), ok(driver)
 
 
 def free_port():
@@ -196,3 +197,13 @@ class Browser:
 
     def __exit__(self, *exc):
         self.close()
+
+
+if __name__ == "__main__":
+    # `make test` prints this line so a skipped browser test is visible, not just an "s".
+    _b, _d = find_chromium()
+    if _b and _d:
+        print(f"browser test: headless Chromium found ({_b}, {_d}); tests/browser will run")
+    else:
+        print("browser test SKIPPED: Chromium not found "
+              "(apt-get install chromium chromium-driver; in CI, CI=true makes this a failure)")

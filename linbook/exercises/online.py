@@ -1,0 +1,76 @@
+"""Self-checks for the exercises of the chapter "Online learning and stochastic optimisation".
+
+Derived in: chapter "Online learning and stochastic optimisation" § "Exercises".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import Property, exercise
+
+
+def _close(a, b, tol=1e-10):
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=tol, atol=tol))
+
+
+@exercise("online.polyak-average", "Recursive Polyak-Ruppert average (8.80)-(8.81)")
+def _polyak(fn):
+    rng = np.random.default_rng(0)
+    thetas = rng.standard_normal((25, 3))
+    bar = np.zeros(3)
+    for k in range(1, 26):
+        bar = np.asarray(fn(bar.copy(), thetas[k - 1].copy(), k), dtype=float)
+    yield Property("running it over 25 iterates gives their mean", _close(bar, thetas.mean(axis=0)),
+                   "after k updates the result must equal the plain average of the k iterates (8.80)")
+    first = np.asarray(fn(np.full(3, 7.0), thetas[0], 1), dtype=float)
+    yield Property("k = 1 returns the first iterate, whatever the old average",
+                   _close(first, thetas[0]), "with k = 1 the weight on the new iterate is 1/k = 1")
+    old = np.array([1.0, -2.0, 0.5])
+    yield Property("does not modify its inputs in place", (fn(old, thetas[1], 3) is not None) and
+                   _close(old, [1.0, -2.0, 0.5]), "return a new array instead of updating theta_bar in place")
+
+
+@exercise("online.rls-step", "One recursive-least-squares (Sherman-Morrison) update")
+def _rls(fn):
+    rng = np.random.default_rng(1)
+    D, N, lam = 3, 40, 0.5
+    X = rng.standard_normal((N, D))
+    y = X @ rng.standard_normal(D) + 0.1 * rng.standard_normal(N)
+    m, P = np.zeros(D), np.eye(D) / lam
+    one = fn(m.copy(), P.copy(), X[0].copy(), float(y[0]))
+    yield Property("returns a pair (m, P) of shapes (D,) and (D, D)",
+                   isinstance(one, tuple) and len(one) == 2 and np.shape(one[0]) == (D,)
+                   and np.shape(one[1]) == (D, D), "return (new_mean, new_P)")
+    for i in range(N):
+        m, P = fn(m, P, X[i], float(y[i]))
+        m, P = np.asarray(m, float), np.asarray(P, float)
+    ridge = np.linalg.solve(X.T @ X + lam * np.eye(D), X.T @ y)
+    yield Property("after all samples the mean equals the batch ridge solution (prior precision 0.5)",
+                   _close(m, ridge, 1e-8), "the posterior mean after N samples must be (X'X + lam I)^-1 X'y")
+    yield Property("P is the inverse of the accumulated precision",
+                   _close(P, np.linalg.inv(X.T @ X + lam * np.eye(D)), 1e-8),
+                   "P_k must equal (P_(k-1)^-1 + x x')^-1: check the denominator 1 + x'Px")
+    yield Property("P stays symmetric", _close(P, P.T, 1e-10), "use the outer product of the same vector P x")
+
+
+@exercise("online.adagrad-step", "One adagrad step (8.84)-(8.85)")
+def _adagrad(fn):
+    rng = np.random.default_rng(2)
+    theta, s = rng.standard_normal(4), rng.random(4)
+    g, eta, tau0 = rng.standard_normal(4), 0.3, 1e-3
+    out = fn(theta.copy(), g.copy(), s.copy(), eta, tau0)
+    ok_shape = isinstance(out, tuple) and len(out) == 2
+    yield Property("returns a pair (theta, s)", ok_shape, "return (theta_new, s_new)")
+    if not ok_shape:
+        return
+    s_new = s + g ** 2
+    yield Property("accumulates squared gradients (8.85)", _close(out[1], s_new),
+                   "s must grow by the elementwise square of the gradient")
+    yield Property("steps with the updated accumulator (8.84)",
+                   _close(out[0], theta - eta * g / (tau0 + np.sqrt(s_new))),
+                   "divide each coordinate by tau0 + sqrt(s_i) with s already including this gradient")
+    t2, s2 = fn(np.zeros(2), np.array([1e-3, 1e3]), np.zeros(2), 1.0, 0.0)
+    yield Property("first step moves every coordinate by eta, whatever its gradient scale",
+                   _close(np.abs(t2), [1.0, 1.0]), "with s = 0 and tau0 = 0 the first step is eta * sign(g)")

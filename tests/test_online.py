@@ -1,0 +1,326 @@
+"""linbook.online: streaming estimators against batch solutions and scikit-learn."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression as SkLogit
+from sklearn.linear_model import Ridge
+from sklearn.linear_model import SGDClassifier as SkSGDC
+from sklearn.linear_model import SGDRegressor as SkSGDR
+from sklearn.model_selection import cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from linbook.online import (LMS, OnlineGradientDescent, RecursiveLeastSquares, SGDClassifier, SGDRegressor,
+                            best_fixed_parameter, learning_rate_schedule, sgd_per_sample)
+
+
+def _reg(n=500, d=4, seed=0, scales=None):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * (np.ones(d) if scales is None else np.asarray(scales))
+    y = X @ rng.standard_normal(d) + 1.5 + 0.3 * rng.standard_normal(n)
+    return X, y
+
+
+def _clf(n=2000, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X @ np.linspace(1, -1, d) + 0.3)))).astype(int)
+    return X, y
+
+
+# ----------------------------------------------------------------- RLS = batch least squares
+
+@pytest.mark.parametrize("block_size", [1, 7, 64])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_rls_one_pass_equals_batch_least_squares(block_size, fit_intercept):
+    X, y = _reg(800, 5, scales=[1, 3, 0.2, 5, 1])
+    A = np.c_[X, np.ones(len(y))] if fit_intercept else X
+    w = np.linalg.lstsq(A, y, rcond=None)[0]
+    rls = RecursiveLeastSquares(block_size=block_size, fit_intercept=fit_intercept)
+    for s in range(0, len(y), 113):                       # uneven chunks
+        rls.partial_fit(X[s:s + 113], y[s:s + 113])
+    got = np.r_[rls.coef_, rls.intercept_] if fit_intercept else rls.coef_
+    np.testing.assert_allclose(got, w, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(rls.P_, np.linalg.inv(A.T @ A), rtol=1e-8, atol=1e-12)
+
+
+def test_rls_with_prior_equals_ridge():
+    X, y = _reg(300, 4, seed=1)
+    for alpha in (0.1, 10.0):
+        rls = RecursiveLeastSquares(alpha=alpha).fit(X, y)
+        ref = Ridge(alpha=alpha).fit(X, y)          # (1/2)||r||^2 + (alpha/2)||w||^2, intercept free
+        np.testing.assert_allclose(rls.coef_, ref.coef_, rtol=1e-9, atol=1e-10)
+        assert rls.intercept_ == pytest.approx(ref.intercept_, abs=1e-9)
+    rls = RecursiveLeastSquares(alpha=2.0, fit_intercept=False, noise_variance=4.0).fit(X, y)
+    np.testing.assert_allclose(rls.covariance_, 4.0 * np.linalg.inv(X.T @ X + 2.0 * np.eye(4)), rtol=1e-8)
+
+
+def test_rls_rank_deficient_without_prior_raises():
+    X, y = _reg(3, 5)
+    with pytest.raises(ValueError, match="rank deficient"):
+        RecursiveLeastSquares().fit(X, y)
+    RecursiveLeastSquares(alpha=1.0).fit(X, y)    # a prior makes it well posed
+
+
+# ----------------------------------------------------------------- SGD against scikit-learn and the reference
+
+def test_sgd_regressor_matches_sklearn_plain_sgd():
+    X, y = _reg(300, 3, seed=2)
+    a = SkSGDR(learning_rate="constant", eta0=0.01, penalty=None, shuffle=False, max_iter=2, tol=None).fit(X, y)
+    b = SGDRegressor(learning_rate="constant", eta0=0.01, alpha=0.0, shuffle=False, max_iter=2).fit(X, y)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-10)
+    assert b.intercept_ == pytest.approx(a.intercept_[0], rel=1e-10)
+
+
+def test_sgd_classifier_matches_sklearn_plain_sgd():
+    X, y = _clf(500, seed=3)
+    a = SkSGDC(loss="log_loss", learning_rate="constant", eta0=0.05, penalty=None, shuffle=False, max_iter=2,
+               tol=None).fit(X, y)
+    b = SGDClassifier(learning_rate="constant", eta0=0.05, alpha=0.0, shuffle=False, max_iter=2).fit(X, y)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-9)
+    np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-9)
+
+
+@pytest.mark.parametrize("loss", ["squared_error", "log_loss", "perceptron"])
+def test_fast_path_equals_per_sample_reference(loss):
+    X, y = (_reg(200, 3, seed=4) if loss == "squared_error" else _clf(200, seed=4))
+    ref, path = sgd_per_sample(X, y, loss=loss, eta=lambda k: 0.3 * (1 + k) ** -0.75, n_epochs=3,
+                               random_state=5)
+    kw = dict(alpha=0.0, fit_intercept=False, learning_rate="robbins_monro", eta0=0.3, tau0=1.0, kappa=0.75,
+              batch_size=1, max_iter=3, random_state=5)
+    est = SGDRegressor(**kw) if loss == "squared_error" else SGDClassifier(loss=loss, **kw)
+    est.fit(X, y)
+    np.testing.assert_allclose(np.ravel(est.coef_), ref, rtol=1e-11, atol=1e-12)
+    assert path.shape == (3 * 200 + 1, 3)
+
+
+def test_averaging_is_the_mean_of_the_iterates():
+    X, y = _reg(150, 3, seed=6)
+    _, path = sgd_per_sample(X, y, eta=0.02, n_epochs=1, shuffle=False)
+    est = SGDRegressor(alpha=0.0, fit_intercept=False, learning_rate="constant", eta0=0.02, average=True,
+                       shuffle=False, max_iter=1).fit(X, y)
+    np.testing.assert_allclose(est.coef_, path[1:].mean(axis=0), rtol=1e-11)
+    est2 = SGDRegressor(alpha=0.0, fit_intercept=False, learning_rate="constant", eta0=0.02, average=50,
+                        shuffle=False, max_iter=1).fit(X, y)
+    np.testing.assert_allclose(est2.coef_, path[50:].mean(axis=0), rtol=1e-11)
+
+
+def test_averaged_sgd_reaches_logistic_mle_on_a_large_stream():
+    """Stated tolerance: ||theta - theta_MLE|| < 0.03 after one pass over 60 000 samples (MLE s.e. ~0.01)."""
+    X, y = _clf(60_000, 4, seed=7)
+    mle = SkLogit(penalty=None, tol=1e-10, max_iter=1000).fit(X, y)
+    est = SGDClassifier(alpha=0.0, batch_size=4, learning_rate="robbins_monro", eta0=1.0, kappa=0.51,
+                        average=1000)
+    for s in range(0, len(y), 5000):
+        est.partial_fit(X[s:s + 5000], y[s:s + 5000], classes=[0, 1])
+    err = np.linalg.norm(np.r_[est.coef_.ravel() - mle.coef_.ravel(), est.intercept_ - mle.intercept_])
+    assert err < 0.03
+
+
+def test_penalised_sgd_reaches_penalised_optimum():
+    """mean NLL + alpha/2 ||w||^2 is sklearn LogisticRegression with C = 1/(alpha N)."""
+    X, y = _clf(20_000, 3, seed=8)
+    alpha = 1e-2
+    ref = SkLogit(C=1 / (alpha * len(y)), tol=1e-10, max_iter=1000).fit(X, y)
+    est = SGDClassifier(alpha=alpha, batch_size=8, eta0=1.0, kappa=0.6, average=500, max_iter=5,
+                        random_state=0).fit(X, y)
+    np.testing.assert_allclose(est.coef_, ref.coef_, atol=0.02)
+
+
+def test_multinomial_sgd_close_to_multinomial_mle():
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((6000, 2))
+    logits = X @ np.array([[1.0, -1.0, 0.0], [0.5, 0.5, -1.0]])
+    y = np.array(["a", "b", "c"])[np.argmax(logits + rng.gumbel(size=logits.shape), axis=1)]
+    ref = SkLogit(penalty=None, max_iter=1000).fit(X, y)
+    est = SGDClassifier(alpha=0.0, batch_size=8, eta0=1.0, kappa=0.6, average=500, max_iter=5,
+                        random_state=0).fit(X, y)
+    assert est.coef_.shape == (3, 2)
+    centred = lambda W: W - W.mean(axis=0)   # noqa: E731  softmax parameters are identified up to a shift
+    np.testing.assert_allclose(centred(est.coef_), centred(ref.coef_), atol=0.06)
+    np.testing.assert_allclose(est.predict_proba(X).sum(axis=1), 1.0)
+    assert np.mean(est.predict(X) == ref.predict(X)) > 0.98
+
+
+def test_adagrad_and_optimal_schedule_fit():
+    X, y = _reg(2000, 3, seed=10, scales=[1, 10, 0.3])
+    w = np.linalg.lstsq(np.c_[X, np.ones(len(y))], y, rcond=None)[0]
+    ada = SGDRegressor(alpha=0.0, adagrad=True, learning_rate="constant", eta0=0.5, max_iter=5,
+                       random_state=0).fit(X, y)
+    assert np.max(np.abs(np.r_[ada.coef_, ada.intercept_] - w)) < 0.05
+    opt = SGDRegressor(alpha=1e-3, learning_rate="optimal", eta0=0.005, max_iter=3, random_state=0).fit(X, y)
+    assert opt.score(X, y) > 0.99
+
+
+def test_learning_rate_schedule_values():
+    k = np.arange(1, 5)
+    np.testing.assert_allclose(learning_rate_schedule(k, "robbins_monro", eta0=2.0, tau0=3.0, kappa=0.5),
+                               2.0 / np.sqrt(3.0 + k))
+    np.testing.assert_allclose(learning_rate_schedule(k, "optimal", eta0=0.5, alpha=0.1),
+                               1.0 / (0.1 * (1 / (0.1 * 0.5) + k - 1)))
+    assert learning_rate_schedule(7, "constant", eta0=0.3) == 0.3
+    with pytest.raises(ValueError):
+        learning_rate_schedule(1, "bogus")
+
+
+# ----------------------------------------------------------------- partial_fit over chunks = fit
+
+@pytest.mark.parametrize("batch_size", [1, 4])
+def test_partial_fit_chunks_equal_fit_sgd(batch_size):
+    X, y = _clf(400, seed=11)
+    kw = dict(batch_size=batch_size, eta0=0.2, average=True, adagrad=True, alpha=1e-3)
+    full = SGDClassifier(shuffle=False, max_iter=1, **kw).fit(X, y)
+    part = SGDClassifier(**kw)
+    for s in range(0, 400, 40):          # chunk sizes are multiples of batch_size
+        part.partial_fit(X[s:s + 40], y[s:s + 40], classes=np.array([0, 1]))
+    np.testing.assert_allclose(part.coef_, full.coef_, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(part.intercept_, full.intercept_, rtol=1e-12, atol=1e-14)
+    Xr, yr = _reg(400, seed=11)
+    full = SGDRegressor(shuffle=False, max_iter=1, batch_size=batch_size).fit(Xr, yr)
+    part = SGDRegressor(batch_size=batch_size)
+    for s in range(0, 400, 40):
+        part.partial_fit(Xr[s:s + 40], yr[s:s + 40])
+    np.testing.assert_allclose(part.coef_, full.coef_, rtol=1e-12)
+
+
+def test_partial_fit_chunks_equal_fit_lms_and_rls():
+    X, y = _reg(300, 3, seed=12)
+    full = LMS(eta0=0.05, max_iter=1).fit(X, y)
+    part = LMS(eta0=0.05)
+    for s in range(0, 300, 37):
+        part.partial_fit(X[s:s + 37], y[s:s + 37])
+    np.testing.assert_allclose(part.coef_, full.coef_, rtol=1e-13)
+    full = RecursiveLeastSquares(alpha=0.5).fit(X, y)
+    part = RecursiveLeastSquares(alpha=0.5, block_size=16)
+    for s in range(0, 300, 37):
+        part.partial_fit(X[s:s + 37], y[s:s + 37])
+    np.testing.assert_allclose(part.coef_, full.coef_, rtol=1e-10)
+
+
+def test_lms_is_delta_rule_and_stopping_rule():
+    X, y = _reg(50, 2, seed=13)
+    lms = LMS(eta0=0.1, max_iter=1, record_path=True, theta0=[0.5, -1.0, 2.0]).fit(X, y)
+    theta = np.array([0.5, -1.0, 2.0])
+    for i in range(50):
+        xa = np.r_[1.0, X[i]]
+        theta = theta - 0.1 * (theta @ xa - y[i]) * xa          # (8.87)
+    np.testing.assert_allclose(np.r_[lms.intercept_, lms.coef_], theta, rtol=1e-12)
+    assert lms.path_.shape == (51, 3)
+    stop = LMS(eta0=0.1, max_iter=100, tol=1e-2).fit(X, y)
+    assert stop.converged_
+    d = np.diff(LMS(eta0=0.1, max_iter=100, record_path=True).fit(X, y).path_[: stop.t_ + 1], axis=0)
+    assert np.sum(d[-1] ** 2) < 1e-2 and np.all(np.sum(d[:-1] ** 2, axis=1) >= 1e-2)
+
+
+# ----------------------------------------------------------------- online gradient descent and regret
+
+def test_ogd_projection_and_regret_bound():
+    rng = np.random.default_rng(14)
+    X = rng.uniform(-1, 1, (600, 3))
+    y = X @ np.array([1.0, -0.5, 0.4]) + 0.3 * rng.standard_normal(600)
+    R = 1.5
+    G = np.max((R * np.linalg.norm(X, axis=1) + np.abs(y)) * np.linalg.norm(X, axis=1))
+    ogd = OnlineGradientDescent(radius=R, eta0=2 * R / G)
+    ogd.partial_fit(X[:300], y[:300]).partial_fit(X[300:], y[300:])
+    assert np.linalg.norm(ogd.coef_) <= R + 1e-12 and ogd.losses_.shape == (600,)
+    ks = np.array([10, 100, 600])
+    reg = ogd.regret(X, y, ks)
+    assert np.all(reg * ks <= 1.5 * 2 * R * G * np.sqrt(ks))
+    assert reg[-1] < reg[0]
+    theta, total = best_fixed_parameter(X, y, radius=0.5)
+    assert np.linalg.norm(theta) <= 0.5 + 1e-8
+    # the constrained optimum beats random feasible points
+    for _ in range(20):
+        t = rng.standard_normal(3)
+        t *= 0.5 * rng.random() / np.linalg.norm(t)
+        assert total <= 0.5 * np.sum((X @ t - y) ** 2) + 1e-9
+    thl, _ = best_fixed_parameter(X, (y > 0).astype(float), loss="log_loss")
+    ref = SkLogit(penalty=None, fit_intercept=False, tol=1e-12, max_iter=1000).fit(X, (y > 0).astype(int))
+    np.testing.assert_allclose(thl, ref.coef_.ravel(), atol=1e-4)
+    with pytest.raises(ValueError, match="samples played"):
+        ogd.regret(X[:10], y[:10])
+
+
+# ----------------------------------------------------------------- bad input
+
+def test_partial_fit_bad_input_is_refused():
+    X, y = _clf(100, seed=15)
+    clf = SGDClassifier()
+    with pytest.raises(ValueError, match="classes must be passed"):
+        clf.partial_fit(X, y)
+    clf.partial_fit(X[:50], y[:50], classes=[0, 1])
+    with pytest.raises(ValueError, match="not in classes"):
+        clf.partial_fit(X[:5], np.array([0, 1, 2, 1, 0]))
+    with pytest.raises(ValueError, match="features"):
+        clf.partial_fit(X[:5, :2], y[:5])
+    with pytest.raises(ValueError, match="differ from the classes"):
+        clf.partial_fit(X[:5], y[:5], classes=[0, 1, 2])
+    Xn = X[:5].copy()
+    Xn[2, 1] = np.nan
+    for est, args in [(clf, (Xn, y[:5])), (SGDRegressor(), (Xn, np.ones(5))), (LMS(), (Xn, np.ones(5))),
+                      (RecursiveLeastSquares(), (Xn, np.ones(5))), (OnlineGradientDescent(), (Xn, np.ones(5)))]:
+        with pytest.raises(ValueError, match="NaN"):
+            est.partial_fit(*args)
+    for est in (SGDRegressor(), LMS(), RecursiveLeastSquares(alpha=1.0)):
+        est.partial_fit(X[:20], y[:20].astype(float))
+        with pytest.raises(ValueError, match="features"):
+            est.partial_fit(X[:5, :2], np.ones(5))
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            est.partial_fit(X[:2], np.array([1.0, np.inf]))
+        with pytest.raises(ValueError, match="samples"):
+            est.partial_fit(X[:5], np.ones(4))
+
+
+def test_bad_parameters_and_labels():
+    X, y = _clf(50, seed=16)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        SGDClassifier().fit(X, np.zeros(50))
+    with pytest.raises(ValueError, match="class labels"):
+        SGDClassifier().fit(X, np.linspace(0, 1, 50))
+    with pytest.raises(ValueError, match="kappa"):
+        SGDClassifier(kappa=0.5).fit(X, y)
+    with pytest.raises(ValueError, match="alpha > 0"):
+        SGDRegressor(learning_rate="optimal", alpha=0.0).fit(X, y.astype(float))
+    with pytest.raises(ValueError, match="batch_size"):
+        SGDRegressor(batch_size=0).fit(X, y.astype(float))
+    with pytest.raises(ValueError, match="loss"):
+        SGDClassifier(loss="hinge").fit(X, y)
+    with pytest.raises(ValueError, match="predict_proba"):
+        SGDClassifier(loss="perceptron").fit(X, y).predict_proba(X)
+    with pytest.raises(ValueError, match="features"):
+        SGDClassifier().fit(X, y).predict(X[:, :2])
+
+
+# ----------------------------------------------------------------- sklearn conventions and progress
+
+@pytest.mark.parametrize("est", [SGDRegressor(batch_size=8, random_state=0), LMS(eta0=0.05, max_iter=5),
+                                 RecursiveLeastSquares(alpha=0.1)])
+def test_regressors_work_with_clone_pipeline_cv(est):
+    X, y = _reg(200, 3, seed=17)
+    c = clone(est)
+    assert c.get_params() == est.get_params()
+    scores = cross_val_score(make_pipeline(StandardScaler(), c), X, y, cv=3)
+    assert np.all(scores > 0.9)
+
+
+def test_classifier_works_with_clone_pipeline_cv():
+    X, y = _clf(600, seed=18)
+    labels = np.array(["no", "yes"])[y]
+    est = SGDClassifier(batch_size=8, max_iter=5, average=True, random_state=0)
+    scores = cross_val_score(make_pipeline(StandardScaler(), clone(est)), X, labels, cv=3)
+    assert np.all(scores > 0.6)
+    fitted = est.fit(X, labels)
+    assert set(fitted.predict(X)) <= {"no", "yes"}
+    np.testing.assert_allclose(fitted.predict_proba(X)[:, 1], 1 / (1 + np.exp(-fitted.decision_function(X))))
+    same = clone(est).fit(X, labels)
+    np.testing.assert_array_equal(same.coef_, fitted.coef_)       # random_state makes fit reproducible
+
+
+def test_verbose_progress_goes_to_stderr_only(capsys):
+    X, y = _clf(200, seed=19)
+    SGDClassifier(max_iter=3, verbose=1, random_state=0).fit(X, y)
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("epoch") == 3 and "mean loss" in err
+    SGDClassifier(max_iter=3, random_state=0).fit(X, y)
+    assert capsys.readouterr().err == ""

@@ -1,0 +1,176 @@
+"""linbook.Perceptron: exactness against the textbook loop, scikit-learn, bad input, plumbing."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import Perceptron as SkPerceptron
+from sklearn.model_selection import cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+import linbook
+from linbook.datasets import make_separable
+from linbook.perceptron import Perceptron, perceptron_reference
+
+
+def sep(n=200, d=3, margin=0.05, seed=0, b=0.3):
+    X, y, _ = make_separable(n, d, margin=margin, b=b, random_state=seed)
+    return X, y
+
+
+def orders(seed, n, epochs):
+    rng = np.random.default_rng(seed)
+    return [rng.permutation(n) for _ in range(epochs)]
+
+
+@pytest.mark.parametrize("form", ["primal", "dual", "pocket"])
+@pytest.mark.parametrize("shuffle", [True, False])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_exact_against_textbook_loop(form, shuffle, seed):
+    X, y = sep(seed=seed, d=2 + seed)
+    eta = 0.7
+    m = Perceptron(form=form, eta=eta, shuffle=shuffle, random_state=seed, max_epochs=200).fit(X, y)
+    order = orders(seed, len(y), 200) if shuffle else None
+    w, b, upd = perceptron_reference(X, y, eta=eta, max_epochs=200, order=order)
+    assert m.update_indices_.tolist() == upd          # the same sequence of updates
+    np.testing.assert_allclose(m.coef_, w, rtol=1e-12, atol=1e-12)
+    assert m.intercept_ == pytest.approx(b, abs=1e-12)
+    assert m.n_mistakes_ == len(upd)
+    assert m.converged_ or form == "pocket"
+    assert m.score(X, y) == 1.0
+
+
+def test_exact_on_larger_nonseparable_data():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((3000, 8))
+    y = np.where(X @ rng.standard_normal(8) + 0.8 * rng.standard_normal(3000) > 0, 1, -1)
+    with pytest.warns(ConvergenceWarning):
+        m = Perceptron(max_epochs=3, random_state=4).fit(X, y)
+    w, b, upd = perceptron_reference(X, y, max_epochs=3, order=orders(4, 3000, 3))
+    assert m.update_indices_.tolist() == upd
+    np.testing.assert_allclose(m.coef_, w, rtol=1e-10, atol=1e-10)
+    assert not m.converged_ and m.n_iter_ == 3
+
+
+def test_dual_equals_primal_and_alpha():
+    X, y = sep(seed=3)
+    p = Perceptron(form="primal", random_state=7).fit(X, y)
+    d = Perceptron(form="dual", random_state=7).fit(X, y)
+    assert p.update_indices_.tolist() == d.update_indices_.tolist()
+    np.testing.assert_allclose(d.coef_, p.coef_, atol=1e-10)
+    t = np.where(y == d.classes_[1], 1.0, -1.0)
+    np.testing.assert_allclose(d.coef_, X.T @ (d.alpha_ * t), atol=1e-12)
+    assert d.intercept_ == pytest.approx(np.sum(d.alpha_ * t))
+    counts = np.bincount(d.update_indices_, minlength=len(y))
+    np.testing.assert_allclose(d.alpha_, counts * d.eta)
+
+
+def test_matches_sklearn_without_shuffle():
+    X, y = sep(n=300, d=4, seed=4, margin=0.01)
+    for epochs in (1, 2, 3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            a = Perceptron(shuffle=False, max_epochs=epochs).fit(X, y)
+            b = SkPerceptron(shuffle=False, max_iter=epochs, tol=None).fit(X, y)
+        np.testing.assert_allclose(a.coef_, b.coef_.ravel(), rtol=1e-10, atol=1e-10)
+        assert a.intercept_ == pytest.approx(b.intercept_[0], abs=1e-10)
+
+
+def test_updates_record_and_determinism():
+    X, y = sep(seed=6)
+    m1 = Perceptron(random_state=11).fit(X, y)
+    m2 = Perceptron(random_state=11).fit(X, y)
+    assert m1.update_indices_.tolist() == m2.update_indices_.tolist()
+    rec = m1.updates_
+    assert len(rec) == m1.n_mistakes_
+    i, w, b = rec[-1]
+    np.testing.assert_allclose(w, m1.coef_, atol=1e-12)
+    assert b == pytest.approx(m1.intercept_)
+    # replaying the record: each update is w_prev + eta y_i x_i
+    t = np.where(y == m1.classes_[1], 1.0, -1.0)
+    prev = np.zeros(X.shape[1])
+    for i, w, _ in rec:
+        np.testing.assert_allclose(w, prev + t[i] * X[i], atol=1e-12)
+        prev = w
+
+
+def test_any_two_labels_and_sign_convention():
+    X, y = sep(seed=8)
+    labels = np.where(y > 0, "spam", "ham")
+    m = Perceptron(random_state=0).fit(X, labels)
+    assert m.classes_.tolist() == ["ham", "spam"]
+    assert set(m.predict(X)) <= {"ham", "spam"} and m.score(X, labels) == 1.0
+    # sign(0) = +1: a point on the hyperplane goes to classes_[1]
+    m.coef_ = np.zeros_like(m.coef_)
+    m.intercept_ = 0.0
+    assert m.predict(X[:1])[0] == "spam"
+
+
+def test_eta_only_rescales():
+    X, y = sep(seed=9)
+    a = Perceptron(eta=1.0, random_state=1).fit(X, y)
+    b = Perceptron(eta=0.01, random_state=1).fit(X, y)
+    assert a.update_indices_.tolist() == b.update_indices_.tolist()
+    np.testing.assert_allclose(b.coef_, 0.01 * a.coef_, atol=1e-12)
+
+
+def test_pocket_on_nonseparable():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((200, 2))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(200) > 0, 1, 0)
+    m = Perceptron(form="pocket", max_epochs=30, random_state=0).fit(X, y)
+    # the pocket holds the best weights visited along the primal run
+    errs = [np.sum((X @ w + b >= 0).astype(int) != y) for _, w, b in m.updates_]
+    assert m.pocket_errors_ == min(errs + [int(np.sum(y != 1))])
+    assert np.sum(m.predict(X) != y) == m.pocket_errors_
+
+
+def test_no_intercept():
+    X, y = sep(seed=10, b=0.0)
+    m = Perceptron(fit_intercept=False, random_state=0).fit(X, y)
+    assert m.intercept_ == 0.0
+    w, b, upd = perceptron_reference(X, y, max_epochs=1000, order=orders(0, len(y), 1000),
+                                     fit_intercept=False)
+    np.testing.assert_allclose(m.coef_, w)
+
+
+def test_bad_input():
+    X, y = sep()
+    with pytest.raises(ValueError, match="at most 2"):
+        Perceptron().fit(X, np.arange(len(y)) % 3)
+    with pytest.raises(ValueError, match="at least 2"):
+        Perceptron().fit(X, np.ones(len(y)))
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(ValueError):
+        Perceptron().fit(Xn, y)
+    with pytest.raises(ValueError):
+        Perceptron().fit(X, y[:-1])
+    with pytest.raises(ValueError):
+        Perceptron().fit(X, y + 0.5)        # continuous target
+    for bad in (dict(form="kernel"), dict(eta=0), dict(eta=-1), dict(max_epochs=0)):
+        with pytest.raises(ValueError):
+            Perceptron(**bad).fit(X, y)
+    m = Perceptron(random_state=0).fit(X, y)
+    with pytest.raises(ValueError):
+        m.predict(X[:, :2])
+
+
+def test_nonseparable_warns():
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    y = np.array([1, -1, 1, -1])
+    with pytest.warns(ConvergenceWarning, match="pocket"):
+        Perceptron(max_epochs=20, random_state=0).fit(X, y)
+
+
+def test_sklearn_plumbing():
+    X, y = sep(n=150, seed=12)
+    m = Perceptron(random_state=0)
+    c = clone(m)
+    assert c.get_params() == m.get_params()
+    s = cross_val_score(make_pipeline(StandardScaler(), c), X, y, cv=3)
+    assert s.shape == (3,) and np.all(s > 0.9)
+    assert linbook.Perceptron is Perceptron
