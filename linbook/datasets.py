@@ -28,7 +28,10 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 
 
 def as_rng(random_state=None):
-    """Return a ``numpy.random.Generator`` from a seed, a Generator, or None."""
+    """Return a ``numpy.random.Generator`` from a seed, a Generator, or None.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "Using linbook" (the seeding convention).
+    """
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, np.random.RandomState):
@@ -55,6 +58,8 @@ def make_gaussian_classes(n_per_class, means, covs, *, priors=None, random_state
     X : ndarray, shape (N, D)
     y : ndarray of int, shape (N,)
         Class index ``0..K-1``.
+
+    Derived in: chapter "Gaussian models and GDA" § "Gaussian discriminant analysis" (the generative model it samples).
     """
     rng = as_rng(random_state)
     means = np.atleast_2d(np.asarray(means, dtype=float))
@@ -87,6 +92,8 @@ def make_separable(n_samples=100, n_features=2, *, margin=0.5, radius=1.0, w=Non
     X : ndarray (n_samples, n_features)
     y : ndarray with values in ``labels`` (negative side first)
     w : ndarray, unit normal of the separating hyperplane
+
+    Derived in: chapter "The perceptron" § "Novikoff's bound" (data with a known margin).
     """
     rng = as_rng(random_state)
     if w is None:
@@ -120,6 +127,8 @@ def make_regression(n_samples=100, n_features=1, *, coef=None, intercept=0.0, no
     X : ndarray (n_samples, n_features), uniform on [x_low, x_high]
     y : ndarray (n_samples,)
     coef : ndarray (n_features,)
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "Regularisation as a prior" (the noise laws).
     """
     rng = as_rng(random_state)
     X = rng.uniform(x_low, x_high, size=(n_samples, n_features))
@@ -143,6 +152,8 @@ def load_csv(name):
     """Load ``linbook/data/<name>.csv`` as (header list, float ndarray).
 
     Provenance and licence of each file: ``linbook/data/README.md``.
+
+    Derived in: not a derivation; data provenance in linbook/data/README.md.
     """
     path = DATA_DIR / f"{name}.csv"
     if not path.exists():

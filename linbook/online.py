@@ -34,6 +34,7 @@ import numpy as np
 from scipy import linalg, optimize
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils import metadata_routing
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from .base import validate_X
@@ -142,7 +143,14 @@ def _progress(est, epoch, n_epochs, loss, eta):
 
 # --------------------------------------------------------------------------- minibatch SGD
 
-class _BaseSGD(BaseEstimator):
+class _NoRouting:
+    """No metadata routing for ``score`` (so sklearn adds no ``set_score_request``; the estimators
+    take no sample weights)."""
+
+    __metadata_request__score = {"sample_weight": metadata_routing.UNUSED}
+
+
+class _BaseSGD(_NoRouting, BaseEstimator):
     """Shared minibatch SGD engine; parameters are stored as ``W`` (D, M) and ``b`` (M,)."""
 
     def _residual(self, Z, Y):  # dLoss/dZ per sample, shape (B, M)
@@ -238,7 +246,7 @@ _SGD_DOC_PARAMS = """
     eta0 : float, default 0.1
     tau0 : float, default 1.0
         Offset of the Robbins-Monro schedule ``eta0 (tau0 + k)^(-kappa)``.
-    kappa : float in (0.5, 1], default 0.75
+    kappa : float in (0.5, 1], default 0.6
         Decay exponent of the Robbins-Monro schedule.
     average : bool or int, default False
         Polyak-Ruppert averaging (8.80) of the iterates; an int ``a`` starts the
@@ -284,7 +292,7 @@ class SGDRegressor(RegressorMixin, _BaseSGD):
     """
 
     def __init__(self, *, alpha=1e-4, fit_intercept=True, learning_rate="robbins_monro", eta0=0.1,
-                 tau0=1.0, kappa=0.75, average=False, adagrad=False, adagrad_tau0=1e-8, batch_size=1,
+                 tau0=1.0, kappa=0.6, average=False, adagrad=False, adagrad_tau0=1e-8, batch_size=1,
                  max_iter=5, shuffle=True, random_state=None, verbose=0):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -371,8 +379,11 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
     Derived in: chapter "Online learning and stochastic optimisation" § "Stochastic optimisation".
     """
 
+    # `classes` of partial_fit is not metadata to route (and no set_partial_fit_request is generated)
+    __metadata_request__partial_fit = {"classes": metadata_routing.UNUSED}
+
     def __init__(self, *, loss="log_loss", alpha=1e-4, fit_intercept=True, learning_rate="robbins_monro",
-                 eta0=0.1, tau0=1.0, kappa=0.75, average=False, adagrad=False, adagrad_tau0=1e-8,
+                 eta0=0.1, tau0=1.0, kappa=0.6, average=False, adagrad=False, adagrad_tau0=1e-8,
                  batch_size=1, max_iter=5, shuffle=True, random_state=None, verbose=0):
         self.loss = loss
         self.alpha = alpha
@@ -565,7 +576,7 @@ def sgd_per_sample(X, y, *, loss="squared_error", eta=0.1, n_epochs=1, shuffle=T
 
 # --------------------------------------------------------------------------- LMS
 
-class LMS(RegressorMixin, BaseEstimator):
+class LMS(RegressorMixin, _NoRouting, BaseEstimator):
     """Least mean squares (delta rule, Widrow-Hoff): ``theta <- theta - eta_k (yhat_k - y_k) x_k`` (8.87).
 
     Per-sample SGD on ``(1/2)(theta^T x - y)^2`` without penalty; a Python loop
@@ -695,7 +706,7 @@ class LMS(RegressorMixin, BaseEstimator):
 
 # --------------------------------------------------------------------------- RLS
 
-class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
+class RecursiveLeastSquares(RegressorMixin, _NoRouting, BaseEstimator):
     """Recursive least squares: the Kalman filter for a constant weight vector (recursive Bayes, 8.93).
 
     Model ``y = w^T x + b + eps``, ``eps ~ N(0, sigma^2)``, prior ``w ~ N(0, sigma^2 / alpha I)``

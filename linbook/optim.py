@@ -257,7 +257,8 @@ def gradient_descent(fun, x0, grad=None, *, step="backtracking", hess=None, max_
         if step == "backtracking":
             t, f_new, g_new, _ = backtracking(fg, x, f, g, d, c1=c1, shrink=shrink)
             if t == 0.0:
-                msg, k = "line search failed", k - 1
+                msg, k = "line search failed (at rounding level if converged)", k - 1
+                converged = bool(np.max(np.abs(g)) <= 1e3 * gtol)
                 break
         else:
             if step == "exact":
@@ -403,7 +404,8 @@ def nonlinear_cg(fun, x0, grad=None, *, max_iter=1000, gtol=1e-6, xtol=0.0):
             d = -g
         t, f_new, g_new, _ = wolfe_line_search(fg, x, f, g, d, t0=min(1.0, 2 * t_prev), c2=0.1)
         if t == 0.0:
-            msg, k = "line search failed", k - 1
+            msg, k = "line search failed (at rounding level if converged)", k - 1
+            converged = bool(np.max(np.abs(g)) <= 1e3 * gtol)
             break
         x_new = x + t * d
         small = _small_step(x_new - x, x, xtol)

@@ -20,7 +20,10 @@ _MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
 
 
 def use_book_style():
-    """Set the book's matplotlib defaults (size, grid, fonts). Call once per notebook."""
+    """Set the book's matplotlib defaults (size, grid, fonts). Call once per notebook.
+
+    Derived in: not a derivation; the book's figure style.
+    """
     plt.rcParams.update({
         "figure.figsize": (6.0, 4.0),
         "figure.dpi": 100,
@@ -36,7 +39,10 @@ def use_book_style():
 
 
 def grid_2d(xlim, ylim, n=200):
-    """Return ``(xx, yy, points)`` for an ``n x n`` grid over the given limits."""
+    """Return ``(xx, yy, points)`` for an ``n x n`` grid over the given limits.
+
+    Derived in: not a derivation; grid for contour plots.
+    """
     xs = np.linspace(*xlim, n)
     ys = np.linspace(*ylim, n)
     xx, yy = np.meshgrid(xs, ys)
@@ -50,7 +56,10 @@ def _limits(X, pad=0.1):
 
 
 def plot_classes(X, y, ax=None, labels=None, **kw):
-    """Scatter 2-D points coloured and marked by class."""
+    """Scatter 2-D points coloured and marked by class.
+
+    Derived in: not a derivation; used by every classification chapter.
+    """
     ax = ax or plt.gca()
     for i, c in enumerate(np.unique(y)):
         m = y == c
@@ -71,6 +80,8 @@ def plot_decision_boundary(predict, X, y=None, ax=None, *, proba=False, levels=N
         Maps an (m, 2) array to labels, or (with ``proba=True``) to the
         probability of the positive class, which is contoured at ``levels``
         (default 0.5).
+
+    Derived in: chapter "Logistic regression" § "Model" (decision boundary geometry).
     """
     ax = ax or plt.gca()
     if xlim is None or ylim is None:
@@ -102,6 +113,8 @@ def plot_gaussian_ellipse(mean, cov, ax=None, *, n_std=(1.0, 2.0), color="k", **
 
     The ellipse axes are the eigenvectors of ``cov``, half-lengths
     ``n_std * sqrt(eigenvalue)`` (chapter "Gaussian models and GDA", eq. (4.5)).
+
+    Derived in: chapter "Gaussian models and GDA" § "Mahalanobis distance" (eq. (4.5)).
     """
     ax = ax or plt.gca()
     vals, vecs = np.linalg.eigh(np.asarray(cov, dtype=float))
@@ -117,7 +130,10 @@ def plot_gaussian_ellipse(mean, cov, ax=None, *, n_std=(1.0, 2.0), color="k", **
 
 def plot_contours_with_path(f, path=None, ax=None, *, xlim=(-2, 2), ylim=(-2, 2), n=200, levels=30,
                             label=None, color="C1", log_levels=False):
-    """Contours of ``f(x, y)`` (vectorised over arrays) with an optimiser's path on top."""
+    """Contours of ``f(x, y)`` (vectorised over arrays) with an optimiser's path on top.
+
+    Derived in: chapter "Optimizers" § "Gradient descent" (figures 8.2-8.4).
+    """
     ax = ax or plt.gca()
     xx, yy, _ = grid_2d(xlim, ylim, n)
     zz = f(xx, yy)

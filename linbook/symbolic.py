@@ -69,12 +69,18 @@ __all__ = [
 
 
 class DerivationError(AssertionError):
-    """A derivation step does not hold. The message shows both sides."""
+    """A derivation step does not hold. The message shows both sides.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
+    """
 
 
 @dataclass(frozen=True)
 class Check:
-    """Record of a passed check; prints as one line such as ``ok  eq. (8.5)  [symbolic]``."""
+    """Record of a passed check; prints as one line such as ``ok  eq. (8.5)  [symbolic]``.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
+    """
 
     label: str
     method: str
@@ -168,6 +174,8 @@ def check_equal(lhs, rhs, label="step", *, method="auto", n_points=12, seed=0, r
     DerivationError
         If the sides differ (symbolically proven, or at some random point), or
         if ``method="symbolic"`` and sympy cannot prove equality.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """
     if method not in ("auto", "symbolic", "numeric"):
         raise ValueError("method must be 'auto', 'symbolic' or 'numeric'")
@@ -216,6 +224,8 @@ def check_numeric(f, g, label="step", *, points=None, n_points=20, low=-2.0, hig
         float or array.
     points : sequence, optional
         Points to test; default ``n_points`` uniform draws from [low, high]^dim.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """
     rng = np.random.default_rng(seed)
     if points is None:
@@ -241,6 +251,8 @@ def check_integral(f, value, label="integral", *, limits=((-np.inf, np.inf),), r
         The claimed value of the integral.
     limits : tuple of (low, high)
         One pair for 1-D, two pairs for 2-D (the first for ``x``).
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """
     from scipy import integrate
 
@@ -258,7 +270,10 @@ def check_integral(f, value, label="integral", *, limits=((-np.inf, np.inf),), r
 
 
 def numeric_grad(f, x, eps=1e-6):
-    """Central finite-difference gradient of scalar ``f`` at ``x``."""
+    """Central finite-difference gradient of scalar ``f`` at ``x``.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
+    """
     x = np.asarray(x, dtype=float)
     g = np.empty_like(x)
     for i in range(x.size):
@@ -269,7 +284,10 @@ def numeric_grad(f, x, eps=1e-6):
 
 
 def numeric_hessian(grad_f, x, eps=1e-6):
-    """Central finite-difference Jacobian of a gradient function (a Hessian), symmetrised."""
+    """Central finite-difference Jacobian of a gradient function (a Hessian), symmetrised.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
+    """
     x = np.asarray(x, dtype=float).ravel()
     H = np.empty((x.size, x.size))
     for i in range(x.size):
@@ -280,7 +298,10 @@ def numeric_hessian(grad_f, x, eps=1e-6):
 
 
 def check_gradient(f, grad_f, x, label="gradient", *, eps=1e-6, rtol=1e-5, atol=1e-7):
-    """Check an analytic gradient against central finite differences at ``x``."""
+    """Check an analytic gradient against central finite differences at ``x``.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
+    """
     x = np.asarray(x, dtype=float)
     g = np.asarray(grad_f(x), dtype=float)
     n = numeric_grad(f, x, eps)
@@ -292,7 +313,10 @@ def check_gradient(f, grad_f, x, label="gradient", *, eps=1e-6, rtol=1e-5, atol=
 
 
 def check_hessian(grad_f, hess_f, x, label="Hessian", *, eps=1e-6, rtol=1e-5, atol=1e-6):
-    """Check an analytic Hessian against finite differences of the gradient at ``x``."""
+    """Check an analytic Hessian against finite differences of the gradient at ``x``.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
+    """
     H = np.asarray(hess_f(x), dtype=float)
     n = numeric_hessian(grad_f, x, eps)
     if H.shape != n.shape:
@@ -303,7 +327,10 @@ def check_hessian(grad_f, hess_f, x, label="Hessian", *, eps=1e-6, rtol=1e-5, at
 
 
 def check_close(actual, expected, label="values", *, rtol=1e-8, atol=1e-10):
-    """Check two arrays (or numbers) agree within tolerance."""
+    """Check two arrays (or numbers) agree within tolerance.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
+    """
     a, b = np.asarray(actual, dtype=float), np.asarray(expected, dtype=float)
     if a.shape != b.shape:
         _fail(label, f"shapes differ: {a.shape} vs {b.shape}", a, b)
@@ -313,7 +340,10 @@ def check_close(actual, expected, label="values", *, rtol=1e-8, atol=1e-10):
 
 
 def check_true(condition, label="claim", *, detail=""):
-    """Check a boolean claim (e.g. an inequality evaluated on data); raise if it is false."""
+    """Check a boolean claim (e.g. an inequality evaluated on data); raise if it is false.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
+    """
     if isinstance(condition, sp.Basic):
         condition = bool(sp.simplify(condition))
     if not bool(np.all(condition)):
@@ -322,7 +352,10 @@ def check_true(condition, label="claim", *, detail=""):
 
 
 def check_positive_definite(M, label="positive definite"):
-    """Check a symmetric numeric matrix is positive definite (Cholesky succeeds)."""
+    """Check a symmetric numeric matrix is positive definite (Cholesky succeeds).
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
+    """
     M = np.asarray(M, dtype=float)
     if M.ndim != 2 or M.shape[0] != M.shape[1]:
         _fail(label, f"not a square matrix: shape {M.shape}", M, "square")
@@ -337,28 +370,43 @@ def check_positive_definite(M, label="positive definite"):
 
 
 def vector_symbols(name, n, **assumptions):
-    """Column sympy Matrix ``[name_0, ..., name_{n-1}]^T`` of scalar symbols."""
+    """Column sympy Matrix ``[name_0, ..., name_{n-1}]^T`` of scalar symbols.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
+    """
     return sp.Matrix(sp.symbols(f"{name}_0:{n}", **assumptions))
 
 
 def matrix_symbols(name, rows, cols, **assumptions):
-    """``rows x cols`` sympy Matrix whose entries are scalar symbols ``name_ij``."""
+    """``rows x cols`` sympy Matrix whose entries are scalar symbols ``name_ij``.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
+    """
     return sp.Matrix(rows, cols, lambda i, j: sp.Symbol(f"{name}_{i}{j}", **assumptions))
 
 
 def symmetric_matrix_symbols(name, n, **assumptions):
-    """Symmetric ``n x n`` sympy Matrix of scalar symbols (``name_ij`` with i <= j)."""
+    """Symmetric ``n x n`` sympy Matrix of scalar symbols (``name_ij`` with i <= j).
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
+    """
     return sp.Matrix(n, n, lambda i, j: sp.Symbol(f"{name}_{min(i, j)}{max(i, j)}", **assumptions))
 
 
 def grad(expr, vec):
-    """Gradient (column Matrix) of scalar ``expr`` with respect to the symbols in ``vec``."""
+    """Gradient (column Matrix) of scalar ``expr`` with respect to the symbols in ``vec``.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
+    """
     vec = list(vec)
     return sp.Matrix([sp.diff(expr, v) for v in vec])
 
 
 def hessian(expr, vec):
-    """Hessian Matrix of scalar ``expr`` with respect to the symbols in ``vec``."""
+    """Hessian Matrix of scalar ``expr`` with respect to the symbols in ``vec``.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
+    """
     return sp.hessian(expr, list(vec))
 
 
@@ -369,5 +417,7 @@ def grad_matrix(expr, M):
     derivative with respect to the shared entries (off-diagonals count twice);
     use :func:`matrix_symbols` for the unconstrained derivative of identities
     such as (4.10).
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """
     return M.applyfunc(lambda m: sp.diff(expr, m))

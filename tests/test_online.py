@@ -109,7 +109,7 @@ def test_averaging_is_the_mean_of_the_iterates():
 def test_averaged_sgd_reaches_logistic_mle_on_a_large_stream():
     """Stated tolerance: ||theta - theta_MLE|| < 0.03 after one pass over 60 000 samples (MLE s.e. ~0.01)."""
     X, y = _clf(60_000, 4, seed=7)
-    mle = SkLogit(penalty=None, tol=1e-10, max_iter=1000).fit(X, y)
+    mle = SkLogit(C=np.inf, tol=1e-10, max_iter=1000).fit(X, y)
     est = SGDClassifier(alpha=0.0, batch_size=4, learning_rate="robbins_monro", eta0=1.0, kappa=0.51,
                         average=1000)
     for s in range(0, len(y), 5000):
@@ -133,7 +133,7 @@ def test_multinomial_sgd_close_to_multinomial_mle():
     X = rng.standard_normal((6000, 2))
     logits = X @ np.array([[1.0, -1.0, 0.0], [0.5, 0.5, -1.0]])
     y = np.array(["a", "b", "c"])[np.argmax(logits + rng.gumbel(size=logits.shape), axis=1)]
-    ref = SkLogit(penalty=None, max_iter=1000).fit(X, y)
+    ref = SkLogit(C=np.inf, max_iter=1000).fit(X, y)
     est = SGDClassifier(alpha=0.0, batch_size=8, eta0=1.0, kappa=0.6, average=500, max_iter=5,
                         random_state=0).fit(X, y)
     assert est.coef_.shape == (3, 2)
@@ -236,7 +236,7 @@ def test_ogd_projection_and_regret_bound():
         t *= 0.5 * rng.random() / np.linalg.norm(t)
         assert total <= 0.5 * np.sum((X @ t - y) ** 2) + 1e-9
     thl, _ = best_fixed_parameter(X, (y > 0).astype(float), loss="log_loss")
-    ref = SkLogit(penalty=None, fit_intercept=False, tol=1e-12, max_iter=1000).fit(X, (y > 0).astype(int))
+    ref = SkLogit(C=np.inf, fit_intercept=False, tol=1e-12, max_iter=1000).fit(X, (y > 0).astype(int))
     np.testing.assert_allclose(thl, ref.coef_.ravel(), atol=1e-4)
     with pytest.raises(ValueError, match="samples played"):
         ogd.regret(X[:10], y[:10])
@@ -294,7 +294,7 @@ def test_bad_parameters_and_labels():
 
 # ----------------------------------------------------------------- sklearn conventions and progress
 
-@pytest.mark.parametrize("est", [SGDRegressor(batch_size=8, random_state=0), LMS(eta0=0.05, max_iter=5),
+@pytest.mark.parametrize("est", [SGDRegressor(random_state=0), LMS(eta0=0.05, max_iter=5),
                                  RecursiveLeastSquares(alpha=0.1)])
 def test_regressors_work_with_clone_pipeline_cv(est):
     X, y = _reg(200, 3, seed=17)

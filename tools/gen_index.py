@@ -36,7 +36,7 @@ OUT = ROOT / "chapters" / "backmatter" / "index_map.md"
 NAMESPACES = ["numerics", "symbolic", "datasets", "plotting", "optim", "online"]
 NOTE_FILE = re.compile(r"\b(\d{3}_[0-9a-f]{16}\.txt)\b")
 REFS = [
-    ("eq.", re.compile(r"\b(?:eqs?\.|equations?)\s*\(?\s*((?:\d+\.)+\d+[a-z]?)\s*\)?", re.I)),
+    ("eq.", re.compile(r"\b(?:eqs?\.|equations?)\s*(?:\(\s*((?:\d+\.)*\d+[a-z]?)\s*\)|((?:\d+\.)+\d+[a-z]?))", re.I)),
     ("Figure", re.compile(r"\b(?:fig\.|figures?)\s+((?:\d+\.)+\d+[a-z]?)", re.I)),
     ("Algorithm", re.compile(r"\balgorithms?\s+((?:\d+\.)+\d+)", re.I)),
     ("Table", re.compile(r"\btables?\s+((?:\d+\.)+\d+)", re.I)),
@@ -135,7 +135,8 @@ def load_chapter(nb_path, depth):
                 for m in pat.finditer(line):
                     # the note named on this line before the reference, else the last one named
                     before = NOTE_FILE.findall(line[:m.start()])
-                    refs.append({"kind": kind, "number": m.group(1).rstrip("."),
+                    number = next(g for g in m.groups() if g)
+                    refs.append({"kind": kind, "number": number.rstrip("."),
                                  "note": before[-1] if before else note, "section": current})
         ids_at.append((current, src))
     return {"stem": nb_path.stem, "title": title, "sections": sections, "refs": refs, "cells": ids_at}

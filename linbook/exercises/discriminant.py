@@ -1,0 +1,63 @@
+"""Self-checks for the exercises of chapter "Generative vs discriminative classifiers".
+
+Derived in: chapter "Generative vs discriminative classifiers" § "Exercises".
+"""
+
+import numpy as np
+from scipy import stats
+
+from linbook.exercises import Property, exercise
+
+
+@exercise("gendisc.marginal-posterior", "GDA posterior with missing features")
+def _marg(fn):
+    rng = np.random.default_rng(0)
+    d, C = 4, 3
+    mus = rng.normal(size=(C, d))
+    Sig = []
+    for _ in range(C):
+        A = rng.normal(size=(d, d))
+        Sig.append(A @ A.T + np.eye(d))
+    pis = np.array([0.2, 0.3, 0.5])
+
+    def ref(x):
+        o = ~np.isnan(x)
+        if not o.any():
+            return pis
+        lj = np.array([np.log(p) + stats.multivariate_normal(m[o], S[np.ix_(o, o)]).logpdf(x[o])
+                       for p, m, S in zip(pis, mus, Sig)])
+        lj -= lj.max()
+        return np.exp(lj) / np.exp(lj).sum()
+    x = rng.normal(size=d)
+    yield Property("complete input: the GDA posterior", np.allclose(fn(x, pis, mus, Sig), ref(x), atol=1e-10),
+                   "use log pi_c + log N(x | mu_c, Sigma_c), normalised")
+    xm = x.copy(); xm[[1, 3]] = np.nan
+    yield Property("missing entries are marginalised", np.allclose(fn(xm, pis, mus, Sig), ref(xm), atol=1e-10),
+                   "keep the rows AND columns of Sigma_c for the observed features (not zero-filling, not the mean)")
+    yield Property("nothing observed gives the prior", np.allclose(fn(np.full(d, np.nan), pis, mus, Sig), pis),
+                   "with no observed feature the likelihood is 1")
+
+
+@exercise("gendisc.fisher-direction", "Two-class Fisher direction")
+def _fisher(fn):
+    rng = np.random.default_rng(1)
+    ok = True
+    for d in (2, 5):
+        A = rng.normal(size=(d, d))
+        X = rng.normal(size=(80, d)) @ A
+        y = np.repeat([3, 7], 40)
+        X[y == 7] += rng.normal(size=d)
+        m0, m1 = X[y == 3].mean(0), X[y == 7].mean(0)
+        R = np.where((y == 3)[:, None], X - m0, X - m1)
+        ref = np.linalg.solve(R.T @ R, m1 - m0)
+        w = np.asarray(fn(X, y), dtype=float).ravel()
+        ok &= w.shape == ref.shape and abs(w @ ref) / np.linalg.norm(w) / np.linalg.norm(ref) > 1 - 1e-8 and w @ ref > 0
+    yield Property("parallel to S_W^-1 (mu2 - mu1), pointing to the second class", bool(ok),
+                   "S_W is the within-class scatter (each class centred on its own mean)")
+
+
+@exercise("gendisc.param-count", "Parameters of the Gaussian generative classifier")
+def _params(fn):
+    ok = all(int(fn(M)) == 2 * M + M * (M + 1) // 2 + 1 for M in range(1, 30))
+    yield Property("counts means, shared covariance and the prior", ok,
+                   "two mean vectors, a symmetric covariance, and one free prior")

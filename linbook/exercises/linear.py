@@ -1,0 +1,81 @@
+"""Self-checks for the exercises of the chapter "Linear regression".
+
+Derived in: chapter "Linear regression" § "Exercises".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import Property, exercise
+
+
+def _ref_ls(X, y):
+    xm, ym = X.mean(axis=0), y.mean()
+    w = np.linalg.pinv(X - xm) @ (y - ym)
+    return w, ym - xm @ w
+
+
+def _ref_ridge(X, y, lam):
+    xm, ym = X.mean(axis=0), y.mean()
+    Xc = X - xm
+    w = np.linalg.solve(Xc.T @ Xc + lam * np.eye(X.shape[1]), Xc.T @ (y - ym))
+    return w, ym - xm @ w
+
+
+def _close(a, b, tol=1e-7):
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and np.allclose(a, b, rtol=tol, atol=tol)
+
+
+@exercise("linear.least-squares", "Least squares with an intercept, minimum norm")
+def _least_squares(fn):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3)) + 2.0
+    y = X @ [1.0, -1.0, 2.0] + 0.5 + 0.1 * rng.normal(size=30)
+    w, b = fn(X.copy(), y.copy())
+    rw, rb = _ref_ls(X, y)
+    yield Property("returns (w, b) with w of shape (D,)", np.shape(w) == (3,), "w should have one entry per column of X")
+    yield Property("matches least squares on full-rank data", _close(w, rw) and _close(b, rb),
+                   "the gradient X^T(Xw + b - y) and the residual sum should both vanish")
+    Xw = rng.normal(size=(5, 9))
+    yw = rng.normal(size=5)
+    w, b = fn(Xw.copy(), yw.copy())
+    rw, rb = _ref_ls(Xw, yw)
+    fits = _close(Xw @ np.asarray(w) + b, yw, 1e-6)
+    yield Property("fits D > N data exactly", fits, "with more features than samples the residual can be zero")
+    yield Property("returns the minimum-norm solution when D > N", _close(w, rw, 1e-6),
+                   "many w fit exactly; pick the one of smallest norm (no component in the null space of X)")
+
+
+@exercise("linear.ridge", "Ridge regression with an unpenalised intercept")
+def _ridge(fn):
+    rng = np.random.default_rng(1)
+    for n, d, lam in [(40, 3, 2.0), (8, 20, 0.5), (50, 5, 1e-3)]:
+        X = rng.normal(size=(n, d)) + 1.0
+        y = X @ rng.normal(size=d) + 3.0 + 0.2 * rng.normal(size=n)
+        w, b = fn(X.copy(), y.copy(), lam)
+        rw, rb = _ref_ridge(X, y, lam)
+        yield Property(f"matches the ridge minimiser (N={n}, D={d}, lam={lam})", _close(w, rw) and _close(b, rb),
+                       "objective is 1/2||y - Xw - b||^2 + lam/2 ||w||^2; is the intercept penalised, "
+                       "or is lam doubled?")
+
+
+@exercise("linear.lasso-coordinate", "The lasso's coordinate update (soft thresholding)")
+def _lasso_coordinate(fn):
+    z = np.array([-3.0, -1.0, -0.5, 0.0, 0.2, 0.5, 0.7, 2.5])
+    a, lam = 2.0, 0.5
+    ref = np.sign(z) * np.maximum(np.abs(z) - lam, 0.0) / a
+    out = np.asarray(fn(z.copy(), a, lam), dtype=float)
+    yield Property("returns one value per z", out.shape == z.shape, "apply the update elementwise")
+    yield Property("is exactly zero when |z| <= lam", out.shape == z.shape and np.all(out[np.abs(z) <= lam] == 0),
+                   "the minimiser is 0 whenever 0 is in the subdifferential")
+    yield Property("matches the minimiser for |z| > lam", out.shape == z.shape and np.allclose(out, ref),
+                   "check the stationarity condition a w - z + lam sign(w) = 0")
+    rng = np.random.default_rng(2)
+    zz = rng.normal(size=50) * 3
+    obj = lambda wv: 0.5 * a * wv**2 - zz * wv + lam * np.abs(wv)
+    o = np.asarray(fn(zz.copy(), a, lam), dtype=float)
+    ok = o.shape == zz.shape and all(np.all(obj(o) <= obj(o + d) + 1e-12) for d in (-1e-3, 1e-3))
+    yield Property("is a minimiser of a/2 w^2 - z w + lam|w| on random z", ok,
+                   "a small move in either direction should not lower the objective")

@@ -1,0 +1,111 @@
+"""Self-checks for the exercises of chapter "Logistic regression".
+
+Derived in: chapter "Logistic regression" § "Exercises".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import log_ndtr
+
+from linbook.exercises import Property, exercise
+from linbook.numerics import log1pexp, sigmoid, softmax
+
+
+def _close(a, b, rtol=1e-7, atol=1e-9):
+    try:
+        a = np.asarray(a, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    b = np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(np.all(np.isfinite(a))) and np.allclose(a, b, rtol=rtol, atol=atol)
+
+
+def _data(rng, n=30, d=3):
+    X = rng.normal(size=(n, d))
+    y = (rng.random(n) < 0.5).astype(float)
+    return X, y
+
+
+def _ref_nll_grad_hess(X, y, w):
+    z = X @ w
+    mu = sigmoid(z)
+    nll = float(np.sum(log1pexp(z) - y * z))
+    return nll, X.T @ (mu - y), X.T @ ((mu * (1 - mu))[:, None] * X)
+
+
+@exercise("logreg.nll-grad-hess", "NLL, gradient X'(mu - y) and Hessian X'SX of logistic regression")
+def _check_nll(fn):
+    rng = np.random.default_rng(0)
+    X, y = _data(rng)
+    w = rng.normal(size=3)
+    nll, g, H = fn(X, y, w)
+    rn, rg, rH = _ref_nll_grad_hess(X, y, w)
+    yield Property("NLL matches on random data", _close(nll, rn), "use sum_i log(1 + exp(z_i)) - y_i z_i, summed (not averaged)")
+    yield Property("gradient matches", _close(g, rg), "the gradient is X'(mu - y), same length as w")
+    yield Property("Hessian matches", _close(H, rH), "the Hessian is X' S X with S = diag(mu (1 - mu))")
+    yield Property("Hessian is symmetric positive semi-definite",
+                   _close(H, np.transpose(H)) and np.linalg.eigvalsh(np.asarray(H, float)).min() > -1e-10)
+    wb = 500.0 * w
+    nll, g, H = fn(X, y, wb)
+    rn, rg, rH = _ref_nll_grad_hess(X, y, wb)
+    yield Property("finite and exact for huge weights (|z| ~ 1000)", _close(nll, rn, rtol=1e-10),
+                   "log(1 + exp(z)) overflows for z > 709: use a stable softplus (linbook.log1pexp)")
+
+
+@exercise("logreg.newton-step", "One Newton (IRLS) step for l2-regularised logistic regression")
+def _check_newton(fn):
+    rng = np.random.default_rng(1)
+    X, y = _data(rng, n=40, d=4)
+    for lam in (0.0, 2.0):
+        w = rng.normal(size=4) * 0.3
+        _, g, H = _ref_nll_grad_hess(X, y, w)
+        ref = w - np.linalg.solve(H + lam * np.eye(4), g + lam * w)
+        out = fn(X, y, w, lam)
+        yield Property(f"matches the Newton step for lam = {lam:g}", _close(out, ref),
+                       "objective NLL + (lam/2)||w||^2: gradient g + lam w, Hessian X'SX + lam I")
+    w = np.zeros(4)
+    out = fn(X, y, w, 1.0)
+    _, g, H = _ref_nll_grad_hess(X, y, w)
+    yield Property("from w = 0", _close(out, -np.linalg.solve(H + np.eye(4), g)))
+
+
+@exercise("logreg.softmax-grad", "Gradient of the multinomial NLL with respect to W (D x C)")
+def _check_softmax(fn):
+    rng = np.random.default_rng(2)
+    n, d, C = 25, 3, 4
+    X = rng.normal(size=(n, d))
+    yi = rng.integers(0, C, n)
+    Y = np.eye(C)[yi]
+    W = rng.normal(size=(d, C))
+    ref = X.T @ (softmax(X @ W, axis=1) - Y)
+    out = fn(X, Y, W)
+    yield Property("shape (D, C)", np.shape(out) == (d, C), "one column per class, as W")
+    yield Property("matches sum_i (mu_i - y_i) x_i' on random data", _close(out, ref),
+                   "column c is sum_i (mu_ic - y_ic) x_i")
+    out = fn(X, Y, 300.0 * W)
+    yield Property("finite for large scores", _close(out, X.T @ (softmax(X @ (300.0 * W), axis=1) - Y)),
+                   "subtract the row maximum before exponentiating")
+    yield Property("columns sum to zero (softmax is shift invariant)", _close(np.sum(out, axis=1), np.zeros(d), atol=1e-8))
+
+
+@exercise("logreg.probit-nll", "Stable probit NLL and gradient")
+def _check_probit(fn):
+    rng = np.random.default_rng(3)
+    X, y = _data(rng, n=30, d=2)
+    t = 2 * y - 1
+
+    def ref(w):
+        u = t * (X @ w)
+        lp = log_ndtr(u)
+        lam = np.exp(-0.5 * u * u - 0.5 * np.log(2 * np.pi) - lp)
+        return float(-lp.sum()), -X.T @ (t * lam)
+
+    for scale in (1.0, 40.0):
+        w = scale * rng.normal(size=2)
+        nll, g = fn(X, y, w)
+        rn, rg = ref(w)
+        yield Property(f"NLL matches (|w| scale {scale:g})", _close(nll, rn, rtol=1e-9),
+                       "use scipy.special.log_ndtr for log Phi; 1 - Phi(z) = Phi(-z)")
+        yield Property(f"gradient matches (|w| scale {scale:g})", _close(g, rg, rtol=1e-7),
+                       "d/dz log Phi(u) = phi(u)/Phi(u); compute the ratio as exp(log phi - log Phi)")

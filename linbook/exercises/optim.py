@@ -1,0 +1,111 @@
+"""Self-checks for the exercises of chapter "Optimizers".
+
+Derived in: chapter "Optimizers" § "Exercises".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from linbook.exercises import Property, exercise
+from linbook.numerics import sigmoid
+from linbook.optim import bfgs_update_H, lbfgs_two_loop
+
+
+def _close(a, b, rtol=1e-8, atol=1e-10):
+    try:
+        a = np.asarray(a, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    b = np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(np.all(np.isfinite(a))) and np.allclose(a, b, rtol=rtol, atol=atol)
+
+
+def _spd(rng, d):
+    A = rng.normal(size=(d, d))
+    return A @ A.T + d * np.eye(d)
+
+
+@exercise("optim.backtracking", "Armijo backtracking line search")
+def _check_backtracking(fn):
+    def f(x):
+        return 0.5 * (x[0] ** 2 - x[1]) ** 2 + 0.5 * (x[0] - 1) ** 2
+
+    def g(x):
+        return np.array([2 * x[0] * (x[0] ** 2 - x[1]) + x[0] - 1, -(x[0] ** 2 - x[1])])
+
+    rng = np.random.default_rng(0)
+    ok_armijo, ok_max = True, True
+    for _ in range(20):
+        x = rng.normal(size=2) * 2
+        d = -g(x)
+        t = float(fn(f, g, x, d))
+        ok_armijo &= f(x + t * d) <= f(x) + 1e-4 * t * g(x) @ d + 1e-12
+        ok_max &= 0 < t <= 1.0
+    yield Property("returned step satisfies the Armijo condition (c1 = 1e-4)", bool(ok_armijo),
+                   "shrink t until f(x + t d) <= f(x) + c1 t g'd")
+    yield Property("step is in (0, 1]", bool(ok_max), "start from t = 1 and only shrink")
+    # f(x + d) < f(x) but not by the Armijo margin: a plain "any decrease" test accepts t = 1
+    f1 = lambda x: 0.5 * float(x @ x)   # noqa: E731
+    g1 = lambda x: np.asarray(x, float)   # noqa: E731
+    x1 = np.array([1.0])
+    t = float(fn(f1, g1, x1, np.array([-1.9999])))
+    yield Property("rejects a step that decreases f by less than c1 t g'd",
+                   f1(x1 + t * np.array([-1.9999])) <= 0.5 - 1e-4 * t * 1.9999 and t < 1.0,
+                   "a mere decrease f(x + t d) < f(x) is not enough")
+    x = np.array([1.0, 1.0]) + 1e-3
+    d = -g(x)
+    t = float(fn(f, g, x, d))
+    yield Property("accepts the full step t = 1 when it already satisfies Armijo",
+                   t == 1.0 if f(x + d) <= f(x) + 1e-4 * g(x) @ d else True,
+                   "test t = 1 first")
+
+
+@exercise("optim.bfgs-update-h", "BFGS update of the inverse Hessian")
+def _check_bfgs(fn):
+    rng = np.random.default_rng(1)
+    d = 5
+    H = np.linalg.inv(_spd(rng, d))
+    s = rng.normal(size=d)
+    A = _spd(rng, d)
+    y = A @ s                        # y's > 0
+    out = np.asarray(fn(H.copy(), s, y), float)
+    yield Property("matches the reference update", _close(out, bfgs_update_H(H, s, y)),
+                   "H+ = (I - rho s y') H (I - rho y s') + rho s s', rho = 1/(y's)")
+    yield Property("secant condition H+ y = s", _close(out @ y, s), "the inverse update must map y to s")
+    yield Property("stays symmetric positive definite",
+                   _close(out, out.T) and np.linalg.eigvalsh(out).min() > 0)
+
+
+@exercise("optim.lbfgs-two-loop", "L-BFGS two-loop recursion")
+def _check_two_loop(fn):
+    rng = np.random.default_rng(2)
+    d, m = 6, 4
+    A = _spd(rng, d)
+    S = [rng.normal(size=d) for _ in range(m)]
+    Y = [A @ s for s in S]
+    g = rng.normal(size=d)
+    ref = lbfgs_two_loop(g, S, Y)
+    out = fn(g.copy(), [s.copy() for s in S], [y.copy() for y in Y])
+    yield Property("matches H g of the two-loop recursion (gamma = s'y/y'y of the newest pair)",
+                   _close(out, ref), "first loop newest to oldest, scale by gamma, second loop oldest to newest")
+    gamma = S[-1] @ Y[-1] / (Y[-1] @ Y[-1])
+    Hd = gamma * np.eye(d)
+    for s, y in zip(S, Y):
+        Hd = bfgs_update_H(Hd, s, y)
+    yield Property("equals m dense BFGS updates of gamma I", _close(out, Hd @ g))
+    out1 = fn(g.copy(), [S[0]], [Y[0]])
+    yield Property("works with a single pair", _close(out1, lbfgs_two_loop(g, [S[0]], [Y[0]])))
+
+
+@exercise("optim.irls-step", "One IRLS step as weighted least squares with the working response")
+def _check_irls(fn):
+    rng = np.random.default_rng(3)
+    X = np.column_stack([np.ones(50), rng.normal(size=(50, 2))])
+    y = (rng.random(50) < 0.5).astype(float)
+    for w in (np.zeros(3), rng.normal(size=3) * 0.5):
+        mu = sigmoid(X @ w)
+        s = mu * (1 - mu)
+        ref = w - np.linalg.solve(X.T @ (s[:, None] * X), X.T @ (mu - y))
+        yield Property("equals the Newton step w - H^{-1} g", _close(fn(X, y, w), ref),
+                       "z = Xw + (y - mu)/s; solve (X'SX) w = X'Sz")

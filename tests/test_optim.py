@@ -1,0 +1,190 @@
+"""linbook.optim against scipy.optimize on standard functions."""
+
+import numpy as np
+import pytest
+import scipy.optimize as so
+
+from linbook import optim
+from linbook.numerics import log1pexp, sigmoid
+
+
+def rosen(x):
+    return so.rosen(x), so.rosen_der(x)
+
+
+def quad_problem(d=6, seed=0, cond=100.0):
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    A = Q @ np.diag(np.logspace(0, np.log10(cond), d)) @ Q.T
+    b = rng.normal(size=d)
+    return A, b
+
+
+def logistic_problem(seed=0, n=200, d=4, lam=0.5):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([np.ones(n), rng.normal(size=(n, d - 1))])
+    y = (rng.random(n) < sigmoid(X @ rng.normal(size=d))).astype(float)
+
+    def fg(w):
+        z = X @ w
+        return np.sum(log1pexp(z) - y * z) + 0.5 * lam * w @ w, X.T @ (sigmoid(z) - y) + lam * w
+
+    def hess(w):
+        mu = sigmoid(X @ w)
+        return X.T @ ((mu * (1 - mu))[:, None] * X) + lam * np.eye(d)
+
+    ref = so.minimize(fg, np.zeros(d), jac=True, hess=hess, method="trust-exact", options={"gtol": 1e-12}).x
+    return X, y, lam, fg, hess, ref
+
+
+X0_ROSEN = np.array([-1.2, 1.0])
+
+
+@pytest.mark.parametrize("method", ["bfgs_H", "bfgs_B", "lbfgs", "newton", "nonlinear_cg", "truncated_newton"])
+def test_rosenbrock(method):
+    if method.startswith("bfgs"):
+        r = optim.bfgs(rosen, X0_ROSEN, grad=True, form=method[-1], gtol=1e-9)
+    elif method == "lbfgs":
+        r = optim.lbfgs(rosen, X0_ROSEN, grad=True, gtol=1e-9)
+    elif method == "newton":
+        r = optim.newton(rosen, X0_ROSEN, grad=True, hess=so.rosen_hess, gtol=1e-10)
+    elif method == "nonlinear_cg":
+        r = optim.nonlinear_cg(rosen, X0_ROSEN, grad=True, gtol=1e-8, max_iter=5000)
+    else:
+        r = optim.truncated_newton(rosen, X0_ROSEN, grad=True, hessp=so.rosen_hess_prod, gtol=1e-10)
+    ref = so.minimize(rosen, X0_ROSEN, jac=True, method="BFGS", options={"gtol": 1e-10}).x
+    assert r.converged, r.message
+    np.testing.assert_allclose(r.x, ref, atol=1e-6)
+    np.testing.assert_allclose(r.x, [1.0, 1.0], atol=1e-6)
+    assert r.path.shape == (r.n_iter + 1, 2)
+    np.testing.assert_array_equal(r.path[0], X0_ROSEN)
+    np.testing.assert_allclose(r.path[-1], r.x)
+
+
+def test_rosenbrock_5d_lbfgs_vs_scipy():
+    x0 = np.array([1.3, 0.7, 0.8, 1.9, 1.2])
+    r = optim.lbfgs(rosen, x0, grad=True, gtol=1e-10)
+    ref = so.minimize(rosen, x0, jac=True, method="L-BFGS-B", options={"gtol": 1e-12, "ftol": 0}).x
+    np.testing.assert_allclose(r.x, ref, atol=1e-6)
+
+
+def test_bfgs_B_and_H_same_iterates():
+    A, b = quad_problem(d=5, cond=20)
+    fg = lambda x: (0.5 * x @ A @ x - b @ x, A @ x - b)   # noqa: E731
+    rH = optim.bfgs(fg, np.zeros(5), grad=True, form="H", gtol=1e-12)
+    rB = optim.bfgs(fg, np.zeros(5), grad=True, form="B", gtol=1e-12)
+    k = min(len(rH.path), len(rB.path))
+    np.testing.assert_allclose(rH.path[:k], rB.path[:k], rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(rH.x, np.linalg.solve(A, b), rtol=1e-8)
+
+
+def test_gradient_descent_variants_on_quadratic():
+    A, b = quad_problem(d=4, cond=10)
+    fg = lambda x: (0.5 * x @ A @ x - b @ x, A @ x - b)   # noqa: E731
+    xs = np.linalg.solve(A, b)
+    L = np.linalg.eigvalsh(A).max()
+    r1 = optim.gradient_descent(fg, np.zeros(4), grad=True, step=1.0 / L, gtol=1e-10, max_iter=10000)
+    r2 = optim.gradient_descent(fg, np.zeros(4), grad=True, step="backtracking", gtol=1e-10, max_iter=10000)
+    r3 = optim.gradient_descent(fg, np.zeros(4), grad=True, step="exact", hess=A, gtol=1e-10, max_iter=10000)
+    for r in (r1, r2, r3):
+        assert r.converged
+        np.testing.assert_allclose(r.x, xs, rtol=1e-8)
+    # exact line search: successive gradients (directions) are orthogonal
+    P = r3.path
+    G = (P[1:] - P[:-1])[:10]          # early steps (late ones are at rounding level)
+    cos = np.sum(G[1:] * G[:-1], axis=1)
+    assert np.max(np.abs(cos) / (np.linalg.norm(G[1:], axis=1) * np.linalg.norm(G[:-1], axis=1))) < 1e-8
+    # too large a fixed step diverges and is reported, not hidden
+    r4 = optim.gradient_descent(fg, np.zeros(4), grad=True, step=2.5 / L, max_iter=2000)
+    assert not r4.converged
+
+
+def test_momentum_and_cg():
+    A, b = quad_problem(d=8, cond=100)
+    fg = lambda x: (0.5 * x @ A @ x - b @ x, A @ x - b)   # noqa: E731
+    xs = np.linalg.solve(A, b)
+    ev = np.linalg.eigvalsh(A)
+    kappa = ev[-1] / ev[0]
+    lr = 4 / (np.sqrt(ev[-1]) + np.sqrt(ev[0])) ** 2
+    beta = ((np.sqrt(kappa) - 1) / (np.sqrt(kappa) + 1)) ** 2
+    rm = optim.momentum(fg, np.zeros(8), grad=True, lr=lr, beta=beta, gtol=1e-10, max_iter=5000)
+    rg = optim.gradient_descent(fg, np.zeros(8), grad=True, step=2 / (ev[0] + ev[-1]), gtol=1e-10, max_iter=50000)
+    assert rm.converged and rg.converged and rm.n_iter < rg.n_iter / 3
+    np.testing.assert_allclose(rm.x, xs, rtol=1e-8)
+    rc = optim.conjugate_gradient(A, b, tol=1e-13)
+    assert rc.converged and rc.n_iter <= 8 + 2
+    np.testing.assert_allclose(rc.x, xs, rtol=1e-10)
+    ref, info = __import__("scipy.sparse.linalg", fromlist=["cg"]).cg(A, b, rtol=1e-13)
+    np.testing.assert_allclose(rc.x, ref, rtol=1e-8)
+    with pytest.raises(ValueError, match="positive definite"):
+        optim.conjugate_gradient(-A, b)
+
+
+@pytest.mark.parametrize("method", ["newton", "bfgs", "lbfgs", "gd", "irls", "nonlinear_cg"])
+def test_logistic_nll(method):
+    X, y, lam, fg, hess, ref = logistic_problem()
+    d = X.shape[1]
+    if method == "newton":
+        r = optim.newton(fg, np.zeros(d), grad=True, hess=hess, gtol=1e-10)
+    elif method == "bfgs":
+        r = optim.bfgs(fg, np.zeros(d), grad=True, gtol=1e-9)
+    elif method == "lbfgs":
+        r = optim.lbfgs(fg, np.zeros(d), grad=True, gtol=1e-9)
+    elif method == "gd":
+        r = optim.gradient_descent(fg, np.zeros(d), grad=True, gtol=1e-9, max_iter=20000)
+    elif method == "nonlinear_cg":
+        r = optim.nonlinear_cg(fg, np.zeros(d), grad=True, gtol=1e-9)
+    else:
+        r = optim.irls(X, y, lam=lam, tol=1e-12)
+    assert r.converged
+    np.testing.assert_allclose(r.x, ref, rtol=1e-7, atol=1e-9)
+    assert r.fun == pytest.approx(fg(ref)[0], rel=1e-12)
+
+
+def test_newton_nonconvex_direction_fix():
+    f = lambda x: (x[0] ** 4 / 4 - x[0] ** 2 + x[1] ** 2, np.array([x[0] ** 3 - 2 * x[0], 2 * x[1]]))  # noqa: E731
+    h = lambda x: np.diag([3 * x[0] ** 2 - 2, 2.0])   # noqa: E731
+    r = optim.newton(f, [0.3, 1.0], grad=True, hess=h)   # Hessian indefinite at the start
+    assert r.converged
+    np.testing.assert_allclose(np.abs(r.x), [np.sqrt(2), 0], atol=1e-8)
+    assert np.all(np.diff([f(p)[0] for p in r.path]) <= 1e-15)
+
+
+def test_levenberg_marquardt_vs_scipy():
+    rng = np.random.default_rng(5)
+    t = np.linspace(0, 4, 40)
+    yv = 2.5 * np.exp(-1.3 * t) + 0.5 + 0.01 * rng.normal(size=t.size)
+    res = lambda p: p[0] * np.exp(-p[1] * t) + p[2] - yv   # noqa: E731
+    jac = lambda p: np.column_stack([np.exp(-p[1] * t), -p[0] * t * np.exp(-p[1] * t), np.ones_like(t)])  # noqa: E731
+    r = optim.levenberg_marquardt(res, [1.0, 0.1, 0.0], jac)
+    ref = so.least_squares(res, [1.0, 0.1, 0.0], jac=jac, method="lm", xtol=1e-15, ftol=1e-15, gtol=1e-15).x
+    assert r.converged
+    np.testing.assert_allclose(r.x, ref, rtol=1e-7)
+
+
+def test_bfgs_updates():
+    rng = np.random.default_rng(0)
+    d = 4
+    M = rng.normal(size=(d, d))
+    B = M @ M.T + np.eye(d)
+    s = rng.normal(size=d)
+    y = (M @ M.T + 2 * np.eye(d)) @ s
+    Bn = optim.bfgs_update_B(B, s, y)
+    Hn = optim.bfgs_update_H(np.linalg.inv(B), s, y)
+    np.testing.assert_allclose(Bn @ s, y)
+    np.testing.assert_allclose(Hn @ y, s)
+    np.testing.assert_allclose(Hn @ Bn, np.eye(d), atol=1e-10)
+    assert np.linalg.eigvalsh(Bn).min() > 0
+
+
+def test_bad_input():
+    with pytest.raises(ValueError):
+        optim.gradient_descent(rosen, [np.nan, 1.0], grad=True)
+    with pytest.raises(ValueError, match="exact"):
+        optim.gradient_descent(rosen, X0_ROSEN, grad=True, step="exact")
+    with pytest.raises(ValueError):
+        optim.newton(rosen, X0_ROSEN, grad=True)
+    with pytest.raises(ValueError):
+        optim.momentum(rosen, X0_ROSEN, grad=True, beta=1.5)
+    with pytest.raises(ValueError, match="labels"):
+        optim.irls(np.ones((3, 1)), [0, 2, 1])
