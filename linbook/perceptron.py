@@ -193,6 +193,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             best_err = self._errors(X, t, u[:d], 0.0)
             best = (np.zeros(d), 0.0, 0)
 
+        # the dual form scores a chunk with rows of the N x N Gram matrix: keep a chunk <= ~32 MB
+        chunk = max(16, min(_CHUNK, (1 << 22) // (n + 1))) if dual else _CHUNK
         converged = False
         epoch = 0
         for epoch in range(1, self.max_epochs + 1):
@@ -201,8 +203,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             window = 64
             # chunks of the epoch's visiting order, gathered once (cache-sized); inside a
             # chunk, windows of upcoming samples are scored with the current weights
-            for c0 in range(0, n, _CHUNK):
-                c1 = min(n, c0 + _CHUNK)
+            for c0 in range(0, n, chunk):
+                c1 = min(n, c0 + chunk)
                 rows = order[c0:c1] if order is not None else np.arange(c0, c1)
                 tc = t[rows] if dual else None
                 if dual:
@@ -219,7 +221,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
                     k = int(bad.argmax())
                     if not bad[k]:
                         pos = stop
-                        window = min(2 * window, _CHUNK)
+                        window = min(2 * window, chunk)
                         continue
                     # first mistake in the window: update, then go on from the next sample
                     k += pos

@@ -232,3 +232,26 @@ def test_aic_bic_reexported_and_match_statsmodels_logit():
     k = X.shape[1] + 1
     assert bic(res.llf, k, len(y)) == pytest.approx(res.bic, rel=1e-12)
     assert aic(res.llf, k) == pytest.approx(res.aic, rel=1e-12)
+
+
+# ---------------------------------------------------------------- fitted linear models vs statsmodels
+def test_logistic_regression_llf_bic_aic_equal_statsmodels():
+    import statsmodels.api as sm
+    X, y = _data(n=120, seed=4)
+    m = linbook.LogisticRegression().fit(X, y)
+    res = sm.Logit(y, sm.add_constant(X)).fit(disp=0, tol=1e-12)
+    assert m.log_likelihood(X, y) == pytest.approx(res.llf, rel=1e-8)
+    assert m.bic(X, y) == pytest.approx(res.bic, rel=1e-8)
+    assert m.aic(X, y) == pytest.approx(res.aic, rel=1e-8)
+
+
+def test_linear_regression_llf_bic_aic_equal_statsmodels():
+    import statsmodels.api as sm
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(60, 3))
+    y = X @ [1.0, 0.0, -2.0] + 0.5 + rng.normal(size=60)
+    m = linbook.LinearRegression().fit(X, y)
+    res = sm.OLS(y, sm.add_constant(X)).fit()
+    assert m.log_likelihood(X, y) == pytest.approx(res.llf, rel=1e-10)
+    assert m.bic(X, y) == pytest.approx(res.bic, rel=1e-10)
+    assert m.aic(X, y) == pytest.approx(res.aic, rel=1e-10)

@@ -324,3 +324,15 @@ def test_verbose_progress_goes_to_stderr_only(capsys):
     assert out == "" and err.count("epoch") == 3 and "mean loss" in err
     SGDClassifier(max_iter=3, random_state=0).fit(X, y)
     assert capsys.readouterr().err == ""
+
+
+def test_rls_badly_scaled_features_still_exact():
+    rng = np.random.default_rng(20)
+    X = rng.standard_normal((500, 3)) * np.array([1e4, 1.0, 1e-4])
+    y = X @ np.array([1e-4, 1.0, 1e4]) + 0.1 * rng.standard_normal(500)
+    w = np.linalg.lstsq(np.c_[X, np.ones(500)], y, rcond=None)[0]
+    rls = RecursiveLeastSquares(block_size=16).fit(X, y)
+    np.testing.assert_allclose(np.r_[rls.coef_, rls.intercept_], w, rtol=1e-8, atol=1e-10)
+    X[:, 1] = 0.0                                  # a dead column: truly rank deficient
+    with pytest.raises(ValueError, match="rank deficient"):
+        RecursiveLeastSquares().fit(X, y)
