@@ -35,6 +35,7 @@ env: $(STAMP)
 
 backmatter: env
 	$(BIN)/python tools/gen_backmatter.py
+	$(BIN)/python tools/gen_index.py
 
 book: env backmatter
 	$(BIN)/jupyter-book build --all -W -n --keep-going .
@@ -48,7 +49,7 @@ student: env backmatter
 # worker: cells of a notebook share a kernel). The site checks need the built book.
 # The browser test (tests/browser) runs in the same session when Chromium is present; the
 # line printed before and after says plainly whether it ran or was skipped.
-test: env backmatter
+test: env
 	$(BIN)/jupyter-book build --all -W -n --keep-going . > _build_log.txt 2>&1 || (cat _build_log.txt; exit 1)
 	@$(BIN)/python tests/browser/browserlib.py
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile -rs $(NBVAL) tests chapters
