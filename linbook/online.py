@@ -172,21 +172,29 @@ class _BaseSGD(_NoRouting, BaseEstimator):
         self._n_avg = 0
         self.t_ = 0
 
-    def _pass(self, X, Y, order):
-        """One pass over the rows ``order`` of (X, Y) in minibatches; returns the mean loss."""
-        B = int(self.batch_size)
+    @staticmethod
+    def _gathered(X, Y, order, B):
+        """Minibatches of the rows ``order`` (one gather per batch into a reused buffer)."""
+        buf = np.empty((min(B, order.shape[0]), X.shape[1]))   # reused: no fresh pages every step
+        for start in range(0, order.shape[0], B):
+            idx = order[start:start + B]
+            yield np.take(X, idx, axis=0, out=buf[:idx.shape[0]]), Y.take(idx, axis=0)
+
+    @staticmethod
+    def _blocks(X, Y, bounds):
+        """Minibatches as contiguous row blocks ``[a, b)`` (views: no copy)."""
+        for a, b in bounds:
+            yield X[a:b], Y[a:b]
+
+    def _pass(self, batches, n):
+        """One pass over an iterable of minibatches (n samples in all); returns the mean loss."""
         alpha, fit_b = self.alpha, self.fit_intercept
         W, b, sW, sb = self._W, self._b, self._sW, self._sb
         avg_start = 1 if self.average is True else (int(self.average) if self.average else None)
         total = 0.0
-        n = order.shape[0]
         step = _step_function(self.learning_rate, self.eta0, self.tau0, self.kappa, self.alpha)
         eta = step(self.t_ + 1)
-        buf = np.empty((min(B, n), X.shape[1]))   # reused: no page faults from a fresh array each step
-        for start in range(0, n, B):
-            idx = order[start:start + B]
-            Xb = np.take(X, idx, axis=0, out=buf[:idx.shape[0]])
-            Yb = Y.take(idx, axis=0)
+        for Xb, Yb in batches:
             Z = Xb @ W + b
             R = self._residual(Z, Yb)
             if self.verbose:
@@ -223,10 +231,27 @@ class _BaseSGD(_NoRouting, BaseEstimator):
         self.intercept_ = b.copy()
 
     def _run(self, X, Y, *, epochs, shuffle, rng):
-        n = X.shape[0]
+        """Epochs over (X, Y). Shuffling: with B = 1 a fresh permutation of the samples every epoch
+        (Algorithm 8.3). With B > 1 the samples are permuted once (one copy of X), and every epoch
+        visits the contiguous minibatches of that permutation in a fresh random order, cut at a
+        fresh random offset, so batch compositions change between epochs without copying X again
+        (the copy per epoch would cost about as much as the whole gradient computation)."""
+        n, B = X.shape[0], int(self.batch_size)
+        if shuffle and B > 1:
+            perm = rng.permutation(n)
+            X, Y = X.take(perm, axis=0), Y.take(perm, axis=0)
         for epoch in range(1, epochs + 1):
-            order = rng.permutation(n) if shuffle else np.arange(n)
-            loss = self._pass(X, Y, order)
+            if not shuffle:
+                batches = self._blocks(X, Y, ((a, min(a + B, n)) for a in range(0, n, B)))
+            elif B == 1:
+                batches = self._gathered(X, Y, rng.permutation(n), 1)
+            else:
+                off = int(rng.integers(B)) if n > B else 0
+                cuts = np.r_[0, np.arange(off if off else B, n, B), n]
+                cuts = np.unique(cuts)
+                bounds = np.column_stack([cuts[:-1], cuts[1:]])[rng.permutation(cuts.size - 1)]
+                batches = self._blocks(X, Y, bounds)
+            loss = self._pass(batches, n)
             if self.verbose:
                 _progress(self, epoch, epochs, loss, self._last_eta)
         self._publish()
@@ -264,8 +289,12 @@ _SGD_DOC_PARAMS = """
     max_iter : int, default 5
         Epochs run by ``fit``.
     shuffle : bool, default True
-        Reshuffle the samples before every epoch of ``fit`` (``partial_fit``
-        always takes the chunk in the given order).
+        Shuffle in ``fit`` (``partial_fit`` always takes the chunk in the given
+        order). With ``batch_size=1`` the samples are reshuffled every epoch
+        (Algorithm 8.3). With larger batches the samples are permuted once per
+        ``fit`` (one copy of ``X``) and each epoch visits the minibatches of that
+        permutation in a new random order, cut at a new random offset, so that
+        compositions change between epochs without copying ``X`` every epoch.
     random_state : int, Generator or None
     verbose : int, default 0
         If > 0, print one progress line per epoch (plain text, stderr).

@@ -185,9 +185,6 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             u = np.zeros(n + 1)
         else:
             u = np.zeros(d + 1)
-            Z_all = np.empty((n, d + 1))
-            np.multiply(X, t[:, None], out=Z_all[:, :d])
-            Z_all[:, d] = t if fi else 0.0
         updates = []
         if pocket:
             best_err = self._errors(X, t, u[:d], 0.0)
@@ -212,12 +209,18 @@ class Perceptron(ClassifierMixin, BaseEstimator):
                     np.multiply(G[rows] if G is not None else X[rows] @ X.T, tc[:, None], out=Z[:, :n])
                     Z[:, -1] = tc if fi else 0.0
                 else:
-                    Z = Z_all[c0:c1] if order is None else Z_all.take(rows, axis=0)
+                    # primal: margins y_i (x_i.w + b) straight from X (a view when not
+                    # shuffling), as the textbook loop computes them; no copy of X
+                    Xc = X[c0:c1] if order is None else X.take(rows, axis=0)
+                    tc = t[c0:c1] if order is None else t[rows]
                 size = c1 - c0
                 pos = 0
                 while pos < size:
                     stop = min(size, pos + window)
-                    bad = (Z[pos:stop] @ u) <= 0
+                    if dual:
+                        bad = (Z[pos:stop] @ u) <= 0
+                    else:
+                        bad = tc[pos:stop] * (Xc[pos:stop] @ u[:d] + u[d]) <= 0
                     k = int(bad.argmax())
                     if not bad[k]:
                         pos = stop
@@ -230,7 +233,9 @@ class Perceptron(ClassifierMixin, BaseEstimator):
                         u[i] += eta * tc[k]
                         u[-1] += eta * Z[k, -1]
                     else:
-                        u += eta * Z[k]
+                        u[:d] += (eta * tc[k]) * Xc[k]
+                        if fi:
+                            u[d] += eta * tc[k]
                     updates.append(i)
                     mistakes += 1
                     if pocket:

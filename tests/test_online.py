@@ -336,3 +336,25 @@ def test_rls_badly_scaled_features_still_exact():
     X[:, 1] = 0.0                                  # a dead column: truly rank deficient
     with pytest.raises(ValueError, match="rank deficient"):
         RecursiveLeastSquares().fit(X, y)
+
+
+@pytest.mark.parametrize("batch_size", [1, 7, 32, 500])
+def test_shuffled_epochs_visit_every_sample_once(batch_size):
+    class Spy(SGDRegressor):
+        def _pass(self, batches, n):
+            seen = [Yb[:, 0].copy() for _, Yb in batches]
+            self.epochs_seen_ = getattr(self, "epochs_seen_", []) + [seen]
+            return 0.0
+
+    n = 203
+    X = np.arange(n, dtype=float)[:, None] * np.ones((1, 2))
+    spy = Spy(batch_size=batch_size, max_iter=4, random_state=0)
+    spy.fit(X, np.arange(n, dtype=float))
+    orders = []
+    for seen in spy.epochs_seen_:
+        assert max(len(s) for s in seen) <= batch_size
+        flat = np.concatenate(seen)
+        np.testing.assert_array_equal(np.sort(flat), np.arange(n))   # every sample exactly once
+        orders.append(flat)
+    if batch_size < n:
+        assert not np.array_equal(orders[0], orders[1])             # a new order every epoch
