@@ -45,13 +45,22 @@ def _objective(X, y, coef, intercept, lam):
     return nll + 0.5 * lam * np.sum(coef ** 2)
 
 
+def _grad_norm(X, y, coef, intercept, lam):
+    """max |gradient| of the penalised binary objective (0 at the exact optimum)."""
+    r = linbook.sigmoid(X @ coef[0] + intercept[0]) - y
+    return max(np.max(np.abs(X.T @ r + lam * coef[0])), abs(r.sum()))
+
+
 def _quality(lam):
     def compare(data, lin, ref):
         X, y = data
         f1 = _objective(X, y, lin.coef_, lin.intercept_, lam)
         f2 = _objective(X, y, ref.coef_, ref.intercept_, lam)
         diff = np.max(np.abs(lin.coef_ - ref.coef_))
-        return f"obj linbook {f1:.10g} vs ref {f2:.10g}; max|coef diff| {diff:.1e}"
+        g1 = _grad_norm(X, y, lin.coef_, lin.intercept_, lam)
+        g2 = _grad_norm(X, y, ref.coef_, ref.intercept_, lam)
+        return (f"obj linbook {f1:.10g} vs ref {f2:.10g}; max|coef diff| {diff:.1e}; "
+                f"max|grad| {g1:.1e} vs {g2:.1e}")
     return compare
 
 

@@ -3,14 +3,14 @@
 All classifiers model ``p(x, y = c) = pi_c N(x | mu_c, Sigma_c)`` and fit it by maximum
 likelihood (eqs. (4.52)-(4.53) of note ``003``); they differ in the covariance:
 
-==========================  =====================================================
-``QDA``                      one full covariance per class (MLE, ``1/N_c``)
-``LDA``                      one shared full covariance (pooled MLE, ``1/N``)
-``RDA(lam)``                 shared ``lam diag(S) + (1 - lam) S``, S the pooled MLE
-``DiagonalLDA``              shared diagonal, pooled variances with ``1/(N - C)``
-``GaussianNaiveBayes``       one diagonal per class (MLE + ``var_smoothing``)
-``NearestShrunkenCentroids`` DiagonalLDA with soft-thresholded class centroids
-==========================  =====================================================
+============================  =====================================================
+``QDA``                        one full covariance per class (MLE, ``1/N_c``)
+``LDA``                        one shared full covariance (pooled MLE, ``1/N``)
+``RDA(lam)``                   shared ``lam diag(S) + (1 - lam) S``, S the pooled MLE
+``DiagonalLDA``                shared diagonal, pooled variances with ``1/(N - C)``
+``GaussianNaiveBayes``         one diagonal per class (MLE + ``var_smoothing``)
+``NearestShrunkenCentroids``   DiagonalLDA with soft-thresholded class centroids
+============================  =====================================================
 
 Priors ``pi_c`` are the class frequencies ``N_c / N`` unless ``priors`` is given.
 ``predict_proba`` accepts NaN entries in ``X``: a missing feature is marginalised out

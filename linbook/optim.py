@@ -82,7 +82,8 @@ class _Counted:
 
     def __call__(self, x):
         self.n += 1
-        f, g = self._fg(x)
+        with np.errstate(over="ignore", invalid="ignore"):   # divergence is reported, not warned
+            f, g = self._fg(x)
         f = float(f)
         g = np.asarray(g, dtype=float)
         if not np.isfinite(f) or not np.all(np.isfinite(g)):
