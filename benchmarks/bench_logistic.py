@@ -13,7 +13,6 @@ import tracemalloc
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression as SKLogReg
-from threadpoolctl import threadpool_limits
 
 import linbook
 from benchmarks.run import Case
@@ -88,8 +87,9 @@ def _multi(n=100_000, d=50, C=10, seed=0):
 
 
 def _lin_multi(data):
-    with threadpool_limits(1):
-        return linbook.LogisticRegression(lam=1.0, solver="lbfgs", tol=1e-9).fit(*data)
+    # Same BLAS threading and the same tol (1e-7, on the gradient of the mean loss) as the
+    # reference; the quality column shows both reach the same objective to 10 digits.
+    return linbook.LogisticRegression(lam=1.0, solver="lbfgs", tol=1e-7).fit(*data)
 
 
 def _ref_multi(data):
