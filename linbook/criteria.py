@@ -12,7 +12,7 @@ Conventions (equal to statsmodels' ``llf``, ``aic``, ``bic`` on the same model):
   chapter 7 writes BIC as the log-evidence approximation ``log L - (k/2) log N``, which is
   ``-BIC / 2``.
 
-Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "BIC".
+Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "The Occam factor and the BIC".
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ __all__ = ["aic", "bic", "InformationCriteriaMixin"]
 def aic(log_likelihood, n_params):
     """Akaike information criterion ``-2 log L + 2 k``.
 
-    Derived in: chapter "Model and feature selection" § "BIC and AIC".
+    Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "The Occam factor and the BIC".
     """
     return -2.0 * float(log_likelihood) + 2.0 * n_params
 
@@ -33,7 +33,7 @@ def aic(log_likelihood, n_params):
 def bic(log_likelihood, n_params, n_samples):
     """Bayesian information criterion ``-2 log L + k log N``.
 
-    Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "BIC".
+    Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "The Occam factor and the BIC".
     """
     if n_samples < 1:
         raise ValueError("n_samples must be positive")

@@ -93,7 +93,7 @@ def make_separable(n_samples=100, n_features=2, *, margin=0.5, radius=1.0, w=Non
     y : ndarray with values in ``labels`` (negative side first)
     w : ndarray, unit normal of the separating hyperplane
 
-    Derived in: chapter "The perceptron" § "Novikoff's bound" (data with a known margin).
+    Derived in: chapter "The perceptron" § "Convergence: Novikoff's bound" (data with a known margin).
     """
     rng = as_rng(random_state)
     if w is None:

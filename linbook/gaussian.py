@@ -78,7 +78,7 @@ def mahalanobis(X, mean, cov=None, *, chol=None):
     -------
     d2 : ndarray, shape (N,) (or a float for a single point)
 
-    Derived in: chapter "Gaussian models and GDA" § "Mahalanobis distance".
+    Derived in: chapter "Gaussian models and GDA" § "The multivariate normal".
     """
     X = np.asarray(X, dtype=float)
     single = X.ndim == 1

@@ -181,7 +181,7 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
 def probit_kappa(var):
     """``kappa(sigma^2) = (1 + pi sigma^2 / 8)^{-1/2}`` (MLAPP 8.70, PRML 4.154).
 
-    Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "The probit approximation".
+    Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "The posterior predictive".
     """
     var = np.asarray(var, dtype=float)
     if np.any(var < 0) or not np.all(np.isfinite(var)):
@@ -192,7 +192,7 @@ def probit_kappa(var):
 def moderated_sigmoid(mu, var):
     """Probit approximation ``int sigm(a) N(a | mu, var) da ~= sigm(kappa(var) mu)``.
 
-    Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "The probit approximation".
+    Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "The posterior predictive".
     """
     return sigmoid(probit_kappa(var) * np.asarray(mu, dtype=float))
 

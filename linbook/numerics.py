@@ -107,7 +107,7 @@ def softmax(a, axis=-1):
     """``exp(a) / sum(exp(a))`` along ``axis``; rows sum to one exactly up to rounding.
 
     Derived in: chapter "Logistic regression" § "Multinomial logistic regression";
-    temperature form in chapter "Gaussian models and GDA" § "LDA".
+    temperature form in chapter "Gaussian models and GDA" § "Softmax and temperature".
     """
     a = np.asarray(a, dtype=float)
     m = np.max(a, axis=axis, keepdims=True)

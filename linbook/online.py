@@ -637,7 +637,7 @@ class LMS(RegressorMixin, _NoRouting, BaseEstimator):
     ----------
     coef_, intercept_, n_features_in_, t_, path_, converged_, n_iter_
 
-    Derived in: chapter "Online learning and stochastic optimisation" § "LMS".
+    Derived in: chapter "Online learning and stochastic optimisation" § "Least mean squares (the delta rule)".
     """
 
     def __init__(self, *, eta0=0.1, learning_rate="constant", tau0=1.0, kappa=0.75, fit_intercept=True,

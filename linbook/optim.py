@@ -698,7 +698,7 @@ def lbfgs_two_loop(g, S, Y, gamma=None):
     ``gamma = s'y / y'y`` of the newest pair (or 1 without pairs). Equal to applying
     :func:`bfgs_update_H` ``m`` times to ``gamma I``, in O(m d) instead of O(d^2).
 
-    Derived in: chapter "Optimizers" § "L-BFGS".
+    Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
     q = np.array(g, dtype=float)
     m = len(S)
@@ -730,7 +730,7 @@ def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=
     -------
     OptimizeResult
 
-    Derived in: chapter "Optimizers" § "L-BFGS".
+    Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
     fg = _Counted(fun, grad)
     x = _x0(x0)
@@ -793,7 +793,7 @@ def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol
     OptimizeResult
         ``fun`` is ``||r||^2 / 2``.
 
-    Derived in: chapter "Optimizers" § "Levenberg-Marquardt and truncated Newton".
+    Derived in: chapter "Optimizers" § "Levenberg–Marquardt and truncated Newton".
     """
     if jac is None:
         raise ValueError("levenberg_marquardt needs jac")

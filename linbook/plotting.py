@@ -114,7 +114,7 @@ def plot_gaussian_ellipse(mean, cov, ax=None, *, n_std=(1.0, 2.0), color="k", **
     The ellipse axes are the eigenvectors of ``cov``, half-lengths
     ``n_std * sqrt(eigenvalue)`` (chapter "Gaussian models and GDA", eq. (4.5)).
 
-    Derived in: chapter "Gaussian models and GDA" § "Mahalanobis distance" (eq. (4.5)).
+    Derived in: chapter "Gaussian models and GDA" § "The multivariate normal" (eq. (4.5)).
     """
     ax = ax or plt.gca()
     vals, vecs = np.linalg.eigh(np.asarray(cov, dtype=float))

@@ -161,7 +161,7 @@ class SearchResult:
     n_features : int
         Number of selected features.
 
-    Derived in: chapter "Model and feature selection" § "Wrapper search".
+    Derived in: chapter "Model and feature selection" § "Feature selection: wrapper search".
     """
 
     support: np.ndarray
@@ -209,7 +209,7 @@ def forward_selection(estimator, X, y, *, n_features=None, cv=5, scoring=None, t
     -------
     SearchResult
 
-    Derived in: chapter "Model and feature selection" § "Wrapper search".
+    Derived in: chapter "Model and feature selection" § "Feature selection: wrapper search".
     """
     X, y = _check_search(X, y, n_features, None)
     d = X.shape[1]
@@ -246,7 +246,7 @@ def backward_selection(estimator, X, y, *, n_features=None, cv=5, scoring=None, 
     SearchResult
         ``order`` lists the removed features.
 
-    Derived in: chapter "Model and feature selection" § "Wrapper search".
+    Derived in: chapter "Model and feature selection" § "Feature selection: wrapper search".
     """
     X, y = _check_search(X, y, n_features, None)
     d = X.shape[1]
@@ -293,7 +293,7 @@ def mutual_information(x, y):
     -------
     float
 
-    Derived in: chapter "Model and feature selection" § "Mutual-information filter".
+    Derived in: chapter "Model and feature selection" § "Feature selection: the mutual-information filter".
     """
     a, b = _codes(x, "x"), _codes(y, "y")
     if a.size != b.size:
@@ -311,7 +311,7 @@ def mutual_information(x, y):
 def mutual_information_scores(X, y):
     """``mutual_information(X[:, j], y)`` for every column of a discrete ``X``; shape (D,).
 
-    Derived in: chapter "Model and feature selection" § "Mutual-information filter".
+    Derived in: chapter "Model and feature selection" § "Feature selection: the mutual-information filter".
     """
     X = check_array(X, dtype=None)
     return np.array([mutual_information(X[:, j], y) for j in range(X.shape[1])])
@@ -322,7 +322,7 @@ def kl_divergence(p, q):
 
     Terms with ``p_k = 0`` contribute 0; ``p_k > 0`` with ``q_k = 0`` gives ``inf``.
 
-    Derived in: chapter "Model and feature selection" § "Mutual-information filter".
+    Derived in: chapter "Model and feature selection" § "Feature selection: the mutual-information filter".
     """
     p, q = np.asarray(p, dtype=float).ravel(), np.asarray(q, dtype=float).ravel()
     if p.shape != q.shape:
