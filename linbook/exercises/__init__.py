@@ -36,7 +36,9 @@ import pkgutil
 import traceback
 from dataclasses import dataclass, field
 
-__all__ = ["check", "exercise", "Property", "ExerciseResult", "available"]
+import numpy as np
+
+__all__ = ["check", "exercise", "Property", "ExerciseResult", "available", "close"]
 
 _REGISTRY: dict = {}
 _LOADED = False
@@ -66,6 +68,23 @@ class ExerciseResult:
     def __repr__(self):
         n = sum(p.passed for p in self.properties)
         return f"{self.key}: {n}/{len(self.properties)} properties pass"
+
+
+def close(a, b, tol=None, *, rtol=1e-8, atol=1e-10):
+    """Does a student's answer ``a`` match the reference ``b``?
+
+    True when ``a`` converts to a float array of the same shape as ``b``, is finite, and is
+    ``allclose`` to ``b``; ``tol`` sets ``rtol`` and ``atol`` together. A non-numeric
+    answer gives False (a failed property), not an exception.
+    """
+    if tol is not None:
+        rtol = atol = tol
+    try:
+        a = np.asarray(a, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    b = np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(np.all(np.isfinite(a))) and bool(np.allclose(a, b, rtol=rtol, atol=atol))
 
 
 def exercise(key, title=""):

@@ -5,14 +5,14 @@ Derived in: chapter "Estimation: MLE, MAP and Bayes" § "Exercises".
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
-from linbook.exercises import Property, exercise
+from linbook.exercises import Property, close, exercise
 
 
-def _close(a, b, tol=1e-8):
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return a.shape == b.shape and bool(np.allclose(a, b, rtol=tol, atol=tol))
+_close = partial(close, rtol=1e-8, atol=1e-8)  # this chapter's default tolerance
 
 
 @exercise("estimation.gaussian-mle", "Maximum-likelihood mean and covariance of a Gaussian")

@@ -5,9 +5,11 @@ Derived in: chapter "Linear regression" § "Exercises".
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
-from . import Property, exercise
+from . import Property, close, exercise
 
 
 def _ref_ls(X, y):
@@ -23,9 +25,7 @@ def _ref_ridge(X, y, lam):
     return w, ym - xm @ w
 
 
-def _close(a, b, tol=1e-7):
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return a.shape == b.shape and np.allclose(a, b, rtol=tol, atol=tol)
+_close = partial(close, rtol=1e-7, atol=1e-7)  # this chapter's default tolerance
 
 
 @exercise("linear.least-squares", "Least squares with an intercept, minimum norm")

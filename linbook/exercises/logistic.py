@@ -5,20 +5,16 @@ Derived in: chapter "Logistic regression" § "Exercises".
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 from scipy.special import log_ndtr
 
-from linbook.exercises import Property, exercise
+from linbook.exercises import Property, close, exercise
 from linbook.numerics import log1pexp, sigmoid, softmax
 
 
-def _close(a, b, rtol=1e-7, atol=1e-9):
-    try:
-        a = np.asarray(a, dtype=float)
-    except (TypeError, ValueError):
-        return False
-    b = np.asarray(b, dtype=float)
-    return a.shape == b.shape and bool(np.all(np.isfinite(a))) and np.allclose(a, b, rtol=rtol, atol=atol)
+_close = partial(close, rtol=1e-7, atol=1e-9)  # this chapter's default tolerance
 
 
 def _data(rng, n=30, d=3):

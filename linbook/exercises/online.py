@@ -5,14 +5,14 @@ Derived in: chapter "Online learning and stochastic optimisation" § "Exercises"
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
-from . import Property, exercise
+from . import Property, close, exercise
 
 
-def _close(a, b, tol=1e-10):
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return a.shape == b.shape and bool(np.allclose(a, b, rtol=tol, atol=tol))
+_close = partial(close, rtol=1e-10, atol=1e-10)  # this chapter's default tolerance
 
 
 @exercise("online.polyak-average", "Recursive Polyak-Ruppert average (8.80)-(8.81)")
