@@ -161,9 +161,6 @@ class _GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimat
         self._all_finite = bool(np.isfinite(X.sum()))
         if not self._all_finite and np.isinf(X).any():
             raise ValueError("X contains inf; missing values may be NaN but not inf")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted "
-                             f"with {self.n_features_in_} features.")
         return X[:, self._keep] if not self._keep.all() else X
 
     def _joint_log_likelihood(self, X, exact=False):
