@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
+from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, check_X_y
+from sklearn.utils.validation import validate_data as _sk_validate_data
 
-__all__ = ["validate_data", "validate_X", "encode_labels", "LinbookWarning",
-           "SeparableDataWarning"]
+__all__ = ["validate_data", "validate_X", "validate_fit", "validate_predict", "check_sample_weight",
+           "encode_labels", "check_finite_fit", "LinbookWarning", "SeparableDataWarning",
+           "DivergenceError"]
 
 
 class LinbookWarning(UserWarning):
@@ -26,6 +28,79 @@ class LinbookWarning(UserWarning):
 
 class SeparableDataWarning(LinbookWarning):
     """The data are (quasi-)separable, so an unregularised maximum-likelihood fit diverges."""
+
+
+class DivergenceError(ValueError):
+    """An iterative fit produced a non-finite loss or parameters (it diverged).
+
+    A ``ValueError`` so that code catching bad-input errors also catches it; the
+    message names the cure (scale the features, lower the step size, add a penalty).
+    """
+
+
+def validate_fit(estimator, X, y=None, *, y_numeric=False, accept_sparse=False, min_samples=1,
+                 sample_weight=None):
+    """Validate training data and record ``n_features_in_`` / ``feature_names_in_``.
+
+    The one entry point every estimator's ``fit`` uses (scikit-learn's
+    ``validate_data`` with ``reset=True``): ``X`` becomes a finite float64 array
+    (or CSR matrix when ``accept_sparse``), ``y`` a 1-D array of the same length
+    (float when ``y_numeric``). With ``sample_weight`` given (or ``None``), returns
+    ``(X, y, w)`` where ``w`` is a float array of non-negative weights (ones when
+    ``None``); without the keyword, returns ``(X, y)``.
+    """
+    sparse = ["csr", "csc"] if accept_sparse is True else accept_sparse
+    if y is None:
+        X = _sk_validate_data(estimator, X, reset=True, dtype=np.float64, accept_sparse=sparse,
+                              ensure_min_samples=min_samples)
+        return X
+    X, y = _sk_validate_data(estimator, X, y, reset=True, dtype=np.float64, accept_sparse=sparse,
+                             y_numeric=y_numeric, ensure_min_samples=min_samples)
+    if y_numeric:
+        y = np.asarray(y, dtype=np.float64)
+    return X, y
+
+
+def check_sample_weight(sample_weight, X):
+    """Non-negative float weights, one per row of ``X`` (ones when ``None``).
+
+    Raises ``ValueError`` for negative, non-finite or all-zero weights, or a wrong length.
+    """
+    w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    if not np.all(np.isfinite(w)):
+        raise ValueError("sample_weight must be finite.")
+    if not np.any(w > 0):
+        raise ValueError("sample_weight is zero for every sample: nothing to fit.")
+    return w
+
+
+def validate_predict(estimator, X, *, accept_sparse=False):
+    """Validate ``X`` at predict time against what ``fit`` saw.
+
+    Raises ``sklearn.exceptions.NotFittedError`` before ``fit``; checks the width and,
+    when ``fit`` saw a DataFrame, the column names (scikit-learn's rules). Never
+    modifies the estimator.
+    """
+    check_is_fitted(estimator)
+    sparse = ["csr", "csc"] if accept_sparse is True else accept_sparse
+    return _sk_validate_data(estimator, X, reset=False, dtype=np.float64, accept_sparse=sparse)
+
+
+def check_finite_fit(estimator, *values, what="the fit", cure="scale the features (e.g. StandardScaler)"):
+    """Raise :class:`DivergenceError` naming the cure when any value is not finite.
+
+    Use after (or inside) an iterative fit on the loss and the parameters: a
+    non-finite value means the iteration diverged or overflowed, and silently
+    returning NaN would be a wrong answer.
+    """
+    for v in values:
+        if v is None:
+            continue
+        a = np.asarray(v.data if hasattr(v, "data") and not isinstance(v, np.ndarray) else v)
+        if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
+            raise DivergenceError(
+                f"{type(estimator).__name__}: {what} diverged (non-finite values). Cure: {cure}."
+            )
 
 
 def validate_data(X, y, *, y_numeric=False, min_samples=1):
