@@ -507,16 +507,23 @@ def check_differs(wrong, right, label="the note's form is wrong", *, points=None
     _fail(label, "the wrong form unexpectedly holds: the two sides are equal", wrong, right)
 
 
-def check_fails(checker, *args, label="expected to fail", **kwargs):
+def check_fails(checker, *args, **kwargs):
     """Run a positive checker that must raise; raise if it passes instead.
 
     For claims refuted by a failing positive check, e.g. a note's gradient that
     finite differences reject: ``check_fails(check_gradient, f, note_grad, x,
-    label="note's gradient is wrong [erratum …]")``. A failure that only says
-    nothing could be evaluated does not count as a refutation.
+    "note's gradient [erratum …]")``. The arguments are the checker's own; its
+    label labels the result. A failure that only says nothing could be
+    evaluated does not count as a refutation.
 
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """
+    import inspect
+
+    try:
+        label = inspect.signature(checker).bind(*args, **kwargs).arguments.get("label", "expected to fail")
+    except TypeError:
+        label = kwargs.get("label", "expected to fail")
     try:
         result = checker(*args, **kwargs)
     except DerivationError as exc:
