@@ -81,6 +81,9 @@ class DerivationError(AssertionError):
     """
 
 
+_WIDTH = 100  # widest output line the book's pages show without scrolling
+
+
 @dataclass(frozen=True)
 class Check:
     """Record of a passed check; prints as one line such as ``ok  eq. (8.5)  [symbolic]``.
@@ -94,7 +97,14 @@ class Check:
 
     def __repr__(self):
         extra = f"; {self.detail}" if self.detail else ""
-        return f"ok  {self.label}  [{self.method}{extra}]"
+        line = f"ok  {self.label}  [{self.method}{extra}]"
+        if len(line) <= _WIDTH:
+            return line
+        # Long labels wrap (continuation lines indented) so no output line is wider than
+        # the page's code box; the method tag stays on the last line.
+        import textwrap
+        return "\n".join(textwrap.wrap(line, _WIDTH, subsequent_indent="    ",
+                                        break_long_words=False, break_on_hyphens=False))
 
     __str__ = __repr__
 
