@@ -81,12 +81,12 @@ def book_figure(nrows=1, ncols=1, *, height=None, width=TEXT_WIDTH, **kw):
     width : float
         Width of the figure in inches (at most 7).
     **kw
-        Passed to :func:`matplotlib.pyplot.subplots` (``sharex``, ``sharey``, ...).
+        Passed to ``matplotlib.pyplot.subplots`` (``sharex``, ``sharey``, ...).
 
     Returns
     -------
     fig, axes
-        As :func:`matplotlib.pyplot.subplots` returns them.
+        As ``matplotlib.pyplot.subplots`` returns them.
 
     Derived in: not a derivation; the book's figure style.
     """
@@ -104,7 +104,7 @@ def add_colorbar(ax, mappable, label, **kw):
     """Attach a labelled colourbar for ``mappable`` (contour set, image, mesh) beside ``ax``.
 
     ``ax`` may be one axes or a list of axes that share the colour scale. Returns the
-    :class:`matplotlib.colorbar.Colorbar`.
+    ``matplotlib.colorbar.Colorbar``.
 
     Derived in: not a derivation; the book's figure style.
     """
