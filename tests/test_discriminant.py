@@ -17,7 +17,7 @@ from linbook.base import LinbookWarning
 
 DATA = {"iris": load_iris(return_X_y=True), "wine": load_wine(return_X_y=True),
         "cancer": load_breast_cancer(return_X_y=True)}
-CLASSIFIERS = [linbook.QDA(), linbook.LDA(), linbook.RDA(lam=0.3), linbook.DiagonalLDA(),
+CLASSIFIERS = [linbook.QDA(), linbook.LDA(), linbook.RDA(shrinkage=0.3), linbook.DiagonalLDA(),
                linbook.GaussianNaiveBayes(), linbook.NearestShrunkenCentroids(shrink=0.5)]
 
 
@@ -107,10 +107,10 @@ def test_rda_matches_direct_formula(n, d, lam):
     X = rng.normal(size=(n, d)) @ rng.normal(size=(d, d)) / np.sqrt(d)
     y = rng.integers(0, 3, n)
     X[y == 1] += 0.5
-    m = linbook.RDA(lam=lam).fit(X, y)
+    m = linbook.RDA(shrinkage=lam).fit(X, y)
     means, Sig, betas = _direct_rda_betas(X, y, lam)
     np.testing.assert_allclose(m.betas_, betas, rtol=1e-7, atol=1e-9)
-    np.testing.assert_allclose(m.covariance(), Sig, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(m.covariance_, Sig, rtol=1e-9, atol=1e-12)
     from scipy.stats import multivariate_normal
     ll = sum(np.log(m.priors_[c]) * (y == c).sum() + multivariate_normal(means[c], Sig).logpdf(X[y == c]).sum()
              for c in range(3))
@@ -119,12 +119,12 @@ def test_rda_matches_direct_formula(n, d, lam):
 
 def test_rda_endpoints():
     X, y = DATA["wine"]
-    np.testing.assert_allclose(linbook.RDA(lam=0).fit(X, y).predict_proba(X),
+    np.testing.assert_allclose(linbook.RDA(shrinkage=0).fit(X, y).predict_proba(X),
                                linbook.LDA().fit(X, y).predict_proba(X), atol=1e-10)
-    m1 = linbook.RDA(lam=1).fit(X, y)
-    np.testing.assert_allclose(np.diag(m1.covariance()), m1.variances_)
-    with pytest.raises(ValueError, match="lam"):
-        linbook.RDA(lam=1.5).fit(X, y)
+    m1 = linbook.RDA(shrinkage=1).fit(X, y)
+    np.testing.assert_allclose(np.diag(m1.covariance_), m1.variances_)
+    with pytest.raises(ValueError, match="shrinkage"):
+        linbook.RDA(shrinkage=1.5).fit(X, y)
 
 
 @pytest.mark.parametrize("model", CLASSIFIERS, ids=lambda m: type(m).__name__)
@@ -150,7 +150,7 @@ def test_missing_features_are_marginalised(model):
         else:
             mu = m.means_[c, obs]
             full = m.covariances_[c] if hasattr(m, "covariances_") else (
-                m.covariance() if isinstance(m, linbook.RDA) else m.covariance_)
+                m.covariance_ if isinstance(m, linbook.RDA) else m.covariance_)
             cov = full[np.ix_(obs, obs)]
         from scipy.stats import multivariate_normal
         logj[c] += multivariate_normal(mu, cov).logpdf(X[1, obs])
@@ -201,7 +201,7 @@ def test_high_dimensional_d_greater_than_n():
         linbook.LDA().fit(X, y)
     with pytest.raises(ValueError, match="RDA"):
         linbook.QDA().fit(X, y)
-    for m in [linbook.RDA(lam=0.5), linbook.DiagonalLDA(), linbook.GaussianNaiveBayes(),
+    for m in [linbook.RDA(shrinkage=0.5), linbook.DiagonalLDA(), linbook.GaussianNaiveBayes(),
               linbook.NearestShrunkenCentroids(shrink=1.0)]:
         assert m.fit(X, y).score(X, y) > 0.6
 
