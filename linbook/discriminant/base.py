@@ -110,6 +110,8 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         self
         """
         name = type(self).__name__
+        if y is None:
+            raise ValueError(f"{name} requires y to be passed, but the target y is None")
         X, y = validate_fit(self, X, y, allow_nan=self._nan_in_fit, min_samples=2)
         if y.dtype == object:
             check_classification_targets(y)     # "Unknown label type" for non-label objects
@@ -307,7 +309,8 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         -------
         y : ndarray, shape (N,)
         """
-        return self.classes_[np.argmax(self._joint_log_likelihood(X), axis=1)]
+        s = self._joint_log_likelihood(X)            # first: it raises NotFittedError before fit
+        return self.classes_[np.argmax(s, axis=1)]
 
     def log_likelihood(self, X, y):
         """Joint log-likelihood ``sum_i log p(x_i, y_i)`` in nats (eq. (4.52)).
@@ -321,8 +324,8 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         -------
         float
         """
-        yi = self._label_index(y)
         s = self._joint_log_likelihood(X, exact=True)
+        yi = self._label_index(y, s.shape[0])
         return float(s[np.arange(len(yi)), yi].sum())
 
     def conditional_log_likelihood(self, X, y):
@@ -337,12 +340,14 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         -------
         float
         """
-        yi = self._label_index(y)
         lp = self.predict_log_proba(X)
+        yi = self._label_index(y, lp.shape[0])
         return float(lp[np.arange(len(yi)), yi].sum())
 
-    def _label_index(self, y):
-        y = np.asarray(y)
+    def _label_index(self, y, n_rows):
+        y = np.asarray(y).ravel()
+        if y.size != n_rows:
+            raise ValueError(f"X has {n_rows} rows but y has {y.size} labels; they must match")
         idx = np.clip(np.searchsorted(self.classes_, y), 0, self.classes_.size - 1)
         if np.any(self.classes_[idx] != y):
             raise ValueError("y contains labels not seen in fit; pass labels from classes_")

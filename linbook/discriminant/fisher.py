@@ -66,8 +66,11 @@ class FisherLDA(TransformerMixin, BaseEstimator):
         -------
         self
         """
+        if y is None:
+            raise ValueError("FisherLDA requires y to be passed, but the target y is None")
         X, y = validate_fit(self, X, y, min_samples=2)
-        check_classification_targets(y)
+        if y.dtype == object:
+            check_classification_targets(y)     # "Unknown label type" for non-label objects
         self.classes_, yi = encode_labels(y, model="FisherLDA")
         C = self.classes_.size
         N, D = X.shape
