@@ -62,11 +62,15 @@ def column_range(X, w=None):
 
 
 def power_of_two_scale(m):
-    """Per-feature scales ``2**e`` with ``m / 2**e`` in [0.5, 1) (1 where ``m`` is 0 or not finite)."""
+    """Per-feature scales ``2**e`` with ``m / 2**e`` in [0.5, 1) (1 where ``m`` is 0 or not finite).
+
+    ``e`` is clipped to [-1021, 1022] so that ``2**e`` and ``2**-e`` are normal numbers
+    (then ``m / 2**e < 4`` for every finite ``m``).
+    """
     m = np.asarray(m, dtype=float)
-    _, e = np.frexp(np.where(np.isfinite(m) & (m > 0), m, 1.0))
+    _, e = np.frexp(np.where(np.isfinite(m) & (m > 0), m, 0.5))
     # keep 2**e and 2**-e normal numbers, so 1/scale is exact too
-    return np.ldexp(1.0, np.clip(e, -1020, 1020))
+    return np.ldexp(1.0, np.clip(e, -1021, 1022))
 
 
 def class_sums(X, y, n_classes, w=None, inv_scale=None):
