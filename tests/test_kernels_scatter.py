@@ -31,6 +31,12 @@ def path(request, monkeypatch):
     return request.param
 
 
+@pytest.fixture(autouse=True)
+def two_cores(monkeypatch):
+    """Inputs of >= 8192 rows then run as two threaded chunks, on any machine."""
+    monkeypatch.setattr(threads, "_n_cores", lambda: 2)
+
+
 @pytest.mark.parametrize("nan", [False, True])
 def test_class_sums_and_square_sums_equal_textbook(path, nan):
     X, y, w = _data(nan=nan)
@@ -69,7 +75,7 @@ def test_power_of_two_scale_is_exact_and_bounds_the_data():
 
 @pytest.mark.parametrize("weighted", [False, True])
 def test_within_scatter_is_the_pooled_scatter_of_the_textbook(weighted):
-    X, y, w = _data(n=3000, d=6)
+    X, y, w = _data(n=9000, d=6)
     w = w if weighted else None
     ww = np.ones(len(y)) if w is None else w
     M = np.array([np.average(X[y == c], axis=0, weights=ww[y == c]) for c in range(3)])
@@ -110,6 +116,17 @@ def test_scores_kernels_equal_their_references():
     D2 = scores.class_sq_distances(X, inv, center, scores.stack_whitening(whiten),
                                    np.einsum("cd,cde->ce", means - center, whiten), block_size=999)
     np.testing.assert_allclose(D2, ref, rtol=1e-9)
+
+
+@pytest.mark.parametrize("nan", [False, True])
+def test_diagonal_log_density_equals_the_sum_over_observed_features(path, nan):
+    X, y, _ = _data(n=9000, d=6, nan=nan)
+    rng = np.random.default_rng(5)
+    inv, mu = np.full(6, 0.25), rng.normal(size=(3, 6))
+    prec, const = rng.uniform(0.5, 2.0, (3, 6)), rng.normal(size=(3, 6))
+    terms = (X[:, None, :] * inv - mu) ** 2 * prec + const            # (N, C, D); NaN where x_ij is missing
+    ref = -0.5 * np.nansum(terms, axis=2)
+    np.testing.assert_allclose(scores.diagonal_log_density(X, inv, mu, prec, const), ref, rtol=1e-12, atol=1e-12)
 
 
 def test_map_row_chunks_covers_the_rows_in_order():

@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels.scatter import class_square_sums
-from .base import _LOG_2PI, ZERO_VARIANCE, GaussianClassifier
+from .._kernels.scores import diagonal_log_density
+from .base import ZERO_VARIANCE, GaussianClassifier
 
 __all__ = ["DiagonalLDA", "GaussianNaiveBayes"]
 
@@ -24,25 +25,17 @@ class DiagonalGaussianClassifier(GaussianClassifier):
 
     _nan_in_fit = True
 
-    def _set_diagonal(self, mu_z, var_z, counts):
+    def _set_diagonal(self, mu_z, var_z):
         """Class centres and variances, shape (C, D) and (C, D) or (D,), in standardised units."""
-        n = counts.sum(axis=0)
-        self._center = (counts * self._means_z).sum(axis=0) / n     # overall mean, per feature
-        self._mu = mu_z - self._center
+        self._mu = mu_z
         self._var = var_z
 
     def _log_density(self, X, exact=True):
-        # log N(x | mu_c, diag(v_c)) = -sum_j (z_j - mu_cj)^2 / (2 v_cj) - 1/2 sum_j log(2 pi v_cj s_j^2),
-        # the square expanded into two products; a missing z_j drops its term of every sum
-        Z = X * self._inv_scale - self._center
+        # log N(x | mu_c, diag(v_c)) = -1/2 sum_j [(z_j - mu_cj)^2 / v_cj + log(2 pi v_cj s_j^2)],
+        # z = x / s; a missing x_j drops its term (eq. (8.96))
         var = np.broadcast_to(self._var, self._mu.shape)
-        prec = 1.0 / var
-        const = self._mu ** 2 * prec + np.log(2.0 * np.pi * var) + 2.0 * np.log(self._scale)
-        observed = ~np.isnan(Z)
-        if observed.all():
-            return -0.5 * ((Z * Z) @ prec.T + const.sum(axis=1)) + Z @ (self._mu * prec).T
-        Z = np.where(observed, Z, 0.0)
-        return -0.5 * ((Z * Z) @ prec.T + observed @ const.T) + Z @ (self._mu * prec).T
+        const = np.log(2.0 * np.pi * var) + 2.0 * np.log(self._scale)
+        return diagonal_log_density(X, self._inv_scale, self._mu, 1.0 / var, const)
 
 
 class DiagonalLDA(DiagonalGaussianClassifier):
@@ -86,7 +79,7 @@ class DiagonalLDA(DiagonalGaussianClassifier):
             raise ValueError(f"DiagonalLDA: feature(s) {flat.tolist()} have zero within-class variance "
                              "(constant inside every class); drop them, or use "
                              "linbook.GaussianNaiveBayes(var_smoothing=...) which adds a floor")
-        self._set_diagonal(self._means_z, var, counts)
+        self._set_diagonal(self._means_z, var)
         self.n_params_ = int((C - 1) + C * D + D)
 
     @property
@@ -150,7 +143,7 @@ class GaussianNaiveBayes(DiagonalGaussianClassifier):
             c, j = np.argwhere(var <= ZERO_VARIANCE)[0]
             raise ValueError(f"GaussianNaiveBayes: class {self.classes_[c]!r}, feature {j} has zero variance "
                              "(one sample, or constant within the class); set var_smoothing > 0")
-        self._set_diagonal(self._means_z, var, counts)
+        self._set_diagonal(self._means_z, var)
         self.n_params_ = int((C - 1) + 2 * C * D)
 
     @property

@@ -85,5 +85,5 @@ class NearestShrunkenCentroids(DiagonalGaussianClassifier):
         self.centroids_[:, ~self._keep] = self.means_[:, ~self._keep]
         self.within_class_std_dev_ = self._in_units_of_X(s, "within_class_std_dev_", power=1)
         self.selected_features_ = np.flatnonzero(self._keep)[np.any(d != 0, axis=0)]
-        self._set_diagonal(centroids, var, counts)
+        self._set_diagonal(centroids, var)
         self.n_params_ = int((C - 1) + D + np.count_nonzero(d) + D)
