@@ -34,7 +34,7 @@ EXPECTED = {
 }
 
 ESTIMATORS = [linbook.QDA(), linbook.LDA(), linbook.RDA(), linbook.DiagonalLDA(), linbook.GaussianNaiveBayes(),
-              linbook.NearestShrunkenCentroids(shrink=0.5), linbook.FisherLDA()]
+              linbook.NearestShrunkenCentroids(shrink_threshold=0.5), linbook.FisherLDA()]
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: EXPECTED.get(type(est).__name__, {}))

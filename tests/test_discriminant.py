@@ -20,7 +20,7 @@ from linbook.base import LinbookWarning
 DATA = {"iris": load_iris(return_X_y=True), "wine": load_wine(return_X_y=True),
         "cancer": load_breast_cancer(return_X_y=True)}
 CLASSIFIERS = [linbook.QDA(), linbook.LDA(), linbook.RDA(shrinkage=0.3), linbook.DiagonalLDA(),
-               linbook.GaussianNaiveBayes(), linbook.NearestShrunkenCentroids(shrink=0.5)]
+               linbook.GaussianNaiveBayes(), linbook.NearestShrunkenCentroids(shrink_threshold=0.5)]
 
 
 def _synthetic(seed=0, n=300, d=4, c=3):
@@ -74,7 +74,7 @@ def test_naive_bayes_equals_sklearn(vs):
 def test_nearest_shrunken_centroids_equal_sklearn(shrink):
     X, y = DATA["wine"]
     pri = [0.3, 0.3, 0.4]                      # non-uniform: sklearn then predicts by its discriminant
-    a = linbook.NearestShrunkenCentroids(shrink=shrink, priors=pri).fit(X, y)
+    a = linbook.NearestShrunkenCentroids(shrink_threshold=shrink, priors=pri).fit(X, y)
     b = NearestCentroid(shrink_threshold=shrink or None, priors=pri).fit(X, y)
     np.testing.assert_allclose(a.centroids_, b.centroids_, rtol=1e-10, atol=1e-12)
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
@@ -85,11 +85,11 @@ def test_nearest_shrunken_centroids_equal_sklearn(shrink):
 
 def test_shrinkage_selects_features_and_zero_shrink_is_diagonal_lda():
     X, y = DATA["wine"]
-    nsc0 = linbook.NearestShrunkenCentroids(shrink=0.0).fit(X, y)
+    nsc0 = linbook.NearestShrunkenCentroids(shrink_threshold=0.0).fit(X, y)
     dlda = linbook.DiagonalLDA().fit(X, y)
     np.testing.assert_allclose(nsc0.predict_proba(X), dlda.predict_proba(X), atol=1e-10)
     np.testing.assert_allclose(dlda.var_, nsc0.within_class_std_dev_ ** 2)
-    sizes = [linbook.NearestShrunkenCentroids(shrink=s).fit(X, y).selected_features_.size for s in (0, 2, 4, 8)]
+    sizes = [linbook.NearestShrunkenCentroids(shrink_threshold=s).fit(X, y).selected_features_.size for s in (0, 2, 4, 8)]
     assert sizes == sorted(sizes, reverse=True) and sizes[0] == 13 and sizes[-1] < 13
 
 
@@ -210,7 +210,7 @@ def test_high_dimensional_d_greater_than_n():
     with pytest.raises(ValueError, match="RDA"):
         linbook.QDA().fit(X, y)
     for m in [linbook.RDA(shrinkage=0.5), linbook.DiagonalLDA(), linbook.GaussianNaiveBayes(),
-              linbook.NearestShrunkenCentroids(shrink=1.0)]:
+              linbook.NearestShrunkenCentroids(shrink_threshold=1.0)]:
         assert m.fit(X, y).score(X, y) > 0.6
 
 
@@ -324,7 +324,7 @@ def test_diagonal_models_fit_with_missing_entries():
     d = linbook.DiagonalLDA().fit(Xn, y)
     R = Xn - d.means_[y]
     np.testing.assert_allclose(d.var_, np.nansum(R ** 2, axis=0) / ((~np.isnan(Xn)).sum(0) - 3), rtol=1e-10)
-    assert np.all(np.isfinite(linbook.NearestShrunkenCentroids(shrink=1.0).fit(Xn, y).predict_proba(Xn)))
+    assert np.all(np.isfinite(linbook.NearestShrunkenCentroids(shrink_threshold=1.0).fit(Xn, y).predict_proba(Xn)))
     Xn[y == 0, 4] = np.nan
     with pytest.raises(ValueError, match="no observed value of feature 4"):
         linbook.GaussianNaiveBayes().fit(Xn, y)

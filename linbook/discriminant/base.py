@@ -242,6 +242,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
             out[complete] = self._log_density(X[complete], True)
         idx = np.flatnonzero(~complete)
         patterns, inv = np.unique(missing[idx], axis=0, return_inverse=True)
+        covs_all = self._covariance_z()
         for k, pattern in enumerate(patterns):
             rows = idx[inv.ravel() == k]
             o = np.flatnonzero(~pattern)
@@ -249,8 +250,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
                 out[rows] = 0.0                       # nothing observed: the posterior is the prior
                 continue
             Z = X[np.ix_(rows, o)] * self._inv_scale[o]
-            covs = self._covariance_z()
-            covs = covs[..., o[:, None], o[None, :]]
+            covs = covs_all[..., o[:, None], o[None, :]]
             for c in range(out.shape[1]):
                 S = covs[c] if covs.ndim == 3 else covs
                 L = linalg.cholesky(S, lower=True, check_finite=False)

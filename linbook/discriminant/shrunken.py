@@ -21,22 +21,23 @@ class NearestShrunkenCentroids(DiagonalGaussianClassifier):
     with pooled within-class standard deviations ``s_j`` (``1/(N - C)``), ``s_0 = median(s_j)``
     and ``m_c = sqrt(1/N_c - 1/N)``, the standardised offsets
     ``d_cj = (xbar_cj - m_j) / (m_c (s_j + s_0))`` are soft-thresholded,
-    ``d'_cj = sign(d_cj) (|d_cj| - shrink)_+``, and ``mu_cj = m_j + m_c (s_j + s_0) d'_cj``.
+    ``d'_cj = sign(d_cj) (|d_cj| - shrink_threshold)_+``, and ``mu_cj = m_j + m_c (s_j + s_0) d'_cj``.
     Classification is diagonal LDA with variances ``s_j^2`` around the shrunken centroids:
     ``delta_c(x) = -sum_j (x_j - mu_cj)^2 / (2 s_j^2) + log pi_c``. A feature with
-    ``d'_cj = 0`` for every class plays no role (``selected_features_``). ``shrink = 0`` is
+    ``d'_cj = 0`` for every class plays no role (``selected_features_``). ``shrink_threshold = 0`` is
     :class:`DiagonalLDA`. With ``sample_weight``, ``N_c`` and ``N`` are sums of weights
     (integer weights equal repeated rows); with missing entries, counts of feature j's
     observed entries.
 
-    Same centroids and predictions as ``sklearn.neighbors.NearestCentroid(shrink_threshold=shrink,
+    Same centroids and predictions as ``sklearn.neighbors.NearestCentroid(shrink_threshold=...,
     priors=...)`` with non-uniform priors (scikit-learn's ``predict_proba`` is
     ``softmax(2 delta_c)``, i.e. ours squared and renormalised).
 
     Parameters
     ----------
-    shrink : float >= 0
-        The threshold (lambda in note 003).
+    shrink_threshold : float >= 0
+        The soft threshold on the standardised offsets (lambda in note 003; scikit-learn's
+        name).
     priors : array_like, shape (C,), optional
 
     Attributes
@@ -54,13 +55,13 @@ class NearestShrunkenCentroids(DiagonalGaussianClassifier):
     Derived in: chapter "Gaussian models and GDA" § "Nearest shrunken centroids".
     """
 
-    def __init__(self, shrink=0.0, priors=None):
-        self.shrink = shrink
+    def __init__(self, shrink_threshold=0.0, priors=None):
+        self.shrink_threshold = shrink_threshold
         self.priors = priors
 
     def _fit_covariances(self, X, yi, w, counts):
-        if not self.shrink >= 0:
-            raise ValueError(f"shrink must be >= 0; got {self.shrink}")
+        if not self.shrink_threshold >= 0:
+            raise ValueError(f"shrink_threshold must be >= 0; got {self.shrink_threshold}")
         C, D = self._means_z.shape
         n = counts.sum(axis=0)
         if np.any(n <= C):
@@ -78,7 +79,7 @@ class NearestShrunkenCentroids(DiagonalGaussianClassifier):
         mc = np.sqrt(1.0 / counts - 1.0 / n)
         spread = mc * (s + s0)
         d = (self._means_z - m) / spread
-        d = np.sign(d) * np.maximum(np.abs(d) - self.shrink, 0.0)
+        d = np.sign(d) * np.maximum(np.abs(d) - self.shrink_threshold, 0.0)
         centroids = m + spread * d
         self.deviations_ = self._in_units_of_X(d, "deviations_", power=0)
         self.centroids_ = self._in_units_of_X(centroids, "centroids_", power=1)

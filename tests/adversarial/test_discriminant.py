@@ -17,7 +17,7 @@ CLASSIFIERS = {
     "RDA": lambda **kw: linbook.RDA(shrinkage=0.3, **kw),
     "DiagonalLDA": lambda **kw: linbook.DiagonalLDA(**kw),
     "GaussianNaiveBayes": lambda **kw: linbook.GaussianNaiveBayes(**kw),
-    "NearestShrunkenCentroids": lambda **kw: linbook.NearestShrunkenCentroids(shrink=0.3, **kw),
+    "NearestShrunkenCentroids": lambda **kw: linbook.NearestShrunkenCentroids(shrink_threshold=0.3, **kw),
 }
 ALL = {**CLASSIFIERS, "FisherLDA": lambda **kw: linbook.FisherLDA(**kw)}
 DIAGONAL = {"DiagonalLDA", "GaussianNaiveBayes", "NearestShrunkenCentroids"}
@@ -99,7 +99,7 @@ def test_bad_fit_input(est, case):
 @pytest.mark.parametrize("est, param", [
     ("RDA", {"shrinkage": -0.1}), ("RDA", {"shrinkage": 1.5}), ("RDA", {"shrinkage": np.nan}),
     ("GaussianNaiveBayes", {"var_smoothing": -1.0}), ("GaussianNaiveBayes", {"var_smoothing": np.nan}),
-    ("NearestShrunkenCentroids", {"shrink": -1.0}), ("NearestShrunkenCentroids", {"shrink": np.nan}),
+    ("NearestShrunkenCentroids", {"shrink_threshold": -1.0}), ("NearestShrunkenCentroids", {"shrink_threshold": np.nan}),
     ("FisherLDA", {"n_components": 0}), ("FisherLDA", {"n_components": 3}),
     *[(e, {"priors": p}) for e in CLASSIFIERS for p in ([0.5, 0.5], [0.5, 0.6, -0.1], [0.2, 0.2, 0.2],
                                                         [np.nan, 0.5, 0.5])],
