@@ -135,3 +135,17 @@ def test_map_row_chunks_covers_the_rows_in_order():
     assert all(p[1] == q[0] for p, q in zip(parts, parts[1:]))
     assert threads.map_row_chunks(lambda a, b: (a, b), 10) == [(0, 10)]
     assert threads.map_row_chunks(lambda a, b: (a, b), 100_000, parallel=False) == [(0, 100_000)]
+
+
+def test_blas_threads_are_restored_after_concurrent_calls():
+    from concurrent.futures import ThreadPoolExecutor as Pool
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas_threads()
+    X = np.random.default_rng(0).normal(size=(20_000, 4))
+    with Pool(4) as pool:
+        list(pool.map(lambda _: scores.linear_scores(X, np.ones((2, 4)), np.zeros(2)), range(8)))
+    assert blas_threads() == before

@@ -13,12 +13,16 @@ one thread, uses every core of an idle machine and degrades gracefully on a busy
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 __all__ = ["map_row_chunks"]
 
 _CONTROLLER = []
 _POOL = {}      # pid -> executor: starting threads per call costs 1-40 ms; a forked child needs its own
+_LIMIT = {"depth": 0, "limiter": None}
+_LOCK = threading.Lock()
 
 
 def _n_cores():
@@ -28,11 +32,23 @@ def _n_cores():
         return os.cpu_count() or 1
 
 
+@contextmanager
 def _single_threaded_blas():
-    if not _CONTROLLER:
-        from threadpoolctl import ThreadpoolController   # ~10 ms once: inspects the loaded BLAS
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+    """BLAS limited to one thread; nested or concurrent uses restore the limit only at the last exit."""
+    with _LOCK:
+        if _LIMIT["depth"] == 0:
+            if not _CONTROLLER:
+                from threadpoolctl import ThreadpoolController   # ~10 ms once: inspects the loaded BLAS
+                _CONTROLLER.append(ThreadpoolController())
+            _LIMIT["limiter"] = _CONTROLLER[0].limit(limits=1, user_api="blas")
+        _LIMIT["depth"] += 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _LIMIT["depth"] -= 1
+            if _LIMIT["depth"] == 0:
+                _LIMIT["limiter"].restore_original_limits()
 
 
 def map_row_chunks(fn, n_rows, *, min_rows=4096, parallel=True):
