@@ -155,6 +155,8 @@ def close(a, b, tol=None, *, rtol=1e-8, atol=1e-10):
     """
     if tol is not None:
         rtol = atol = tol
+    if a is None:
+        return _Mismatch("got None")
     try:
         arr = np.asarray(a, dtype=float)
     except (TypeError, ValueError):
@@ -169,6 +171,8 @@ def close(a, b, tol=None, *, rtol=1e-8, atol=1e-10):
 
 def has_shape(value, shape):
     """True when ``value`` is numbers of this shape, else a falsy value saying what came back."""
+    if value is None:
+        return _Mismatch("got None")
     try:
         got = np.asarray(value, dtype=float).shape
     except (TypeError, ValueError):
@@ -231,24 +235,36 @@ def _where(exc):
     return f" (in {f.name}, line {f.lineno} of {place})"
 
 
-def _odd(value, depth=0):
-    """A note when a returned value holds something no property can accept, else ''."""
+def _odd_kind(value, depth=0):
+    """'none', 'type' or 'nan' when a returned value holds something no property can accept."""
     if value is None:
-        return "your function returned None (is a `return` missing?)"
+        return "none"
     if isinstance(value, (str, bytes, dict, set)) or callable(value):
-        return f"your function returned {describe(value)}, not numbers"
-    if isinstance(value, (tuple, list)) and depth < 2:
-        for v in value[:100]:
-            note = _odd(v, depth + 1)
-            if note:
-                return note
-        return ""
+        return "type"
+    if isinstance(value, (tuple, list)):
+        if depth >= 2:
+            return ""
+        return next((k for k in (_odd_kind(v, depth + 1) for v in value[:100]) if k), "")
     try:
         arr = np.asarray(value)
         if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
-            return "your function returned NaN or inf"
+            return "nan"
     except Exception:   # an exotic object: the properties will say what is wrong
         pass
+    return ""
+
+
+def _odd(value):
+    """A note on a returned value that no property can accept, else ''."""
+    kind = _odd_kind(value)
+    if kind == "nan":
+        return "your function returned NaN or inf"
+    if kind and isinstance(value, (tuple, list)):
+        return f"your function returned {describe(value)}"
+    if kind == "none":
+        return "your function returned None (is a `return` missing?)"
+    if kind == "type":
+        return f"your function returned {describe(value)}, not numbers"
     return ""
 
 
@@ -297,7 +313,10 @@ def check(key, student_fn, *, verbose=True):
                 if student.notes:   # the values returned since the previous property
                     notes, student.notes = student.notes, []
                 if not prop.passed:
-                    extra = "; ".join(x for x in (prop.problem, *notes) if x)
+                    problem = prop.problem
+                    if notes and (problem == "got NaN or inf" or problem.startswith("got None")):
+                        problem = ""   # the note about the returned value says it already
+                    extra = "; ".join(x for x in (problem, *notes) if x)
                     if extra:
                         prop.hint = f"{prop.hint} ({extra})" if prop.hint else extra
                 result.properties.append(prop)
