@@ -139,7 +139,7 @@ from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PRINTED_CHECK = re.compile(r'`(linbook\.exercises\.check\("([\w.-]+)",\s*(\w+)\))`')
-DEFAULT_CHAPTERS = "10"
+DEFAULT_CHAPTERS = "03"
 
 
 def _chapters():
