@@ -21,6 +21,8 @@ discriminant  QDA, LDA, RDA, DiagonalLDA, NearestShrunkenCentroids, GaussianNaiv
 laplace       Laplace approximation, BIC/AIC, BayesianLogisticRegression (chapter 7)
 online        streaming estimators: SGD, LMS, recursive least squares (chapter 8)
 selection     model and feature selection helpers (chapter 10)
+exercises     self-checks of the chapters' exercises: linbook.exercises.check(key, my_function)
+              (imported on first use, so `import linbook` stays fast)
 """
 
 from . import datasets, numerics, plotting, symbolic
@@ -43,7 +45,21 @@ __version__ = "0.1.0"
 
 __all__ = (
     ["sigmoid", "log_sigmoid", "log1pexp", "logsumexp", "softmax", "log_softmax", "DerivationError",
-     "datasets", "numerics", "plotting", "symbolic", "optim", "online", "aic", "bic"]
+     "datasets", "numerics", "plotting", "symbolic", "optim", "online", "exercises", "aic", "bic"]
     + estimation.__all__ + linear.__all__ + perceptron.__all__ + logistic.__all__
     + gaussian.__all__ + discriminant.__all__ + laplace.__all__ + selection.__all__
 )
+
+
+def __getattr__(name):
+    # `linbook.exercises.check(...)`, as the exercises print it, works after a plain
+    # `import linbook`; the module is imported on first use only.
+    if name == "exercises":
+        import importlib
+
+        return importlib.import_module(".exercises", __name__)
+    raise AttributeError(f"module 'linbook' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"exercises"})

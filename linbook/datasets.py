@@ -4,9 +4,11 @@ Every generator takes ``random_state`` (an int seed or a ``numpy.random.Generato
 and draws only through ``np.random.default_rng``, so a notebook that passes a seed
 gets the same data on every machine.
 
-Real data sets, where a chapter wants them, ship as small files in
-``linbook/data/`` with their provenance and licence in ``linbook/data/README.md``;
-load them with :func:`load_csv`.
+The small real data sets the chapters use are the ones scikit-learn ships (no download):
+:func:`load` returns them as ``(X, y)`` and :func:`load_csv` as ``(header, table)``. Their
+provenance and licence are in the table :data:`REAL_DATASETS` and in :func:`load`'s docstring.
+A data set that scikit-learn does not ship would live as a CSV file in ``linbook/data/``, with
+its provenance and licence in ``linbook/data/README.md`` (none does today).
 """
 
 from __future__ import annotations
@@ -20,11 +22,39 @@ __all__ = [
     "make_gaussian_classes",
     "make_separable",
     "make_regression",
+    "load",
     "load_csv",
+    "available",
+    "REAL_DATASETS",
     "DATA_DIR",
 ]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
+
+#: name -> (scikit-learn loader, what it is, provenance, licence). Used in the chapters named.
+REAL_DATASETS = {
+    "iris": ("load_iris", "150 iris flowers, 4 measurements (cm), 3 species (chapter 4)",
+             "R. A. Fisher (1936), via the UCI Machine Learning Repository, as shipped by scikit-learn",
+             "CC BY 4.0 (UCI)"),
+    "wine": ("load_wine", "178 wines, 13 chemical measurements, 3 cultivars (chapter 9)",
+             "Forina et al., PARVUS (1988), via the UCI Machine Learning Repository, as shipped by scikit-learn",
+             "CC BY 4.0 (UCI)"),
+    "breast_cancer": ("load_breast_cancer",
+                      "569 breast-mass images, 30 nucleus features, malignant (0) / benign (1) (chapters 5, 10)",
+                      "Wisconsin Diagnostic Breast Cancer, W. N. Street, W. H. Wolberg, O. L. Mangasarian "
+                      "(1993), via the UCI Machine Learning Repository, as shipped by scikit-learn",
+                      "CC BY 4.0 (UCI)"),
+    "diabetes": ("load_diabetes",
+                 "442 patients, 10 baseline variables (mean-centred, scaled), disease progression after "
+                 "one year (chapter 2)",
+                 "B. Efron, T. Hastie, I. Johnstone, R. Tibshirani, 'Least Angle Regression', Annals of "
+                 "Statistics 32 (2004), as shipped by scikit-learn",
+                 "distributed with scikit-learn (BSD-3-Clause); the authors published it for research use"),
+    "digits": ("load_digits", "1797 handwritten digits as 8x8 images of 0..16 grey levels, 10 classes (chapter 9)",
+               "E. Alpaydin, C. Kaynak, Optical Recognition of Handwritten Digits (1998), via the UCI "
+               "Machine Learning Repository, as shipped by scikit-learn",
+               "CC BY 4.0 (UCI)"),
+}
 
 
 def as_rng(random_state=None):
@@ -148,17 +178,77 @@ def make_regression(n_samples=100, n_features=1, *, coef=None, intercept=0.0, no
     return X, X @ coef + intercept + e, coef
 
 
-def load_csv(name):
-    """Load ``linbook/data/<name>.csv`` as (header list, float ndarray).
+def available():
+    """Names accepted by :func:`load` and :func:`load_csv` (real data sets, then CSV files).
 
-    Provenance and licence of each file: ``linbook/data/README.md``.
-
-    Derived in: not a derivation; data provenance in linbook/data/README.md.
+    Derived in: not a derivation; data provenance in linbook.datasets.REAL_DATASETS.
     """
+    return sorted(REAL_DATASETS) + sorted(p.stem for p in DATA_DIR.glob("*.csv"))
+
+
+def _unknown(name):
+    return ValueError(f"no data set {name!r}; available: {available()}")
+
+
+def load(name):
+    """A small real data set as ``(X, y)``: float features (N, D) and the target (N,).
+
+    The data sets are the ones scikit-learn ships with the package (nothing is downloaded);
+    linbook loads them through ``sklearn.datasets``, so the numbers are exactly scikit-learn's.
+
+    ==============  ===========  =========================================================
+    name            shape of X   what; provenance; licence
+    ==============  ===========  =========================================================
+    iris            (150, 4)     Fisher (1936), UCI; CC BY 4.0. y in {0, 1, 2}
+    wine            (178, 13)    Forina et al. (1988), UCI; CC BY 4.0. y in {0, 1, 2}
+    breast_cancer   (569, 30)    Wisconsin Diagnostic Breast Cancer (1993), UCI; CC BY 4.0.
+                                 y = 0 malignant, 1 benign
+    diabetes        (442, 10)    Efron et al. (2004); shipped with scikit-learn (BSD-3).
+                                 y = disease progression (a regression target)
+    digits          (1797, 64)   Alpaydin, Kaynak (1998), UCI; CC BY 4.0. y in {0..9}
+    ==============  ===========  =========================================================
+
+    Full provenance: :data:`REAL_DATASETS`.
+
+    Parameters
+    ----------
+    name : str
+        One of the names above (``available()`` lists them).
+
+    Returns
+    -------
+    X : ndarray of float, shape (N, D)
+    y : ndarray, shape (N,)
+        Integer class labels, or floats for ``diabetes``.
+
+    Derived in: not a derivation; data provenance in linbook.datasets.REAL_DATASETS.
+    """
+    if name not in REAL_DATASETS:
+        raise _unknown(name)
+    from sklearn import datasets as skd   # imported here: `import linbook` stays fast
+
+    X, y = getattr(skd, REAL_DATASETS[name][0])(return_X_y=True)
+    return np.asarray(X, dtype=float), np.asarray(y)
+
+
+def load_csv(name):
+    """A data set as ``(header list, float ndarray)``, the target in the last column.
+
+    A real data set of :func:`load` (``load_csv("iris")``: the four measurement names and
+    ``"target"``), or a file ``linbook/data/<name>.csv`` (provenance in
+    ``linbook/data/README.md``).
+
+    Derived in: not a derivation; data provenance in linbook.datasets.REAL_DATASETS.
+    """
+    if name in REAL_DATASETS:
+        from sklearn import datasets as skd
+
+        bunch = getattr(skd, REAL_DATASETS[name][0])()
+        header = [str(f) for f in bunch.feature_names] + ["target"]
+        return header, np.column_stack([np.asarray(bunch.data, dtype=float), np.asarray(bunch.target, dtype=float)])
     path = DATA_DIR / f"{name}.csv"
     if not path.exists():
-        available = sorted(p.stem for p in DATA_DIR.glob("*.csv"))
-        raise FileNotFoundError(f"no data set {name!r}; available: {available}")
+        raise FileNotFoundError(f"no data set {name!r}; available: {available()}")
     with open(path, encoding="utf-8") as f:
         header = f.readline().strip().split(",")
     data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)

@@ -34,3 +34,43 @@ def test_rng_policy():
     assert datasets.as_rng(g) is g
     with pytest.raises(TypeError):
         datasets.as_rng(np.random.RandomState(0))
+
+
+@pytest.mark.parametrize("name, shape, n_classes", [
+    ("iris", (150, 4), 3), ("wine", (178, 13), 3), ("breast_cancer", (569, 30), 2),
+    ("diabetes", (442, 10), None), ("digits", (1797, 64), 10)])
+def test_real_data_sets_are_scikit_learns(name, shape, n_classes):
+    import sklearn.datasets as skd
+
+    X, y = datasets.load(name)
+    X_ref, y_ref = getattr(skd, datasets.REAL_DATASETS[name][0])(return_X_y=True)
+    assert X.shape == shape and X.dtype == float and y.shape == (shape[0],)
+    np.testing.assert_array_equal(X, X_ref)
+    np.testing.assert_array_equal(y, y_ref)
+    if n_classes is not None:
+        assert np.unique(y).size == n_classes
+    header, table = datasets.load_csv(name)
+    assert len(header) == shape[1] + 1 and header[-1] == "target" and table.shape == (shape[0], shape[1] + 1)
+    np.testing.assert_array_equal(table[:, :-1], X)
+    np.testing.assert_array_equal(table[:, -1], y)
+    what, provenance, licence = datasets.REAL_DATASETS[name][1:]
+    assert what and provenance and licence and name in datasets.load.__doc__
+
+
+def test_every_real_data_set_a_chapter_loads_is_offered():
+    from pathlib import Path
+    import re
+
+    loaded = set()
+    for path in (Path(__file__).resolve().parents[1] / "chapters").glob("[0-9][0-9]_*.md"):
+        loaded |= set(re.findall(r"\bload_(\w+)\(", path.read_text(encoding="utf-8")))
+    assert loaded, "the chapters load real data sets through sklearn.datasets.load_<name>"
+    assert loaded <= set(datasets.REAL_DATASETS)
+
+
+def test_unknown_data_set_lists_the_available_ones():
+    assert datasets.available()[:5] == sorted(datasets.REAL_DATASETS)
+    with pytest.raises(ValueError, match=r"available: \['breast_cancer', 'diabetes', 'digits', 'iris', 'wine'"):
+        datasets.load("mnist")
+    with pytest.raises(FileNotFoundError, match="available: .*'iris'"):
+        datasets.load_csv("mnist")

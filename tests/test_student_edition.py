@@ -119,3 +119,83 @@ def test_tree_copy_excludes_build_and_venv(tmp_path):
     assert se.leftover_solutions(out) == []
     assert 'title: "Book (student edition)"' in (out / "_config.yml").read_text()
     assert "SECRET-ANSWER-2" in (src / "chapters" / "c.md").read_text(), "the source was modified"
+
+
+# --- the student edition of a real chapter runs as printed ----------------------------------
+#
+# A chapter's student edition is built from its MyST source (jupytext, then strip_notebook),
+# executed, and then a student is simulated: for every self-check the exercise prints
+# (`linbook.exercises.check("key", name)`), a new cell defines the function (the solution
+# cell's code without its own check calls and without `import linbook.exercises`) and runs the
+# printed line verbatim, which must report "all properties pass". One chapter by default (it
+# executes the whole chapter); LINBOOK_STUDENT_CHAPTERS=all (or "02,07") runs others.
+
+import ast  # noqa: E402
+import copy  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import shutil  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+PRINTED_CHECK = re.compile(r'`(linbook\.exercises\.check\("([\w.-]+)",\s*(\w+)\))`')
+DEFAULT_CHAPTERS = "03"
+
+
+def _chapters():
+    wanted = os.environ.get("LINBOOK_STUDENT_CHAPTERS", DEFAULT_CHAPTERS)
+    sources = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md"))
+    if wanted == "all":
+        return sources
+    return [p for p in sources if p.name[:2] in wanted.split(",")]
+
+
+def _without_own_checks(code):
+    """A solution cell's code without its self-check calls and `import linbook.exercises`."""
+    lines = code.split("\n")
+    drop = set()
+    for node in ast.parse(code).body:
+        text = "\n".join(lines[node.lineno - 1:node.end_lineno])
+        if re.search(r"\b(ex|exercises)\.check\(", text) or re.match(r"import linbook\.exercises", text):
+            drop |= set(range(node.lineno - 1, node.end_lineno))
+    return "\n".join(line for i, line in enumerate(lines) if i not in drop)
+
+
+def student_chapter(source):
+    """(student notebook, [(key, printed call)]) for a chapter source; a student's cells appended."""
+    import jupytext
+
+    full = json.loads(nbformat.writes(jupytext.read(source)))
+    nb = copy.deepcopy(full)
+    assert se.strip_notebook(nb) > 0
+    solutions = ["".join(c["source"]) for c in full["cells"]
+                 if c["cell_type"] == "code" and "solution" in c["metadata"].get("tags", [])]
+    printed = []
+    for cell in list(nb["cells"]):
+        if cell["cell_type"] != "markdown":
+            continue
+        for call, key, _name in PRINTED_CHECK.findall("".join(cell["source"])):
+            (solution,) = [s for s in solutions if f'check("{key}"' in s]
+            printed.append((key, call))
+            code = _without_own_checks(solution) + "\n" + call
+            nb["cells"].append(nbformat.v4.new_code_cell(code, metadata={"tags": ["student"]}))
+    return nb, printed
+
+
+@pytest.mark.parametrize("source", _chapters(), ids=lambda p: p.stem)
+def test_student_edition_runs_as_printed(source, tmp_path):
+    from nbclient import NotebookClient
+
+    nb, printed = student_chapter(source)
+    assert printed, f"{source.name} prints no self-check"
+    work = tmp_path / "student"
+    work.mkdir()
+    nb = nbformat.reads(json.dumps(nb), as_version=4)
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(work)}}).execute()
+    student_cells = [c for c in nb.cells if "student" in c.metadata.get("tags", [])]
+    assert len(student_cells) == len(printed)
+    for (key, call), cell in zip(printed, student_cells):
+        text = "".join(o.get("text", "") + "".join(o.get("data", {}).get("text/plain", ""))
+                       for o in cell.outputs)
+        assert f"{key}: " in text and "all properties pass" in text, f"{call} in the student edition:\n{text}"
+    shutil.rmtree(work)

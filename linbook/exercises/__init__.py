@@ -2,8 +2,11 @@
 
 In a notebook a student writes a function and runs::
 
-    import linbook.exercises as ex
-    ex.check("logreg.newton-step", my_newton_step)
+    import linbook
+    linbook.exercises.check("logreg.newton-step", my_newton_step)
+
+(``import linbook`` makes ``linbook.exercises`` available; ``import linbook.exercises as
+ex`` works too.)
 
 ``check`` tests the function against the reference on random and edge-case inputs and
 prints one line per property (``pass`` / ``FAIL: what went wrong``), never the
@@ -13,18 +16,30 @@ Writing a self-check (chapter authors)
 --------------------------------------
 Each chapter has a module ``linbook/exercises/<chapter>.py`` that registers checks::
 
-    from linbook.exercises import exercise, Property
+    from linbook.exercises import Property, close, exercise
 
     @exercise("logreg.newton-step", "One Newton step for logistic regression")
     def _check(fn):
         rng = np.random.default_rng(0)
         ...
-        yield Property("matches the reference on random data", np.allclose(fn(X, y, w), ref))
+        yield Property("matches the reference on random data", close(fn(X, y, w), ref))
         yield Property("handles all-zero weights", ...)
 
-A check yields :class:`Property` objects; an exception raised by the student's code is
-caught and reported as a failed property. Keys are ``<chapter-slug>.<name>``; the
-chapter modules are imported on first use.
+A check yields :class:`Property` objects. The check receives the student's function
+wrapped, so that every failure is reported as the student's, in their words, and never as a
+line of the check:
+
+* an exception raised inside the student's function becomes the failed property "your
+  function runs without error" with ``your function raised ValueError: ... (line 3 of its
+  cell)``;
+* an exception raised by the check while it uses what the function returned (unpacking a
+  tuple of the wrong length, an array of the wrong shape) becomes "your function returns
+  what the exercise asks for" with ``your function returned an array of shape (3,), but
+  linear.least-squares expects (w, b): ...`` -- the ``returns`` text of :func:`exercise`;
+* a failed property gets a note when the function returned NaN/inf, None or a non-number,
+  and :func:`close` says when shapes differ ("got shape (3,) where (2, 3) is expected").
+
+Keys are ``<chapter-slug>.<name>``; the chapter modules are imported on first use.
 
 Derived in: the exercises at the end of each chapter.
 """
@@ -32,25 +47,57 @@ Derived in: the exercises at the end of each chapter.
 from __future__ import annotations
 
 import importlib
+import numbers
+import os
 import pkgutil
+import sysconfig
 import traceback
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["check", "exercise", "Property", "ExerciseResult", "available", "close"]
+__all__ = ["check", "exercise", "Property", "ExerciseResult", "StudentError", "available", "close", "describe",
+           "has_shape", "is_tuple"]
 
 _REGISTRY: dict = {}
 _LOADED = False
 
 
+class StudentError(Exception):
+    """A failure of the student's function, worded for the student (raised inside a check)."""
+
+
+class _Mismatch:
+    """A falsy answer of :func:`close` that says why (kept through ``a and b``)."""
+
+    __slots__ = ("problem",)
+
+    def __init__(self, problem):
+        self.problem = problem
+
+    def __bool__(self):
+        return False
+
+    def __repr__(self):
+        return f"False ({self.problem})"
+
+
 @dataclass
 class Property:
-    """One property a student's function must have. ``hint`` is shown when it fails."""
+    """One property a student's function must have. ``hint`` is shown when it fails.
+
+    ``passed`` may be the falsy result of :func:`close`; what it says about the mismatch
+    (shape, NaN, type) is kept in ``problem`` and shown after the hint.
+    """
 
     name: str
     passed: bool
     hint: str = ""
+    problem: str = field(default="", init=False, repr=False)
+
+    def __post_init__(self):
+        self.problem = getattr(self.passed, "problem", "")
+        self.passed = bool(self.passed)
 
 
 @dataclass
@@ -70,29 +117,86 @@ class ExerciseResult:
         return f"{self.key}: {n}/{len(self.properties)} properties pass"
 
 
+def describe(value):
+    """A short description of a value for a student ("an array of shape (3,)", "None", ...)."""
+    if value is None:
+        return "None (is a `return` missing?)"
+    if isinstance(value, (bool, np.bool_)):
+        return f"the bool {bool(value)}"
+    if isinstance(value, (numbers.Number, np.generic)):
+        return f"the number {value!r}" if np.ndim(value) == 0 else f"a {type(value).__name__}"
+    if isinstance(value, np.ndarray):
+        kind = "" if value.dtype.kind in "biufc" else f" of dtype {value.dtype}"
+        return f"an array of shape {value.shape}{kind}"
+    if isinstance(value, (tuple, list)):
+        kind = type(value).__name__
+        if len(value) <= 4:
+            inner = ", ".join(_short(v) for v in value)
+            return f"a {kind} of {len(value)} ({inner})"
+        return f"a {kind} of length {len(value)}"
+    return f"a {type(value).__name__}"
+
+
+def _short(value):
+    if isinstance(value, np.ndarray):
+        return f"shape {value.shape}"
+    if isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, (bool, np.bool_)):
+        return "a number"
+    return describe(value).removeprefix("an ").removeprefix("a ").split(" (")[0]
+
+
 def close(a, b, tol=None, *, rtol=1e-8, atol=1e-10):
     """Does a student's answer ``a`` match the reference ``b``?
 
     True when ``a`` converts to a float array of the same shape as ``b``, is finite, and is
-    ``allclose`` to ``b``; ``tol`` sets ``rtol`` and ``atol`` together. A non-numeric
-    answer gives False (a failed property), not an exception.
+    ``allclose`` to ``b``; ``tol`` sets ``rtol`` and ``atol`` together. Otherwise a falsy
+    value that says what differs (used in the printed hint): a non-numeric answer, a wrong
+    shape or a NaN gives a failed property, never an exception.
     """
     if tol is not None:
         rtol = atol = tol
+    if a is None:
+        return _Mismatch("got None")
     try:
-        a = np.asarray(a, dtype=float)
+        arr = np.asarray(a, dtype=float)
     except (TypeError, ValueError):
-        return False
+        return _Mismatch(f"got {describe(a)}, not numbers")
     b = np.asarray(b, dtype=float)
-    return a.shape == b.shape and bool(np.all(np.isfinite(a))) and bool(np.allclose(a, b, rtol=rtol, atol=atol))
+    if arr.shape != b.shape:
+        return _Mismatch(f"got shape {arr.shape} where {b.shape} is expected")
+    if not np.all(np.isfinite(arr)):
+        return _Mismatch("got NaN or inf")
+    return bool(np.allclose(arr, b, rtol=rtol, atol=atol))
 
 
-def exercise(key, title=""):
-    """Register a self-check generator under ``key``."""
+def has_shape(value, shape):
+    """True when ``value`` is numbers of this shape, else a falsy value saying what came back."""
+    if value is None:
+        return _Mismatch("got None")
+    try:
+        got = np.asarray(value, dtype=float).shape
+    except (TypeError, ValueError):
+        return _Mismatch(f"got {describe(value)}, not numbers")
+    return True if got == tuple(shape) else _Mismatch(f"got shape {got} where {tuple(shape)} is expected")
+
+
+def is_tuple(value, n):
+    """True when ``value`` is a tuple (or list) of ``n`` items, else a falsy value saying what came back."""
+    if isinstance(value, (tuple, list)) and len(value) == n:
+        return True
+    return _Mismatch(f"got {describe(value)} where a tuple of {n} is expected")
+
+
+def exercise(key, title="", returns=""):
+    """Register a self-check generator under ``key``.
+
+    ``returns`` says in words what the student's function must return (e.g. ``"(w, b): w of
+    shape (D,), b a number"``); it is quoted when the check cannot use what came back.
+    """
     def deco(fn):
         if key in _REGISTRY:
             raise ValueError(f"exercise {key!r} registered twice")
-        _REGISTRY[key] = (title, fn)
+        _REGISTRY[key] = (title, fn, returns)
         return fn
     return deco
 
@@ -111,21 +215,119 @@ def available():
     return sorted(_REGISTRY)
 
 
+def _library_dirs():
+    """Folders of installed code (Python, site-packages, linbook): not the student's."""
+    paths = sysconfig.get_paths()
+    dirs = {os.path.realpath(p) + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib") if (p := paths.get(k))}
+    return tuple(dirs | {os.path.realpath(os.path.dirname(os.path.dirname(__file__))) + os.sep})
+
+
+def _where(exc):
+    """' (line 3 of its cell)': the last frame of the student's own code in the traceback."""
+    frames = traceback.extract_tb(exc.__traceback__)[1:]   # [0] is _Student.__call__
+    library = _library_dirs()
+    own = [f for f in frames if not os.path.realpath(f.filename).startswith(library)]
+    if not own:
+        return ""
+    f = own[-1]
+    name = os.path.basename(f.filename)
+    place = "its cell" if ("ipykernel" in f.filename or name.startswith("<")) else name
+    return f" (in {f.name}, line {f.lineno} of {place})"
+
+
+def _odd_kind(value, depth=0):
+    """'none', 'type' or 'nan' when a returned value holds something no property can accept."""
+    if value is None:
+        return "none"
+    if isinstance(value, (str, bytes, dict, set)) or callable(value):
+        return "type"
+    if isinstance(value, (tuple, list)):
+        if depth >= 2:
+            return ""
+        return next((k for k in (_odd_kind(v, depth + 1) for v in value[:100]) if k), "")
+    try:
+        arr = np.asarray(value)
+        if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
+            return "nan"
+    except Exception:   # an exotic object: the properties will say what is wrong
+        pass
+    return ""
+
+
+def _odd(value):
+    """A note on a returned value that no property can accept, else ''."""
+    kind = _odd_kind(value)
+    if kind == "nan":
+        return "your function returned NaN or inf"
+    if kind and isinstance(value, (tuple, list)):
+        return f"your function returned {describe(value)}"
+    if kind == "none":
+        return "your function returned None (is a `return` missing?)"
+    if kind == "type":
+        return f"your function returned {describe(value)}, not numbers"
+    return ""
+
+
+class _Student:
+    """The student's function as the check sees it: its failures become :class:`StudentError`."""
+
+    def __init__(self, fn, errstate):
+        self._fn, self._errstate = fn, errstate
+        self.calls, self.last, self.notes = 0, None, []
+        self.__name__ = getattr(fn, "__name__", "your function")
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def __call__(self, *args, **kwargs):
+        with np.errstate(**self._errstate):   # the student's own floating-point settings
+            try:
+                out = self._fn(*args, **kwargs)
+            except Exception as exc:
+                raise StudentError(f"your function raised {type(exc).__name__}: {exc}{_where(exc)}") from exc
+        self.calls += 1
+        self.last = out
+        note = _odd(out)
+        if note and note not in self.notes:
+            self.notes.append(note)
+        return out
+
+
 def check(key, student_fn, *, verbose=True):
-    """Run the self-check ``key`` on ``student_fn``; print and return the result."""
+    """Run the self-check ``key`` on ``student_fn``; print and return the result.
+
+    Every failure is reported as a failed property in the student's terms (what the function
+    raised or returned), never as an error of the check.
+    """
     _load_all()
     if key not in _REGISTRY:
         raise KeyError(f"no exercise {key!r}; available: {available()}")
-    title, gen = _REGISTRY[key]
+    if not callable(student_fn):
+        raise TypeError(f"check({key!r}, ...) needs your function itself (e.g. my_function, not "
+                        f"my_function(X, y)); got {describe(student_fn)}")
+    title, gen, returns = _REGISTRY[key]
     result = ExerciseResult(key)
+    student = _Student(student_fn, np.geterr())
+    notes = []
     try:
-        for prop in gen(student_fn):
-            result.properties.append(prop)
-    except Exception as exc:  # the student's code raised: report, do not crash the notebook
-        frame = traceback.extract_tb(exc.__traceback__)[-1]
-        result.properties.append(Property(
-            "your function runs without error", False,
-            f"{type(exc).__name__}: {exc} (line {frame.lineno} of {frame.name})"))
+        with np.errstate(all="ignore"):   # a wrong answer (NaN, inf) must not flood the check with warnings
+            for prop in gen(student):
+                if student.notes:   # the values returned since the previous property
+                    notes, student.notes = student.notes, []
+                if not prop.passed:
+                    problem = prop.problem
+                    if notes and (problem == "got NaN or inf" or problem.startswith("got None")):
+                        problem = ""   # the note about the returned value says it already
+                    extra = "; ".join(x for x in (problem, *notes) if x)
+                    if extra:
+                        prop.hint = f"{prop.hint} ({extra})" if prop.hint else extra
+                result.properties.append(prop)
+    except StudentError as exc:
+        result.properties.append(Property("your function runs without error", False, str(exc)))
+    except Exception:
+        if not student.calls:
+            raise   # the self-check itself failed before calling the student's function: a bug of linbook
+        expected = f", but {key} expects {returns}" if returns else f", which {key} cannot use"
+        result.properties.append(Property("your function returns what the exercise asks for", False,
+                                          f"your function returned {describe(student.last)}{expected}"))
     if verbose:
         print(f"{key}{' - ' + title if title else ''}")
         for p in result.properties:

@@ -9,24 +9,26 @@ from functools import partial
 
 import numpy as np
 
-from linbook.exercises import Property, close, exercise
+from linbook.exercises import Property, close, exercise, has_shape, is_tuple
 
 
 _close = partial(close, rtol=1e-8, atol=1e-8)  # this chapter's default tolerance
 
 
-@exercise("estimation.gaussian-mle", "Maximum-likelihood mean and covariance of a Gaussian")
+@exercise("estimation.gaussian-mle", "Maximum-likelihood mean and covariance of a Gaussian",
+          returns="(mean, cov): mean of shape (D,), cov of shape (D, D)")
 def _gaussian_mle(fn):
     """``fn(X) -> (mean (D,), cov (D, D))`` for ``X`` of shape (N, D)."""
     rng = np.random.default_rng(11)
     X = rng.normal(size=(20, 3)) @ np.array([[1.0, 0, 0], [0.4, 1.2, 0], [-0.3, 0.2, 0.7]]) + [1, -2, 0.5]
-    m, S = fn(X.copy())
-    m, S = np.asarray(m, dtype=float), np.asarray(S, dtype=float)
+    out = fn(X.copy())
+    yield Property("returns a pair (mean, cov)", is_tuple(out, 2), "return (mean, cov)")
+    m, S = np.asarray(out[0], dtype=float), np.asarray(out[1], dtype=float)
     ref_m = X.mean(0)
     R = X - ref_m
     ref_S = R.T @ R / X.shape[0]
     yield Property("returns a mean of shape (D,) and a covariance of shape (D, D)",
-                   m.shape == (3,) and S.shape == (3, 3),
+                   has_shape(m, (3,)) and has_shape(S, (3, 3)),
                    f"got shapes {m.shape} and {S.shape} for X of shape (20, 3)")
     yield Property("the mean is the sample mean", _close(m.ravel(), ref_m) if m.size == 3 else False,
                    "set the derivative of the log-likelihood with respect to mu to zero")
@@ -46,7 +48,8 @@ def _gaussian_mle(fn):
                    "(np.cov drops dimensions for a single variable)")
 
 
-@exercise("estimation.beta-bernoulli-predictive", "Posterior predictive of the beta-Bernoulli model")
+@exercise("estimation.beta-bernoulli-predictive", "Posterior predictive of the beta-Bernoulli model",
+          returns="a probability (one number)")
 def _beta_bernoulli_predictive(fn):
     """``fn(x, a, b) -> p(x_new = 1 | x)`` under the prior Beta(a, b)."""
     rng = np.random.default_rng(12)
@@ -64,25 +67,27 @@ def _beta_bernoulli_predictive(fn):
     yield Property("approaches the fraction of ones as N grows", abs(float(fn(big, 3.0, 3.0)) - 0.25) < 1e-3, "")
 
 
-@exercise("estimation.ridge-map", "MAP linear regression with a Gaussian prior")
+@exercise("estimation.ridge-map", "MAP linear regression with a Gaussian prior",
+          returns="w_MAP of shape (D,)")
 def _ridge_map(fn):
     """``fn(X, y, noise_var, prior_var) -> w_MAP``."""
     rng = np.random.default_rng(13)
     for n, d, s2, t2 in [(30, 3, 0.5, 0.2), (12, 5, 2.0, 1.0), (50, 2, 0.1, 4.0)]:
         X = rng.normal(size=(n, d))
         y = X @ rng.normal(size=d) + np.sqrt(s2) * rng.normal(size=n)
-        w = np.asarray(fn(X.copy(), y.copy(), s2, t2), dtype=float).ravel()
+        w = fn(X.copy(), y.copy(), s2, t2)
         ref = np.linalg.solve(X.T @ X + (s2 / t2) * np.eye(d), X.T @ y)
-        if not _close(w, ref, 1e-6):
+        ok = _close(w, ref, 1e-6)
+        if not ok:
             hint = "write down -log p(w | y) with both variances and set its gradient to zero"
             for lam in (1 / t2, 1 / (2 * t2), s2 / (2 * t2), 2 * s2 / t2, 0.0):
                 if _close(w, np.linalg.solve(X.T @ X + lam * np.eye(d), X.T @ y), 1e-6):
                     hint = "your penalty has the wrong strength: check the factor 1/2 and the noise variance"
-            yield Property(f"maximises the posterior (N={n}, D={d})", False, hint)
+            yield Property(f"maximises the posterior (N={n}, D={d})", ok, hint)
             return
     yield Property("maximises the posterior on random problems", True)
     X = rng.normal(size=(20, 3))
     y = X @ [1.0, 2.0, 3.0]
-    w = np.asarray(fn(X, y, 1.0, 1e8), dtype=float).ravel()
+    w = fn(X, y, 1.0, 1e8)
     yield Property("a very wide prior gives the least-squares fit", _close(w, [1.0, 2.0, 3.0], 1e-5),
                    "as prior_var grows the penalty must vanish")

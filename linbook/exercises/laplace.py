@@ -12,7 +12,8 @@ from linbook.numerics import log1pexp, sigmoid
 _close = close
 
 
-@exercise("laplace.log-evidence", "Laplace estimate of log Z")
+@exercise("laplace.log-evidence", "Laplace estimate of log Z",
+          returns="log Z (one number)")
 def _log_evidence(fn):
     rng = np.random.default_rng(0)
     # exact for Gaussian energies, with a constant offset and a non-zero mode
@@ -40,7 +41,8 @@ def _log_evidence(fn):
                    "is the mode found (gradient zero) before the Hessian is evaluated?")
 
 
-@exercise("laplace.moderated-output", "Probit approximation sigm(kappa(var) mu)")
+@exercise("laplace.moderated-output", "Probit approximation sigm(kappa(var) mu)",
+          returns="an array of the same shape as mu")
 def _moderated(fn):
     rng = np.random.default_rng(1)
     mu, var = rng.normal(0, 3, 50), rng.uniform(0, 20, 50)
@@ -54,7 +56,8 @@ def _moderated(fn):
                    "use a numerically stable sigmoid")
 
 
-@exercise("laplace.loo-predictive", "Leave-one-out predictive from posterior draws")
+@exercise("laplace.loo-predictive", "Leave-one-out predictive from posterior draws",
+          returns="one probability per column of lik, shape (N,)")
 def _loo(fn):
     rng = np.random.default_rng(2)
     lik = rng.uniform(0.05, 1.0, size=(400, 7))

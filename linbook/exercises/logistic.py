@@ -10,7 +10,7 @@ from functools import partial
 import numpy as np
 from scipy.special import log_ndtr
 
-from linbook.exercises import Property, close, exercise
+from linbook.exercises import Property, close, exercise, has_shape
 from linbook.numerics import log1pexp, sigmoid, softmax
 
 
@@ -30,7 +30,8 @@ def _ref_nll_grad_hess(X, y, w):
     return nll, X.T @ (mu - y), X.T @ ((mu * (1 - mu))[:, None] * X)
 
 
-@exercise("logreg.nll-grad-hess", "NLL, gradient X'(mu - y) and Hessian X'SX of logistic regression")
+@exercise("logreg.nll-grad-hess", "NLL, gradient X'(mu - y) and Hessian X'SX of logistic regression",
+          returns="(nll, grad, hess): a number, shape (D,), shape (D, D)")
 def _check_nll(fn):
     rng = np.random.default_rng(0)
     X, y = _data(rng)
@@ -49,7 +50,8 @@ def _check_nll(fn):
                    "log(1 + exp(z)) overflows for z > 709: use a stable softplus (linbook.log1pexp)")
 
 
-@exercise("logreg.newton-step", "One Newton (IRLS) step for l2-regularised logistic regression")
+@exercise("logreg.newton-step", "One Newton (IRLS) step for l2-regularised logistic regression",
+          returns="the new w, of shape (D,)")
 def _check_newton(fn):
     rng = np.random.default_rng(1)
     X, y = _data(rng, n=40, d=4)
@@ -66,7 +68,8 @@ def _check_newton(fn):
     yield Property("from w = 0", _close(out, -np.linalg.solve(H + np.eye(4), g)))
 
 
-@exercise("logreg.softmax-grad", "Gradient of the multinomial NLL with respect to W (D x C)")
+@exercise("logreg.softmax-grad", "Gradient of the multinomial NLL with respect to W (D x C)",
+          returns="the gradient, of shape (D, C) like W")
 def _check_softmax(fn):
     rng = np.random.default_rng(2)
     n, d, C = 25, 3, 4
@@ -76,7 +79,7 @@ def _check_softmax(fn):
     W = rng.normal(size=(d, C))
     ref = X.T @ (softmax(X @ W, axis=1) - Y)
     out = fn(X, Y, W)
-    yield Property("shape (D, C)", np.shape(out) == (d, C), "one column per class, as W")
+    yield Property("shape (D, C)", has_shape(out, (d, C)), "one column per class, as W")
     yield Property("matches sum_i (mu_i - y_i) x_i' on random data", _close(out, ref),
                    "column c is sum_i (mu_ic - y_ic) x_i")
     out = fn(X, Y, 300.0 * W)
@@ -85,7 +88,8 @@ def _check_softmax(fn):
     yield Property("columns sum to zero (softmax is shift invariant)", _close(np.sum(out, axis=1), np.zeros(d), atol=1e-8))
 
 
-@exercise("logreg.probit-nll", "Stable probit NLL and gradient")
+@exercise("logreg.probit-nll", "Stable probit NLL and gradient",
+          returns="(nll, grad): a number and shape (D,)")
 def _check_probit(fn):
     rng = np.random.default_rng(3)
     X, y = _data(rng, n=30, d=2)

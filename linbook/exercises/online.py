@@ -9,19 +9,28 @@ from functools import partial
 
 import numpy as np
 
-from . import Property, close, exercise
+from . import Property, close, exercise, has_shape, is_tuple
 
 
 _close = partial(close, rtol=1e-10, atol=1e-10)  # this chapter's default tolerance
 
 
-@exercise("online.polyak-average", "Recursive Polyak-Ruppert average (8.80)-(8.81)")
+@exercise("online.polyak-average", "Recursive Polyak-Ruppert average (8.80)-(8.81)",
+          returns="the new average, of shape (D,)")
 def _polyak(fn):
     rng = np.random.default_rng(0)
     thetas = rng.standard_normal((25, 3))
     bar = np.zeros(3)
+    shape_ok = True
     for k in range(1, 26):
-        bar = np.asarray(fn(bar.copy(), thetas[k - 1].copy(), k), dtype=float)
+        bar = fn(bar.copy(), thetas[k - 1].copy(), k)
+        shape_ok = has_shape(bar, (3,))
+        if not shape_ok:
+            break
+        bar = np.asarray(bar, dtype=float)
+    yield Property("returns the new average, of the same shape as the old one", shape_ok, "return an array of shape (D,)")
+    if not shape_ok:
+        return   # a wrong shape fed back in would only compound
     yield Property("running it over 25 iterates gives their mean", _close(bar, thetas.mean(axis=0)),
                    "after k updates the result must equal the plain average of the k iterates (8.80)")
     first = np.asarray(fn(np.full(3, 7.0), thetas[0], 1), dtype=float)
@@ -32,7 +41,8 @@ def _polyak(fn):
                    _close(old, [1.0, -2.0, 0.5]), "return a new array instead of updating theta_bar in place")
 
 
-@exercise("online.rls-step", "One recursive-least-squares (Sherman-Morrison) update")
+@exercise("online.rls-step", "One recursive-least-squares (Sherman-Morrison) update",
+          returns="(m, P): shapes (D,) and (D, D)")
 def _rls(fn):
     rng = np.random.default_rng(1)
     D, N, lam = 3, 40, 0.5
@@ -41,11 +51,14 @@ def _rls(fn):
     m, P = np.zeros(D), np.eye(D) / lam
     one = fn(m.copy(), P.copy(), X[0].copy(), float(y[0]))
     yield Property("returns a pair (m, P) of shapes (D,) and (D, D)",
-                   isinstance(one, tuple) and len(one) == 2 and np.shape(one[0]) == (D,)
-                   and np.shape(one[1]) == (D, D), "return (new_mean, new_P)")
+                   is_tuple(one, 2) and has_shape(one[0], (D,)) and has_shape(one[1], (D, D)),
+                   "return (new_mean, new_P)")
     for i in range(N):
-        m, P = fn(m, P, X[i], float(y[i]))
-        m, P = np.asarray(m, float), np.asarray(P, float)
+        out = fn(m, P, X[i], float(y[i]))
+        if not (is_tuple(out, 2) and has_shape(out[0], (D,)) and has_shape(out[1], (D, D))):
+            yield Property(f"returns (m, P) of shapes (D,) and (D, D) at step {i + 1}", False, "return (new_mean, new_P)")
+            return   # a wrong shape fed back in would only compound
+        m, P = np.asarray(out[0], float), np.asarray(out[1], float)
     ridge = np.linalg.solve(X.T @ X + lam * np.eye(D), X.T @ y)
     yield Property("after all samples the mean equals the batch ridge solution (prior precision 0.5)",
                    _close(m, ridge, 1e-8), "the posterior mean after N samples must be (X'X + lam I)^-1 X'y")
@@ -55,13 +68,14 @@ def _rls(fn):
     yield Property("P stays symmetric", _close(P, P.T, 1e-10), "use the outer product of the same vector P x")
 
 
-@exercise("online.adagrad-step", "One adagrad step (8.84)-(8.85)")
+@exercise("online.adagrad-step", "One adagrad step (8.84)-(8.85)",
+          returns="(theta, s), both of shape (D,)")
 def _adagrad(fn):
     rng = np.random.default_rng(2)
     theta, s = rng.standard_normal(4), rng.random(4)
     g, eta, tau0 = rng.standard_normal(4), 0.3, 1e-3
     out = fn(theta.copy(), g.copy(), s.copy(), eta, tau0)
-    ok_shape = isinstance(out, tuple) and len(out) == 2
+    ok_shape = is_tuple(out, 2)
     yield Property("returns a pair (theta, s)", ok_shape, "return (theta_new, s_new)")
     if not ok_shape:
         return
@@ -71,7 +85,6 @@ def _adagrad(fn):
     yield Property("steps with the updated accumulator (8.84)",
                    _close(out[0], theta - eta * g / (tau0 + np.sqrt(s_new))),
                    "divide each coordinate by tau0 + sqrt(s_i) with s already including this gradient")
-    with np.errstate(divide="ignore", invalid="ignore"):   # a wrong answer may divide by sqrt(0)
-        t2, s2 = fn(np.zeros(2), np.array([1e-3, 1e3]), np.zeros(2), 1.0, 0.0)
+    t2, s2 = fn(np.zeros(2), np.array([1e-3, 1e3]), np.zeros(2), 1.0, 0.0)
     yield Property("first step moves every coordinate by eta, whatever its gradient scale",
                    _close(np.abs(t2), [1.0, 1.0]), "with s = 0 and tau0 = 0 the first step is eta * sign(g)")

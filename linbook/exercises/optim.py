@@ -20,7 +20,8 @@ def _spd(rng, d):
     return A @ A.T + d * np.eye(d)
 
 
-@exercise("optim.backtracking", "Armijo backtracking line search")
+@exercise("optim.backtracking", "Armijo backtracking line search",
+          returns="a step size t (one number in (0, 1])")
 def _check_backtracking(fn):
     def f(x):
         return 0.5 * (x[0] ** 2 - x[1]) ** 2 + 0.5 * (x[0] - 1) ** 2
@@ -55,7 +56,8 @@ def _check_backtracking(fn):
                    "test t = 1 first")
 
 
-@exercise("optim.bfgs-update-h", "BFGS update of the inverse Hessian")
+@exercise("optim.bfgs-update-h", "BFGS update of the inverse Hessian",
+          returns="the updated H, of shape (D, D)")
 def _check_bfgs(fn):
     rng = np.random.default_rng(1)
     d = 5
@@ -71,7 +73,8 @@ def _check_bfgs(fn):
                    _close(out, out.T) and np.linalg.eigvalsh(out).min() > 0)
 
 
-@exercise("optim.lbfgs-two-loop", "L-BFGS two-loop recursion")
+@exercise("optim.lbfgs-two-loop", "L-BFGS two-loop recursion",
+          returns="the product H g, of shape (D,)")
 def _check_two_loop(fn):
     rng = np.random.default_rng(2)
     d, m = 6, 4
@@ -92,7 +95,8 @@ def _check_two_loop(fn):
     yield Property("works with a single pair", _close(out1, lbfgs_two_loop(g, [S[0]], [Y[0]])))
 
 
-@exercise("optim.irls-step", "One IRLS step as weighted least squares with the working response")
+@exercise("optim.irls-step", "One IRLS step as weighted least squares with the working response",
+          returns="the new w, of shape (D,)")
 def _check_irls(fn):
     rng = np.random.default_rng(3)
     X = np.column_stack([np.ones(50), rng.normal(size=(50, 2))])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Property, exercise
+from . import Property, close, exercise, has_shape, is_tuple
 
 
 def _ref_epoch(X, y, w, b, eta):
@@ -28,46 +28,51 @@ def _data(seed, n=25, d=3):
     return X, y
 
 
-@exercise("perceptron.epoch", "One epoch of the primal perceptron")
+@exercise("perceptron.epoch", "One epoch of the primal perceptron",
+          returns="(w, b, n_updates): w of shape (D,), b a number, n_updates an integer")
 def _epoch(fn):
     X, y = _data(0)
     w0 = np.zeros(3)
-    w, b, n = fn(X, y, w0, 0.0, 1.0)
+    out = fn(X, y, w0, 0.0, 1.0)
+    yield Property("returns (w, b, n_updates)", is_tuple(out, 3), "return the three values as a tuple")
+    w, b, n = out
     rw, rb, rn = _ref_epoch(X, y, np.zeros(3), 0.0, 1.0)
-    yield Property("returns (w, b, n_updates)", np.shape(w) == (3,), "w must have one entry per feature")
+    yield Property("w has one entry per feature", has_shape(w, (3,)), "w must have shape (D,)")
     yield Property("counts the updates", int(n) == rn,
                    "a point with y (w.x + b) <= 0 (zero included) is a mistake")
-    yield Property("matches the textbook pass from w = 0", np.allclose(w, rw) and np.isclose(b, rb),
+    yield Property("matches the textbook pass from w = 0", close(w, rw, rtol=1e-5, atol=1e-8) and close(b, rb, rtol=1e-5, atol=1e-8),
                    "update w += eta y_i x_i and b += eta y_i immediately, before the next sample")
     yield Property("does not modify the input w", np.all(w0 == 0), "copy w before updating it")
     rng = np.random.default_rng(1)
     ws, bs = rng.normal(size=3), 0.4
     w, b, n = fn(X, y, ws.copy(), bs, 0.3)
     rw, rb, rn = _ref_epoch(X, y, ws, bs, 0.3)
-    yield Property("matches from a non-zero start with eta = 0.3", np.allclose(w, rw) and np.isclose(b, rb) and n == rn,
+    yield Property("matches from a non-zero start with eta = 0.3", close(w, rw, rtol=1e-5, atol=1e-8) and close(b, rb, rtol=1e-5, atol=1e-8) and n == rn,
                    "the step is eta y_i x_i (and eta y_i for b)")
 
 
-@exercise("perceptron.dual-to-primal", "Primal weights from the dual coefficients")
+@exercise("perceptron.dual-to-primal", "Primal weights from the dual coefficients",
+          returns="(w, b): w of shape (D,), b a number")
 def _dual(fn):
     X, y = _data(2, n=15, d=4)
     alpha = np.abs(np.random.default_rng(3).normal(size=15)).round(1)
     w, b = fn(alpha.copy(), X.copy(), y.copy())
-    yield Property("w = sum alpha_i y_i x_i", np.allclose(w, X.T @ (alpha * y)), "weight each x_i by alpha_i y_i")
-    yield Property("b = sum alpha_i y_i", np.isclose(float(b), float(np.sum(alpha * y))), "the bias collects eta y_i per update")
+    yield Property("w = sum alpha_i y_i x_i", close(w, X.T @ (alpha * y), rtol=1e-5, atol=1e-8), "weight each x_i by alpha_i y_i")
+    yield Property("b = sum alpha_i y_i", close(b, float(np.sum(alpha * y)), rtol=1e-5, atol=1e-8), "the bias collects eta y_i per update")
 
 
-@exercise("perceptron.margin", "Geometric margin of a hyperplane on a data set")
+@exercise("perceptron.margin", "Geometric margin of a hyperplane on a data set",
+          returns="one number")
 def _margin(fn):
     X, y = _data(4)
     rng = np.random.default_rng(5)
     w, b = rng.normal(size=3), 0.2
     ref = np.min(y * (X @ w + b)) / np.linalg.norm(w)
     out = float(fn(X, y, w.copy(), b))
-    yield Property("matches min_i y_i (w.x_i + b) / ||w||", np.isclose(out, ref),
+    yield Property("matches min_i y_i (w.x_i + b) / ||w||", close(out, ref, rtol=1e-5, atol=1e-8),
                    "signed distances, divided by the Euclidean norm of w (without b)")
     out2 = float(fn(X, y, 3.0 * w, 3.0 * b))
-    yield Property("is invariant to rescaling (w, b)", np.isclose(out2, ref), "divide by ||w||")
+    yield Property("is invariant to rescaling (w, b)", close(out2, ref, rtol=1e-5, atol=1e-8), "divide by ||w||")
     Xs = np.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]])
     ys = np.array([-1.0, 1.0])
     yield Property("is negative when points are misclassified",
