@@ -26,6 +26,10 @@ How each checker decides
     An analytic gradient (Hessian) against central finite differences.
 ``check_close`` / ``check_true`` / ``check_positive_definite``
     Arrays equal within tolerance; a boolean claim; a matrix is PD by Cholesky.
+``check_differs`` / ``check_fails``
+    Negative checks, for "the note's form is wrong": they pass only when the
+    wrong form is shown to differ (a witness point, or a nonzero symbolic
+    difference) and raise, showing both sides, when it unexpectedly holds.
 
 Matrix calculus with concrete sizes
 -----------------------------------
@@ -57,6 +61,8 @@ __all__ = [
     "check_close",
     "check_true",
     "check_positive_definite",
+    "check_differs",
+    "check_fails",
     "vector_symbols",
     "matrix_symbols",
     "symmetric_matrix_symbols",
@@ -421,3 +427,101 @@ def grad_matrix(expr, M):
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """
     return M.applyfunc(lambda m: sp.diff(expr, m))
+
+
+def _differs_numerically(a, b, n_points, seed, rtol, atol):
+    """True/False when random points show a difference / no difference; None if not evaluable."""
+    worst, n = _numeric_difference(a, b, n_points, seed, rtol, atol)
+    if n == 0:
+        return None
+    return worst > 1.0
+
+
+def check_differs(wrong, right, label="the note's form is wrong", *, points=None, n_points=12,
+                  seed=0, rtol=1e-6, atol=1e-9):
+    """Check that a wrong form differs from the right one; raise if it unexpectedly holds.
+
+    The negative counterpart of :func:`check_equal` / :func:`check_close` /
+    :func:`check_numeric`, for the book's errata: "the note writes ``wrong``; the
+    correct form is ``right``". It passes only when a difference is *shown*: sympy
+    reduces ``wrong - right`` to a nonzero constant, or at least one of the seeded
+    random points (or the given ``points``) separates the two sides beyond
+    ``rtol``/``atol``. It raises :class:`DerivationError`, showing both sides, when
+    the two forms agree everywhere it looked (the note would be right after all)
+    or when no point could be evaluated (nothing was shown).
+
+    Parameters
+    ----------
+    wrong, right : sympy expression or Matrix, array_like, or callable
+        Both of the same kind. Callables take one point and are compared at
+        ``points`` (default: ``n_points`` uniform draws from [-2, 2]).
+    label : str
+        What is refuted, e.g. ``"note's (8.9) [erratum opt-89-function]"``.
+
+    Returns
+    -------
+    Check
+        Prints as ``ok  <label>  [differs; symbolic]`` (or ``numeric``).
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
+    """
+    if callable(wrong) and not isinstance(wrong, sp.Basic):
+        if points is None:
+            points = np.random.default_rng(seed).uniform(-2.0, 2.0, n_points)
+        for x in points:
+            a = np.asarray(wrong(x), dtype=float)
+            b = np.asarray(right(x), dtype=float)
+            if a.shape != b.shape or not np.allclose(a, b, rtol=rtol, atol=atol):
+                return Check(label, "differs; numeric", f"{len(points)} points")
+        _fail(label, f"the wrong form unexpectedly agrees with the right one at all {len(points)} points",
+              wrong, right)
+
+    is_sym = isinstance(wrong, (sp.Basic, sp.MatrixBase)) or isinstance(right, (sp.Basic, sp.MatrixBase))
+    if not is_sym:
+        a, b = np.asarray(wrong, dtype=float), np.asarray(right, dtype=float)
+        if a.shape != b.shape or not np.allclose(a, b, rtol=rtol, atol=atol):
+            return Check(label, "differs; numeric")
+        _fail(label, f"the wrong form unexpectedly equals the right one (rtol {rtol:g})", wrong, right)
+
+    W, R = _as_matrix(wrong), _as_matrix(right)
+    if (W is None) != (R is None):
+        return Check(label, "differs; symbolic", "matrix vs scalar")
+    if W is not None and W.shape != R.shape:
+        return Check(label, "differs; symbolic", "shapes differ")
+    pairs = list(zip(list(W), list(R))) if W is not None else [(sp.sympify(wrong), sp.sympify(right))]
+    inconclusive = False
+    for a, b in pairs:
+        a, b = sp.sympify(a), sp.sympify(b)
+        diff = sp.simplify(a - b)
+        if diff == 0:
+            continue
+        if diff.is_number and diff.is_zero is False:
+            return Check(label, "differs; symbolic")
+        shown = _differs_numerically(a, b, n_points, seed, rtol, atol)
+        if shown:
+            return Check(label, "differs; numeric", f"{n_points} random points")
+        if shown is None:
+            inconclusive = True
+    if inconclusive:
+        _fail(label, "no difference could be shown (the sides could not be evaluated)", wrong, right)
+    _fail(label, "the wrong form unexpectedly holds: the two sides are equal", wrong, right)
+
+
+def check_fails(checker, *args, label="expected to fail", **kwargs):
+    """Run a positive checker that must raise; raise if it passes instead.
+
+    For claims refuted by a failing positive check, e.g. a note's gradient that
+    finite differences reject: ``check_fails(check_gradient, f, note_grad, x,
+    label="note's gradient is wrong [erratum …]")``. A failure that only says
+    nothing could be evaluated does not count as a refutation.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
+    """
+    try:
+        result = checker(*args, **kwargs)
+    except DerivationError as exc:
+        if "could not evaluate" in str(exc):
+            raise DerivationError(f"{label}: inconclusive, {exc}") from exc
+        return Check(label, "fails as expected", getattr(checker, "__name__", ""))
+    raise DerivationError(f"{label}: expected {getattr(checker, '__name__', 'the check')} to fail, "
+                          f"but it passed ({result})")
