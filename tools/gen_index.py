@@ -36,7 +36,7 @@ OUT = ROOT / "chapters" / "backmatter" / "index_map.md"
 TESTS = ROOT / "tests"
 # The checking and plotting helpers every section uses are left out of the per-claim rows.
 TOOLING = ("linbook.symbolic.", "linbook.plotting.", "linbook.exercises.")
-NAMESPACES = ["numerics", "symbolic", "datasets", "plotting", "optim", "online", "exercises"]
+NAMESPACES = ["numerics", "symbolic", "datasets", "plotting", "optim", "online"]
 DERIVED = re.compile(r'chapter\s+"([^"]+)"(?:\s*§\s*"([^"]+)")?')
 _SLUG_CLEAN = re.compile(r"[^\w\u4e00-\u9fff\- ]")
 _FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
