@@ -7,8 +7,8 @@
   sections, as one paragraph.
 * Show linbook's version (``linbook.__version__``) in the page title and footer, and use it as
   Sphinx's ``version``/``release`` (the PDF's title page).
-* LaTeX: ``\\tag`` inside the ``split`` environment Sphinx wraps display math in is an error;
-  drop the ``split`` wrapper when the equation carries a ``\\tag``.
+* LaTeX only: ``\\tag`` inside the ``split`` environment Sphinx wraps display math in is an
+  error; tagged equations are written as ``equation*`` + ``aligned`` with the tag outside.
 """
 
 from __future__ import annotations
@@ -91,27 +91,26 @@ def _version(app, config):
     config.html_theme_options = opts
 
 
-_TAGGED_SPLIT = re.compile(r"\\begin\{split\}(?P<body>(?:(?!\\end\{split\}).)*?\\tag\{[^}]*\}(?:(?!\\end\{split\}).)*?)\\end\{split\}", re.S)
+def latex_tagged_math(text):
+    """Display math with ``\\tag`` as LaTeX that compiles: ``equation*`` + ``aligned``.
+
+    Sphinx wraps display math in ``equation*`` + ``split`` (LaTeX only), and amsmath forbids
+    ``\\tag`` inside ``split``; here the tag goes outside the ``aligned`` block instead.
+    """
+    tags = re.findall(r"\\tag\*?\{[^{}]*\}", text)
+    body = re.sub(r"\\tag\*?\{[^{}]*\}", "", text)
+    body = re.sub(r"\n\s*\n", "\n", body).strip()
+    return "\\begin{equation*}\\begin{aligned}" + body + "\\end{aligned}" + "".join(tags[:1]) + "\\end{equation*}"
 
 
-def _latex_untag_split(app, doctree, docname):
-    """Sphinx wraps multi-line display math in ``split``, where ``\\tag`` is illegal (LaTeX only)."""
+def _latex_tagged_math(app, doctree, docname):
     if app.builder.format != "latex":
         return
     from docutils import nodes
     for node in doctree.findall(nodes.math_block):
-        text = node.astext()
-        if "\\tag" in text:
+        if "\\tag" in node.astext():
             node["nowrap"] = True
-            body = text.replace("\\\\", "\\\\\n")
-            tags = re.findall(r"\\tag\*?\{[^}]*\}", body)
-            body = re.sub(r"\\tag\*?\{[^}]*\}", "", body)
-            env = "align*" if "&" in body or "\\\\" in body else "equation*"
-            if env == "equation*" and tags:
-                new = f"\\begin{{equation}}{body}{tags[0]}\\end{{equation}}"
-            else:
-                new = f"\\begin{{{env}}}{body}\\end{{{env}}}"
-            node.children = [nodes.Text(new)]
+            node.children = [nodes.Text(latex_tagged_math(node.astext()))]
 
 
 def setup(app):
@@ -119,5 +118,5 @@ def setup(app):
     app.connect("config-inited", _version)
     app.connect("html-page-context", _dedupe_scripts)
     app.connect("autodoc-process-docstring", _move_derived_in, priority=100)
-    app.connect("doctree-resolved", _latex_untag_split)
+    app.connect("doctree-resolved", _latex_tagged_math)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
