@@ -82,8 +82,9 @@ nbval-alt: env
 notebooks: env
 	$(BIN)/python tools/build_notebooks.py $(NB)
 
+# Benchmarks run on the machine's native BLAS kernel (OPENBLAS_CORETYPE / L2_SIZE unset).
 bench: env
-	$(BIN)/python benchmarks/run.py $(BENCH)
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/python benchmarks/run.py $(BENCH)
 
 lock:
 	$(BIN)/python -m pip freeze --exclude-editable | grep -vi '^linbook' > requirements.lock.new

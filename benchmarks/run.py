@@ -4,9 +4,10 @@ Usage: python benchmarks/run.py [SUBSTRING ...]     (make bench; BENCH="irls lda
 
 Each ``benchmarks/bench_*.py`` defines ``CASES``, a list of :class:`Case`. For every
 case the harness builds the data once (``setup``), times the linbook callable and the
-reference callable alternately (best of ``repeat`` runs each, so both see the same
-machine state), and prints one table of time ratios (linbook / reference) against the
-case's target. ``compare`` (optional) returns a short quality note, e.g. the two final
+reference callable alternately (``repeat`` >= 5 pairs, the order flipping each pair, so
+both see the same machine state), and prints one table: the median times, the median of
+the paired ratios (linbook / reference) against the case's target, and the peak extra
+memory each allocates (tracemalloc, which numpy reports to; one untimed run each). ``compare`` (optional) returns a short quality note, e.g. the two final
 log-losses, so a fast but wrong solver cannot pass. Exit status is 1 when a ratio
 misses its target, so the table can gate a release (it is not part of ``make test``:
 speed goals live here, not in timed unit tests).
@@ -16,8 +17,10 @@ from __future__ import annotations
 
 import gc
 import importlib.util
+import statistics
 import sys
 import time
+import tracemalloc
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -34,7 +37,8 @@ class Case:
     reference_name: str
     target: Optional[float] = None        # max allowed ratio linbook/reference (None: report only)
     compare: Optional[Callable[[Any, Any, Any], str]] = None   # (data, lin_result, ref_result) -> note
-    repeat: int = 3
+    repeat: int = 5
+    kind: str = ""                          # "default" (what users get) or "tuned"
     notes: str = ""
     extra: dict = field(default_factory=dict)
 
@@ -53,8 +57,29 @@ def _time(fn, data):
     return time.perf_counter() - t, out
 
 
+def _peak_mib(fn, data):
+    gc.collect()
+    tracemalloc.start()
+    try:
+        fn(data)
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def _blas():
+    try:
+        from threadpoolctl import threadpool_info
+        info = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+        return ", ".join(f"{i['internal_api']} {i.get('architecture', '?')} x{i['num_threads']}" for i in info)
+    except Exception:  # noqa: BLE001 - the header line is informational
+        return "unknown"
+
+
 def main(filters):
     sys.path.insert(0, str(HERE.parent))
+    import numpy  # noqa: F401  (load BLAS before reporting it)
+    print(f"BLAS: {_blas()}; times are medians of paired alternating runs", file=sys.stderr)
     rows, failed = [], False
     for path in sorted(HERE.glob("bench_*.py")):
         for case in _load(path).CASES:
@@ -62,21 +87,27 @@ def main(filters):
                 continue
             data = case.setup()
             t_lin, t_ref, out_lin, out_ref = [], [], None, None
-            for _ in range(case.repeat):
-                t, out_lin = _time(case.linbook, data)
-                t_lin.append(t)
-                t, out_ref = _time(case.reference, data)
-                t_ref.append(t)
-            a, b = min(t_lin), min(t_ref)
-            ratio = a / b
+            _time(case.linbook, data), _time(case.reference, data)      # warm-up (JIT, caches)
+            for k in range(max(case.repeat, 5)):
+                first, second = (case.linbook, case.reference) if k % 2 == 0 else (case.reference, case.linbook)
+                t1, o1 = _time(first, data)
+                t2, o2 = _time(second, data)
+                (ta, out_lin), (tb, out_ref) = ((t1, o1), (t2, o2)) if k % 2 == 0 else ((t2, o2), (t1, o1))
+                t_lin.append(ta)
+                t_ref.append(tb)
+            a, b = statistics.median(t_lin), statistics.median(t_ref)
+            ratio = statistics.median(x / y for x, y in zip(t_lin, t_ref))
             ok = case.target is None or ratio <= case.target
             failed |= not ok
             note = case.compare(data, out_lin, out_ref) if case.compare else ""
-            rows.append((case.name, f"{a:.3f}", f"{b:.3f}", case.reference_name, f"{ratio:.2f}",
-                         "-" if case.target is None else f"<= {case.target:g}", "ok" if ok else "MISS", note))
+            mem = f"{_peak_mib(case.linbook, data):.0f} / {_peak_mib(case.reference, data):.0f}"
+            rows.append((case.name, case.kind, f"{a:.3f}", f"{b:.3f}", case.reference_name, f"{ratio:.2f}",
+                         "-" if case.target is None else f"<= {case.target:g}", "ok" if ok else "MISS",
+                         mem, note))
             print(f"  measured {case.name}: ratio {ratio:.2f}", file=sys.stderr, flush=True)
             del data
-    head = ("case", "linbook s", "ref s", "reference", "ratio", "target", "", "quality")
+    head = ("case", "kind", "linbook s", "ref s", "reference", "ratio", "target", "", "peak MiB lin / ref",
+            "quality")
     widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
     fmt = " | ".join("{:<%d}" % w for w in widths)
     print(fmt.format(*head))

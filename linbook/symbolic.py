@@ -81,6 +81,9 @@ class DerivationError(AssertionError):
     """
 
 
+_WIDTH = 100  # widest output line the book's pages show without scrolling
+
+
 @dataclass(frozen=True)
 class Check:
     """Record of a passed check; prints as one line such as ``ok  eq. (8.5)  [symbolic]``.
@@ -94,7 +97,14 @@ class Check:
 
     def __repr__(self):
         extra = f"; {self.detail}" if self.detail else ""
-        return f"ok  {self.label}  [{self.method}{extra}]"
+        line = f"ok  {self.label}  [{self.method}{extra}]"
+        if len(line) <= _WIDTH:
+            return line
+        # Long labels wrap (continuation lines indented) so no output line is wider than
+        # the page's code box; the method tag stays on the last line.
+        import textwrap
+        return "\n".join(textwrap.wrap(line, _WIDTH, subsequent_indent="    ",
+                                        break_long_words=False, break_on_hyphens=False))
 
     __str__ = __repr__
 
@@ -507,16 +517,23 @@ def check_differs(wrong, right, label="the note's form is wrong", *, points=None
     _fail(label, "the wrong form unexpectedly holds: the two sides are equal", wrong, right)
 
 
-def check_fails(checker, *args, label="expected to fail", **kwargs):
+def check_fails(checker, *args, **kwargs):
     """Run a positive checker that must raise; raise if it passes instead.
 
     For claims refuted by a failing positive check, e.g. a note's gradient that
     finite differences reject: ``check_fails(check_gradient, f, note_grad, x,
-    label="note's gradient is wrong [erratum …]")``. A failure that only says
-    nothing could be evaluated does not count as a refutation.
+    "note's gradient [erratum …]")``. The arguments are the checker's own; its
+    label labels the result. A failure that only says nothing could be
+    evaluated does not count as a refutation.
 
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """
+    import inspect
+
+    try:
+        label = inspect.signature(checker).bind(*args, **kwargs).arguments.get("label", "expected to fail")
+    except TypeError:
+        label = kwargs.get("label", "expected to fail")
     try:
         result = checker(*args, **kwargs)
     except DerivationError as exc:

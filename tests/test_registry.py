@@ -154,3 +154,13 @@ def test_registry_files_are_migrated():
 def test_note_equations_expand_ranges():
     assert registry.note_equations("8.5-8.7, 8.9") == ["8.5", "8.6", "8.7", "8.9"]
     assert registry.note_equations(None) == []
+
+
+def test_another_chapter_quoting_the_id_must_be_in_see_also(tmp_path):
+    (tmp_path / "01_a.md").write_text("check('[erratum a-2]')", encoding="utf-8")
+    (tmp_path / "02_b.md").write_text("as shown in the estimation chapter (erratum a-2)", encoding="utf-8")
+    (tmp_path / "03_c.md").write_text("mentions a-20 and xa-2, not the id", encoding="utf-8")
+    e = _entry(id="a-2", chapter="01_a")
+    problems = registry.validate([e], registry.load_sections(), chapters=tmp_path)
+    assert len(problems) == 1 and "02_b also quotes" in problems[0], problems
+    assert not registry.validate([dict(e, see_also=["02_b"])], registry.load_sections(), chapters=tmp_path)

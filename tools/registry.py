@@ -115,6 +115,20 @@ def _claims(e):
     return [place + ("says", says)]
 
 
+_QUOTES = {}
+
+
+def quoting_chapters(ident, chapters=None):
+    """Chapters whose source quotes the id (as a whole word)."""
+    base = CHAPTERS if chapters is None else Path(chapters)
+    key = str(base)
+    if key not in _QUOTES:
+        stems = {p.stem for p in base.glob("[0-9][0-9]_*.*") if p.suffix in (".md", ".ipynb")}
+        _QUOTES[key] = {stem: chapter_source(stem, base).read_text(encoding="utf-8") for stem in stems}
+    pat = re.compile(r"(?<![\w-])" + re.escape(ident) + r"(?![\w-])")
+    return {stem for stem, text in _QUOTES[key].items() if pat.search(text)}
+
+
 def validate(entries=None, sections=None, chapters=None):
     """Return a list of problems (empty when the registry is consistent)."""
     entries = load_entries() if entries is None else entries
@@ -173,6 +187,9 @@ def validate(entries=None, sections=None, chapters=None):
                 problems.append(f"{where}: see_also names the entry's own chapter {ch}")
             elif text_of(ch) is None:
                 problems.append(f"{where}: see_also chapter {ch} does not exist")
+        for ch in quoting_chapters(e["id"], chapters) - {e["chapter"]} - set(see_also):
+            problems.append(f"{where}: chapter {ch} also quotes the id: list it in see_also "
+                            f"(`.venv/bin/python tools/registry.py see-also` does it)")
         for key in _claims(e):
             other = claims.setdefault(key, e)
             if other is not e and other["chapter"] != e["chapter"]:
@@ -216,7 +233,8 @@ def _dq(text):
 
 
 _SCALAR = r"(?P<val>\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'|[^,}\n#]*?)"
-_BLOCK_EQ = re.compile(rf"^(?P<indent>[ \t]*(?:- )?)equation:[ \t]*{_SCALAR}[ \t]*(?P<comment>#.*)?$", re.M)
+_BLOCK_SCALAR = r"(?P<val>\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'|[^\n#]*?)"
+_BLOCK_EQ = re.compile(rf"^(?P<indent>[ \t]*(?:- )?)equation:[ \t]*{_BLOCK_SCALAR}[ \t]*(?P<comment>#.*)?$", re.M)
 _FLOW_EQ = re.compile(rf"(?P<pre>[{{,][ \t]*)equation:[ \t]*{_SCALAR}(?=[ \t]*[,}}])")
 _BLOCK_TEXT = re.compile(rf"^(?P<indent>[ \t]*(?:- )?)(?P<key>{'|'.join(TEXT_FIELDS)}):[ \t]+"
                          r"(?P<val>[^\"\s][^\n]*?|'(?:[^']|'')*')[ \t]*$", re.M)
@@ -250,7 +268,10 @@ def migrate_text(text):
 
     def backslashes(m):
         nonlocal changes
-        value = _load_scalar(m.group("val"))
+        try:
+            value = _load_scalar(m.group("val"))
+        except yaml.YAMLError:  # a value continued on the next line: left alone, checked below
+            return m.group(0)
         if not isinstance(value, str) or "\\\\" not in value:
             return m.group(0)
         changes += 1
@@ -285,7 +306,37 @@ def migrate(paths=None):
     return left
 
 
+def sync_see_also(paths=None):
+    """Add to each entry's see_also the other chapters that quote its id (text edit, idempotent)."""
+    changed = 0
+    for path in paths or registry_files():
+        text = path.read_text(encoding="utf-8")
+        for e in yaml.safe_load(text) or []:
+            want = sorted(quoting_chapters(e["id"]) - {e.get("chapter")} - set(e.get("see_also") or []))
+            if not want:
+                continue
+            new = sorted(set(e.get("see_also") or []) | set(want))
+            block = re.compile(rf"(^- id: {re.escape(e['id'])}\n(?:[ \t]+.*\n)*?)(?=- |\Z)", re.M)
+            flow = re.compile(rf"(^- \{{id: {re.escape(e['id'])},(?:[^}}])*?)(\}})", re.M)
+            if e.get("see_also"):
+                text = re.sub(rf"(- id: {re.escape(e['id'])}\n(?:[ \t]+.*\n)*?[ \t]+see_also:).*\n",
+                              lambda m: f"{m.group(1)} [{', '.join(new)}]\n", text, count=1)
+            elif block.search(text):
+                text = block.sub(lambda m: f"{m.group(1)}  see_also: [{', '.join(new)}]\n", text, count=1)
+            elif flow.search(text):
+                text = flow.sub(lambda m: f"{m.group(1)}, see_also: [{', '.join(new)}]{m.group(2)}", text, count=1)
+            else:
+                print(f"{path.name}:{e['id']}: add see_also: [{', '.join(new)}] by hand")
+                continue
+            changed += 1
+        path.write_text(text, encoding="utf-8")
+    return changed
+
+
 def main(argv):
+    if argv[:1] == ["see-also"]:
+        print(f"see_also updated in {sync_see_also()} entries")
+        return 0
     if argv[:1] == ["migrate"]:
         left = migrate()
         print("\n".join(left) if left else "registry migrated (nothing left to do by hand)")

@@ -120,6 +120,11 @@ def copy_sources(outdir, root=ROOT):
 def strip_tree(outdir):
     """Strip every notebook and markdown page of the book in ``outdir``; return {file: n}."""
     counts = {}
+    # A chapter's MyST source holds its solution cells too; the student edition is built
+    # from the generated notebooks, so the sources are left out of it.
+    for source in Path(outdir, "chapters").glob("[0-9][0-9]_*.md"):
+        if source.with_suffix(".ipynb").exists():
+            source.unlink()
     for path in sorted(Path(outdir, "chapters").rglob("*")):
         if path.suffix == ".ipynb":
             nb = json.loads(path.read_text(encoding="utf-8"))
