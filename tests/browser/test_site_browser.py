@@ -111,9 +111,10 @@ for (const e of document.querySelectorAll(sel)) {
   if (e.matches('main, article')) { if (b.right > W + 1) out.push(`${desc(e)}: ends at ${Math.round(b.right)} px`); continue; }
   if (b.width > 0 && b.right > a.right + 1) out.push(`${desc(e)}: sticks out of the article by ${Math.round(b.right - a.right)} px`);
 }
-for (const e of document.querySelectorAll('div.math, mjx-container, .output_latex, .text_latex')) {
-  if (e.scrollWidth <= e.clientWidth + 1) continue;
+for (const e of document.querySelectorAll('div.math, mjx-container[display="true"], .output_latex, .text_latex')) {
   const cs = getComputedStyle(e);
+  // Inline formulas are covered by the paragraph check (on a phone they scroll, with the cue).
+  if (cs.display === 'inline' || e.scrollWidth <= e.clientWidth + 1) continue;
   math.push({what: desc(e), scrolls: ['auto', 'scroll'].includes(cs.overflowX),
              cue: /gradient/.test(cs.backgroundImage)});
 }
