@@ -39,7 +39,7 @@ class DivergenceError(ValueError):
 
 
 def validate_fit(estimator, X, y=None, *, y_numeric=False, accept_sparse=False, min_samples=1,
-                 sample_weight=None):
+                 sample_weight=None, allow_nan=False):
     """Validate training data and record ``n_features_in_`` / ``feature_names_in_``.
 
     The one entry point every estimator's ``fit`` uses (scikit-learn's
@@ -47,15 +47,17 @@ def validate_fit(estimator, X, y=None, *, y_numeric=False, accept_sparse=False, 
     (or CSR matrix when ``accept_sparse``), ``y`` a 1-D array of the same length
     (float when ``y_numeric``). With ``sample_weight`` given (or ``None``), returns
     ``(X, y, w)`` where ``w`` is a float array of non-negative weights (ones when
-    ``None``); without the keyword, returns ``(X, y)``.
+    ``None``); without the keyword, returns ``(X, y)``. ``allow_nan=True`` lets NaN
+    (missing values) through; inf is still rejected.
     """
     sparse = ["csr", "csc"] if accept_sparse is True else accept_sparse
+    finite = "allow-nan" if allow_nan else True
     if y is None:
         X = _sk_validate_data(estimator, X, reset=True, dtype=np.float64, accept_sparse=sparse,
-                              ensure_min_samples=min_samples)
+                              ensure_min_samples=min_samples, ensure_all_finite=finite)
         return X
     X, y = _sk_validate_data(estimator, X, y, reset=True, dtype=np.float64, accept_sparse=sparse,
-                             y_numeric=y_numeric, ensure_min_samples=min_samples)
+                             y_numeric=y_numeric, ensure_min_samples=min_samples, ensure_all_finite=finite)
     if y_numeric:
         y = np.asarray(y, dtype=np.float64)
     return X, y
@@ -74,16 +76,17 @@ def check_sample_weight(sample_weight, X):
     return w
 
 
-def validate_predict(estimator, X, *, accept_sparse=False):
+def validate_predict(estimator, X, *, accept_sparse=False, allow_nan=False):
     """Validate ``X`` at predict time against what ``fit`` saw.
 
     Raises ``sklearn.exceptions.NotFittedError`` before ``fit``; checks the width and,
     when ``fit`` saw a DataFrame, the column names (scikit-learn's rules). Never
-    modifies the estimator.
+    modifies the estimator. ``allow_nan=True`` lets NaN (missing values) through.
     """
     check_is_fitted(estimator)
     sparse = ["csr", "csc"] if accept_sparse is True else accept_sparse
-    return _sk_validate_data(estimator, X, reset=False, dtype=np.float64, accept_sparse=sparse)
+    return _sk_validate_data(estimator, X, reset=False, dtype=np.float64, accept_sparse=sparse,
+                             ensure_all_finite="allow-nan" if allow_nan else True)
 
 
 def check_finite_fit(estimator, *values, what="the fit", cure="scale the features (e.g. StandardScaler)"):

@@ -62,6 +62,33 @@ def mvn_cholesky(cov, *, what="covariance"):
     return L
 
 
+def _points(X, mean, L):
+    """``X`` as a finite (N, D) array and ``mean`` as a finite (D,) array matching ``L``, or a clear error."""
+    X = np.asarray(X, dtype=float)
+    single = X.ndim == 1
+    X = np.atleast_2d(X)
+    mean = np.asarray(mean, dtype=float).ravel()
+    D = L.shape[0]
+    if X.ndim != 2 or X.shape[1] != D or mean.size != D:
+        raise ValueError(f"points must have shape (N, {D}) and mean shape ({D},) to match the {D} x {D} "
+                         f"covariance; got X {X.shape} and mean {mean.shape}")
+    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(mean))):
+        raise ValueError("X and mean must be finite (no NaN or inf); drop or impute missing values")
+    return X, mean, single
+
+
+def _chol(cov, chol):
+    if chol is None:
+        if cov is None:
+            raise ValueError("give the covariance cov or its Cholesky factor chol")
+        return mvn_cholesky(cov)
+    L = np.asarray(chol, dtype=float)
+    if L.ndim != 2 or L.shape[0] != L.shape[1] or not np.all(np.isfinite(L)) or np.any(np.diag(L) <= 0):
+        raise ValueError("chol must be a square lower-triangular Cholesky factor with a positive, finite "
+                         "diagonal; compute it with linbook.mvn_cholesky(cov)")
+    return L
+
+
 def mahalanobis(X, mean, cov=None, *, chol=None):
     """Squared Mahalanobis distances ``(x_i - mu)^T Sigma^{-1} (x_i - mu)``.
 
@@ -80,12 +107,11 @@ def mahalanobis(X, mean, cov=None, *, chol=None):
 
     Derived in: chapter "Gaussian models and GDA" § "The multivariate normal".
     """
-    X = np.asarray(X, dtype=float)
-    single = X.ndim == 1
-    X = np.atleast_2d(X)
-    L = mvn_cholesky(cov) if chol is None else np.asarray(chol, dtype=float)
-    Z = linalg.solve_triangular(L, (X - np.asarray(mean, dtype=float)).T, lower=True, check_finite=False)
-    d2 = np.einsum("ij,ij->j", Z, Z)
+    L = _chol(cov, chol)
+    X, mean, single = _points(X, mean, L)
+    Z = linalg.solve_triangular(L, (X - mean).T, lower=True, check_finite=False)
+    with np.errstate(over="ignore"):            # a point ~1e154 standard deviations away: inf, as rounded
+        d2 = np.einsum("ij,ij->j", Z, Z)
     return float(d2[0]) if single else d2
 
 
@@ -109,7 +135,7 @@ def mvn_logpdf(X, mean, cov=None, *, chol=None):
 
     Derived in: chapter "Gaussian models and GDA" § "The multivariate normal".
     """
-    L = mvn_cholesky(cov) if chol is None else np.asarray(chol, dtype=float)
+    L = _chol(cov, chol)
     d = L.shape[0]
     d2 = mahalanobis(X, mean, chol=L)
     return -0.5 * d * _LOG_2PI - np.sum(np.log(np.diag(L))) - 0.5 * d2
@@ -132,8 +158,10 @@ def mvn_sample(mean, cov, size=1, *, random_state=None):
     Derived in: chapter "Gaussian models and GDA" § "The multivariate normal".
     """
     rng = as_rng(random_state)
-    mean = np.asarray(mean, dtype=float)
     L = mvn_cholesky(cov)
+    _, mean, _ = _points(np.zeros(L.shape[0]), mean, L)
+    if int(size) != size or size < 0:
+        raise ValueError(f"size must be a non-negative integer; got {size}")
     Z = rng.standard_normal((int(size), mean.size))
     return mean + Z @ L.T
 

@@ -11,27 +11,40 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Ellipse
 
-__all__ = ["use_book_style", "CLASS_COLORS", "plot_classes", "plot_decision_boundary",
-           "plot_gaussian_ellipse", "plot_contours_with_path", "grid_2d"]
+__all__ = ["use_book_style", "CLASS_COLORS", "TEXT_WIDTH", "book_figure", "add_colorbar",
+           "legend_below", "plot_classes", "plot_decision_boundary", "plot_gaussian_ellipse",
+           "plot_contours_with_path", "grid_2d"]
 
 CLASS_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2",
                 "#7f7f7f", "#bcbd22", "#17becf"]
 _MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
 
+#: Width of a book figure in inches. At 150 dpi, cropped to its content, a figure this wide is
+#: stored 950-1050 px wide: shown at the text column's width (about 7 in) its 10 pt text stays
+#: 10 pt, and a phone that halves it still shows legible ticks and legends.
+TEXT_WIDTH = 6.8
+#: Most panels side by side on a book figure (each panel is then >= 3 in wide).
+MAX_COLUMNS = 2
+
 
 def use_book_style():
     """Set the book's matplotlib defaults (size, resolution, grid, fonts). Call once per notebook.
 
-    Figures are 6 x 4 in at 150 dpi (900 x 600 px), sized for the text column so
-    that text stays legible when a phone scales the page. In a notebook, PNGs are
+    Figures are ``TEXT_WIDTH`` x 4.25 in (6.8 x 4.25) at 150 dpi (about 950 px wide once
+    cropped), sized for the text column so that text stays legible when a phone scales
+    the page. Multi-panel figures come from :func:`book_figure`. Layout is constrained
+    (no ``tight_layout`` calls needed). In a notebook, PNGs are
     written without the "Software" metadata entry, so a stored figure is
     byte-identical wherever it is rendered with the same matplotlib.
 
     Derived in: not a derivation; the book's figure style.
     """
     plt.rcParams.update({
-        "figure.figsize": (6.0, 4.0),
+        "figure.figsize": (TEXT_WIDTH, 4.25),
         "figure.dpi": 150,
+        # constrained layout leaves room for labels, colourbars and legends outside the
+        # axes (fig.legend(loc="outside ...")); do not call tight_layout on top of it
+        "figure.constrained_layout.use": True,
         "savefig.dpi": 150,
         "axes.grid": True,
         "grid.alpha": 0.3,
@@ -48,6 +61,79 @@ def use_book_style():
             set_matplotlib_formats("png", bbox_inches="tight", metadata={"Software": None})
     except ImportError:  # not in IPython / no inline backend: nothing to configure
         pass
+
+
+def book_figure(nrows=1, ncols=1, *, height=None, width=TEXT_WIDTH, **kw):
+    """A figure with an ``nrows x ncols`` grid of axes, sized for the text column.
+
+    The figure is ``width`` inches wide (default ``TEXT_WIDTH``) and ``height`` inches
+    per row of panels (default 4.25 for one column, 3.2 for two), with constrained
+    layout, so colourbars and :func:`legend_below` find room without overlapping.
+    More than ``MAX_COLUMNS`` panels per row would shrink their text below 8 pt when
+    the page is read on a phone: stack rows instead.
+
+    Parameters
+    ----------
+    nrows, ncols : int
+        Grid of panels; ``ncols`` at most 2.
+    height : float, optional
+        Height of one row of panels in inches.
+    width : float
+        Width of the figure in inches (at most 7).
+    **kw
+        Passed to ``matplotlib.pyplot.subplots`` (``sharex``, ``sharey``, ...).
+
+    Returns
+    -------
+    fig, axes
+        As ``matplotlib.pyplot.subplots`` returns them.
+
+    Derived in: not a derivation; the book's figure style.
+    """
+    if ncols > MAX_COLUMNS:
+        raise ValueError(f"book_figure: {ncols} panels per row are too small to read in the "
+                         f"text column; use at most {MAX_COLUMNS} columns and stack rows")
+    if not 0 < width <= 7.0:
+        raise ValueError(f"book_figure: width {width} in does not fit the text column (at most 7 in)")
+    if height is None:
+        height = 4.25 if ncols == 1 else 3.2
+    return plt.subplots(nrows, ncols, figsize=(width, height * nrows), layout="constrained", **kw)
+
+
+def add_colorbar(ax, mappable, label, **kw):
+    """Attach a labelled colourbar for ``mappable`` (contour set, image, mesh) beside ``ax``.
+
+    ``ax`` may be one axes or a list of axes that share the colour scale. Returns the
+    ``matplotlib.colorbar.Colorbar``.
+
+    Derived in: not a derivation; the book's figure style.
+    """
+    if not label:
+        raise ValueError("add_colorbar: give the colourbar a label (what the colours measure)")
+    axes = np.atleast_1d(ax).ravel().tolist()
+    return axes[0].figure.colorbar(mappable, ax=axes if len(axes) > 1 else axes[0], label=label,
+                                   **kw)
+
+
+def legend_below(fig, ncol=2, axes=None, **kw):
+    """One legend for the whole figure, centred below the panels (it covers no data).
+
+    Entries are collected from ``axes`` (default: every axes of ``fig``); an entry whose
+    label repeats one already collected is dropped. Needs a figure with constrained
+    layout (:func:`book_figure`). Returns the legend.
+
+    Derived in: not a derivation; the book's figure style.
+    """
+    handles, labels = [], []
+    for ax in (fig.axes if axes is None else np.atleast_1d(axes).ravel()):
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    if not handles:
+        raise ValueError("legend_below: no labelled artists on the figure")
+    return fig.legend(handles, labels, loc="outside lower center", ncol=min(ncol, len(handles)),
+                      **kw)
 
 
 def grid_2d(xlim, ylim, n=200):
@@ -105,7 +191,7 @@ def plot_decision_boundary(predict, X, y=None, ax=None, *, proba=False, levels=N
         zz = z.reshape(xx.shape)
         cf = ax.contourf(xx, yy, zz, levels=np.linspace(0, 1, 11), cmap="RdBu_r", alpha=0.3)
         ax.contour(xx, yy, zz, levels=levels or [0.5], colors="k", linewidths=1.2)
-        plt.colorbar(cf, ax=ax, label="p(y=1 | x)")
+        add_colorbar(ax, cf, r"$p(y=1\mid x)$")
     else:
         _, codes = np.unique(z, return_inverse=True)
         zz = codes.reshape(xx.shape)
@@ -141,8 +227,11 @@ def plot_gaussian_ellipse(mean, cov, ax=None, *, n_std=(1.0, 2.0), color="k", **
 
 
 def plot_contours_with_path(f, path=None, ax=None, *, xlim=(-2, 2), ylim=(-2, 2), n=200, levels=30,
-                            label=None, color="C1", log_levels=False):
+                            label=None, color="C1", log_levels=False, colorbar_label=None):
     """Contours of ``f(x, y)`` (vectorised over arrays) with an optimiser's path on top.
+
+    With ``colorbar_label`` (e.g. ``"objective"``) a colourbar says which level each
+    contour colour is.
 
     Derived in: chapter "Optimizers" § "Gradient descent" (figures 8.2-8.4).
     """
@@ -152,7 +241,9 @@ def plot_contours_with_path(f, path=None, ax=None, *, xlim=(-2, 2), ylim=(-2, 2)
     if log_levels:
         lo = max(np.min(zz), 1e-12)
         levels = np.geomspace(lo, np.max(zz), levels if isinstance(levels, int) else len(levels))
-    ax.contour(xx, yy, zz, levels=levels, cmap="viridis", linewidths=0.7)
+    cs = ax.contour(xx, yy, zz, levels=levels, cmap="viridis", linewidths=0.7)
+    if colorbar_label is not None:
+        add_colorbar(ax, cs, colorbar_label)
     if path is not None:
         path = np.asarray(path)
         ax.plot(path[:, 0], path[:, 1], "-o", color=color, markersize=3, linewidth=1.2, label=label)

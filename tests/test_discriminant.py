@@ -11,14 +11,16 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import NearestCentroid
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import get_tags
 
 import linbook
 from linbook.base import LinbookWarning
 
 DATA = {"iris": load_iris(return_X_y=True), "wine": load_wine(return_X_y=True),
         "cancer": load_breast_cancer(return_X_y=True)}
-CLASSIFIERS = [linbook.QDA(), linbook.LDA(), linbook.RDA(lam=0.3), linbook.DiagonalLDA(),
-               linbook.GaussianNaiveBayes(), linbook.NearestShrunkenCentroids(shrink=0.5)]
+CLASSIFIERS = [linbook.QDA(), linbook.LDA(), linbook.RDA(shrinkage=0.3), linbook.DiagonalLDA(),
+               linbook.GaussianNaiveBayes(), linbook.NearestShrunkenCentroids(shrink_threshold=0.5)]
 
 
 def _synthetic(seed=0, n=300, d=4, c=3):
@@ -72,7 +74,7 @@ def test_naive_bayes_equals_sklearn(vs):
 def test_nearest_shrunken_centroids_equal_sklearn(shrink):
     X, y = DATA["wine"]
     pri = [0.3, 0.3, 0.4]                      # non-uniform: sklearn then predicts by its discriminant
-    a = linbook.NearestShrunkenCentroids(shrink=shrink, priors=pri).fit(X, y)
+    a = linbook.NearestShrunkenCentroids(shrink_threshold=shrink, priors=pri).fit(X, y)
     b = NearestCentroid(shrink_threshold=shrink or None, priors=pri).fit(X, y)
     np.testing.assert_allclose(a.centroids_, b.centroids_, rtol=1e-10, atol=1e-12)
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
@@ -83,11 +85,11 @@ def test_nearest_shrunken_centroids_equal_sklearn(shrink):
 
 def test_shrinkage_selects_features_and_zero_shrink_is_diagonal_lda():
     X, y = DATA["wine"]
-    nsc0 = linbook.NearestShrunkenCentroids(shrink=0.0).fit(X, y)
+    nsc0 = linbook.NearestShrunkenCentroids(shrink_threshold=0.0).fit(X, y)
     dlda = linbook.DiagonalLDA().fit(X, y)
     np.testing.assert_allclose(nsc0.predict_proba(X), dlda.predict_proba(X), atol=1e-10)
     np.testing.assert_allclose(dlda.var_, nsc0.within_class_std_dev_ ** 2)
-    sizes = [linbook.NearestShrunkenCentroids(shrink=s).fit(X, y).selected_features_.size for s in (0, 2, 4, 8)]
+    sizes = [linbook.NearestShrunkenCentroids(shrink_threshold=s).fit(X, y).selected_features_.size for s in (0, 2, 4, 8)]
     assert sizes == sorted(sizes, reverse=True) and sizes[0] == 13 and sizes[-1] < 13
 
 
@@ -107,10 +109,10 @@ def test_rda_matches_direct_formula(n, d, lam):
     X = rng.normal(size=(n, d)) @ rng.normal(size=(d, d)) / np.sqrt(d)
     y = rng.integers(0, 3, n)
     X[y == 1] += 0.5
-    m = linbook.RDA(lam=lam).fit(X, y)
+    m = linbook.RDA(shrinkage=lam).fit(X, y)
     means, Sig, betas = _direct_rda_betas(X, y, lam)
     np.testing.assert_allclose(m.betas_, betas, rtol=1e-7, atol=1e-9)
-    np.testing.assert_allclose(m.covariance(), Sig, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(m.covariance_, Sig, rtol=1e-9, atol=1e-12)
     from scipy.stats import multivariate_normal
     ll = sum(np.log(m.priors_[c]) * (y == c).sum() + multivariate_normal(means[c], Sig).logpdf(X[y == c]).sum()
              for c in range(3))
@@ -119,12 +121,12 @@ def test_rda_matches_direct_formula(n, d, lam):
 
 def test_rda_endpoints():
     X, y = DATA["wine"]
-    np.testing.assert_allclose(linbook.RDA(lam=0).fit(X, y).predict_proba(X),
+    np.testing.assert_allclose(linbook.RDA(shrinkage=0).fit(X, y).predict_proba(X),
                                linbook.LDA().fit(X, y).predict_proba(X), atol=1e-10)
-    m1 = linbook.RDA(lam=1).fit(X, y)
-    np.testing.assert_allclose(np.diag(m1.covariance()), m1.variances_)
-    with pytest.raises(ValueError, match="lam"):
-        linbook.RDA(lam=1.5).fit(X, y)
+    m1 = linbook.RDA(shrinkage=1).fit(X, y)
+    np.testing.assert_allclose(np.diag(m1.covariance_), m1.variances_)
+    with pytest.raises(ValueError, match="shrinkage"):
+        linbook.RDA(shrinkage=1.5).fit(X, y)
 
 
 @pytest.mark.parametrize("model", CLASSIFIERS, ids=lambda m: type(m).__name__)
@@ -150,7 +152,7 @@ def test_missing_features_are_marginalised(model):
         else:
             mu = m.means_[c, obs]
             full = m.covariances_[c] if hasattr(m, "covariances_") else (
-                m.covariance() if isinstance(m, linbook.RDA) else m.covariance_)
+                m.covariance_ if isinstance(m, linbook.RDA) else m.covariance_)
             cov = full[np.ix_(obs, obs)]
         from scipy.stats import multivariate_normal
         logj[c] += multivariate_normal(mu, cov).logpdf(X[1, obs])
@@ -163,8 +165,12 @@ def test_sklearn_plumbing_and_bad_input(model):
     assert cross_val_score(make_pipeline(StandardScaler(), clone(model)), X, y, cv=3).mean() > 0.7
     m = clone(model).fit(X, y)
     assert m.fit(X, y) is m and m.score(X, y) > 0.7
-    with pytest.raises(ValueError):
-        clone(model).fit(np.where(np.arange(X.size).reshape(X.shape) == 3, np.nan, X), y)
+    X_nan = np.where(np.arange(X.size).reshape(X.shape) == 3, np.nan, X)
+    if get_tags(model).input_tags.allow_nan:                       # diagonal models: fit on observed entries
+        assert np.all(np.isfinite(clone(model).fit(X_nan, y).predict_proba(X)))
+    else:
+        with pytest.raises(ValueError, match="NaN"):
+            clone(model).fit(X_nan, y)
     with pytest.raises(ValueError):
         clone(model).fit(X, np.zeros(len(y)))                      # one class
     with pytest.raises(ValueError):
@@ -188,8 +194,10 @@ def test_qda_bad_classes():
     Xs, ys = X[np.r_[0:4, 50:54, 100:104]], y[np.r_[0:4, 50:54, 100:104]]
     with pytest.raises(ValueError, match="RDA"):
         linbook.QDA().fit(Xs, ys)                                  # N_c = 4 <= D = 4: singular
-    with pytest.raises(ValueError, match="RDA"):
+    with pytest.raises(ValueError, match="RDA.*duplicated"):
         linbook.LDA().fit(np.column_stack([X, X[:, 0] + X[:, 1]]), y)   # collinear features
+    with pytest.raises(ValueError, match="RDA.*duplicated"):
+        linbook.QDA().fit(np.column_stack([X, X[:, 2]]), y)             # a duplicated column
 
 
 def test_high_dimensional_d_greater_than_n():
@@ -201,8 +209,8 @@ def test_high_dimensional_d_greater_than_n():
         linbook.LDA().fit(X, y)
     with pytest.raises(ValueError, match="RDA"):
         linbook.QDA().fit(X, y)
-    for m in [linbook.RDA(lam=0.5), linbook.DiagonalLDA(), linbook.GaussianNaiveBayes(),
-              linbook.NearestShrunkenCentroids(shrink=1.0)]:
+    for m in [linbook.RDA(shrinkage=0.5), linbook.DiagonalLDA(), linbook.GaussianNaiveBayes(),
+              linbook.NearestShrunkenCentroids(shrink_threshold=1.0)]:
         assert m.fit(X, y).score(X, y) > 0.6
 
 
@@ -238,3 +246,115 @@ def test_fisher_lda_generalised_eigenvectors():
     with pytest.raises(ValueError, match="PCA"):
         linbook.FisherLDA().fit(np.random.default_rng(0).normal(size=(10, 20)), np.repeat([0, 1], 5))
     assert make_pipeline(linbook.FisherLDA(n_components=2), linbook.QDA()).fit(*DATA["iris"]).score(*DATA["iris"]) > 0.9
+
+
+# ------------------------------------------------------------------ sample weights
+@pytest.mark.parametrize("model", CLASSIFIERS, ids=lambda m: type(m).__name__)
+def test_integer_weights_equal_repeated_rows(model):
+    X, y = DATA["wine"]
+    w = np.random.default_rng(0).integers(0, 4, len(y))
+    a = clone(model).fit(X, y, sample_weight=w)
+    b = clone(model).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    np.testing.assert_allclose(a.means_, b.means_, rtol=1e-12)
+    np.testing.assert_allclose(a.priors_, b.priors_, rtol=1e-12)
+    np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X), rtol=1e-8, atol=1e-10)
+    if not isinstance(model, (linbook.DiagonalLDA, linbook.NearestShrunkenCentroids)):
+        # MLE models: a constant weight changes nothing (the two above divide by W - C, so it does)
+        np.testing.assert_allclose(clone(model).fit(X, y, sample_weight=np.full(len(y), 2.5)).predict_proba(X),
+                                   clone(model).fit(X, y).predict_proba(X), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("vs", [0.0, 1e-9])
+def test_weighted_naive_bayes_equals_sklearn(vs):
+    X, y = DATA["iris"]
+    w = np.random.default_rng(1).uniform(0.1, 3.0, len(y))
+    a = linbook.GaussianNaiveBayes(var_smoothing=vs).fit(X, y, sample_weight=w)
+    b = GaussianNB(var_smoothing=vs).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(a.means_, b.theta_, rtol=1e-12)
+    np.testing.assert_allclose(a.priors_, b.class_prior_, rtol=1e-12)
+    # var_smoothing adds var_smoothing * max Var(x_j): weighted here, unweighted in scikit-learn
+    np.testing.assert_allclose(a.var_, b.var_, rtol=1e-12 if vs == 0 else 10 * vs)
+    np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X), atol=1e-12 if vs == 0 else 1e-6)
+
+
+def test_weighted_fits_equal_the_weighted_textbook_formulas():
+    X, y = _synthetic(seed=2)
+    w = np.random.default_rng(2).uniform(0.0, 2.0, len(y))
+    W = np.array([w[y == c].sum() for c in range(3)])
+    mu = np.array([w[y == c] @ X[y == c] / W[c] for c in range(3)])
+    covs = np.array([((X[y == c] - mu[c]) * w[y == c, None]).T @ (X[y == c] - mu[c]) / W[c] for c in range(3)])
+    qda = linbook.QDA().fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(qda.priors_, W / W.sum(), rtol=1e-12)
+    np.testing.assert_allclose(qda.means_, mu, rtol=1e-12)
+    np.testing.assert_allclose(qda.covariances_, covs, rtol=1e-10)
+    lda = linbook.LDA().fit(X, y, sample_weight=w)
+    pooled = np.einsum("c,cij->ij", W, covs) / W.sum()
+    np.testing.assert_allclose(lda.covariance_, pooled, rtol=1e-10)
+    np.testing.assert_allclose(lda.betas_, np.linalg.solve(pooled, mu.T).T, rtol=1e-9)
+    rda = linbook.RDA(shrinkage=0.4).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(rda.covariance_, 0.4 * np.diag(np.diag(pooled)) + 0.6 * pooled, rtol=1e-10)
+    with pytest.raises(ValueError, match="positive weight"):
+        linbook.LDA().fit(X, y, sample_weight=np.where(y == 2, 0.0, 1.0))
+
+
+# ------------------------------------------------------------------ contract, missing values, scale
+@pytest.mark.parametrize("model", CLASSIFIERS + [linbook.FisherLDA()], ids=lambda m: type(m).__name__)
+def test_not_fitted_and_feature_names(model):
+    pd = pytest.importorskip("pandas")
+    X, y = DATA["iris"]
+    for method in ["predict", "predict_proba", "decision_function", "transform"]:
+        if hasattr(model, method):
+            with pytest.raises(NotFittedError):
+                getattr(clone(model), method)(X)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    m = clone(model).fit(df, y)
+    assert list(m.feature_names_in_) == ["a", "b", "c", "d"]
+    with pytest.raises(ValueError, match="feature names"):
+        (m.predict if hasattr(m, "predict") else m.transform)(df[["b", "a", "c", "d"]])
+
+
+def test_diagonal_models_fit_with_missing_entries():
+    X, y = DATA["wine"]
+    Xn = X.copy()
+    Xn[np.random.default_rng(3).random(X.shape) < 0.2] = np.nan
+    nb = linbook.GaussianNaiveBayes(var_smoothing=0.0).fit(Xn, y)
+    for c in range(3):
+        np.testing.assert_allclose(nb.means_[c], np.nanmean(Xn[y == c], axis=0), rtol=1e-12)
+        np.testing.assert_allclose(nb.var_[c], np.nanvar(Xn[y == c], axis=0), rtol=1e-10)
+    d = linbook.DiagonalLDA().fit(Xn, y)
+    R = Xn - d.means_[y]
+    np.testing.assert_allclose(d.var_, np.nansum(R ** 2, axis=0) / ((~np.isnan(Xn)).sum(0) - 3), rtol=1e-10)
+    assert np.all(np.isfinite(linbook.NearestShrunkenCentroids(shrink_threshold=1.0).fit(Xn, y).predict_proba(Xn)))
+    Xn[y == 0, 4] = np.nan
+    with pytest.raises(ValueError, match="no observed value of feature 4"):
+        linbook.GaussianNaiveBayes().fit(Xn, y)
+
+
+def test_joint_log_proba_is_the_log_joint_density():
+    from scipy.stats import multivariate_normal
+    X, y = _synthetic(seed=4)
+    q = linbook.QDA().fit(X, y)
+    ref = np.column_stack([np.log(q.priors_[c]) + multivariate_normal(q.means_[c], q.covariances_[c]).logpdf(X)
+                           for c in range(3)])
+    np.testing.assert_allclose(q.predict_joint_log_proba(X), ref, rtol=1e-10)
+    np.testing.assert_allclose(q._joint_log_likelihood(X, exact=True), ref, rtol=1e-10)
+    l = linbook.LDA().fit(X, y)
+    ref = np.column_stack([np.log(l.priors_[c]) + multivariate_normal(l.means_[c], l.covariance_).logpdf(X)
+                           for c in range(3)])
+    np.testing.assert_allclose(l.predict_joint_log_proba(X), ref, rtol=1e-10)
+
+
+def test_extreme_scales_attributes_and_far_rows():
+    X, y = DATA["wine"]
+    for model in CLASSIFIERS:
+        m = clone(model).fit(X * 1e200, y)
+        np.testing.assert_allclose(m.predict_proba(X * 1e200), clone(model).fit(X, y).predict_proba(X),
+                                   atol=1e-9)
+        assert np.all(np.isfinite(m.means_))
+        for attr in ["covariance_", "covariances_", "var_", "variances_"]:
+            if hasattr(type(m), attr):
+                with pytest.raises(ValueError, match="not representable in float64"):
+                    getattr(m, attr)
+    q = linbook.QDA().fit(X, y)
+    with pytest.raises(ValueError, match="units used in fit"):
+        q.predict_proba(X * 1e200)

@@ -41,3 +41,23 @@ def test_bad_covariance(bad):
 
 def test_exported():
     assert linbook.mvn_logpdf is mvn_logpdf
+
+
+@pytest.mark.parametrize("call", [
+    lambda: mvn_logpdf(np.array([[np.nan, 0.0]]), np.zeros(2), np.eye(2)),
+    lambda: mvn_logpdf(np.ones((3, 3)), np.zeros(2), np.eye(2)),
+    lambda: mahalanobis(np.ones((3, 2)), np.zeros(3), np.eye(2)),
+    lambda: mahalanobis(np.ones((3, 2)), np.zeros(2), chol=np.zeros((2, 2))),
+    lambda: mahalanobis(np.ones((3, 2)), np.zeros(2)),
+    lambda: mvn_sample(np.zeros(2), np.eye(2), -1),
+    lambda: mvn_sample(np.zeros(3), np.eye(2), 5),
+])
+def test_bad_points_get_clear_errors(call):
+    with pytest.raises(ValueError, match="must|give"):
+        call()
+
+
+def test_far_points_round_to_minus_infinity_not_nan():
+    assert mvn_logpdf(np.array([1e300, 1e300]), np.zeros(2), np.eye(2)) == -np.inf
+    np.testing.assert_allclose(mvn_logpdf(np.array([3e150, 0.0]), np.zeros(2), np.eye(2)),
+                               -0.5 * 9e300 - np.log(2 * np.pi), rtol=1e-12)

@@ -1,0 +1,379 @@
+"""What every Gaussian generative classifier shares: fitting pi_c and mu_c, the posterior.
+
+Every classifier of this package models ``p(x, y = c) = pi_c N(x | mu_c, Sigma_c)`` and
+fits it by (weighted) maximum likelihood, eqs. (4.52)-(4.53) of note ``003``:
+
+    pi_c = W_c / W,    mu_c = (1 / W_c) sum_{i: y_i = c} w_i x_i,    W_c = sum_{i: y_i = c} w_i
+
+(``w_i = 1`` without ``sample_weight``, so ``W_c = N_c``; integer weights equal repeated
+rows). The models differ only in ``Sigma_c`` (``_fit_covariances``) and in how they
+evaluate ``log N(x | mu_c, Sigma_c)`` (``_log_density``); the posterior is the softmax
+of the joint log-likelihood ``log pi_c + log N(x | mu_c, Sigma_c)`` (eq. (4.33)).
+
+Standardised coordinates: ``fit`` divides feature j by ``s_j``, the power of two just
+above ``max_i |x_ij|`` (exact, no digit changes), and estimates everything for
+``z = x / s``. Squares of features of size 1e300 then do not overflow, and the
+posteriors for ``X`` and ``X * t`` agree for every ``t`` from 1e-12 to 1e300. Attributes
+are reported in the units of ``X``; reading a covariance that float64 cannot hold
+(features of size 1e200 have variances 1e400) raises a ``ValueError`` that says so.
+
+Missing values: ``predict_proba`` accepts NaN in ``X``; a missing feature is marginalised
+out (drop its rows and columns of ``mu_c`` and ``Sigma_c``), eqs. (8.94)-(8.97) of note
+``000``. Features constant in the training data carry no information; they are ignored
+with a warning (``constant_features_``).
+
+Derived in: chapter "Gaussian models and GDA" § "Gaussian discriminant analysis".
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.multiclass import check_classification_targets
+
+from .._kernels.scatter import class_sums, column_range, power_of_two_scale
+from ..base import LinbookWarning, check_sample_weight, encode_labels, validate_fit, validate_predict
+from ..criteria import InformationCriteriaMixin
+from ..gaussian import mvn_cholesky
+from ..numerics import log_softmax
+
+_LOG_2PI = np.log(2.0 * np.pi)
+#: a variance below this (in standardised units, |z| <= 1) is zero up to rounding
+ZERO_VARIANCE = (16.0 * np.finfo(float).eps) ** 2
+FIT_ADVICE = ("Fix the input: X must be a finite numeric 2-D array (n_samples, n_features) with one "
+              "class label per row in y, and sample_weight (optional) one non-negative weight per row.")
+PREDICT_ADVICE = ("X must be a numeric 2-D array with the features (and column names) used in fit; NaN "
+                  "marks a missing feature, inf is not allowed.")
+SINGULAR_CURE = ("use a regularised model instead: linbook.RDA(shrinkage=0.1) (shrinks the covariance "
+                 "towards its diagonal), linbook.DiagonalLDA or linbook.GaussianNaiveBayes; or drop "
+                 "duplicated / collinear columns")
+
+
+def advised(call, advice):
+    """Run a validation ``call``; add what to do to scikit-learn's message when it fails."""
+    try:
+        return call()
+    except NotFittedError:
+        raise
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"{exc} {advice}") from exc
+
+
+def check_priors(priors, n_classes):
+    """``None`` or a valid prior vector (finite, positive, one entry per class, summing to 1)."""
+    if priors is None:
+        return None
+    p = np.asarray(priors, dtype=float).ravel()
+    if p.size != n_classes:
+        raise ValueError(f"priors must have one entry per class: got {p.size} entries for {n_classes} classes")
+    if np.any(~np.isfinite(p)) or np.any(p <= 0):
+        raise ValueError(f"priors must be finite and strictly positive; got {p.tolist()}")
+    if not np.isclose(p.sum(), 1.0):
+        raise ValueError(f"priors must sum to 1; they sum to {p.sum():.6g}")
+    return p
+
+
+def cholesky(S, *, model, what, cure=SINGULAR_CURE):
+    """Lower Cholesky factor of a covariance in standardised units, or a clear error.
+
+    The test for singularity is made on the correlation matrix ``S / (d d^T)``,
+    ``d = sqrt(diag S)``, so it does not depend on the units of the features.
+    """
+    d = np.sqrt(np.diag(S))
+    flat = np.flatnonzero(d * d <= ZERO_VARIANCE)
+    if flat.size:
+        raise ValueError(f"{model}: {what} is singular: feature(s) {flat.tolist()} have zero variance "
+                         f"there (constant within the class(es)); drop them, or {cure}")
+    try:
+        L = mvn_cholesky(S / d[:, None] / d[None, :], what=what)
+    except ValueError:
+        raise ValueError(f"{model}: {what} is singular (too few samples for the number of features, "
+                         f"or collinear features); {cure}") from None
+    return L * d[:, None]
+
+
+class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
+    """Base class: validation, priors, class means, standardisation, posterior, missing values."""
+
+    _min_per_class = 1      # rows of positive weight each class needs
+    _nan_in_fit = False     # True: the likelihood factorises over features and fit uses observed entries
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = self._nan_in_fit
+        return tags
+
+    # ----------------------------------------------------------------- fitting
+    def fit(self, X, y, sample_weight=None):
+        """Fit by (weighted) maximum likelihood (eqs. (4.52)-(4.53) of note 003).
+
+        Parameters
+        ----------
+        X : array_like, shape (N, D)
+            Training inputs (finite; the diagonal models accept NaN for missing entries).
+        y : array_like, shape (N,)
+            Class labels (at least two classes).
+        sample_weight : array_like, shape (N,), optional
+            Non-negative weights; integer weights equal repeating rows.
+
+        Returns
+        -------
+        self
+        """
+        name = type(self).__name__
+        if y is None:
+            raise ValueError(f"{name} requires y to be passed, but the target y is None: fit needs the "
+                             "class labels y")
+        X, y = advised(lambda: validate_fit(self, X, y, allow_nan=self._nan_in_fit, min_samples=2), FIT_ADVICE)
+        if y.dtype == object:                   # "Unknown label type" for non-label objects
+            advised(lambda: check_classification_targets(y), FIT_ADVICE)
+        w = None if sample_weight is None else advised(lambda: check_sample_weight(sample_weight, X), FIT_ADVICE)
+        self.classes_, yi = encode_labels(y, model=name)
+        C = self.classes_.size
+        self._check_class_sizes(yi, w)
+        self.class_count_ = np.bincount(yi, weights=w, minlength=C).astype(float)
+        p = check_priors(self.priors, C)
+        self.priors_ = self.class_count_ / self.class_count_.sum() if p is None else p
+        lo, hi = column_range(X, w)
+        keep = self._find_constant_features(lo, hi)
+        Xk = X if keep.all() else X[:, keep]
+        self._scale = power_of_two_scale(np.maximum(-lo[keep], hi[keep]))
+        self._inv_scale = 1.0 / self._scale
+        sums, counts = class_sums(Xk, yi, C, w, self._inv_scale)
+        if np.any(counts <= 0):
+            c, j = np.argwhere(counts <= 0)[0]
+            raise ValueError(f"{name}: class {self.classes_[c]!r} has no observed value of feature "
+                             f"{np.flatnonzero(keep)[j]} (all NaN), so its mean is undefined; drop the "
+                             "feature or impute it")
+        self._means_z = sums / counts                               # mu_c in standardised units
+        self.means_ = np.empty((C, X.shape[1]))
+        self.means_[:, keep] = self._means_z * self._scale
+        self.means_[:, ~keep] = lo[~keep]
+        self._fit_covariances(Xk, yi, w, counts)
+        return self
+
+    def _check_class_sizes(self, yi, w):
+        n = np.bincount(yi if w is None else yi[w > 0], minlength=self.classes_.size)
+        small = np.flatnonzero(n < max(self._min_per_class, 1))
+        if small.size:
+            c = small[0]
+            need = ("at least one sample of positive weight" if self._min_per_class <= 1 else
+                    f"at least {self._min_per_class} samples per class to estimate its covariance")
+            raise ValueError(f"{type(self).__name__}: class {self.classes_[c]!r} has {n[c]} sample(s) "
+                             f"of positive weight; this model needs {need}. Collect more data, merge or "
+                             "drop the class, or use a model with a shared covariance (linbook.LDA, linbook.RDA).")
+
+    def _find_constant_features(self, lo, hi):
+        name = type(self).__name__
+        never = np.flatnonzero(lo > hi)
+        if never.size:
+            raise ValueError(f"{name}: feature(s) {never.tolist()} are missing (NaN) in every sample; drop them")
+        const = ~(hi > lo)
+        if const.all():
+            raise ValueError(f"{name}: every feature is constant; there is nothing to learn from (check the data)")
+        if const.any():
+            warnings.warn(f"{name}: feature(s) {np.flatnonzero(const).tolist()} are constant in the "
+                          "training data and are ignored", LinbookWarning, stacklevel=3)
+        self.constant_features_ = const
+        self._keep = ~const
+        return self._keep
+
+    def _fit_covariances(self, X, yi, w, counts):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _in_units_of_X(self, a_z, what, power=2, matrix=False, fill=0.0):
+        """A standardised quantity in the units of X: times ``s_j**power``, or ``s_i s_j`` for a matrix.
+
+        Constant features get ``fill`` (vectors) or zero rows and columns (matrices).
+        """
+        s = self._scale
+        with np.errstate(over="ignore"):
+            a = a_z * (s[:, None] * s[None, :] if matrix else s ** power)
+        if not np.all(np.isfinite(a)):
+            e = int(np.log10(s.max()))
+            raise ValueError(
+                f"{type(self).__name__}.{what} is not representable in float64: features of size ~1e{e} "
+                f"have variances ~1e{power * e}. The model works on standardised features, so its "
+                f"predictions are unaffected; to inspect {what}, fit on rescaled features (e.g. X / 1e{e}).")
+        k = np.flatnonzero(self._keep)
+        D = self._keep.size
+        if matrix:
+            out = np.zeros(a.shape[:-2] + (D, D))
+            out[..., k[:, None], k[None, :]] = a
+        else:
+            out = np.full(a.shape[:-1] + (D,), fill)
+            out[..., k] = a
+        return out
+
+    def _log_norm_const(self):
+        """Class-free part of log N(x | ...) in the units of X: ``-D/2 log(2 pi) - sum_j log s_j``."""
+        return -0.5 * self._scale.size * _LOG_2PI - np.log(self._scale).sum()
+
+    # -------------------------------------------------------------- predicting
+    def _joint_log_likelihood(self, X, exact=False):
+        """``log p(x_i, y = c)`` for every row and class (up to a class-free term unless ``exact``)."""
+        X = advised(lambda: validate_predict(self, X, allow_nan=True), PREDICT_ADVICE)
+        if not self._keep.all():
+            X = X[:, self._keep]
+        missing = np.isnan(X) if np.isnan(X.sum()) else None      # one cheap pass when nothing is missing
+        if missing is None or self._nan_in_fit or not missing.any():
+            s = self._log_density(X, exact or missing is not None)
+        else:
+            s = self._marginal_log_density(X, missing)
+        # (N, C) in column-major order: reductions over the C classes of a row are then
+        # vectorised over rows (3x faster softmax for small C)
+        s = np.asfortranarray(s)
+        s += np.log(self.priors_)
+        if np.isnan(s).any() or not np.all(np.isfinite(s.max(axis=1))):
+            raise ValueError(f"{type(self).__name__}: the log-density of some rows of X overflows float64 "
+                             "(they are ~1e150 or more standard deviations from every class mean); check that "
+                             "X is in the units used in fit")
+        return s
+
+    def _marginal_log_density(self, X, missing):
+        """Rows with NaN: ``log N(x_o | mu_c,o, Sigma_c,oo)`` over the observed features (eq. (8.97))."""
+        out = np.empty((X.shape[0], self.classes_.size))
+        complete = ~missing.any(axis=1)
+        if complete.any():
+            out[complete] = self._log_density(X[complete], True)
+        idx = np.flatnonzero(~complete)
+        patterns, inv = np.unique(missing[idx], axis=0, return_inverse=True)
+        covs_all = self._covariance_z()
+        for k, pattern in enumerate(patterns):
+            rows = idx[inv.ravel() == k]
+            o = np.flatnonzero(~pattern)
+            if o.size == 0:
+                out[rows] = 0.0                       # nothing observed: the posterior is the prior
+                continue
+            Z = X[np.ix_(rows, o)] * self._inv_scale[o]
+            covs = covs_all[..., o[:, None], o[None, :]]
+            for c in range(out.shape[1]):
+                S = covs[c] if covs.ndim == 3 else covs
+                L = linalg.cholesky(S, lower=True, check_finite=False)
+                R = linalg.solve_triangular(L, (Z - self._means_z[c, o]).T, lower=True, check_finite=False)
+                out[rows, c] = (-0.5 * np.einsum("ij,ij->j", R, R) - np.log(np.diag(L)).sum()
+                                - 0.5 * o.size * _LOG_2PI - np.log(self._scale[o]).sum())
+        return out
+
+    def predict_joint_log_proba(self, X):
+        """Joint log-likelihood ``log p(x, y = c) = log pi_c + log N(x | mu_c, Sigma_c)`` in nats.
+
+        ``logsumexp`` over the classes gives ``log p(x)``, the density of an unlabelled point.
+
+        Parameters
+        ----------
+        X : array_like, shape (N, D); NaN marks a missing feature
+
+        Returns
+        -------
+        ndarray, shape (N, C)
+        """
+        return self._joint_log_likelihood(X, exact=True)
+
+    def decision_function(self, X):
+        """Log joint ``log p(x, y = c)`` up to a class-free term; for two classes the log-odds.
+
+        Parameters
+        ----------
+        X : array_like, shape (N, D); NaN marks a missing feature
+
+        Returns
+        -------
+        scores : ndarray, shape (N, C), or (N,) for two classes
+        """
+        s = self._joint_log_likelihood(X)
+        return s[:, 1] - s[:, 0] if s.shape[1] == 2 else s
+
+    def predict_log_proba(self, X):
+        """Log posterior ``log p(y = c | x)``; NaN features are marginalised out.
+
+        Parameters
+        ----------
+        X : array_like, shape (N, D)
+
+        Returns
+        -------
+        log_proba : ndarray, shape (N, C)
+        """
+        return log_softmax(self._joint_log_likelihood(X), axis=1)
+
+    def predict_proba(self, X):
+        """Posterior ``p(y = c | x)`` (eq. (4.33)); NaN features are marginalised out (eq. (8.97)).
+
+        Parameters
+        ----------
+        X : array_like, shape (N, D)
+
+        Returns
+        -------
+        proba : ndarray, shape (N, C)
+        """
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X):
+        """Class with the largest posterior (eq. (4.31)).
+
+        Parameters
+        ----------
+        X : array_like, shape (N, D)
+
+        Returns
+        -------
+        y : ndarray, shape (N,)
+        """
+        s = self._joint_log_likelihood(X)            # first: it raises NotFittedError before fit
+        return self.classes_[np.argmax(s, axis=1)]
+
+    def log_likelihood(self, X, y):
+        """Joint log-likelihood ``sum_i log p(x_i, y_i)`` in nats (eq. (4.52)).
+
+        Parameters
+        ----------
+        X : array_like, shape (N, D)
+        y : array_like, shape (N,)
+
+        Returns
+        -------
+        float
+        """
+        s = self._joint_log_likelihood(X, exact=True)
+        yi = self._label_index(y, s.shape[0])
+        return float(s[np.arange(len(yi)), yi].sum())
+
+    def conditional_log_likelihood(self, X, y):
+        """Conditional log-likelihood ``sum_i log p(y_i | x_i)`` in nats (what logistic regression maximises).
+
+        Parameters
+        ----------
+        X : array_like, shape (N, D)
+        y : array_like, shape (N,)
+
+        Returns
+        -------
+        float
+        """
+        lp = self.predict_log_proba(X)
+        yi = self._label_index(y, lp.shape[0])
+        return float(lp[np.arange(len(yi)), yi].sum())
+
+    def _label_index(self, y, n_rows):
+        y = np.asarray(y).ravel()
+        if y.size != n_rows:
+            raise ValueError(f"X has {n_rows} rows but y has {y.size} labels; they must match")
+        idx = np.clip(np.searchsorted(self.classes_, y), 0, self.classes_.size - 1)
+        if np.any(self.classes_[idx] != y):
+            raise ValueError("y contains labels not seen in fit; pass labels from classes_")
+        return idx
+
+    # -------------------------------------------------- per-model primitives
+    def _log_density(self, X, exact):  # pragma: no cover - abstract
+        """``log N(x | mu_c, Sigma_c)`` (N, C) for rows of X in its units (kept features)."""
+        raise NotImplementedError
+
+    def _covariance_z(self):  # pragma: no cover - abstract
+        """Covariance(s) in standardised units: (C, D, D) or a shared (D, D)."""
+        raise NotImplementedError

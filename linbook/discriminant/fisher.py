@@ -1,0 +1,116 @@
+"""Fisher's linear discriminant: the projection that best separates the class means.
+
+Derived in: chapter "Generative vs discriminative classifiers" § "Fisher's linear discriminant".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.multiclass import check_classification_targets
+
+from .._kernels.scatter import class_sums, column_range, power_of_two_scale, within_scatter
+from ..base import encode_labels, validate_fit, validate_predict
+from .base import FIT_ADVICE, PREDICT_ADVICE, advised, cholesky
+
+__all__ = ["FisherLDA"]
+
+
+class FisherLDA(TransformerMixin, BaseEstimator):
+    """Fisher's linear discriminant: project onto L <= C - 1 discriminant directions.
+
+    Maximises ``J(W) = |W^T Sigma_B W| / |W^T Sigma_W W|`` with
+    ``Sigma_B = sum_c (N_c/N)(mu_c - mu)(mu_c - mu)^T`` and
+    ``Sigma_W = sum_c (N_c/N) Sigma_c`` (eqs. (8.114)-(8.117)). The columns of ``W`` are the
+    leading generalised eigenvectors ``Sigma_B w = lambda Sigma_W w`` (8.107), normalised so
+    ``W^T Sigma_W W = I`` (equivalently ``W = Sigma_W^{-1/2} U``, eq. (8.118)). Because
+    ``rank(Sigma_B) <= C - 1``, at most ``C - 1`` eigenvalues are non-zero. Both scatter
+    matrices are formed for the standardised features ``x / s`` (``s_j`` a power of two
+    near ``max_i |x_ij|``), so features of size 1e300 do not overflow them.
+
+    Parameters
+    ----------
+    n_components : int, optional
+        L; default ``min(C - 1, D)``. Must be ``<= min(C - 1, D)``.
+
+    Attributes
+    ----------
+    scalings_ : ndarray, shape (D, L)
+        The directions ``W``.
+    eigenvalues_ : ndarray, shape (L,)
+        The Fisher ratios ``J(w_l)``, decreasing.
+    mean_ : ndarray, shape (D,)
+    classes_ : ndarray
+
+    Derived in: chapter "Generative vs discriminative classifiers" § "Fisher's linear discriminant".
+    """
+
+    def __init__(self, n_components=None):
+        self.n_components = n_components
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+    def fit(self, X, y):
+        """Compute the scatter matrices and solve the generalised eigenproblem.
+
+        Parameters
+        ----------
+        X : array_like, shape (N, D)
+        y : array_like, shape (N,)
+
+        Returns
+        -------
+        self
+        """
+        if y is None:
+            raise ValueError("FisherLDA requires y to be passed, but the target y is None: fit needs the "
+                             "class labels y")
+        X, y = advised(lambda: validate_fit(self, X, y, min_samples=2), FIT_ADVICE)
+        if y.dtype == object:                   # "Unknown label type" for non-label objects
+            advised(lambda: check_classification_targets(y), FIT_ADVICE)
+        self.classes_, yi = encode_labels(y, model="FisherLDA")
+        C = self.classes_.size
+        N, D = X.shape
+        Lmax = min(C - 1, D)
+        L = Lmax if self.n_components is None else int(self.n_components)
+        if not 1 <= L <= Lmax:
+            raise ValueError(f"n_components must be between 1 and min(C - 1, D) = {Lmax} "
+                             f"(rank(Sigma_B) <= C - 1); got {self.n_components}")
+        lo, hi = column_range(X)
+        scale = power_of_two_scale(np.maximum(-lo, hi))
+        counts = np.bincount(yi, minlength=C).astype(float)
+        means = class_sums(X, yi, C, None, 1.0 / scale)[0] / counts[:, None]       # standardised units
+        mu = counts @ means / N
+        Sw = within_scatter(X, yi, means, 1.0 / scale) / N
+        B = (means - mu) * np.sqrt(counts / N)[:, None]
+        Sb = B.T @ B
+        cholesky(Sw, model="FisherLDA", what="the within-class covariance Sigma_W",
+                 cure="drop constant or duplicated columns, or project the data with PCA first (note 000, 8.6.3.2)")
+        try:
+            vals, vecs = linalg.eigh(Sb, Sw)
+        except linalg.LinAlgError as exc:
+            raise ValueError(f"FisherLDA: the generalised eigenproblem failed ({exc}); Sigma_W is near "
+                             "singular: project the data with PCA first") from None
+        order = np.argsort(vals)[::-1][:L]
+        self.eigenvalues_ = vals[order]
+        self.scalings_ = vecs[:, order] / scale[:, None]       # W for the units of X
+        self.mean_ = mu * scale
+        return self
+
+    def transform(self, X):
+        """Project: ``z = W^T (x - mu)``.
+
+        Parameters
+        ----------
+        X : array_like, shape (N, D)
+
+        Returns
+        -------
+        Z : ndarray, shape (N, L)
+        """
+        X = advised(lambda: validate_predict(self, X), PREDICT_ADVICE.replace("NaN marks a missing feature, ", "no NaN, "))
+        return (X - self.mean_) @ self.scalings_

@@ -1,0 +1,203 @@
+"""Linear discriminant analysis (one shared covariance) and its regularised form RDA.
+
+Derived in: chapter "Gaussian models and GDA" § "Linear discriminant analysis".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import linalg
+
+from .._kernels.scatter import within_scatter
+from .._kernels.scores import linear_scores
+from .base import SINGULAR_CURE, ZERO_VARIANCE, GaussianClassifier, cholesky
+
+__all__ = ["LDA", "RDA"]
+
+
+class LDA(GaussianClassifier):
+    """Linear discriminant analysis: Gaussians with one shared covariance (eqs. (4.34)-(4.38)).
+
+    Maximises (4.52) with ``Sigma_c = Sigma``, the pooled within-class MLE
+
+        ``Sigma = (1 / N) sum_c sum_{i: y_i = c} (x_i - mu_c)(x_i - mu_c)^T``
+
+    (with ``sample_weight``: ``w_i`` inside the sum and ``W = sum_i w_i`` for ``N``). The
+    posterior is ``softmax_c(beta_c^T x + gamma_c)`` (4.38) with ``beta_c = Sigma^{-1} mu_c``
+    and ``gamma_c = -mu_c^T beta_c / 2 + log pi_c`` (4.36)-(4.37), solved by Cholesky.
+    Equals scikit-learn's ``LinearDiscriminantAnalysis(solver="lsqr")`` (and ``"eigen"``).
+
+    Parameters
+    ----------
+    priors : array_like, shape (C,), optional
+        Class priors; default the (weighted) class frequencies.
+
+    Attributes
+    ----------
+    classes_, priors_, class_count_, means_ : ndarray
+    covariance_ : ndarray, shape (D, D)
+        ``Sigma`` in the units of X.
+    betas_ : ndarray, shape (C, D)
+    gammas_ : ndarray, shape (C,)
+    coef_, intercept_ : ndarray
+        As scikit-learn: ``betas_`` / ``gammas_``, or for two classes the single row
+        ``w = beta_1 - beta_0 = Sigma^{-1}(mu_1 - mu_0)`` (4.48) and ``gamma_1 - gamma_0``.
+    constant_features_ : ndarray of bool
+    n_params_ : int
+        ``(C - 1) + C D + D (D + 1) / 2``.
+
+    Derived in: chapter "Gaussian models and GDA" § "Linear discriminant analysis".
+    """
+
+    def __init__(self, priors=None):
+        self.priors = priors
+
+    def _fit_covariances(self, X, yi, w, counts):
+        S = within_scatter(X, yi, self._means_z, self._inv_scale, w) / self.class_count_.sum()
+        self._chol = cholesky(S, model=type(self).__name__, what="the pooled covariance")
+        betas_z = linalg.cho_solve((self._chol, True), self._means_z.T).T         # Sigma^{-1} mu_c
+        self._set_discriminants(betas_z, 2.0 * np.log(np.diag(self._chol)).sum())
+
+    def _set_discriminants(self, betas_z, logdet_z):
+        """beta_c, gamma_c (4.36)-(4.37) from ``Sigma^{-1} mu_c`` in standardised units."""
+        C, D = betas_z.shape
+        self._betas = betas_z * self._inv_scale                 # in the units of X (kept features)
+        self._quad_mu = np.einsum("cd,cd->c", self._means_z, betas_z)     # mu_c^T Sigma^{-1} mu_c
+        self._logdet = logdet_z
+        self.betas_ = np.zeros((C, self._keep.size))
+        self.betas_[:, self._keep] = self._betas
+        self.gammas_ = -0.5 * self._quad_mu + np.log(self.priors_)
+        if C == 2:
+            self.coef_ = (self.betas_[1] - self.betas_[0])[None, :]
+            self.intercept_ = np.array([self.gammas_[1] - self.gammas_[0]])
+        else:
+            self.coef_, self.intercept_ = self.betas_, self.gammas_
+        self.n_params_ = int((C - 1) + C * D + D * (D + 1) // 2)
+
+    def _log_density(self, X, exact=False):
+        # log N(x | mu_c, Sigma) = beta_c^T x - mu_c^T beta_c / 2  - x^T Sigma^{-1} x / 2 - log|2 pi Sigma| / 2
+        s = linear_scores(X, self._betas, -0.5 * self._quad_mu)
+        if exact:
+            s -= 0.5 * (self._quad(X * self._inv_scale)[:, None] + self._logdet)
+            s += self._log_norm_const()
+        return s
+
+    def _quad(self, Z):
+        """``z^T Sigma^{-1} z`` for each row of Z (standardised units)."""
+        R = linalg.solve_triangular(self._chol, Z.T, lower=True, check_finite=False)
+        return np.einsum("ij,ij->j", R, R)
+
+    def _covariance_z(self):
+        return self._chol @ self._chol.T
+
+    @property
+    def covariance_(self):
+        """The shared covariance ``Sigma``, shape (D, D), in the units of X."""
+        return self._in_units_of_X(self._covariance_z(), "covariance_", matrix=True)
+
+
+class RDA(LDA):
+    """Regularised LDA: shared covariance ``shrinkage diag(S) + (1 - shrinkage) S`` (eq. (4.54)).
+
+    ``S`` is the pooled within-class MLE covariance of :class:`LDA` (MLAPP §4.2.6). The fit
+    never forms ``Sigma^{-1}``: with ``Delta = diag(S)``, the pooled correlation matrix
+    ``R = Delta^{-1/2} S Delta^{-1/2} = V diag(e) V^T`` (``V`` is D x r, ``r <= min(N, D)``;
+    from the thin SVD of the standardised residuals when ``N < D``) and ``lam = shrinkage``,
+
+    ``Sigma = Delta^{1/2} (lam I + (1 - lam) V diag(e) V^T) Delta^{1/2}``,
+    ``Sigma^{-1} = Delta^{-1/2} [V diag(1/(lam + (1 - lam) e)) V^T + (I - V V^T)/lam] Delta^{-1/2}``,
+
+    the exact form of the SVD trick of eqs. (4.55)-(4.63) (which, as written in the note,
+    shrinks towards the diagonal of the rotated covariance instead). Cost O(N D min(N, D));
+    works for D > N when ``shrinkage > 0``. ``shrinkage = 0`` is :class:`LDA`;
+    ``shrinkage = 1`` a diagonal model with MLE (``1/N``) pooled variances. (scikit-learn's
+    ``LinearDiscriminantAnalysis(shrinkage=a)`` shrinks towards ``trace(S)/D I`` instead.)
+
+    Parameters
+    ----------
+    shrinkage : float in [0, 1]
+        Weight of ``diag(S)`` in the mixture (``lambda`` in note 003).
+    priors : array_like, shape (C,), optional
+
+    Attributes
+    ----------
+    classes_, priors_, means_, betas_, gammas_, coef_, intercept_ : ndarray
+        As :class:`LDA`.
+    covariance_ : ndarray, shape (D, D)
+        The regularised covariance, in the units of X.
+    variances_ : ndarray, shape (D,)
+        ``diag(S)``, in the units of X.
+    components_ : ndarray, shape (r, D)
+        ``V^T``.
+    n_params_ : int
+        As :class:`LDA`.
+
+    Derived in: chapter "Gaussian models and GDA" § "Regularised LDA and the SVD trick".
+    """
+
+    def __init__(self, shrinkage=0.5, priors=None):
+        self.shrinkage = shrinkage
+        self.priors = priors
+
+    def _fit_covariances(self, X, yi, w, counts):
+        lam = float(self.shrinkage)
+        if not 0.0 <= lam <= 1.0:
+            raise ValueError(f"shrinkage must be in [0, 1]; got {self.shrinkage}")
+        C, D = self._means_z.shape
+        N, W = X.shape[0], self.class_count_.sum()
+        if N >= D:
+            S = within_scatter(X, yi, self._means_z, self._inv_scale, w) / W
+            var = np.diag(S).copy()
+        else:                               # residuals themselves (N x D); never a D x D matrix
+            Rz = X * self._inv_scale - self._means_z[yi]
+            Rz *= np.sqrt((np.ones(N) if w is None else w) / W)[:, None]
+            var = np.einsum("ij,ij->j", Rz, Rz)
+        flat = np.flatnonzero(var <= ZERO_VARIANCE)
+        if flat.size:
+            raise ValueError(f"RDA: feature(s) {flat.tolist()} have zero within-class variance (constant "
+                             "inside every class), so diag(S) is singular; drop them")
+        sd = np.sqrt(var)
+        try:
+            if N >= D:
+                e, V = linalg.eigh(S / sd[:, None] / sd[None, :])
+            else:
+                _, sv, Vt = linalg.svd(Rz / sd, full_matrices=False)
+                e, V = sv ** 2, Vt.T
+        except linalg.LinAlgError as exc:
+            raise ValueError(f"RDA: the eigen-decomposition of the pooled correlation matrix failed ({exc}); "
+                             "check the data for duplicated columns or extreme outliers") from None
+        keep = e > 1e-12 * max(1.0, e.max())
+        e, V = e[keep], V[:, keep]
+        if lam == 0.0 and e.size < D:
+            raise ValueError(f"RDA(shrinkage=0) is LDA and its pooled covariance is singular (rank {e.size} "
+                             f"< D = {D}); {SINGULAR_CURE}")
+        self.components_ = V.T
+        self._eig, self._sd = e, sd
+        self._mid = lam + (1.0 - lam) * e               # eigenvalues of the regularised R on span(V)
+        logdet = (2.0 * np.log(sd).sum() + np.log(self._mid).sum()
+                  + (D - e.size) * (np.log(lam) if lam > 0 else 0.0))
+        self._set_discriminants(self._apply_inverse(self._means_z), logdet)
+
+    def _apply_inverse(self, A):
+        """Rows of A (standardised units) times ``Sigma^{-1}``, without forming ``Sigma``."""
+        U = A / self._sd
+        V = self.components_.T
+        P = U @ V
+        out = (P / self._mid) @ V.T
+        if self.shrinkage > 0:
+            out += (U - P @ V.T) / self.shrinkage
+        return out / self._sd
+
+    def _quad(self, Z):
+        return np.einsum("ij,ij->i", Z, self._apply_inverse(Z))
+
+    def _covariance_z(self):
+        V = self.components_.T
+        lam = float(self.shrinkage)
+        R = lam * np.eye(V.shape[0]) + (1.0 - lam) * (V * self._eig) @ V.T
+        return self._sd[:, None] * R * self._sd[None, :]
+
+    @property
+    def variances_(self):
+        """``diag(S)``, the pooled within-class MLE variances, shape (D,), in the units of X."""
+        return self._in_units_of_X(self._sd ** 2, "variances_")

@@ -1,0 +1,152 @@
+"""Gaussian classifiers with diagonal covariances: diagonal LDA and Gaussian naive Bayes.
+
+A diagonal covariance makes the class density a product over features,
+``N(x | mu_c, diag(v_c)) = prod_j N(x_j | mu_cj, v_cj)``, so a missing feature simply
+drops its factor, both at prediction (eq. (8.96)) and in the fit, whose likelihood then
+factorises over features too: each mean and variance is estimated from the observed
+entries of its feature. These models therefore accept NaN in ``fit`` as well.
+
+Derived in: chapter "Gaussian models and GDA" § "Diagonal LDA".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels.scatter import class_square_sums
+from .._kernels.scores import diagonal_log_density
+from .base import ZERO_VARIANCE, GaussianClassifier
+
+__all__ = ["DiagonalLDA", "GaussianNaiveBayes"]
+
+
+class DiagonalGaussianClassifier(GaussianClassifier):
+    """Classes ``N(mu_c, diag(v_c))``; subclasses call ``_set_diagonal(mu, var)`` in ``fit``."""
+
+    _nan_in_fit = True
+
+    def _set_diagonal(self, mu_z, var_z):
+        """Class centres and variances, shape (C, D) and (C, D) or (D,), in standardised units."""
+        self._mu = mu_z
+        self._var = var_z
+
+    def _log_density(self, X, exact=True):
+        # log N(x | mu_c, diag(v_c)) = -1/2 sum_j [(z_j - mu_cj)^2 / v_cj + log(2 pi v_cj s_j^2)],
+        # z = x / s; a missing x_j drops its term (eq. (8.96))
+        var = np.broadcast_to(self._var, self._mu.shape)
+        const = np.log(2.0 * np.pi * var) + 2.0 * np.log(self._scale)
+        return diagonal_log_density(X, self._inv_scale, self._mu, 1.0 / var, const)
+
+
+class DiagonalLDA(DiagonalGaussianClassifier):
+    """Diagonal LDA: shared diagonal covariance (eqs. (4.64)-(4.65)).
+
+    ``delta_c(x) = -sum_j (x_j - mu_cj)^2 / (2 s_j^2) + log pi_c`` (plus the class-free
+    ``-1/2 sum_j log(2 pi s_j^2)``), with ``mu_cj`` the class means and the pooled variance
+
+        ``s_j^2 = sum_c sum_{i: y_i = c} (x_ij - mu_cj)^2 / (N - C)``   (eq. (4.65))
+
+    (with ``sample_weight``: ``w_i`` inside the sum and ``W = sum_i w_i`` for ``N``; with
+    missing entries, sums and ``N`` over the observed entries of feature j).
+
+    Parameters
+    ----------
+    priors : array_like, shape (C,), optional
+
+    Attributes
+    ----------
+    classes_, priors_, class_count_, means_ : ndarray
+    var_ : ndarray, shape (D,)
+        Pooled variances ``s_j^2``, in the units of X.
+    n_params_ : int
+        ``(C - 1) + C D + D``.
+
+    Derived in: chapter "Gaussian models and GDA" § "Diagonal LDA".
+    """
+
+    def __init__(self, priors=None):
+        self.priors = priors
+
+    def _fit_covariances(self, X, yi, w, counts):
+        C, D = self._means_z.shape
+        dof = counts.sum(axis=0) - C
+        if np.any(dof <= 0):
+            raise ValueError("DiagonalLDA needs more samples than classes (the pooled variance divides by "
+                             f"N - C = {dof.min():g}); collect more data")
+        var = class_square_sums(X, yi, self._means_z, w, self._inv_scale).sum(axis=0) / dof
+        flat = np.flatnonzero(var <= ZERO_VARIANCE)
+        if flat.size:
+            raise ValueError(f"DiagonalLDA: feature(s) {flat.tolist()} have zero within-class variance "
+                             "(constant inside every class); drop them, or use "
+                             "linbook.GaussianNaiveBayes(var_smoothing=...) which adds a floor")
+        self._set_diagonal(self._means_z, var)
+        self.n_params_ = int((C - 1) + C * D + D)
+
+    @property
+    def var_(self):
+        """Pooled within-class variances ``s_j^2``, shape (D,), in the units of X."""
+        return self._in_units_of_X(self._var, "var_")
+
+
+class GaussianNaiveBayes(DiagonalGaussianClassifier):
+    """Gaussian naive Bayes: one diagonal Gaussian per class.
+
+    ``v_cj = (1/N_c) sum_{i: y_i = c} (x_ij - mu_cj)^2 + eps`` with
+    ``eps = var_smoothing * max_j Var(x_j)`` (the MLE plus scikit-learn's smoothing), so it
+    equals ``sklearn.naive_bayes.GaussianNB(var_smoothing=...)`` at the same setting. With
+    ``sample_weight``, ``w_i`` enters every sum and ``Var(x_j)`` is the weighted variance
+    (integer weights equal repeated rows; scikit-learn takes the unweighted ``Var(x_j)``,
+    a difference of the order of ``var_smoothing``). A missing feature drops out of the
+    product (eq. (8.96)), in ``predict_proba`` and in ``fit``.
+
+    Parameters
+    ----------
+    priors : array_like, shape (C,), optional
+    var_smoothing : float >= 0
+        Fraction of the largest feature variance added to every variance.
+
+    Attributes
+    ----------
+    classes_, priors_, class_count_, means_ : ndarray
+    var_ : ndarray, shape (C, D)
+        The ``v_cj``, in the units of X.
+    n_params_ : int
+        ``(C - 1) + 2 C D``.
+
+    Raises
+    ------
+    ValueError
+        A zero variance (a one-sample class or a feature constant within a class) with
+        ``var_smoothing = 0``.
+
+    Derived in: chapter "Generative vs discriminative classifiers" § "Missing data".
+    """
+
+    def __init__(self, priors=None, var_smoothing=1e-9):
+        self.priors = priors
+        self.var_smoothing = var_smoothing
+
+    def _fit_covariances(self, X, yi, w, counts):
+        C, D = self._means_z.shape
+        if not self.var_smoothing >= 0:
+            raise ValueError(f"var_smoothing must be >= 0; got {self.var_smoothing}")
+        within = class_square_sums(X, yi, self._means_z, w, self._inv_scale)        # (C, D)
+        n = counts.sum(axis=0)
+        m = (counts * self._means_z).sum(axis=0) / n
+        total = (within.sum(axis=0) + (counts * (self._means_z - m) ** 2).sum(axis=0)) / n   # Var(x_j)
+        # eps = var_smoothing * max_j Var(x_j) in the units of X; Var(x_j) = total_j * s_j^2, s_j = 2^e_j
+        e = np.frexp(self._scale)[1] - 1
+        k = np.argmax(np.log2(total) + 2 * e)
+        eps = np.ldexp(self.var_smoothing * total[k], np.minimum(2 * (e[k] - e), 1000))
+        var = within / counts + eps
+        if np.any(var <= ZERO_VARIANCE):
+            c, j = np.argwhere(var <= ZERO_VARIANCE)[0]
+            raise ValueError(f"GaussianNaiveBayes: class {self.classes_[c]!r}, feature {j} has zero variance "
+                             "(one sample, or constant within the class); set var_smoothing > 0")
+        self._set_diagonal(self._means_z, var)
+        self.n_params_ = int((C - 1) + 2 * C * D)
+
+    @property
+    def var_(self):
+        """Class variances ``v_cj``, shape (C, D), in the units of X."""
+        return self._in_units_of_X(self._var, "var_")

@@ -1,0 +1,92 @@
+"""Quadratic discriminant analysis: one full Gaussian per class.
+
+Derived in: chapter "Gaussian models and GDA" § "Quadratic discriminant analysis".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import linalg
+
+from .._kernels.scores import class_sq_distances, stack_whitening
+from .._kernels.scatter import within_scatter
+from .base import GaussianClassifier, cholesky
+
+__all__ = ["QDA"]
+
+
+class QDA(GaussianClassifier):
+    """Quadratic discriminant analysis: one full Gaussian per class (eq. (4.33)).
+
+    Maximises the joint log-likelihood (4.52): ``pi_c = N_c / N`` (unless ``priors``),
+    ``mu_c`` the class mean and the MLE covariance (eq. (4.53))
+
+        ``Sigma_c = (1 / N_c) sum_{i: y_i = c} (x_i - mu_c)(x_i - mu_c)^T``
+
+    (with ``sample_weight``: ``w_i`` inside the sum and ``W_c`` for ``N_c``). The posterior is
+    ``p(y = c | x) = softmax_c(log pi_c - 1/2 log|Sigma_c| - 1/2 (x - mu_c)^T Sigma_c^{-1} (x - mu_c))``
+    (eq. (4.33)), the Mahalanobis term computed as ``||L_c^{-1}(x - mu_c)||^2`` with the
+    Cholesky factor ``Sigma_c = L_c L_c^T``. Equals scikit-learn's
+    ``QuadraticDiscriminantAnalysis()`` (``solver="svd"`` or ``"eigen"``, ``reg_param=0``),
+    which uses the same ``1/N_c`` estimate.
+
+    Parameters
+    ----------
+    priors : array_like, shape (C,), optional
+        Class priors; default the (weighted) class frequencies.
+
+    Attributes
+    ----------
+    classes_, priors_, class_count_, means_ : ndarray
+    covariances_ : ndarray, shape (C, D, D)
+        The ``Sigma_c``, in the units of X.
+    constant_features_ : ndarray of bool
+    n_params_ : int
+        ``(C - 1) + C D + C D (D + 1) / 2``.
+
+    Raises
+    ------
+    ValueError
+        A class with fewer than 2 samples, or a singular class covariance (e.g. ``N_c <= D``
+        or collinear features within a class); the message names the regularised models.
+
+    Derived in: chapter "Gaussian models and GDA" § "Quadratic discriminant analysis".
+    """
+
+    _min_per_class = 2
+
+    def __init__(self, priors=None):
+        self.priors = priors
+
+    def _fit_covariances(self, X, yi, w, counts):
+        C, D = self._means_z.shape
+        order = np.argsort(yi, kind="stable")                # rows of class c: order[start_c:end_c]
+        ends = np.cumsum(np.bincount(yi, minlength=C))
+        starts = np.r_[0, ends[:-1]]
+        chol = np.empty((C, D, D))
+        for c in range(C):
+            rows = order[starts[c]:ends[c]]
+            S_c = within_scatter(X, yi, self._means_z, self._inv_scale, w, rows=rows) / self.class_count_[c]
+            chol[c] = cholesky(S_c, model="QDA", what=f"the covariance of class {self.classes_[c]!r}")
+        self._chol = chol
+        self._logdet = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)     # log|Sigma_c|
+        # for the prediction kernel: W_c = L_c^{-T}, rows centred on the overall mean
+        whiten = np.stack([linalg.solve_triangular(L, np.eye(D), lower=True).T for L in chol])
+        self._center = self.class_count_ @ self._means_z / self.class_count_.sum()
+        self._whiten = stack_whitening(whiten)
+        self._offsets = np.einsum("cd,cde->ce", self._means_z - self._center, whiten)
+        self.n_params_ = int((C - 1) + C * D + C * D * (D + 1) // 2)
+
+    def _log_density(self, X, exact=False):
+        # log N(x | mu_c, Sigma_c) = -1/2 ||L_c^{-1}(x - mu_c)||^2 - 1/2 log|Sigma_c| + class-free terms
+        maha = class_sq_distances(X, self._inv_scale, self._center, self._whiten, self._offsets)
+        s = -0.5 * (maha + self._logdet)
+        return s + self._log_norm_const() if exact else s
+
+    def _covariance_z(self):
+        return self._chol @ self._chol.transpose(0, 2, 1)
+
+    @property
+    def covariances_(self):
+        """Class covariances ``Sigma_c``, shape (C, D, D), in the units of X."""
+        return self._in_units_of_X(self._covariance_z(), "covariances_", matrix=True)

@@ -1,0 +1,90 @@
+"""Nearest shrunken centroids: diagonal LDA with soft-thresholded class centroids.
+
+Derived in: chapter "Gaussian models and GDA" § "Nearest shrunken centroids".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels.scatter import class_square_sums
+from .base import ZERO_VARIANCE
+from .naive_bayes import DiagonalGaussianClassifier
+
+__all__ = ["NearestShrunkenCentroids"]
+
+
+class NearestShrunkenCentroids(DiagonalGaussianClassifier):
+    """Nearest shrunken centroids (eq. (4.66); Hastie et al. 2009, sec. 18.2).
+
+    Class centroids ``mu_cj = m_j + Delta_cj`` are shrunk towards the overall mean ``m_j``:
+    with pooled within-class standard deviations ``s_j`` (``1/(N - C)``), ``s_0 = median(s_j)``
+    and ``m_c = sqrt(1/N_c - 1/N)``, the standardised offsets
+    ``d_cj = (xbar_cj - m_j) / (m_c (s_j + s_0))`` are soft-thresholded,
+    ``d'_cj = sign(d_cj) (|d_cj| - shrink_threshold)_+``, and ``mu_cj = m_j + m_c (s_j + s_0) d'_cj``.
+    Classification is diagonal LDA with variances ``s_j^2`` around the shrunken centroids:
+    ``delta_c(x) = -sum_j (x_j - mu_cj)^2 / (2 s_j^2) + log pi_c``. A feature with
+    ``d'_cj = 0`` for every class plays no role (``selected_features_``). ``shrink_threshold = 0`` is
+    :class:`DiagonalLDA`. With ``sample_weight``, ``N_c`` and ``N`` are sums of weights
+    (integer weights equal repeated rows); with missing entries, counts of feature j's
+    observed entries.
+
+    Same centroids and predictions as ``sklearn.neighbors.NearestCentroid(shrink_threshold=...,
+    priors=...)`` with non-uniform priors (scikit-learn's ``predict_proba`` is
+    ``softmax(2 delta_c)``, i.e. ours squared and renormalised).
+
+    Parameters
+    ----------
+    shrink_threshold : float >= 0
+        The soft threshold on the standardised offsets (lambda in note 003; scikit-learn's
+        name).
+    priors : array_like, shape (C,), optional
+
+    Attributes
+    ----------
+    classes_, priors_, class_count_, means_ : ndarray
+    centroids_ : ndarray, shape (C, D)
+        Shrunken centroids, in the units of X.
+    deviations_ : ndarray, shape (C, D)
+        Shrunken standardised offsets ``d'_cj``.
+    within_class_std_dev_ : ndarray, shape (D,)
+        ``s_j``, in the units of X.
+    selected_features_ : ndarray of int
+    n_params_ : int
+
+    Derived in: chapter "Gaussian models and GDA" § "Nearest shrunken centroids".
+    """
+
+    def __init__(self, shrink_threshold=0.0, priors=None):
+        self.shrink_threshold = shrink_threshold
+        self.priors = priors
+
+    def _fit_covariances(self, X, yi, w, counts):
+        if not self.shrink_threshold >= 0:
+            raise ValueError(f"shrink_threshold must be >= 0; got {self.shrink_threshold}")
+        C, D = self._means_z.shape
+        n = counts.sum(axis=0)
+        if np.any(n <= C):
+            raise ValueError("NearestShrunkenCentroids needs more samples than classes (the pooled "
+                             "variance divides by N - C); collect more data")
+        var = class_square_sums(X, yi, self._means_z, w, self._inv_scale).sum(axis=0) / (n - C)
+        flat = np.flatnonzero(var <= ZERO_VARIANCE)
+        if flat.size:
+            raise ValueError(f"NearestShrunkenCentroids: feature(s) {flat.tolist()} have zero within-class "
+                             "variance (constant inside every class); drop them")
+        s = np.sqrt(var)
+        # s_0 is a median over features, so it is taken in the units of X (not per-feature units)
+        s0 = np.median(s * self._scale) * self._inv_scale
+        m = (counts * self._means_z).sum(axis=0) / n
+        mc = np.sqrt(1.0 / counts - 1.0 / n)
+        spread = mc * (s + s0)
+        d = (self._means_z - m) / spread
+        d = np.sign(d) * np.maximum(np.abs(d) - self.shrink_threshold, 0.0)
+        centroids = m + spread * d
+        self.deviations_ = self._in_units_of_X(d, "deviations_", power=0)
+        self.centroids_ = self._in_units_of_X(centroids, "centroids_", power=1)
+        self.centroids_[:, ~self._keep] = self.means_[:, ~self._keep]
+        self.within_class_std_dev_ = self._in_units_of_X(s, "within_class_std_dev_", power=1)
+        self.selected_features_ = np.flatnonzero(self._keep)[np.any(d != 0, axis=0)]
+        self._set_diagonal(centroids, var)
+        self.n_params_ = int((C - 1) + D + np.count_nonzero(d) + D)

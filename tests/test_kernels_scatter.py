@@ -1,0 +1,151 @@
+"""linbook._kernels.scatter / scores / threads: each kernel equals its readable reference."""
+
+import numpy as np
+import pytest
+from scipy import linalg
+
+from linbook._kernels import scatter, scores, threads
+
+
+def _data(n=500, d=7, c=3, seed=0, nan=False):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * rng.uniform(0.1, 10, d) + rng.normal(size=d) * 5
+    y = rng.integers(0, c, n)
+    w = rng.uniform(0, 3, n)
+    w[rng.random(n) < 0.1] = 0.0
+    if nan:
+        X[rng.random(X.shape) < 0.1] = np.nan
+    return X, y, w
+
+
+def _onehot(y, c, w):
+    Y = np.zeros((len(y), c))
+    Y[np.arange(len(y)), y] = w
+    return Y
+
+
+@pytest.fixture(params=["numpy", "numba"])
+def path(request, monkeypatch):
+    """Run each kernel through its numpy expression and through its compiled loop."""
+    monkeypatch.setattr(scatter, "NUMBA_MIN_SIZE", 1 << 62 if request.param == "numpy" else 0)
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+def two_cores(monkeypatch):
+    """Inputs of >= 8192 rows then run as two threaded chunks, on any machine."""
+    monkeypatch.setattr(threads, "_n_cores", lambda: 2)
+
+
+@pytest.mark.parametrize("nan", [False, True])
+def test_class_sums_and_square_sums_equal_textbook(path, nan):
+    X, y, w = _data(nan=nan)
+    inv = 1.0 / scatter.power_of_two_scale(np.nanmax(np.abs(X), axis=0))
+    obs = ~np.isnan(X)
+    Xs = np.where(obs, X * inv, 0.0)
+    sums, counts = scatter.class_sums(X, y, 3, w, inv)
+    np.testing.assert_allclose(sums, _onehot(y, 3, w).T @ Xs, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(counts, _onehot(y, 3, w).T @ obs, rtol=1e-12)
+    M = sums / counts
+    ss = scatter.class_square_sums(X, y, M, w, inv)
+    ref = np.array([[np.nansum(w[y == c] * (X[y == c, j] * inv[j] - M[c, j]) ** 2) for j in range(7)]
+                    for c in range(3)])
+    np.testing.assert_allclose(ss, ref, rtol=1e-11)
+    lo, hi = scatter.column_range(X, w)
+    np.testing.assert_array_equal(lo, np.nanmin(X[w > 0], axis=0))
+    np.testing.assert_array_equal(hi, np.nanmax(X[w > 0], axis=0))
+
+
+def test_column_range_of_a_column_never_observed(path):
+    X = np.ones((40, 2))
+    X[:, 1] = np.nan
+    lo, hi = scatter.column_range(X)
+    assert lo[1] == np.inf and hi[1] == -np.inf and lo[0] == hi[0] == 1.0
+
+
+def test_power_of_two_scale_is_exact_and_bounds_the_data():
+    m = np.array([0.0, 1e-300, 3e-12, 1.0, 1.5, 7e250, 1.7e308])
+    s = scatter.power_of_two_scale(m)
+    assert s[0] == 1.0
+    np.testing.assert_array_equal(np.log2(s), np.round(np.log2(s)))        # powers of two: exact scaling
+    assert np.all(m[1:-1] / s[1:-1] < 1) and np.all(m[1:-1] / s[1:-1] >= 0.5)
+    assert m[-1] / s[-1] < 4                                   # exponent clipped near the float64 limit
+    assert np.all(np.isfinite(1.0 / s)) and np.all(np.isfinite(s))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_within_scatter_is_the_pooled_scatter_of_the_textbook(weighted):
+    X, y, w = _data(n=9000, d=6)
+    w = w if weighted else None
+    ww = np.ones(len(y)) if w is None else w
+    M = np.array([np.average(X[y == c], axis=0, weights=ww[y == c]) for c in range(3)])
+    # textbook: S = sum_c sum_{i in c} w_i (x_i - mu_c)(x_i - mu_c)^T
+    ref = sum(((X[y == c] - M[c]) * ww[y == c, None]).T @ (X[y == c] - M[c]) for c in range(3))
+    S = scatter.within_scatter(X, y, M, None, w, block_size=257)
+    np.testing.assert_allclose(S, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
+    assert np.array_equal(S, S.T)
+    rows = np.flatnonzero(y == 1)
+    S1 = scatter.within_scatter(X, y, M, None, w, rows=rows, block_size=100)
+    ref1 = ((X[rows] - M[1]) * ww[rows, None]).T @ (X[rows] - M[1])
+    np.testing.assert_allclose(S1, ref1, rtol=1e-10, atol=1e-10 * np.abs(ref1).max())
+
+
+def test_within_scatter_in_scaled_units_does_not_overflow():
+    X, y, _ = _data(n=400, d=4)
+    M = np.array([X[y == c].mean(0) for c in range(3)])
+    ref = scatter.within_scatter(X, y, M)
+    s = scatter.power_of_two_scale(np.abs(X * 1e300).max(0))
+    S = scatter.within_scatter(X * 1e300, y, M * 1e300 / s, 1.0 / s)
+    t = s / 1e300
+    np.testing.assert_allclose(S * t[:, None] * t, ref, rtol=1e-12)
+
+
+def test_scores_kernels_equal_their_references():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(20_000, 5)) * 3 + 100.0
+    B, b = rng.normal(size=(4, 5)), rng.normal(size=4)
+    np.testing.assert_allclose(scores.linear_scores(X, B, b), X @ B.T + b, rtol=1e-12)
+    covs = [a @ a.T + np.eye(5) for a in rng.normal(size=(4, 5, 5))]
+    means = rng.normal(size=(4, 5)) + 100.0
+    Ls = np.array([linalg.cholesky(S, lower=True) for S in covs])
+    whiten = np.array([linalg.solve_triangular(L, np.eye(5), lower=True).T for L in Ls])
+    center = means.mean(0)
+    inv = np.full(5, 0.5)
+    Zm = [X * inv - m for m in means]
+    ref = np.column_stack([np.einsum("ij,ij->i", Z, np.linalg.solve(S, Z.T).T) for Z, S in zip(Zm, covs)])
+    D2 = scores.class_sq_distances(X, inv, center, scores.stack_whitening(whiten),
+                                   np.einsum("cd,cde->ce", means - center, whiten), block_size=999)
+    np.testing.assert_allclose(D2, ref, rtol=1e-9)
+
+
+@pytest.mark.parametrize("nan", [False, True])
+def test_diagonal_log_density_equals_the_sum_over_observed_features(path, nan):
+    X, y, _ = _data(n=9000, d=6, nan=nan)
+    rng = np.random.default_rng(5)
+    inv, mu = np.full(6, 0.25), rng.normal(size=(3, 6))
+    prec, const = rng.uniform(0.5, 2.0, (3, 6)), rng.normal(size=(3, 6))
+    terms = (X[:, None, :] * inv - mu) ** 2 * prec + const            # (N, C, D); NaN where x_ij is missing
+    ref = -0.5 * np.nansum(terms, axis=2)
+    np.testing.assert_allclose(scores.diagonal_log_density(X, inv, mu, prec, const), ref, rtol=1e-12, atol=1e-12)
+
+
+def test_map_row_chunks_covers_the_rows_in_order():
+    parts = threads.map_row_chunks(lambda a, b: (a, b), 100_000, min_rows=1000)
+    assert parts[0][0] == 0 and parts[-1][1] == 100_000
+    assert all(p[1] == q[0] for p, q in zip(parts, parts[1:]))
+    assert threads.map_row_chunks(lambda a, b: (a, b), 10) == [(0, 10)]
+    assert threads.map_row_chunks(lambda a, b: (a, b), 100_000, parallel=False) == [(0, 100_000)]
+
+
+def test_blas_threads_are_restored_after_concurrent_calls():
+    from concurrent.futures import ThreadPoolExecutor as Pool
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas_threads()
+    X = np.random.default_rng(0).normal(size=(20_000, 4))
+    with Pool(4) as pool:
+        list(pool.map(lambda _: scores.linear_scores(X, np.ones((2, 4)), np.zeros(2)), range(8)))
+    assert blas_threads() == before
