@@ -92,3 +92,11 @@ lock:
 
 clean:
 	rm -rf _build _build_student _build_log.txt
+
+# The whole book as one PDF, offline: Jupyter Book's pdflatex builder with XeLaTeX (needs
+# texlive-xetex texlive-latex-extra texlive-fonts-recommended latexmk xindy
+# texlive-lang-chinese texlive-lang-cjk fonts-wqy-microhei; .ci/run installs them).
+.PHONY: pdf
+pdf: env backmatter
+	$(BIN)/jupyter-book build --all --builder pdflatex .
+	@echo "PDF built: $(CURDIR)/_build/latex/book.pdf"

@@ -1,9 +1,19 @@
-"""Local Sphinx extension for the linbook site.
+"""Local Sphinx extension for the linbook site (and its PDF edition).
 
-sphinx-thebe 0.3.1 on Sphinx 7.4 adds its inline script twice to every page, which the
-browser reports as "Identifier 'THEBE_JS_URL' has already been declared". Drop the
-duplicate script entries before the page is rendered.
+* sphinx-thebe 0.3.1 on Sphinx 7.4 adds its inline script twice to every page, which the
+  browser reports as "Identifier 'THEBE_JS_URL' has already been declared". Drop the
+  duplicate script entries before the page is rendered.
+* Lift each docstring's "Derived in: ..." paragraph (which may span lines) above the numpy
+  sections, as one paragraph.
+* Show linbook's version (``linbook.__version__``) in the page title and footer, and use it as
+  Sphinx's ``version``/``release`` (the PDF's title page).
+* LaTeX only: ``\\tag`` inside the ``split`` environment Sphinx wraps display math in is an
+  error; tagged equations are written as ``equation*`` + ``aligned`` with the tag outside.
 """
+
+from __future__ import annotations
+
+import re
 
 
 def _dedupe_scripts(app, pagename, templatename, context, doctree):
@@ -19,31 +29,94 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree):
     files[:] = keep
 
 
-def _move_derived_in(app, what, name, obj, options, lines):
-    """Lift linbook's trailing "Derived in: ..." line to just after the summary.
+def derived_in_paragraphs(lines):
+    """Remove every "Derived in:" paragraph from ``lines``; return them, each joined to one line.
 
-    Docstrings end with that line (the book's cross-reference convention), but napoleon
+    A paragraph runs from the "Derived in:" line to the next blank line (or a numpy section
+    underline), so a sentence wrapped over several lines stays whole.
+    """
+    out, found, i = [], [], 0
+    while i < len(lines):
+        if lines[i].strip().startswith("Derived in:"):
+            para = [lines[i].strip()]
+            i += 1
+            while i < len(lines) and lines[i].strip() and not re.match(r"^\s*-{3,}\s*$", lines[i]) \
+                    and not (i + 1 < len(lines) and re.match(r"^\s*-{3,}\s*$", lines[i + 1])):
+                para.append(lines[i].strip())
+                i += 1
+            found.append(" ".join(para))
+            continue
+        out.append(lines[i])
+        i += 1
+    return out, found
+
+
+def _move_derived_in(app, what, name, obj, options, lines):
+    """Lift linbook's "Derived in: ..." paragraph to just after the summary.
+
+    Docstrings end with that sentence (the book's cross-reference convention), but napoleon
     would read it as one more entry of the last numpy section ("Raises", "Attributes").
     Runs before napoleon (lower priority number) and rewrites it as its own paragraph.
     """
-    idx = [i for i, ln in enumerate(lines) if ln.strip().startswith("Derived in:")]
-    if not idx:
+    rest, derived = derived_in_paragraphs(list(lines))
+    if not derived:
         return
-    derived = [lines[i].strip() for i in idx]
-    for i in reversed(idx):
-        del lines[i]
-    while lines and not lines[-1].strip():
-        lines.pop()
+    while rest and not rest[-1].strip():
+        rest.pop()
     try:
-        first_blank = next(i for i, ln in enumerate(lines) if not ln.strip())
+        first_blank = next(i for i, ln in enumerate(rest) if not ln.strip())
     except StopIteration:
-        first_blank = len(lines)
-    block = [""] + ["*" + d.split(":", 1)[0] + ":*" + d.split(":", 1)[1] for d in derived] + [""]
-    lines[first_blank:first_blank] = block
+        first_blank = len(rest)
+    block = [""]
+    for d in derived:
+        head, tail = d.split(":", 1)
+        block += ["*" + head + ":*" + tail, ""]
+    rest[first_blank:first_blank] = block
+    lines[:] = rest
+
+
+def _version(app, config):
+    try:
+        import linbook
+        version = str(linbook.__version__)
+    except Exception:  # the site still builds without the package importable
+        return
+    config.version = config.release = version
+    if config.html_title and version not in config.html_title:
+        config.html_title = f"{config.html_title} (v{version})"
+    opts = dict(config.html_theme_options or {})
+    footer = opts.get("extra_footer") or ""
+    if version not in footer:
+        opts["extra_footer"] = (footer + " " if footer else "") + f"<p>linbook {version}</p>"
+    config.html_theme_options = opts
+
+
+def latex_tagged_math(text):
+    """Display math with ``\\tag`` as LaTeX that compiles: ``equation*`` + ``aligned``.
+
+    Sphinx wraps display math in ``equation*`` + ``split`` (LaTeX only), and amsmath forbids
+    ``\\tag`` inside ``split``; here the tag goes outside the ``aligned`` block instead.
+    """
+    tags = re.findall(r"\\tag\*?\{[^{}]*\}", text)
+    body = re.sub(r"\\tag\*?\{[^{}]*\}", "", text)
+    body = re.sub(r"\n\s*\n", "\n", body).strip()
+    return "\\begin{equation*}\\begin{aligned}" + body + "\\end{aligned}" + "".join(tags[:1]) + "\\end{equation*}"
+
+
+def _latex_tagged_math(app, doctree, docname):
+    if app.builder.format != "latex":
+        return
+    from docutils import nodes
+    for node in doctree.findall(nodes.math_block):
+        if "\\tag" in node.astext():
+            node["nowrap"] = True
+            node.children = [nodes.Text(latex_tagged_math(node.astext()))]
 
 
 def setup(app):
-    app.add_css_file("linbook.css")
+    app.add_css_file("linbook_site.css")
+    app.connect("config-inited", _version)
     app.connect("html-page-context", _dedupe_scripts)
     app.connect("autodoc-process-docstring", _move_derived_in, priority=100)
+    app.connect("doctree-resolved", _latex_tagged_math)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -4,6 +4,9 @@ Regenerate the page after chapters, docstrings, tests or the registry change:
 ``.venv/bin/python tools/gen_index.py``.
 """
 
+import ast
+import json
+
 import gen_index
 import pytest
 
@@ -45,25 +48,91 @@ def test_slugs_match_myst(title, slug):
     assert gen_index.slugify(title) == slug
 
 
-def test_chapter_parsing_attributes_references_to_sections(tmp_path):
-    import json
+MD = '''---
+jupytext:
+  text_representation: {extension: .md, format_name: myst}
+---
 
-    import nbformat
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_markdown_cell("# Title\n\nMirrors note `000_5aa4326280c496e2.txt`, eq. (8.1)."),
-        nbformat.v4.new_markdown_cell("## First part\n\nSee Figure 8.2 and\n```python\n# eq. (9.9) in code\n```"),
-        nbformat.v4.new_code_cell("check('x [erratum my-id]')"),
-        nbformat.v4.new_markdown_cell("## First part\n\n### Deep\n\n#### Deeper\n\nAlgorithm 8.4, eqs. (8.3)"),
-    ]
-    p = tmp_path / "99_x.ipynb"
-    p.write_text(json.dumps(json.loads(nbformat.writes(nb))))
+# Title
+
+Mirrors note `000_5aa4326280c496e2.txt`, eq. (8.1), and mentions LogisticRegression in prose.
+
+```{code-cell} ipython3
+import linbook
+from linbook.symbolic import check_equal as ce
+import linbook.online as ol
+```
+
+## First part
+
+```python
+# a heading-like comment in a literal block is not a heading
+```
+
+```{code-cell} ipython3
+:tags: [hide-input]
+
+# not a heading either
+m = linbook.LogisticRegression(lam=1.0).fit(X, y)
+ce(1, 1, "x [erratum my-id]")
+```
+
++++
+
+## First part
+
+### Deep
+
+#### Deeper
+
+```{code-cell} ipython3
+%matplotlib inline
+ol.LMS()
+linbook.optim.bfgs
+```
+'''
+
+
+def test_md_chapter_parsing_sections_and_linbook_calls(tmp_path):
+    p = tmp_path / "99_x.md"
+    p.write_text(MD, encoding="utf-8")
     ch = gen_index.load_chapter(p, depth=3)
     assert ch["title"] == "Title"
     assert [(s["title"], s["slug"]) for s in ch["sections"]] == [
         ("First part", "first-part"), ("First part", "first-part-1"), ("Deep", "deep")]
-    refs = {(r["kind"], r["number"], r["section"]["title"] if r["section"] else None, r["note"]) for r in ch["refs"]}
-    note = "000_5aa4326280c496e2.txt"
-    assert refs == {("eq.", "8.1", None, note), ("Figure", "8.2", "First part", note),
-                    ("Algorithm", "8.4", "Deep", note), ("eq.", "8.3", "Deep", note)}
+    assert gen_index.section_of_id(ch, "my-id")["slug"] == "first-part"
+    resolver = gen_index._Resolver(gen_index.public_symbols())
+    usage = gen_index.chapter_usage(ch, resolver)
+    assert usage["First part"] == {"linbook.LogisticRegression", "linbook.symbolic.check_equal"}
+    assert usage["Deep"] == {"linbook.online.LMS", "linbook.optim.bfgs"}
+    assert usage[None] == set()  # imports alone are not uses; prose never counts
     assert gen_index.load_chapter(p, depth=0)["sections"][0]["slug"] is None
+
+
+def test_ipynb_fallback_parses_the_same_way(tmp_path):
+    cells = [{"cell_type": "markdown", "source": "# T\n\n## A"},
+             {"cell_type": "code", "source": "import linbook\nlinbook.sigmoid(0.0)  # [erratum z]"}]
+    p = tmp_path / "98_y.ipynb"
+    p.write_text(json.dumps({"cells": cells}), encoding="utf-8")
+    ch = gen_index.load_chapter(p, depth=3)
+    assert gen_index.section_of_id(ch, "z")["title"] == "A"
+    usage = gen_index.chapter_usage(ch, gen_index._Resolver(gen_index.public_symbols()))
+    assert usage["A"] == {"linbook.sigmoid"}
+
+
+def test_tests_are_attributed_by_imports_and_uses_not_words():
+    resolver = gen_index._Resolver(gen_index.public_symbols())
+    tree = ast.parse("from linbook.linear import Ridge\nimport linbook\n"
+                     "def test_x():\n    '''mentions LogisticRegression and sigmoid'''\n"
+                     "    Ridge(lam=1.0)\n    linbook.optim.newton\n")
+    assert gen_index.linbook_names(tree, resolver) == {"linbook.Ridge", "linbook.optim.newton"}
+    tested = gen_index.test_usage(resolver)
+    assert not any("test_student_edition.py" in v for v in tested.values())
+
+
+def test_index_rows_come_from_the_registry():
+    page = gen_index.OUT.read_text(encoding="utf-8")
+    # locators are never turned into equation numbers
+    assert "eq. (8.6 intro" not in page and "eq. (8.5.2.3)" not in page
+    assert "§ 8.5.2, §8.5.2.3" in page
+    assert "|" not in "".join(ln[:1] for ln in page.splitlines()), "no tables (they overflow on phones)"

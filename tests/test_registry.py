@@ -1,11 +1,24 @@
 """The errata/coverage registry is consistent, and the generated pages are current."""
 
+import re
 from pathlib import Path
+
+import pytest
+import yaml
 
 import gen_backmatter
 import registry
 
 ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "chapters" / "backmatter"
+
+
+def _entry(**kw):
+    e = {"id": "x-1", "note": "000_5aa4326280c496e2.txt", "section": "8.1", "note_eq": None, "locator": "",
+         "status": "verified", "note_says": "a", "correct": "b", "checked_by": "c",
+         "chapter": "04_logistic_regression", "see_also": [], "_file": "t.yaml"}
+    e.update(kw)
+    return e
 
 
 def test_registry_is_consistent():
@@ -16,7 +29,7 @@ def test_registry_is_consistent():
 def test_every_chapter_in_sections_exists():
     for note, info in registry.load_sections().items():
         for s in info["sections"]:
-            assert (ROOT / "chapters" / f"{s['chapter']}.ipynb").exists(), (note, s)
+            assert registry.chapter_source(s["chapter"]) is not None, (note, s)
 
 
 def test_sections_cover_source_map():
@@ -28,15 +41,126 @@ def test_sections_cover_source_map():
 
 def test_generated_pages_are_current():
     entries, sections = registry.load_entries(), registry.load_sections()
-    out = ROOT / "chapters" / "backmatter"
-    assert (out / "errata.md").read_text(encoding="utf-8") == gen_backmatter.errata_page(entries, sections), \
+    chapters = gen_backmatter.load_chapters()
+    assert (OUT / "errata.md").read_text(encoding="utf-8") == gen_backmatter.errata_page(entries, sections, chapters), \
         "errata.md is stale: run make backmatter"
-    assert (out / "coverage.md").read_text(encoding="utf-8") == gen_backmatter.coverage_page(entries, sections), \
+    assert (OUT / "coverage.md").read_text(encoding="utf-8") == gen_backmatter.coverage_page(entries, sections, chapters), \
         "coverage.md is stale: run make backmatter"
 
 
-def test_registry_rejects_a_bad_entry(tmp_path):
-    bad = [{"id": "x", "note": "nope.txt", "section": "1", "equation": "", "status": "maybe",
-            "note_says": "", "correct": "", "checked_by": "", "chapter": "01_estimation", "_file": "t"}]
+def test_generated_pages_have_single_backslashes_in_math():
+    """YAML that keeps `\\\\mu` (an unquoted value) would show a literal backslash on the page."""
+    for name in ("errata.md", "coverage.md", "index_map.md"):
+        text = (OUT / name).read_text(encoding="utf-8")
+        bad = re.findall(r".{0,30}\\\\[A-Za-z|].{0,10}", text)
+        assert not bad, f"{name}: doubled backslashes {bad[:3]}"
+
+
+def test_errata_page_has_no_tables_and_links_every_entry_to_its_section():
+    text = (OUT / "errata.md").read_text(encoding="utf-8")
+    assert not re.search(r"^\|", text, re.M), "the errata page must not use (wide) tables"
+    corrected = [e for e in registry.load_entries() if e["status"] == "corrected"]
+    for e in corrected:
+        card = text.split(f"(erratum-{e['id']})=", 1)[1].split("(erratum-", 1)[0]
+        assert re.search(rf"\]\(\.\./{e['chapter']}\.ipynb#[\w-]+\)", card), f"{e['id']}: no section link"
+    assert re.search(r"^## Note 000 — MLAPP", text, re.M)
+
+
+def test_registry_rejects_a_bad_entry():
+    bad = [_entry(note="nope.txt", status="maybe")]
     problems = registry.validate(bad, registry.load_sections())
     assert any("status" in p for p in problems) and any("unknown note" in p for p in problems)
+
+
+@pytest.mark.parametrize("note_eq", [8.5, "(8.5)", "8.5 intro", ""])
+def test_note_eq_must_be_a_quoted_equation_number(note_eq):
+    problems = registry.validate([_entry(note_eq=note_eq)], registry.load_sections())
+    assert any("note_eq" in p for p in problems), problems
+
+
+def test_old_equation_field_asks_for_the_migration():
+    e = _entry()
+    del e["note_eq"], e["locator"]
+    e["equation"] = "(8.1)"
+    problems = registry.validate([e], registry.load_sections())
+    assert any("tools/registry.py migrate" in p for p in problems)
+
+
+def test_doubled_backslash_is_rejected():
+    problems = registry.validate([_entry(id="logreg-model-boundary", checked_by="($\\\\mu=-2$)")],
+                                 registry.load_sections())
+    assert any("doubled backslash" in p for p in problems), problems
+
+
+def test_same_claim_in_two_chapters_is_rejected(tmp_path):
+    for ch in ("01_a", "02_b"):
+        (tmp_path / f"{ch}.md").write_text("check('[erratum a-1] [erratum b-1]')", encoding="utf-8")
+    a = _entry(id="a-1", note_eq="8.5-8.7", chapter="01_a", section="8.3.1")
+    b = _entry(id="b-1", note_eq="8.6", chapter="02_b", section="8.3.1")
+    problems = registry.validate([a, b], registry.load_sections(), chapters=tmp_path)
+    assert any("same claim" in p and "see_also" in p for p in problems), problems
+    # one home, the other chapter in see_also: consistent
+    problems = registry.validate([dict(a, see_also=["02_b"])], registry.load_sections(), chapters=tmp_path)
+    assert not problems, problems
+    problems = registry.validate([dict(a, see_also=["01_a", "99_none"])], registry.load_sections(), chapters=tmp_path)
+    assert any("own chapter" in p for p in problems) and any("99_none" in p for p in problems)
+
+
+def test_id_is_looked_up_in_the_md_source_then_the_notebook(tmp_path):
+    (tmp_path / "01_a.md").write_text("```{code-cell} ipython3\ncheck('[erratum a-1]')\n```\n", encoding="utf-8")
+    (tmp_path / "02_b.ipynb").write_text('{"cells": [{"source": "[erratum b-1]"}]}', encoding="utf-8")
+    entries = [_entry(id="a-1", chapter="01_a"), _entry(id="b-1", chapter="02_b", note_says="other"),
+               _entry(id="c-1", chapter="01_a", note_says="third")]
+    problems = registry.validate(entries, registry.load_sections(), chapters=tmp_path)
+    assert problems == ["t.yaml:c-1: chapter 01_a never mentions the id (no check quotes it)"]
+
+
+@pytest.mark.parametrize("old, note_eq, locator", [
+    ("(8.9)", "8.9", ""),
+    ("(8.5)-(8.7)", "8.5-8.7", ""),
+    ("(4.11), (4.17)-(4.18), (4.20)", "4.11, 4.17-4.18, 4.20", ""),
+    ("PRML (4.137)", "4.137", ""),
+    ("Z (PRML 4.135)", "4.135", "Z"),
+    ("posterior (3), MAP", "3", "posterior, MAP"),
+    ("before (8.4)", None, "before (8.4)"),
+    ("8.6 intro", None, "8.6 intro"),
+    ("§8.5.2.3", None, "§8.5.2.3"),
+    ("Algorithm 8.2", None, "Algorithm 8.2"),
+    ("", None, ""),
+])
+def test_migration_splits_numbers_from_prose(old, note_eq, locator):
+    assert registry.split_equation(old) == (note_eq, locator)
+
+
+def test_migration_rewrites_both_yaml_styles_and_is_idempotent():
+    old = ('- id: a\n  equation: "(8.5)-(8.7)"\n  checked_by: numeric ($\\\\mu=-2$)\n  chapter: x\n'
+           '- {id: b, section: "4.1", equation: "text before (4.55)", status: verified,\n'
+           '   chapter: y}\n')
+    new, n = registry.migrate_text(old)
+    assert n == 3
+    a, b = yaml.safe_load(new)
+    assert (a["note_eq"], a["locator"], a["checked_by"]) == ("8.5-8.7", "", "numeric ($\\mu=-2$)")
+    assert (b["note_eq"], b["locator"], b["chapter"]) == (None, "text before (4.55)", "y")
+    assert "equation" not in a and "equation" not in b
+    assert registry.migrate_text(new) == (new, 0)
+
+
+def test_registry_files_are_migrated():
+    for path in registry.registry_files():
+        text = path.read_text(encoding="utf-8")
+        assert registry.migrate_text(text)[1] == 0, f"{path.name}: run tools/registry.py migrate"
+
+
+def test_note_equations_expand_ranges():
+    assert registry.note_equations("8.5-8.7, 8.9") == ["8.5", "8.6", "8.7", "8.9"]
+    assert registry.note_equations(None) == []
+
+
+def test_another_chapter_quoting_the_id_must_be_in_see_also(tmp_path):
+    (tmp_path / "01_a.md").write_text("check('[erratum a-2]')", encoding="utf-8")
+    (tmp_path / "02_b.md").write_text("as shown in the estimation chapter (erratum a-2)", encoding="utf-8")
+    (tmp_path / "03_c.md").write_text("mentions a-20 and xa-2, not the id", encoding="utf-8")
+    e = _entry(id="a-2", chapter="01_a")
+    problems = registry.validate([e], registry.load_sections(), chapters=tmp_path)
+    assert len(problems) == 1 and "02_b also quotes" in problems[0], problems
+    assert not registry.validate([dict(e, see_also=["02_b"])], registry.load_sections(), chapters=tmp_path)

@@ -1,24 +1,24 @@
 """Generate the cross-index page chapters/backmatter/index_map.md.
 
-Links both ways between the source notes, the chapters, linbook and the tests:
+Built only from structured sources and real references, never from prose:
 
-* **note equation / figure -> chapter section -> linbook symbol -> test**: every "eq. (X.Y)",
-  "Figure X.Y", "Algorithm X.Y" or "Table X.Y" a chapter's markdown mentions, attributed to
-  the chapter section (heading) it appears under and to the note file last named before it,
-  plus every errata-registry entry (``tools/registry.py``: note, section, equation, chapter;
-  its section is where the check quoting its id sits);
-* **linbook symbol -> chapter section -> tests**: each public symbol's docstring line
-  ``Derived in: chapter "<title>" § "<section>"`` and the test files that use the symbol.
+* the **errata registry** (``tools/registry.py``): each entry's note, ``note_eq`` (the note's
+  own equation numbers), ``locator`` and chapter; the chapter section is the heading above
+  the code cell that quotes the entry's id (the check that proves it);
+* the **chapter sources** (``chapters/<chapter>.md``, falling back to the ``.ipynb``): headings
+  and their anchors, and the linbook names each code cell uses, found by parsing the cell
+  with ``ast`` and resolving imports and aliases;
+* the **tests**: the linbook names each ``tests/**/test_*.py`` file imports and uses (``ast``);
+* linbook's docstrings: each public symbol's ``Derived in: chapter "<title>" § "<section>"``.
 
 Run: ``.venv/bin/python tools/gen_index.py`` (``--check`` exits 1 if the committed page is
-stale). tests/test_index.py checks the committed page equals a fresh generation.
-Section links use heading anchors when ``myst_heading_anchors`` is set in ``_config.yml``'s
-``sphinx.config`` (Jupyter Book 1 ignores it under ``parse:``); otherwise they link the
-chapter page. Unresolved references are listed at the end of the page, never as broken links.
+stale). tests/test_index.py checks the committed page equals a fresh generation. Section
+links use the heading anchors of ``myst_heading_anchors`` (``_config.yml``, ``sphinx.config``).
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import json
@@ -30,22 +30,20 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from registry import ROOT, load_entries, load_sections  # noqa: E402
+from registry import CHAPTERS, ROOT, load_entries, load_sections, note_equations  # noqa: E402
 
 OUT = ROOT / "chapters" / "backmatter" / "index_map.md"
+TESTS = ROOT / "tests"
+# The checking and plotting helpers every section uses are left out of the per-claim rows.
+TOOLING = ("linbook.symbolic.", "linbook.plotting.", "linbook.exercises.")
 NAMESPACES = ["numerics", "symbolic", "datasets", "plotting", "optim", "online"]
-NOTE_FILE = re.compile(r"\b(\d{3}_[0-9a-f]{16}\.txt)\b")
-REFS = [
-    ("eq.", re.compile(r"\b(?:eqs?\.|equations?)\s*(?:\(\s*((?:\d+\.)*\d+[a-z]?)\s*\)|((?:\d+\.)+\d+[a-z]?))", re.I)),
-    ("Figure", re.compile(r"\b(?:fig\.|figures?)\s+((?:\d+\.)+\d+[a-z]?)", re.I)),
-    ("Algorithm", re.compile(r"\balgorithms?\s+((?:\d+\.)+\d+)", re.I)),
-    ("Table", re.compile(r"\btables?\s+((?:\d+\.)+\d+)", re.I)),
-]
 DERIVED = re.compile(r'chapter\s+"([^"]+)"(?:\s*§\s*"([^"]+)")?')
 _SLUG_CLEAN = re.compile(r"[^\w\u4e00-\u9fff\- ]")
+_FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 
 
-# -- chapters -------------------------------------------------------------------------------
+# -- configuration ------------------------------------------------------------------------------
 def _config():
     return yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8")) or {}
 
@@ -61,6 +59,7 @@ def repo_blob_url():
     return f"{url}/blob/{repo.get('branch', 'main')}/" if url else ""
 
 
+# -- headings and their anchors -----------------------------------------------------------------
 _MD = None
 
 
@@ -86,13 +85,66 @@ def slugify(title):
     return _SLUG_CLEAN.sub("", _heading_text(title).lower().replace(" ", "-"))
 
 
+# -- chapter sources ----------------------------------------------------------------------------
+def _md_cells(text):
+    """Cells of a MyST (jupytext) text notebook: ``[("markdown"|"code", source)]``."""
+    if text.startswith("---\n"):
+        end = text.find("\n---\n", 4)
+        text = text[end + 5:] if end >= 0 else text
+    cells, md, code, fence = [], [], None, None
+
+    def flush_md():
+        if any(ln.strip() for ln in md):
+            cells.append(("markdown", "\n".join(md)))
+        md.clear()
+
+    for line in text.split("\n"):
+        if code is not None:
+            if re.match(r"^\s*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}\s*$", line):
+                cells.append(("code", _strip_cell_options("\n".join(code))))
+                code, fence = None, None
+            else:
+                code.append(line)
+            continue
+        m = _FENCE.match(line)
+        if fence is None and m and m.group("info").strip().startswith("{code-cell}"):
+            flush_md()
+            code, fence = [], m.group("fence")
+            continue
+        if line.strip() == "+++" and fence is None:
+            flush_md()
+            continue
+        md.append(line)
+    flush_md()
+    return cells
+
+
+def _strip_cell_options(src):
+    lines = src.split("\n")
+    if lines and lines[0].strip() == "---":
+        end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), 0)
+        lines = lines[end + 1:]
+    while lines and re.match(r"^:[\w-]+:", lines[0]):
+        lines = lines[1:]
+    return "\n".join(lines)
+
+
+def _ipynb_cells(text):
+    out = []
+    for cell in json.loads(text).get("cells", []):
+        src = cell.get("source", "")
+        src = "".join(src) if isinstance(src, list) else src
+        out.append(("code" if cell.get("cell_type") == "code" else "markdown", src))
+    return out
+
+
 def _markdown_lines(text):
-    """Lines of a markdown cell outside code fences, with a flag for being in a fence."""
+    """Lines of markdown outside literal code fences (directive fences such as {admonition} count)."""
     fence = None
     for line in text.split("\n"):
-        m = re.match(r"^\s*(`{3,}|~{3,})(.*)$", line)
-        if fence is None and m and not m.group(2).lstrip().startswith("{"):
-            fence = m.group(1)
+        m = _FENCE.match(line)
+        if fence is None and m and not m.group("info").lstrip().startswith("{"):
+            fence = m.group("fence")
             continue
         if fence is not None:
             if re.match(r"^\s*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}\s*$", line):
@@ -101,64 +153,71 @@ def _markdown_lines(text):
         yield line
 
 
-def load_chapter(nb_path, depth):
-    """Title, sections (level, title, slug) and references of one chapter notebook."""
-    nb = json.loads(nb_path.read_text(encoding="utf-8"))
-    title, sections, refs, ids_at = nb_path.stem, [], [], []
-    slugs, current, note = set(), None, ""
-    for cell in nb.get("cells", []):
-        src = cell.get("source", "")
-        src = "".join(src) if isinstance(src, list) else src
-        if cell.get("cell_type") != "markdown":
-            ids_at.append((current, src))
-            continue
-        for line in _markdown_lines(src):
-            h = re.match(r"^(#{1,6})\s+(.+?)\s*#*\s*$", line)
-            if h:
-                level, text = len(h.group(1)), h.group(2).strip()
-                if level == 1 and title == nb_path.stem:
-                    title = text
+def load_chapter(path, depth):
+    """Title, sections (level, title, slug) and cells ``(section, kind, source)`` of a chapter."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    raw = _md_cells(text) if path.suffix == ".md" else _ipynb_cells(text)
+    title, sections, cells = path.stem, [], []
+    slugs, current = set(), None
+    for kind, src in raw:
+        if kind == "markdown":
+            for line in _markdown_lines(src):
+                h = _HEADING.match(line)
+                if not h:
+                    continue
+                level, htext = len(h.group(1)), h.group(2).strip()
+                if level == 1 and title == path.stem:
+                    title = htext
                 slug = None
                 if level <= depth:
-                    slug, base, i = slugify(text), slugify(text), 1
+                    slug, base, i = slugify(htext), slugify(htext), 1
                     while slug in slugs:
                         slug, i = f"{base}-{i}", i + 1
                     slugs.add(slug)
-                if level >= 2 and (level <= 3 or current is None):
-                    sec = {"level": level, "title": text, "slug": slug}
+                if level >= 2 and (slug is not None or current is None):
+                    sec = {"level": level, "title": htext, "slug": slug}
                     sections.append(sec)
                     current = sec
-                continue
-            for m in NOTE_FILE.finditer(line):
-                note = m.group(1)
-            for kind, pat in REFS:
-                for m in pat.finditer(line):
-                    # the note named on this line before the reference, else the last one named
-                    before = NOTE_FILE.findall(line[:m.start()])
-                    number = next(g for g in m.groups() if g)
-                    refs.append({"kind": kind, "number": number.rstrip("."),
-                                 "note": before[-1] if before else note, "section": current})
-        ids_at.append((current, src))
-    return {"stem": nb_path.stem, "title": title, "sections": sections, "refs": refs, "cells": ids_at}
+        cells.append((current, kind, src))
+    return {"stem": path.stem, "title": title, "sections": sections, "cells": cells}
 
 
-def load_chapters():
+def chapter_paths(chapters=None):
+    """``{stem: source path}``: the .md source of each chapter, else its .ipynb."""
+    base = CHAPTERS if chapters is None else Path(chapters)
+    out = {}
+    for p in sorted(base.glob("*.ipynb")) + sorted(base.glob("*.md")):
+        if re.match(r"^\d\d_", p.stem):
+            out[p.stem] = p  # .md listed last wins
+    return dict(sorted(out.items()))
+
+
+def load_chapters(chapters=None):
     depth = heading_anchor_depth()
-    return {p.stem: load_chapter(p, depth) for p in sorted((ROOT / "chapters").glob("*.ipynb"))}
+    return {stem: load_chapter(p, depth) for stem, p in chapter_paths(chapters).items()}
 
 
-def section_link(chapter, section=None):
-    """MyST link from chapters/backmatter/ to a chapter (and section when it has an anchor)."""
-    # Markdown links (not {doc}): their text may hold inline math, which MathJax typesets.
-    if section is None:
-        return f"[{_cell(chapter['title'])}](../{chapter['stem']}.ipynb)"
-    label = _cell(f"{chapter['title']} § {section['title']}")
-    anchor = f"#{section['slug']}" if section.get("slug") else ""
-    return f"[{label}](../{chapter['stem']}.ipynb{anchor})"
+def section_of_id(chapter, ident):
+    """The section whose code cell quotes ``ident`` (else a markdown mention; else None)."""
+    for kind in ("code", "markdown"):
+        for sec, k, src in chapter["cells"]:
+            if k == kind and ident in src:
+                return sec
+    return None
 
 
 def _cell(text):
     return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def section_link(chapter, section=None, short=False):
+    """MyST link from chapters/backmatter/ to a chapter, or to a section's heading anchor."""
+    # Markdown links (not {doc}): their text may hold inline math, which MathJax typesets.
+    if section is None or not section.get("slug"):
+        return f"[{_cell(chapter['title'])}](../{chapter['stem']}.ipynb)"
+    label = _cell(section["title"] if short else f"{chapter['title']} § {section['title']}")
+    return f"[{label}](../{chapter['stem']}.ipynb#{section['slug']})"
 
 
 def find_section(chapter, name):
@@ -174,7 +233,7 @@ def find_section(chapter, name):
     return None
 
 
-# -- linbook ------------------------------------------------------------------------------------
+# -- linbook --------------------------------------------------------------------------------------
 def public_symbols():
     """[(public name, object)] for linbook.__all__ (non-modules) and the namespace modules."""
     import linbook
@@ -187,7 +246,10 @@ def public_symbols():
         out.append((f"linbook.{name}", obj))
         seen.add(id(obj))
     for mod_name in NAMESPACES:
-        mod = importlib.import_module(f"linbook.{mod_name}")
+        try:
+            mod = importlib.import_module(f"linbook.{mod_name}")
+        except ImportError:
+            continue
         for name in getattr(mod, "__all__", []):
             obj = getattr(mod, name)
             if id(obj) in seen or inspect.ismodule(obj) or not (inspect.isclass(obj) or callable(obj)):
@@ -209,41 +271,186 @@ def qualified(obj, public):
     return f"{mod}.{obj.__qualname__}" if mod.startswith("linbook") else public
 
 
-def tests_using(public, tests):
-    short = public.split(".")[-1]
-    pat = re.compile(r"\b" + re.escape(short) + r"\b")
-    return sorted(name for name, text in tests.items() if pat.search(text))
+class _Resolver:
+    """Map dotted names used in code to linbook's public symbols (by object identity)."""
+
+    def __init__(self, symbols):
+        self.by_id = {id(obj): public for public, obj in symbols}
+        self.cache = {}
+
+    def resolve(self, dotted):
+        if dotted in self.cache:
+            return self.cache[dotted]
+        parts, obj, found = dotted.split("."), None, None
+        if parts[0] == "linbook":
+            try:
+                obj = importlib.import_module("linbook")
+                for i, part in enumerate(parts[1:], 1):
+                    if hasattr(obj, part):
+                        obj = getattr(obj, part)
+                    else:
+                        obj = importlib.import_module(".".join(parts[:i + 1]))
+                found = self.by_id.get(id(obj))
+            except (ImportError, AttributeError):
+                found = None
+        self.cache[dotted] = found
+        return found
 
 
-def load_tests():
-    skip = {"test_api_snapshot.py", "test_index.py"}
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted((ROOT / "tests").glob("test_*.py"))
-            if p.name not in skip}
+def _dotted(node):
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id] + parts[::-1])
+    return None
 
 
-# -- page ---------------------------------------------------------------------------------------
-def _sort_key(number):
+def _parse(src):
+    """ast of a code cell or test file; IPython magics and shell lines are blanked."""
+    lines = ["" if re.match(r"^\s*[%!]", ln) else ln for ln in src.split("\n")]
+    try:
+        return ast.parse("\n".join(lines))
+    except SyntaxError:
+        return None
+
+
+def linbook_names(tree, resolver, aliases=None):
+    """Public linbook symbols a module/cell uses; ``aliases`` (local -> dotted) carries imports."""
+    aliases = {} if aliases is None else aliases
+    if tree is None:
+        return set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == "linbook":
+                    if a.asname:
+                        aliases[a.asname] = a.name
+                    else:
+                        aliases["linbook"] = "linbook"
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "linbook":
+            for a in node.names:
+                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    used = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Attribute, ast.Name)) and isinstance(getattr(node, "ctx", None), ast.Load):
+            dotted = _dotted(node)
+            if not dotted:
+                continue
+            head, _, rest = dotted.partition(".")
+            if head not in aliases:
+                continue
+            full = aliases[head] + (f".{rest}" if rest else "")
+            sym = resolver.resolve(full)
+            if sym:
+                used.add(sym)
+    return used
+
+
+def chapter_usage(chapter, resolver):
+    """``{section title or None: set of public symbols}`` from the chapter's code cells."""
+    aliases, out = {}, defaultdict(set)
+    for sec, kind, src in chapter["cells"]:
+        if kind == "code":
+            out[sec["title"] if sec else None] |= linbook_names(_parse(src), resolver, aliases)
+    return out
+
+
+def test_files():
+    return sorted(p for p in TESTS.rglob("test_*.py") if "browser" not in p.parts)
+
+
+def test_usage(resolver):
+    """``{public symbol: sorted test paths (relative to tests/)}``."""
+    out = defaultdict(set)
+    for p in test_files():
+        for sym in linbook_names(_parse(p.read_text(encoding="utf-8")), resolver):
+            out[sym].add(p.relative_to(TESTS).as_posix())
+    return {k: sorted(v) for k, v in out.items()}
+
+
+# -- page -----------------------------------------------------------------------------------------
+def _eq_key(number):
     return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", number)]
 
 
-def build_page():
-    chapters = load_chapters()
+def build_page(chapters_dir=None):
+    chapters = load_chapters(chapters_dir)
     by_title = {c["title"]: c for c in chapters.values()}
-    tests = load_tests()
+    symbols = public_symbols()
+    resolver = _Resolver(symbols)
+    targets = {public: qualified(obj, public) for public, obj in symbols}
+    used_in = {stem: chapter_usage(ch, resolver) for stem, ch in chapters.items()}
+    tested = test_usage(resolver)
     blob = repo_blob_url()
     unresolved = []
 
+    def sym_link(public):
+        return f"{{py:obj}}`{public.removeprefix('linbook.')} <{targets[public]}>`"
+
     def test_links(names):
-        if not names:
-            return "—"
         return ", ".join(f"[{n}]({blob}tests/{n})" if blob else f"`{n}`" for n in names)
 
-    # symbols and where they are derived
-    symbols = []
-    by_section = defaultdict(list)
-    for public, obj in public_symbols():
+    def place(stem, sec):
+        """Link, linbook symbols used there, and their tests."""
+        syms = sorted((s for s in used_in[stem].get(sec["title"] if sec else None, set())
+                       if not targets[s].startswith(TOOLING)), key=str.lower)
+        tests = sorted({t for s in syms for t in tested.get(s, [])})
+        return syms, tests
+
+    sections_meta = load_sections()
+    by_note = defaultdict(list)
+    for e in load_entries():
+        ch = chapters.get(e.get("chapter"))
+        if ch is None:
+            continue
+        sec = section_of_id(ch, e["id"])
+        eqs = note_equations(e.get("note_eq"))
+        loc = " ".join(str(e.get("locator") or "").split())
+        if eqs:
+            label = (f"eq. ({e['note_eq']})" if len(eqs) == 1 else f"eqs. ({e['note_eq']})") + (f", {loc}" if loc else "")
+        else:
+            label = f"§ {e['section']}" + (f", {loc}" if loc else "")
+        by_note[e["note"]].append((label, e, ch, sec, eqs[0] if eqs else None))
+
+    lines = [
+        "# Cross-index: notes, chapters, linbook, tests",
+        "",
+        "For each numbered equation (and each other checked claim) of the source notes: the chapter",
+        "section whose code cell checks it, the linbook functions that section's code calls (leaving",
+        "out the checking and plotting helpers every section calls), and the tests that use them. Then, for every public linbook symbol: the section its",
+        "docstring says derives it, the sections whose code calls it, and the tests that use it.",
+        "",
+        "Generated by `tools/gen_index.py` from the errata registry (`errata/*.yaml`), the chapter",
+        "sources (code cells parsed with Python's `ast`), linbook's docstrings and the tests (also",
+        "parsed with `ast`); nothing is matched in prose. Registry ids are explained on the",
+        "{doc}`errata <errata>` and {doc}`coverage <coverage>` pages.",
+        "",
+        "## Note equations and claims",
+        "",
+    ]
+    for note in sections_meta:
+        rows = by_note.get(note)
+        if not rows:
+            continue
+        lines += [f"### {sections_meta[note]['title']}", "", "```{rst-class} note-file", "```", "",
+                  f"Note file `{note}`", ""]
+        rows.sort(key=lambda r: (r[4] is None, _eq_key(r[4] or str(r[1]["section"])), r[1]["id"]))
+        for label, e, ch, sec, _ in rows:
+            syms, tests = place(ch["stem"], sec)
+            lines += [f"{_cell(label)}",
+                      f": checked in {section_link(ch, sec)} (`{e['id']}`, {e['status']})"]
+            if syms:
+                lines += ["", f"  linbook: {', '.join(sym_link(s) for s in syms)}"]
+            if tests:
+                lines += ["", f"  tests: {test_links(tests)}"]
+            lines.append("")
+
+    lines += ["## linbook symbols", ""]
+    for public, obj in sorted(symbols, key=lambda s: s[0].lower()):
         text = derived_in(obj)
-        places = []
+        derived = []
         for title, sec_name in DERIVED.findall(text):
             ch = by_title.get(title)
             sec = find_section(ch, sec_name) if ch else None
@@ -251,100 +458,22 @@ def build_page():
                 unresolved.append(f"`{public}`: chapter \"{title}\" not found")
             elif sec_name and sec is None:
                 unresolved.append(f"`{public}`: section \"{sec_name}\" not found in chapter \"{title}\"")
-            places.append((ch, sec, title, sec_name))
-            if ch is not None:
-                by_section[(ch["stem"], sec["title"] if sec else None)].append(public)
-        symbols.append({"public": public, "target": qualified(obj, public), "text": text,
-                        "places": places, "tests": tests_using(public, tests)})
-    sym_tests = {s["public"]: s["tests"] for s in symbols}
-
-    def sym_link(public):
-        s = next(x for x in symbols if x["public"] == public)
-        return f"{{py:obj}}`{public.removeprefix('linbook.')} <{s['target']}>`"
-
-    # rows: note references from chapters and the registry
-    sections_meta = load_sections()
-    rows = defaultdict(lambda: {"places": [], "ids": []})
-    for ch in chapters.values():
-        for r in ch["refs"]:
-            key = (r["note"], r["kind"], r["number"])
-            place = (ch["stem"], r["section"]["title"] if r["section"] else None)
-            if place not in rows[key]["places"]:
-                rows[key]["places"].append(place)
-    for e in load_entries():
-        ch = chapters.get(e.get("chapter"))
-        if ch is None:
-            continue
-        sec = None
-        for s, src in ch["cells"]:
-            if e["id"] in src:
-                sec = s
-                break
-        eq = str(e.get("equation") or "").strip()
-        m = re.search(r"((?:\d+\.)+\d+[a-z]?)", eq)
-        kind = "eq." if m and not re.search(r"fig|alg|table", eq, re.I) else "§"
-        number = m.group(1) if kind == "eq." else f"{e['section']}" + (f" {eq}" if eq else "")
-        if kind == "eq." and re.search(r"fig", eq, re.I):
-            kind = "Figure"
-        key = (e["note"], kind, number)
-        place = (ch["stem"], sec["title"] if sec else None)
-        if place not in rows[key]["places"]:
-            rows[key]["places"].append(place)
-        rows[key]["ids"].append(e["id"])
-
-    lines = [
-        "# Cross-index: notes, chapters, linbook, tests",
-        "",
-        "Where each figure and numbered equation of the source notes is treated in the book, which",
-        "linbook symbol implements that section, and which tests exercise it; then every public",
-        "linbook symbol with the section that derives it (its docstring's \"Derived in\" line) and its",
-        "tests. Registry ids link to the {doc}`errata <errata>` and {doc}`coverage <coverage>` pages.",
-        "",
-        "This page is generated by `tools/gen_index.py` from the chapters, the errata registry,",
-        "linbook's docstrings and the tests; do not edit it by hand.",
-        "",
-        "## Note figures and equations",
-        "",
-    ]
-    notes = sorted({k[0] for k in rows}, key=lambda n: (n == "", n))
-    if not notes:
-        lines += ["No chapter mentions a note equation or figure yet.", ""]
-    for note in notes:
-        title = sections_meta.get(note, {}).get("title", "") if note else ""
-        lines += [f"### `{note}`" if note else "### Note not named in the chapter", ""]
-        if title:
-            lines += [f"{title}.", ""]
-        lines += ["| note | chapter section | linbook | tests | registry |", "|---|---|---|---|---|"]
-        keys = sorted((k for k in rows if k[0] == note), key=lambda k: (k[1] != "eq.", k[1], _sort_key(k[2])))
-        for key in keys:
-            row = rows[key]
-            label = f"{key[1]} ({key[2]})" if key[1] == "eq." else f"{key[1]} {key[2]}"
-            places, syms = [], []
-            # a chapter-level mention (the opening overview) is redundant next to its sections
-            sectioned = {stem for stem, sec_title in row["places"] if sec_title}
-            for stem, sec_title in row["places"]:
-                if sec_title is None and stem in sectioned:
-                    continue
-                ch = chapters[stem]
-                sec = next((s for s in ch["sections"] if s["title"] == sec_title), None)
-                places.append(section_link(ch, sec))
-                syms += [s for s in by_section.get((stem, sec_title), []) if s not in syms]
-            tst = sorted({t for s in syms for t in sym_tests[s]})
-            lines.append(f"| {_cell(label)} | {'<br>'.join(places)} | "
-                         f"{', '.join(sym_link(s) for s in syms) or '—'} | {test_links(tst)} | "
-                         f"{', '.join(f'`{i}`' for i in row['ids']) or '—'} |")
+            derived.append(section_link(ch, sec) if ch else _cell(f'"{title}" § "{sec_name}"'))
+        calls = []
+        for stem, usage in used_in.items():
+            ch = chapters[stem]
+            secs = [s for s in ch["sections"] if public in usage.get(s["title"], ())]
+            if secs:
+                calls.append(f"{_cell(ch['title'])}: " + ", ".join(section_link(ch, s, short=True) for s in secs))
+            elif public in usage.get(None, ()):
+                calls.append(section_link(ch))
+        lines.append(sym_link(public))
+        lines.append(": derived in " + ("; ".join(derived) if derived else
+                                         (_cell(text) if text else "**no \"Derived in\" line**")))
+        lines += ["", "  used in " + ("; ".join(calls) if calls else "no chapter code cell")]
+        tests = tested.get(public, [])
+        lines += ["", "  tests: " + (test_links(tests) if tests else "none import it")]
         lines.append("")
-
-    lines += ["## linbook symbols", "",
-              "| symbol | derived in | tests |", "|---|---|---|"]
-    for s in sorted(symbols, key=lambda s: s["public"].lower()):
-        where = []
-        for ch, sec, title, sec_name in s["places"]:
-            where.append(section_link(ch, sec) if ch else _cell(f'"{title}" § "{sec_name}"'))
-        if not where:
-            where = [_cell(s["text"]) if s["text"] else "**no \"Derived in\" line**"]
-        lines.append(f"| {sym_link(s['public'])} | {'<br>'.join(where)} | {test_links(s['tests'])} |")
-    lines.append("")
 
     lines += ["## Unresolved references", ""]
     if unresolved:

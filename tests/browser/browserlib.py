@@ -1,8 +1,8 @@
-"""Minimal helpers for the browser test: a static file server and a W3C WebDriver client.
+"""Helpers for the browser test: a static file server and a selenium-driven headless Chromium.
 
-No third-party packages: chromedriver (Debian package ``chromium-driver``) is driven through
-its W3C WebDriver HTTP API with ``urllib`` (plain JSON requests), and the site is served by
-``http.server`` in a thread on 127.0.0.1 with a free port.
+Chromium and chromedriver come from Debian (``apt-get install chromium chromium-driver``);
+selenium (in the lock) drives them, given the driver's path so that it never downloads one.
+The site is served by ``http.server`` in a thread on 127.0.0.1 with a free port.
 
 Environment overrides: ``LINBOOK_CHROMIUM`` (browser binary), ``LINBOOK_CHROMEDRIVER``.
 """
@@ -12,16 +12,10 @@ from __future__ import annotations
 import base64
 import functools
 import http.server
-import json
 import os
 import shutil
-import socket
-import subprocess
 import tempfile
 import threading
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 CHROMIUM_ARGS = [
@@ -48,12 +42,6 @@ def find_chromium():
     return ok(browser), ok(driver)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):  # keep pytest output clean
         pass
@@ -77,91 +65,45 @@ class SiteServer:
         self.httpd.server_close()
 
 
-class WebDriverError(RuntimeError):
-    pass
-
-
 class Browser:
-    """Headless Chromium driven by chromedriver over the W3C WebDriver protocol."""
+    """Headless Chromium driven by selenium through Debian's chromedriver (no downloads)."""
 
     def __init__(self, browser, driver, width=1280, height=900):
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+
         self.tmp = tempfile.mkdtemp(prefix="linbook-chromium-")
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
-            [driver, f"--port={self.port}", "--allowed-ips=127.0.0.1"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.session = None
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = browser
+        for arg in CHROMIUM_ARGS + [f"--user-data-dir={self.tmp}/profile", f"--window-size={width},{height}"]:
+            opts.add_argument(arg)
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        opts.page_load_strategy = "normal"
         try:
-            self._wait_ready()
-            args = CHROMIUM_ARGS + [f"--user-data-dir={self.tmp}/profile",
-                                    f"--window-size={width},{height}"]
-            caps = {"capabilities": {"alwaysMatch": {
-                "browserName": "chrome",
-                "pageLoadStrategy": "normal",
-                "goog:chromeOptions": {"binary": browser, "args": args},
-                "goog:loggingPrefs": {"browser": "ALL"},
-                "timeouts": {"pageLoad": 30000, "script": 30000, "implicit": 0},
-            }}}
-            value = self._call("POST", "/session", caps)
-            self.session = value["sessionId"]
+            # An explicit driver path: selenium-manager would otherwise try to download one.
+            self.driver = webdriver.Chrome(service=Service(executable_path=driver), options=opts)
         except Exception:
-            self.close()
+            shutil.rmtree(self.tmp, ignore_errors=True)
             raise
+        self.driver.set_page_load_timeout(30)
+        self.driver.set_script_timeout(30)
 
-    # -- plumbing -----------------------------------------------------------------------
-    def _wait_ready(self, timeout=20):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if self.proc.poll() is not None:
-                raise WebDriverError(f"chromedriver exited with code {self.proc.returncode}")
-            try:
-                if self._call("GET", "/status", timeout=2).get("ready"):
-                    return
-            except (OSError, WebDriverError):
-                pass
-            time.sleep(0.1)
-        raise WebDriverError("chromedriver did not start")
-
-    def _call(self, method, path, body=None, timeout=60):
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.base + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
-                payload = json.loads(r.read() or b"{}")
-        except urllib.error.HTTPError as e:
-            try:
-                payload = json.loads(e.read())
-            except ValueError:
-                raise WebDriverError(f"{method} {path}: HTTP {e.code}") from None
-            v = payload.get("value", {})
-            raise WebDriverError(f"{method} {path}: {v.get('error')}: {v.get('message', '')[:500]}") from None
-        return payload.get("value", payload)
-
-    def _s(self, method, path, body=None, timeout=60):
-        return self._call(method, f"/session/{self.session}{path}", body, timeout)
-
-    # -- API --------------------------------------------------------------------------------
     def get(self, url):
-        self._s("POST", "/url", {"url": url})
+        self.driver.get(url)
 
     def script(self, js, *args):
-        return self._s("POST", "/execute/sync", {"script": js, "args": list(args)})
+        return self.driver.execute_script(js, *args)
 
     def async_script(self, js, *args):
         """Run ``js`` with the callback as the last argument (``arguments[arguments.length-1]``)."""
-        return self._s("POST", "/execute/async", {"script": js, "args": list(args)})
+        return self.driver.execute_async_script(js, *args)
 
     def logs(self):
         """Browser console entries since the last call ({level, message, source, timestamp})."""
-        try:
-            return self._s("POST", "/se/log", {"type": "browser"})
-        except WebDriverError:
-            return self._s("POST", "/log", {"type": "browser"})
+        return self.driver.get_log("browser")
 
     def cdp(self, cmd, params=None):
-        return self._s("POST", "/goog/cdp/execute", {"cmd": cmd, "params": params or {}})
+        return self.driver.execute_cdp_cmd(cmd, params or {})
 
     def set_viewport(self, width, height, mobile=False, scale=1):
         """Emulate a device viewport (CSS pixels); ``mobile`` honours the viewport meta tag."""
@@ -169,27 +111,25 @@ class Browser:
                  {"width": width, "height": height, "deviceScaleFactor": scale, "mobile": mobile})
 
     def clear_viewport(self):
-        self.cdp("Emulation.clearDeviceMetricsOverride")
+        self.cdp("Emulation.clearDeviceMetricsOverride", {})
 
-    def screenshot(self, path):
-        png = base64.b64decode(self._s("GET", "/screenshot"))
-        Path(path).write_bytes(png)
+    def screenshot(self, path, full=False, max_height=8000):
+        """PNG of the viewport, or of the page from the top (``full``, at most ``max_height`` px)."""
+        if not full:
+            Path(path).write_bytes(self.driver.get_screenshot_as_png())
+            return path
+        size = self.cdp("Page.getLayoutMetrics")["cssContentSize"]
+        clip = {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], max_height), "scale": 1}
+        data = self.cdp("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True, "clip": clip})
+        Path(path).write_bytes(base64.b64decode(data["data"]))
         return path
 
     def close(self):
-        if self.session:
+        if getattr(self, "driver", None) is not None:
             try:
-                self._s("DELETE", "", timeout=15)
-            except Exception:
-                pass
-            self.session = None
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+                self.driver.quit()
+            finally:
+                self.driver = None
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def __enter__(self):
