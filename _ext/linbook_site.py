@@ -115,6 +115,7 @@ def _latex_tagged_math(app, doctree, docname):
 
 def setup(app):
     app.add_css_file("linbook_site.css")
+    app.add_js_file("linbook_zoom.js")
     app.connect("config-inited", _version)
     app.connect("html-page-context", _dedupe_scripts)
     app.connect("autodoc-process-docstring", _move_derived_in, priority=100)

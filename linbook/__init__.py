@@ -25,9 +25,8 @@ exercises     self-checks of the chapters' exercises: linbook.exercises.check(ke
               (imported on first use, so `import linbook` stays fast)
 """
 
-from . import datasets, numerics, plotting, symbolic
+from . import numerics
 from .numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid, softmax
-from .symbolic import DerivationError
 
 # Chapter modules: each defines its own __all__; see the module list above.
 from . import estimation, linear, perceptron, logistic, optim, gaussian, discriminant, laplace, online, selection  # noqa: E401,E402
@@ -51,15 +50,21 @@ __all__ = (
 )
 
 
-def __getattr__(name):
-    # `linbook.exercises.check(...)`, as the exercises print it, works after a plain
-    # `import linbook`; the module is imported on first use only.
-    if name == "exercises":
-        import importlib
+# Modules that pull in heavy libraries (sympy, matplotlib, the exercise registry) load on
+# first use, so `import linbook` stays fast; `linbook.plotting.use_book_style()` and
+# `linbook.exercises.check(...)` work after a plain `import linbook`.
+_LAZY_MODULES = {"symbolic", "plotting", "datasets", "exercises", "book"}
 
-        return importlib.import_module(".exercises", __name__)
+
+def __getattr__(name):
+    import importlib
+
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f".{name}", __name__)
+    if name == "DerivationError":
+        return importlib.import_module(".symbolic", __name__).DerivationError
     raise AttributeError(f"module 'linbook' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | {"exercises"})
+    return sorted(set(globals()) | _LAZY_MODULES | {"DerivationError"})
