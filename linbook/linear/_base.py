@@ -57,10 +57,12 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         self.coef_ = mom.coef(v, model)
         self.intercept_ = mom.intercept(v)
         rss = max(mom.rss_scaled(v), 0.0)
-        # log sigma^2 = log(RSS / n); a perfect fit is floored at the smallest normal float
-        # so that the likelihood stays finite (it is unbounded at sigma^2 = 0)
+        # log sigma^2 = log(RSS / n), kept in log space (y may be near 1e300 or 1e-300). A fit
+        # within rounding of y is floored at sigma = eps * max|y|: the likelihood is unbounded at
+        # sigma^2 = 0, and residuals below the resolution of y carry no information.
+        floor = 2.0 * np.log(np.finfo(float).eps * mom.y_scale)
         log_rss = np.log(rss) + 2.0 * np.log(mom.y_scale) if rss > 0 else -np.inf
-        self._log_sigma2 = max(float(log_rss - np.log(mom.n_eff)), float(np.log(np.finfo(float).tiny)))
+        self._log_sigma2 = max(float(log_rss - np.log(mom.n_eff)), float(floor))
         with np.errstate(over="ignore"):
             self.sigma2_ = float(np.exp(self._log_sigma2))
         return self

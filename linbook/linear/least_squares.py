@@ -93,7 +93,12 @@ class LinearRegression(LinearModel):
         else:
             Z, z = mom.design()
             cond = max(Z.shape) * np.finfo(float).eps
-            v, _, rank, sv = scipy.linalg.lstsq(Z, z, cond=cond, lapack_driver="gelsd", check_finite=False)
+            try:
+                v, _, rank, sv = scipy.linalg.lstsq(Z, z, cond=cond, lapack_driver="gelsd", check_finite=False)
+            except np.linalg.LinAlgError as exc:
+                raise ValueError(f"LinearRegression: the SVD least-squares solver failed ({exc}). X is "
+                                 "finite, so it holds columns of wildly different magnitudes or "
+                                 "near-duplicates: standardise the features or use Ridge(lam > 0).") from None
             self.solver_, self.rank_ = "gelsd", int(rank)
             if np.all(mom.x_scale == 1.0):
                 self._sv = np.asarray(sv, dtype=float)

@@ -104,7 +104,11 @@ class Ridge(LinearModel):
         X, y, sw = self._validate(X, y, sample_weight)
         mom = moments(self, X, y, sw)
         with np.errstate(over="ignore"):
-            pen = lam / mom.x_scale ** 2               # the penalty in scaled coordinates
+            pen = (np.sqrt(lam) / mom.x_scale) ** 2       # the penalty in scaled coordinates
+        if not np.all(np.isfinite(pen)):
+            raise ValueError(f"Ridge: lam / (feature scale)^2 overflows float64 (features below ~1e-150 "
+                             f"with lam = {lam:g}): the penalty swamps the data completely. Rescale the "
+                             "features (e.g. StandardScaler) and lam with them.")
         dense_wide = not sps.issparse(X) and mom.d > mom.n
         v = None if dense_wide else mom.cholesky_solve(pen)
         self._df, self._svd_df = None, None
@@ -117,7 +121,12 @@ class Ridge(LinearModel):
             if mom.gram_built:
                 self._df = (mom.G, pen, mom.n)
         else:
-            v = self._svd(mom, pen)
+            try:
+                v = self._svd(mom, pen)
+            except np.linalg.LinAlgError as exc:
+                raise ValueError(f"Ridge: the SVD of the centred X failed ({exc}). X is finite, so it "
+                                 "holds columns of wildly different magnitudes or near-duplicates: "
+                                 "standardise the features (StandardScaler) or increase lam.") from None
             self.solver_ = "svd"
         return self._finish(mom, v, "Ridge")
 
