@@ -48,6 +48,8 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
 
     def _validate(self, X, y, sample_weight):
         check_flag(self.fit_intercept, "fit_intercept")
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
         X, y = validate_fit(self, X, y, y_numeric=True, accept_sparse=["csr", "csc"])
         sw = None if sample_weight is None else check_sample_weight(sample_weight, X)
         return X, y, sw
