@@ -101,21 +101,21 @@ def loocv_least_squares(X, y, *, fit_intercept=True, return_residuals=False):
     return (mse, r) if return_residuals else mse
 
 
-def loocv_ridge(X, y, alpha, *, fit_intercept=True, return_residuals=False):
+def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
     """Leave-one-out mean squared error of ridge regression, without refitting.
 
-    Ridge minimises ``||y - b 1 - X w||^2 + alpha ||w||^2`` (intercept ``b`` unpenalised, as
-    scikit-learn's ``Ridge(alpha)``). Its hat matrix is ``11^T/N + U diag(s^2/(s^2+alpha)) U^T``
-    for the thin SVD ``X_c = U diag(s) V^T`` of the centred inputs, so
-    ``h_ii = 1/N + sum_j U_ij^2 s_j^2 / (s_j^2 + alpha)``, and the LOO residual is again
-    ``(y_i - yhat_i) / (1 - h_ii)``.
+    Ridge minimises ``||y - b 1 - X w||^2 + lam ||w||^2`` (intercept ``b`` unpenalised), the
+    minimiser of :class:`linbook.Ridge` ``(lam)`` and of scikit-learn's ``Ridge(alpha=lam)``. Its
+    hat matrix is ``11^T/N + U diag(s^2/(s^2+lam)) U^T`` for the thin SVD ``X_c = U diag(s) V^T``
+    of the centred inputs, so ``h_ii = 1/N + sum_j U_ij^2 s_j^2 / (s_j^2 + lam)``, and the LOO
+    residual is again ``(y_i - yhat_i) / (1 - h_ii)``.
 
     Parameters
     ----------
     X : array-like of shape (N, D)
     y : array-like of shape (N,)
-    alpha : float
-        Penalty, ``alpha >= 0``.
+    lam : float
+        Penalty, ``lam >= 0`` (scikit-learn ``alpha = lam``).
     fit_intercept : bool, default=True
     return_residuals : bool, default=False
 
@@ -127,8 +127,8 @@ def loocv_ridge(X, y, alpha, *, fit_intercept=True, return_residuals=False):
     Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
     """
     X, y = check_X_y(X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
-    if not (np.isfinite(alpha) and alpha >= 0):
-        raise ValueError(f"alpha must be a finite number >= 0; got {alpha!r}")
+    if not (np.isscalar(lam) and np.isfinite(lam) and lam >= 0):
+        raise ValueError(f"lam must be a finite number >= 0; got {lam!r}")
     n = X.shape[0]
     if fit_intercept:
         xm, ym = X.mean(axis=0), y.mean()
@@ -138,7 +138,7 @@ def loocv_ridge(X, y, alpha, *, fit_intercept=True, return_residuals=False):
     U, s, _ = linalg.svd(Xc, full_matrices=False)
     keep = s > s.max() * max(X.shape) * np.finfo(float).eps if s.size and s.max() > 0 else np.zeros(s.size, bool)
     U, s = U[:, keep], s[keep]
-    shrink = s ** 2 / (s ** 2 + alpha)
+    shrink = s ** 2 / (s ** 2 + lam)
     fitted = ym + U @ (shrink * (U.T @ yc))
     h = h0 + (U ** 2) @ shrink
     r = _loo_from(y, fitted, h, "ridge")

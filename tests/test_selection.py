@@ -72,7 +72,7 @@ def test_loocv_errors():
         linbook.loocv_least_squares(Xn, y)
     with pytest.raises(ValueError):
         linbook.loocv_least_squares(X, y[:-1])
-    with pytest.raises(ValueError, match="alpha"):
+    with pytest.raises(ValueError, match="lam"):
         linbook.loocv_ridge(X, y, -1.0)
     with pytest.raises(ValueError):
         linbook.loocv_ridge(X, np.full_like(y, np.inf), 1.0)
