@@ -81,6 +81,10 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         ndarray of shape (n_samples,)
         """
         X = validate_predict(self, X, accept_sparse=["csr", "csc"])
+        return self._linear(X)
+
+    def _linear(self, X):
+        """``X @ coef_ + intercept_`` on validated ``X``."""
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
 
     def log_likelihood(self, X, y, sample_weight=None):
@@ -107,7 +111,7 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         y = np.asarray(y, dtype=float).ravel()
         if y.shape[0] != X.shape[0] or not np.all(np.isfinite(y)):
             raise ValueError("y must be finite and have one value per row of X")
-        r = y - self.predict(X)
+        r = y - self._linear(X)
         if sample_weight is None:
             w, n, log_w = None, y.shape[0], 0.0
         else:

@@ -102,7 +102,7 @@ class LeastAbsoluteDeviation(LinearModel):
         if not (np.all(np.isfinite(self.coef_)) and np.isfinite(self.intercept_)):
             raise ValueError("LeastAbsoluteDeviation: the coefficients overflow float64 because y is "
                              "huge relative to the features; rescale y or the features.")
-        r = np.abs(y / sy - self.predict(X) / sy)
+        r = np.abs(y / sy - self._linear(X) / sy)
         self._log_scale = max(float(np.log(sw @ r / sw.sum()) + np.log(sy)) if np.any(sw * r > 0) else -np.inf,
                               float(np.log(np.finfo(float).tiny)))
         with np.errstate(over="ignore"):
@@ -129,7 +129,7 @@ class LeastAbsoluteDeviation(LinearModel):
         y = np.asarray(y, dtype=float).ravel()
         if y.shape[0] != X.shape[0] or not np.all(np.isfinite(y)):
             raise ValueError("y must be finite and have one value per row of X")
-        r = np.abs(y - self.predict(X))
+        r = np.abs(y - self._linear(X))
         s = float(pow2(np.max(r, initial=0.0)))
         ratio = float(np.sum(r / s)) * np.exp(np.log(s) - self._log_scale)
         return float(-y.shape[0] * (np.log(2.0) + self._log_scale) - ratio)

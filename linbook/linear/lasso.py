@@ -78,7 +78,8 @@ class Lasso(LinearModel):
     n_iter_ : int
         Sweeps performed.
     dual_gap_ : float
-        Duality gap at the returned solution, in the units of the objective.
+        Duality gap at the returned solution relative to ``||yc||^2`` (scale-free; the
+        stopping rule compares it with ``tol``).
     converged_ : bool
     sigma2_ : float
         ``sum_i s_i r_i^2 / N`` on the training data.
@@ -132,10 +133,10 @@ class Lasso(LinearModel):
         v, it, gap, ok = self._descend(mom, lam_j, lam == 0, use_gram)
         check_finite_fit(self, v, what="coordinate descent", cure="scale the features (StandardScaler)")
         self.n_iter_, self.converged_ = it, ok
-        self.dual_gap_ = float(gap * mom.y_scale ** 2)
+        self.dual_gap_ = float(gap / max(mom.yy, np.finfo(float).tiny))
         if not ok:
             warnings.warn(f"Lasso did not converge in {it} sweeps (relative duality gap "
-                          f"{gap / max(mom.yy, np.finfo(float).tiny):.1e} > tol = {self.tol:g}). "
+                          f"{self.dual_gap_:.1e} > tol = {self.tol:g}). "
                           "Increase max_iter, or scale the features.", ConvergenceWarning, stacklevel=2)
         return self._finish(mom, v, "Lasso")
 
