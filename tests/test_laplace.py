@@ -255,3 +255,30 @@ def test_linear_regression_llf_bic_aic_equal_statsmodels():
     assert m.log_likelihood(X, y) == pytest.approx(res.llf, rel=1e-10)
     assert m.bic(X, y) == pytest.approx(res.bic, rel=1e-10)
     assert m.aic(X, y) == pytest.approx(res.aic, rel=1e-10)
+
+
+def test_map_equals_linbook_logistic_lam_without_intercept():
+    X, y = _data()
+    m = linbook.BayesianLogisticRegression(prior_precision=0.7, fit_intercept=False).fit(X, y)
+    r = linbook.LogisticRegression(lam=0.7, fit_intercept=False).fit(X, y)
+    np.testing.assert_allclose(m.coef_, r.coef_, atol=1e-8)
+
+
+def test_contract_feature_names_not_fitted_and_predict_writes_nothing():
+    pd = pytest.importorskip("pandas")
+    from sklearn.exceptions import NotFittedError
+    X, y = _data()
+    est = linbook.BayesianLogisticRegression(predictive="mc", n_samples=50, random_state=0)
+    with pytest.raises(NotFittedError):
+        est.predict(X)
+    with pytest.raises(NotFittedError):
+        est.sample_posterior(3)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    est.fit(df, y)
+    assert list(est.feature_names_in_) == ["a", "b", "c"]
+    before = set(vars(est))
+    p1, p2 = est.predict_proba(df), est.predict_proba(df)
+    np.testing.assert_array_equal(p1, p2)
+    assert set(vars(est)) == before
+    with pytest.raises(ValueError, match="feature names"):
+        est.predict(df[["c", "a", "b"]])

@@ -404,3 +404,33 @@ def test_not_fitted():
     for est in (LinearRegression(), Ridge(), Lasso(), LeastAbsoluteDeviation()):
         with pytest.raises(NotFittedError):
             est.predict(X)
+
+
+def test_lad_lp_failure_is_a_clear_error(monkeypatch):
+    from types import SimpleNamespace
+    from linbook.linear import lad
+    monkeypatch.setattr(lad, "linprog", lambda *a, **k: SimpleNamespace(status=4, x=None, message="Numerical difficulties"))
+    X, y = data(20, 2)
+    with pytest.raises(ValueError, match="linear programme.*failed.*standardise"):
+        LeastAbsoluteDeviation().fit(X, y)
+
+
+def test_lad_small_features_optimal():
+    # raw HiGHS ignores matrix entries below 1e-9: unscaled, these fits were suboptimal
+    rng = np.random.default_rng(23)
+    X = rng.uniform(-2, 2, (60, 2))
+    y = X @ [1.0, -0.5] + 0.7 + rng.laplace(0, 0.5, 60)
+    for s in (1e-12, 1e-10, 1e-8):
+        m = LeastAbsoluteDeviation().fit(X * s, y)
+        q = sk.QuantileRegressor(quantile=0.5, alpha=0.0).fit(X, y)
+        obj = np.abs(y - m.predict(X * s)).sum()
+        assert obj <= np.abs(y - q.predict(X)).sum() * (1 + 1e-9)
+
+
+def test_lasso_sparse_equals_dense():
+    import scipy.sparse as sps
+    X, y = data(120, 5, seed=24)
+    X[np.abs(X) < 1.0] = 0.0
+    a = Lasso(lam=20.0, tol=1e-13).fit(sps.csr_matrix(X), y)
+    b = Lasso(lam=20.0, tol=1e-13).fit(X, y)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-10)
