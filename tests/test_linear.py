@@ -1,5 +1,7 @@
 """linbook.linear against scikit-learn, statsmodels and scipy (tolerances stated per test)."""
 
+import warnings
+
 import numpy as np
 import pytest
 import statsmodels.api as sm
@@ -434,3 +436,17 @@ def test_lasso_sparse_equals_dense():
     a = Lasso(lam=20.0, tol=1e-13).fit(sps.csr_matrix(X), y)
     b = Lasso(lam=20.0, tol=1e-13).fit(X, y)
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-10)
+
+
+def test_lasso_correlated_features_converge_by_default():
+    from sklearn.datasets import load_diabetes
+    X, y = load_diabetes(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    lam = 1e-4 * np.abs(X.T @ (y - y.mean())).max()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        m = Lasso(lam=lam).fit(X, y)
+    assert m.converged_ and m.n_iter_ < 1000
+    r = sk.Lasso(alpha=lam / len(y), tol=1e-14, max_iter=10**6).fit(X, y)
+    f = lambda w, b: lasso_objective(X, y, w, b, lam)  # noqa: E731
+    assert f(m.coef_, m.intercept_) <= f(r.coef_, r.intercept_) + 1e-10 * np.sum((y - y.mean()) ** 2)
