@@ -27,3 +27,9 @@ from .least_squares import LinearRegression
 from .ridge import Ridge
 
 __all__ = ["LinearRegression", "Ridge", "Lasso", "LeastAbsoluteDeviation"]
+
+# The public path of each model is linbook.linear.<Name> (docs, pickles, the API snapshot),
+# whichever file defines it.
+for _cls in (LinearRegression, Ridge, Lasso, LeastAbsoluteDeviation):
+    _cls.__module__ = __name__
+del _cls
