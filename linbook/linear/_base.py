@@ -144,9 +144,12 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         return float(-0.5 * n * (np.log(2 * np.pi) + self._log_sigma2) + 0.5 * log_w - 0.5 * ratio)
 
 
-def moments(est, X, y, sw):
-    """The scaled Gram statistics of the fit (see :mod:`linbook.linear._moments`)."""
-    return Moments(X, y, sw, est.fit_intercept)
+def moments(est, X, y, sw, gram=True):
+    """The scaled Gram statistics of the fit (see :mod:`linbook.linear._moments`).
+
+    ``gram=False`` skips the D x D Gram matrix (wide dense X, solved from a copy instead).
+    """
+    return Moments(X, y, sw, est.fit_intercept, gram=gram)
 
 
 def original_gram(G, x_scale):

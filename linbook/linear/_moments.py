@@ -60,7 +60,7 @@ class Moments:
     n_eff : number of samples with positive weight
     """
 
-    def __init__(self, X, y, sw, fit_intercept):
+    def __init__(self, X, y, sw, fit_intercept, gram=True):
         if sps.issparse(X):
             X = X.tocsr()
         self.X, self.sw, self.fit_intercept = X, sw, fit_intercept
@@ -71,8 +71,12 @@ class Moments:
         self.sum_w = float(self.n if sw is None else sw.sum())
         self.y_mean_s = float(self._wmean(self.ys)) if fit_intercept else 0.0
         self.gram_built = False
-        if sps.issparse(X) and self.d > MAX_GRAM_FEATURES:
-            self.x_scale = self._column_scales()
+        yc = self.ys - self.y_mean_s
+        self.yy = float(np.sum(yc * yc) if sw is None else sw @ (yc * yc))
+        if not gram or (sps.issparse(X) and self.d > MAX_GRAM_FEATURES):
+            # no D x D matrix (wide dense X, or sparse X with many columns): one common power
+            # of two for all columns keeps the penalty uniform and the data near 1
+            self.x_scale = np.full(self.d, float(np.max(self._column_scales(), initial=1.0)))
             self.x_mean_s = self._x_means()
             return
         self.x_scale = np.ones(self.d)
@@ -119,7 +123,6 @@ class Moments:
         """Fill ``G``, ``c``, ``yy``; return False when the scaled-by-one Gram over/underflows."""
         d = self.d
         yc = self.ys - self.y_mean_s
-        self.yy = float(np.sum(yc * yc) if self.sw is None else self.sw @ (yc * yc))
         if sps.issparse(self.X) and not self._sparse_gram(yc):
             self._dense_gram(yc)
         elif not sps.issparse(self.X):

@@ -151,14 +151,15 @@ class Lasso(LinearModel):
         """
         lam = self._check_params()
         X, y, sw = self._validate(X, y, sample_weight)
-        mom = moments(self, X, y, sw)
-        if not mom.gram_built:
+        sparse = not isinstance(X, np.ndarray)
+        mom = moments(self, X, y, sw, gram=sparse or X.shape[0] >= X.shape[1])
+        if sparse and not mom.gram_built:
             raise ValueError("Lasso on sparse X with more than 4096 columns is not supported here; "
                              "use sklearn.linear_model.Lasso(alpha=lam / n_samples), or select columns first.")
         # the penalty of the scaled problem: w_j = y_scale v_j / x_scale_j
         with np.errstate(over="ignore"):
             lam_j = lam / (mom.y_scale * mom.x_scale)
-        use_gram = mom.n > 2 * mom.d or not isinstance(X, np.ndarray)
+        use_gram = mom.gram_built and (mom.n > 2 * mom.d or sparse)
         v, it, gap, ok = self._descend(mom, lam_j, lam == 0, use_gram)
         check_finite_fit(self, v, what="coordinate descent", cure="scale the features (StandardScaler)")
         self.n_iter_, self.converged_ = it, ok

@@ -26,11 +26,11 @@ class LinearRegression(LinearModel):
     Cholesky factorisation of the diagonally equilibrated ``G``. That is fast (``O(N D^2)`` in
     one BLAS ``syrk``) and accurate while ``X`` is well conditioned. **Fallback:** when
     ``G`` is numerically singular or its reciprocal condition number (equilibrated) is below
-    ``1e-8`` - collinear columns, more columns than rows, or ``cond(Xc) > 1e4``, where the
+    ``1e-8`` - collinear columns or ``cond(Xc) > 1e4``, where the
     normal equations would lose more than half of the digits - the fit uses the SVD-based
     least-squares solver LAPACK ``gelsd`` on a centred copy of ``X`` instead, which returns
     the **minimum-norm** minimiser (singular values below ``max(N, D) eps s_max`` count as
-    zero). Sparse ``X`` (CSR/CSC) uses a sparse ``X^T X`` when ``D <= 4096``, and LSQR on an
+    zero); dense ``X`` with more columns than rows goes there directly. Sparse ``X`` (CSR/CSC) uses a sparse ``X^T X`` when ``D <= 4096``, and LSQR on an
     implicitly centred operator otherwise or in the fallback (also minimum norm); ``X`` is
     never densified. Features and targets are rescaled internally by powers of two, so
     ``coef(X * s) = coef(X) / s`` holds from 1e-300 to 1e300.
@@ -80,7 +80,7 @@ class LinearRegression(LinearModel):
         self
         """
         X, y, sw = self._validate(X, y, sample_weight)
-        mom = moments(self, X, y, sw)
+        mom = moments(self, X, y, sw, gram=sps.issparse(X) or X.shape[0] >= X.shape[1])
         v = mom.cholesky_solve(0.0)
         self._sv, self._gram = None, None
         if v is not None:

@@ -102,14 +102,14 @@ class Ridge(LinearModel):
         """
         lam = check_lam(self.lam)
         X, y, sw = self._validate(X, y, sample_weight)
-        mom = moments(self, X, y, sw)
+        dense_wide = not sps.issparse(X) and X.shape[1] > X.shape[0]
+        mom = moments(self, X, y, sw, gram=not dense_wide)
         with np.errstate(over="ignore"):
             pen = (np.sqrt(lam) / mom.x_scale) ** 2       # the penalty in scaled coordinates
         if not np.all(np.isfinite(pen)):
             raise ValueError(f"Ridge: lam / (feature scale)^2 overflows float64 (features below ~1e-150 "
                              f"with lam = {lam:g}): the penalty swamps the data completely. Rescale the "
                              "features (e.g. StandardScaler) and lam with them.")
-        dense_wide = not sps.issparse(X) and mom.d > mom.n
         v = None if dense_wide else mom.cholesky_solve(pen)
         self._df, self._svd_df = None, None
         if v is not None:
