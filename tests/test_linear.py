@@ -450,3 +450,12 @@ def test_lasso_correlated_features_converge_by_default():
     r = sk.Lasso(alpha=lam / len(y), tol=1e-14, max_iter=10**6).fit(X, y)
     f = lambda w, b: lasso_objective(X, y, w, b, lam)  # noqa: E731
     assert f(m.coef_, m.intercept_) <= f(r.coef_, r.intercept_) + 1e-10 * np.sum((y - y.mean()) ** 2)
+
+
+@pytest.mark.parametrize("s", [1e-300, 1e300])
+def test_wide_X_scale_equivariance(s):
+    X, y = data(10, 30, seed=25)
+    b = LinearRegression().fit(X, y)
+    for est, ref in ((LinearRegression(), b), (Ridge(lam=0.0), b), (Lasso(lam=0.5 * s), Lasso(lam=0.5).fit(X, y))):
+        a = est.fit(X * s, y)
+        np.testing.assert_allclose(a.coef_ * s, ref.coef_, rtol=1e-8, atol=1e-10)

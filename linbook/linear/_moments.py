@@ -76,7 +76,7 @@ class Moments:
         if not gram or (sps.issparse(X) and self.d > MAX_GRAM_FEATURES):
             # no D x D matrix (wide dense X, or sparse X with many columns): one common power
             # of two for all columns keeps the penalty uniform and the data near 1
-            self.x_scale = np.full(self.d, float(np.max(self._column_scales(), initial=1.0)))
+            self.x_scale = np.full(self.d, float(np.max(self._column_scales(), initial=0.0)) or 1.0)
             self.x_mean_s = self._x_means()
             return
         self.x_scale = np.ones(self.d)
