@@ -21,43 +21,38 @@ def soft_threshold(z, t):
     return np.sign(z) * max(abs(z) - t, 0.0)
 
 
-def duality_gap(lam_j, yy, yc_r, rr, grad, w):
+def duality_gap(lam_j, yy, yc_r, rr, grad, w, free=None):
     """Gap between ``1/2 ||r||^2 + sum_j lam_j |w_j|`` and the dual at ``theta = alpha r``.
 
     ``grad = Xc^T r``; ``alpha = min(1, min_j lam_j / |grad_j|)`` makes ``theta`` dual feasible
     (``|x_j^T theta| <= lam_j``), and the dual value is ``alpha yc^T r - alpha^2 ||r||^2 / 2``.
+    Coordinates in ``free`` (penalty below the rounding of ``x_j^T r``) are left out of
+    ``alpha``: their optimality is ``x_j^T r = 0``, checked separately. ``lam_j = inf`` (a
+    penalty that swamps the data) only allows ``w_j = 0``.
     """
-    primal = 0.5 * rr + float(lam_j @ np.abs(w))
+    nz = w != 0
+    primal = 0.5 * rr + float(lam_j[nz] @ np.abs(w[nz]))
     g = np.abs(grad)
     active = g > lam_j
+    if free is not None:
+        active &= ~free
     alpha = 1.0 if not np.any(active) else float(np.min(lam_j[active] / g[active]))
     return primal - (alpha * yc_r - 0.5 * alpha * alpha * rr)
 
 
-def _objective(G, c, lam_j, w):
-    """``1/2 ||yc - Xc w||^2 + sum_j lam_j |w_j|`` up to the constant ``||yc||^2 / 2``."""
-    return 0.5 * (w @ (G @ w)) - w @ c + lam_j @ np.abs(w)
+def _polish(GA, cA, lamA, signsA):
+    """Exact lasso minimiser on a support ``A`` with signs ``s_A``, or ``None``.
 
-
-def _polish(G, c, lam_j, w, signs):
-    """Exact lasso minimiser on the support of ``w`` with its signs, or ``None``.
-
-    On a fixed support ``A`` with signs ``s`` the objective is quadratic, minimised by
-    ``G_AA w_A = c_A - lam_A s_A``. The step is taken only if it keeps every sign and lowers
-    the objective; the duality gap then decides whether the support is the right one.
+    On a fixed support with fixed signs the objective is quadratic, minimised by
+    ``G_AA w_A = c_A - lam_A s_A``; the result counts only if it keeps every sign.
     """
-    A = signs != 0
-    if not A.any():
-        return None
     try:
-        wA = np.linalg.solve(G[np.ix_(A, A)], c[A] - lam_j[A] * signs[A])
+        wA = np.linalg.solve(GA, cA - lamA * signsA)
     except np.linalg.LinAlgError:
         return None
-    if not (np.all(np.isfinite(wA)) and np.array_equal(np.sign(wA), signs[A])):
+    if not (np.all(np.isfinite(wA)) and np.array_equal(np.sign(wA), signsA)):
         return None
-    out = np.zeros_like(w)
-    out[A] = wA
-    return out if _objective(G, c, lam_j, out) <= _objective(G, c, lam_j, w) else None
+    return wA
 
 
 class Lasso(LinearModel):
@@ -83,7 +78,9 @@ class Lasso(LinearModel):
     **Stopping rule (scale-invariant).** Stop when the duality gap is at most
     ``tol * ||yc||^2`` (a certificate: the objective is then within that of its minimum; both sides
     scale with ``y^2``, so the rule does not depend on the units). For ``lam = 0`` (no dual
-    certificate) stop when every ``|x_j^T r| <= tol ||x_j|| ||yc||`` (the normal equations).
+    certificate) stop when every ``|x_j^T r| <= tol ||x_j|| ||yc||`` (the normal equations); the
+    same test replaces the dual bound for single coordinates whose penalty is below the rounding
+    of ``x_j^T r`` (a feature near 1e300 next to ordinary ones).
     ``converged_`` is true only when the rule was met; otherwise a ``ConvergenceWarning`` is given.
 
     Invariance: the fit on ``(X s, y)`` with ``lam`` is the fit on ``(X, y)`` with ``lam / s``
@@ -186,6 +183,9 @@ class Lasso(LinearModel):
         w = np.zeros(d)
         gap, it, ok = np.inf, 0, False
         support = None
+        norms = np.sqrt(np.where(a > 0, a, 1.0))
+        # penalties below the rounding of x_j^T r (features near 1e300) act as no penalty
+        free = (lam_j <= np.finfo(float).eps * norms * np.sqrt(max(yy, tiny))) & (a > 0)
         for it in range(1, self.max_iter + 1):
             for j in range(d):
                 if a[j] <= 0.0:
@@ -202,14 +202,25 @@ class Lasso(LinearModel):
             # once a sweep leaves the signs unchanged, jump to the exact minimiser on that
             # support (coordinate descent alone crawls when features are correlated)
             signs = np.sign(w)
-            if support is not None and np.array_equal(signs, support) and mom.gram_built:
-                w_new = _polish(mom.G, mom.c, lam_j, w, signs)
-                if w_new is not None:
-                    w = w_new
-                    if use_gram:
-                        grad = c - G @ w
-                    else:
-                        r = z - Z @ w
+            A = signs != 0
+            if A.any() and (support is None or not np.array_equal(signs, support) or it % 2 == 0):
+                if use_gram or mom.gram_built:
+                    GA, cA = mom.G[np.ix_(A, A)], mom.c[A]
+                else:
+                    GA, cA = Z[:, A].T @ Z[:, A], Z[:, A].T @ z
+                wA = _polish(GA, cA, lam_j[A], signs[A])
+                if wA is not None:
+                    # accept only if the objective does not go up (the gap decides the rest)
+                    w_new = np.zeros_like(w)
+                    w_new[A] = wA
+                    f_old = 0.5 * (w[A] @ (GA @ w[A])) - w[A] @ cA + lam_j @ np.abs(w)
+                    f_new = 0.5 * (wA @ (GA @ wA)) - wA @ cA + lam_j @ np.abs(w_new)
+                    if f_new <= f_old:
+                        w = w_new
+                        if use_gram:
+                            grad = c - G @ w
+                        else:
+                            r = z - Z @ w
             support = signs
             if use_gram:
                 yc_r = yy - w @ c
@@ -218,12 +229,11 @@ class Lasso(LinearModel):
                 grad, yc_r, rr = Z.T @ r, float(z @ r), float(r @ r)
             if not np.isfinite(rr):
                 break
-            gap = duality_gap(lam_j, yy, yc_r, rr, grad, w)
-            if unpenalised:
-                norms = np.sqrt(np.where(a > 0, a, 1.0))
-                ok = bool(np.max(np.abs(grad) / norms, initial=0.0) <= self.tol * np.sqrt(max(yy, tiny)))
-            else:
-                ok = gap <= self.tol * max(yy, tiny)
+            gap = duality_gap(lam_j, yy, yc_r, rr, grad, w, free)
+            # normal equations of the (effectively) unpenalised coordinates, relative to
+            # ||x_j|| ||yc||: the scale-free form of x_j^T r = 0
+            kkt = np.abs(grad[free]) <= self.tol * norms[free] * np.sqrt(max(yy, tiny))
+            ok = bool(np.all(kkt)) and (unpenalised or gap <= self.tol * max(yy, tiny))
             if ok:
                 break
         return w, it, gap, ok
