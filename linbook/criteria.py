@@ -47,10 +47,23 @@ class InformationCriteriaMixin:
     conventions) and ``n_params_`` (property or attribute: the parameter count above).
     """
 
-    def aic(self, X, y):
-        """AIC of the fitted model on ``(X, y)``: ``-2 log L + 2 k``."""
-        return aic(self.log_likelihood(X, y), self.n_params_)
+    def _ll(self, X, y, sample_weight):
+        if sample_weight is None:
+            return self.log_likelihood(X, y)
+        return self.log_likelihood(X, y, sample_weight=sample_weight)
 
-    def bic(self, X, y):
-        """BIC of the fitted model on ``(X, y)``: ``-2 log L + k log N``."""
-        return bic(self.log_likelihood(X, y), self.n_params_, np.shape(X)[0])
+    def aic(self, X, y, sample_weight=None):
+        """AIC of the fitted model on ``(X, y)``: ``-2 log L + 2 k``.
+
+        ``sample_weight`` is passed to ``log_likelihood`` (models that take it: the weighted
+        least-squares likelihood, equal to statsmodels' ``WLS``).
+        """
+        return aic(self._ll(X, y, sample_weight), self.n_params_)
+
+    def bic(self, X, y, sample_weight=None):
+        """BIC of the fitted model on ``(X, y)``: ``-2 log L + k log N``.
+
+        ``N`` is the number of rows of ``X`` (with weights: of rows with positive weight).
+        """
+        n = np.shape(X)[0] if sample_weight is None else int(np.count_nonzero(np.asarray(sample_weight)))
+        return bic(self._ll(X, y, sample_weight), self.n_params_, n)

@@ -120,12 +120,26 @@ def gaussian_mle(X, *, unbiased=False):
     n = X.shape[0]
     if unbiased and n < 2:
         raise ValueError("the unbiased (N-1) covariance needs at least 2 samples")
-    mean = X.mean(axis=0)
-    R = X - mean
+    # work on X / c (c a power of two near max|X|, exact) so that sums of squares of data
+    # near 1e300 or 1e-200 neither overflow nor underflow; scale back at the end
+    _, e = np.frexp(np.max(np.abs(X), initial=0.0))
+    c = np.ldexp(1.0, int(e) - 1) if np.max(np.abs(X), initial=0.0) > 0 else 1.0
+    Z = X / c
+    mz = Z.mean(axis=0)
+    R = Z - mz
     denom = n - 1 if unbiased else n
+    S = (R @ R if X.ndim == 1 else R.T @ R) / denom
+    with np.errstate(over="ignore", under="ignore"):
+        mean, cov = mz * c, S * c * c
+    if not np.all(np.isfinite(cov)):
+        raise ValueError("the (co)variance of X overflows float64 (|X| near 1e154 or more): rescale "
+                         "the data (e.g. divide by its largest entry) before estimating.")
+    if np.any((S != 0) & (np.abs(cov) < np.finfo(float).tiny)):
+        raise ValueError("the (co)variance of X underflows float64 (|X| near 1e-154 or less): rescale "
+                         "the data (e.g. divide by its largest entry) before estimating.")
     if X.ndim == 1:
-        return float(mean), float(R @ R / denom)
-    return mean, (R.T @ R) / denom
+        return float(mean), float(cov)
+    return mean, cov
 
 
 def mvn_mle(X):

@@ -20,8 +20,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted
 
-from .base import encode_labels, validate_data, validate_X
+from .base import encode_labels, validate_fit, validate_predict
+from .linear._base import with_advice
 from .criteria import aic, bic  # noqa: F401  (re-exported for ``from linbook.laplace import bic``)
 from .numerics import log1pexp, sigmoid
 
@@ -138,7 +141,8 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
     for n_iter in range(1, max_iter + 1):
         g, H = G(z), Hs(z)
         if not (np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
-            raise ValueError("gradient or Hessian is not finite during the mode search")
+            raise ValueError("laplace_approximation: the gradient or Hessian is not finite during the "
+                             "mode search (overflow); scale the variables (e.g. standardise the features).")
         try:
             L = np.linalg.cholesky(0.5 * (H + H.T))
             step = -linalg.cho_solve((L, True), g)
@@ -158,7 +162,13 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
             t *= 0.5
             if t < 1e-14:
                 break
-        if t < 1e-14:               # no progress possible: we are at the mode to machine precision
+        if t < 1e-14:
+            # no decrease along a descent direction: at the mode to rounding, unless the model
+            # still predicts a large decrease (then the energy is not smooth or badly scaled)
+            if 0.5 * decrement > 1e-8 * max(1.0, abs(e)):
+                raise ValueError("laplace_approximation: the line search stalled away from the mode "
+                                 f"(Newton decrement {0.5 * decrement:.3g}); check that E, grad and "
+                                 "hess agree, or scale the variables.")
             break
         z, e = z_new, e_new
     else:
@@ -201,22 +211,25 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     """Binary logistic regression with a Gaussian prior and a Laplace-approximated posterior.
 
     Model: ``p(y = 1 | x, w) = sigm(w^T phi(x))`` with ``phi(x) = (1, x)`` when
-    ``fit_intercept`` (else ``x``), prior ``w ~ N(0, prior_var I)``. **The intercept gets the
+    ``fit_intercept`` (else ``x``), prior ``w ~ N(0, alpha^{-1} I)`` with ``alpha = prior_precision``
+    (PRML's notation). **The intercept gets the
     same prior as the other weights** (this keeps the posterior proper on separable data and
     the evidence well defined). The posterior is approximated by ``N(w | w_MAP, A^{-1})`` where
     ``w_MAP`` minimises the energy::
 
-        E(w) = sum_i [log(1 + exp(a_i)) - y_i a_i] + ||w||^2 / (2 prior_var) + (M/2) log(2 pi prior_var),
+        E(w) = sum_i [log(1 + exp(a_i)) - y_i a_i] + (alpha/2) ||w||^2 + (M/2) log(2 pi / alpha),
         a_i = w^T phi(x_i),  y_i in {0, 1},
 
-    and ``A = Phi^T S Phi + I / prior_var`` with ``S = diag(mu_i (1 - mu_i))``. With
-    ``fit_intercept=False`` the MAP point equals scikit-learn's
-    ``LogisticRegression(C=prior_var, fit_intercept=False)``.
+    and ``A = Phi^T S Phi + alpha I`` with ``S = diag(mu_i (1 - mu_i))``. The MAP point minimises
+    ``NLL(w) + (alpha/2) ||w||^2``, i.e. ``linbook.LogisticRegression(lam=alpha)`` except that the
+    intercept is penalised too; with ``fit_intercept=False`` it equals scikit-learn's
+    ``LogisticRegression(C=1/alpha, fit_intercept=False)``.
 
     Parameters
     ----------
-    prior_var : float, default=100.0
-        Prior variance ``v`` of every weight (MLAPP 8.4.3 uses ``N(0, 100 I)``).
+    prior_precision : float, default=0.01
+        Prior precision ``alpha`` of every weight, the inverse prior variance (MLAPP 8.4.3 uses
+        ``N(0, 100 I)``, i.e. ``alpha = 0.01``).
     predictive : {"probit", "mc", "plugin"}, default="probit"
         How ``predict_proba`` integrates over the posterior: the moderated output
         ``sigm(kappa(sigma_a^2) mu_a)``, Monte Carlo over ``n_samples`` posterior draws, or the
@@ -241,15 +254,18 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         Laplace estimate of ``log p(y | X)`` (nats), prior normaliser included.
     coef_ : ndarray of shape (1, D)
     intercept_ : ndarray of shape (1,)
+    laplace_ : LaplaceResult
+        The full Laplace approximation (mode, precision, Cholesky factor, ...).
     n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had string column names.
     n_iter_ : int
 
     Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "Bayesian logistic regression".
     """
 
-    def __init__(self, prior_var=100.0, predictive="probit", n_samples=1000, random_state=None,
+    def __init__(self, prior_precision=0.01, predictive="probit", n_samples=1000, random_state=None,
                  fit_intercept=True, tol=1e-14, max_iter=200):
-        self.prior_var = prior_var
+        self.prior_precision = prior_precision
         self.predictive = predictive
         self.n_samples = n_samples
         self.random_state = random_state
@@ -257,37 +273,67 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.max_iter = max_iter
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False     # binary only
+        return tags
+
     def _design(self, X):
         return np.hstack([np.ones((X.shape[0], 1)), X]) if self.fit_intercept else X
 
     def _check_params(self):
-        if not (np.isfinite(self.prior_var) and self.prior_var > 0):
-            raise ValueError(f"prior_var must be a positive finite number; got {self.prior_var!r}")
+        a = self.prior_precision
+        if not (np.isscalar(a) and isinstance(a, (int, float, np.number)) and np.isfinite(a) and a > 0):
+            raise ValueError(f"prior_precision must be a positive finite number; got {a!r}")
         if self.predictive not in ("probit", "mc", "plugin"):
             raise ValueError(f"predictive must be 'probit', 'mc' or 'plugin'; got {self.predictive!r}")
-        if int(self.n_samples) < 1:
-            raise ValueError("n_samples must be at least 1")
+        if not (isinstance(self.n_samples, (int, np.integer)) and self.n_samples >= 1):
+            raise ValueError(f"n_samples must be an integer >= 1; got {self.n_samples!r}")
 
     def fit(self, X, y):
-        """Find ``w_MAP`` by Newton's method and the Laplace posterior; returns ``self``."""
+        """Find ``w_MAP`` by Newton's method and the Laplace posterior; returns ``self``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two classes (any labels).
+
+        Returns
+        -------
+        self
+        """
         self._check_params()
-        X, y = validate_data(X, y)
+        if y is None:
+            raise ValueError("BayesianLogisticRegression requires y to be passed, but the target y is None.")
+        X, y = with_advice(lambda: validate_fit(self, X, y), "BayesianLogisticRegression")
+        kind = type_of_target(y)
+        if kind == "unknown":
+            raise ValueError("Unknown label type: BayesianLogisticRegression needs two class labels in y.")
+        if kind == "multiclass":
+            raise ValueError("Only binary classification is supported. The target has more than two "
+                             "classes; use linbook.LogisticRegression (multinomial) for those.")
+        if X.shape[0] < 2:
+            raise ValueError("BayesianLogisticRegression needs at least one sample of each of two "
+                             "classes; got 1 sample.")
         self.classes_, t = encode_labels(y, max_classes=2, model="BayesianLogisticRegression")
         t = t.astype(float)
         Phi = self._design(X)
-        m, v = Phi.shape[1], float(self.prior_var)
-        const = 0.5 * m * np.log(2 * np.pi * v)
+        m, alpha = Phi.shape[1], float(self.prior_precision)
+        const = 0.5 * m * np.log(2 * np.pi / alpha)
 
         def energy(w):
             a = Phi @ w
-            return float(np.sum(log1pexp(a) - t * a) + 0.5 * w @ w / v + const)
+            return float(np.sum(log1pexp(a) - t * a) + 0.5 * alpha * (w @ w) + const)
 
         def grad(w):
-            return Phi.T @ (sigmoid(Phi @ w) - t) + w / v
+            return Phi.T @ (sigmoid(Phi @ w) - t) + alpha * w
 
         def hess(w):
             mu = sigmoid(Phi @ w)
-            return Phi.T @ ((mu * (1 - mu))[:, None] * Phi) + np.eye(m) / v
+            H = Phi.T @ ((mu * (1 - mu))[:, None] * Phi)
+            H[np.diag_indices(m)] += alpha
+            return H
 
         res = laplace_approximation(energy, grad, hess, np.zeros(m), tol=self.tol, max_iter=self.max_iter)
         self.laplace_ = res
@@ -295,7 +341,6 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         self.posterior_cov_ = res.covariance
         self.log_evidence_ = res.log_evidence
         self.n_iter_ = res.n_iter
-        self.n_features_in_ = X.shape[1]
         w = res.mode
         self.intercept_ = np.array([w[0] if self.fit_intercept else 0.0])
         self.coef_ = (w[1:] if self.fit_intercept else w).reshape(1, -1)
@@ -307,7 +352,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         Returns ``(mu_a, var_a)`` with ``mu_a = m^T phi`` and ``var_a = phi^T A^{-1} phi``
         (MLAPP 8.64-8.66), computed as ``||L^{-1} phi||^2`` with ``A = L L^T``.
         """
-        X = validate_X(self, X)
+        X = validate_predict(self, X)
         Phi = self._design(X)
         mu = Phi @ self.posterior_mean_
         V = linalg.solve_triangular(self.laplace_.chol, Phi.T, lower=True)
@@ -315,6 +360,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def sample_posterior(self, n_samples, random_state=None):
         """Draw ``n_samples`` weight vectors from ``N(m, A^{-1})``: ``w = m + L^{-T} z``."""
+        check_is_fitted(self)
         rng = np.random.default_rng(random_state)
         z = rng.standard_normal((int(n_samples), self.posterior_mean_.size))
         return self.posterior_mean_ + linalg.solve_triangular(self.laplace_.chol, z.T, lower=True, trans="T").T
@@ -332,10 +378,11 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
             p1 = moderated_sigmoid(mu, var)
         else:
             W = self.sample_posterior(self.n_samples, self.random_state)
-            Phi = self._design(validate_X(self, X))
+            Phi = self._design(validate_predict(self, X))
             p1 = sigmoid(Phi @ W.T).mean(axis=1)
         return np.column_stack([1 - p1, p1])
 
     def predict(self, X):
         """Class with ``mu_a > 0`` (the plug-in and probit predictives share this boundary)."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]

@@ -1,7 +1,8 @@
 """Numerically stable elementwise primitives.
 
 Every function here is exact to float64 rounding over the whole real line and
-emits no overflow/underflow warning, including at ``abs(z) = 1000`` and at ``+-inf``.
+emits no overflow/underflow warning, including at ``abs(z) = 1000``, near ``+-1e308`` and at
+``+-inf`` (where each returns its limit; the docstrings say which). NaN propagates.
 
 Derived in: chapter "Logistic regression" § "The sigmoid and its logarithm"
 (stability), and chapter "Estimation" for ``logsumexp`` (normalising a
@@ -64,10 +65,25 @@ def log_sigmoid(z):
     return -log1pexp(-np.asarray(z, dtype=float))
 
 
+def _row_max(a, axis):
+    """Row maxima (keepdims) and the rows' +inf / all -inf masks."""
+    m = np.max(a, axis=axis, keepdims=True)
+    return m, np.isposinf(m), np.isneginf(m)
+
+
+def _no_all_neg_inf(neg, name):
+    if np.any(neg):
+        raise ValueError(f"{name}: a row (slice along axis) is entirely -inf, i.e. every entry has "
+                         "probability zero, so it cannot be normalised. Check the scores, or mask "
+                         "such rows before calling (logsumexp gives -inf for them).")
+
+
 def logsumexp(a, axis=None, keepdims=False):
     """``log(sum(exp(a)))`` along ``axis`` with the max subtracted first.
 
-    Rows that are entirely ``-inf`` give ``-inf`` (not NaN).
+    Exact limits at the ends of the float range: rows that are entirely ``-inf`` give
+    ``-inf``; a row holding ``+inf`` gives ``+inf``; entries near ``+-1e308`` do not overflow.
+    NaN propagates (a row with NaN gives NaN), as in numpy.
 
     Parameters
     ----------
@@ -79,10 +95,11 @@ def logsumexp(a, axis=None, keepdims=False):
     Derived in: chapter "Logistic regression" § "Multinomial logistic regression".
     """
     a = np.asarray(a, dtype=float)
-    m = np.max(a, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore", under="ignore"):  # log(0) = -inf for all -inf rows
-        out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    m, pos, _ = _row_max(a, axis)
+    shift = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore", under="ignore", over="ignore", invalid="ignore"):
+        out = np.log(np.sum(np.exp(a - shift), axis=axis, keepdims=True)) + shift
+    out = np.where(pos, np.inf, out)
     if not keepdims:
         out = np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
     return out[()] if np.ndim(out) == 0 else out
@@ -91,26 +108,49 @@ def logsumexp(a, axis=None, keepdims=False):
 def log_softmax(a, axis=-1):
     """``a - logsumexp(a)`` along ``axis``, computed without cancellation.
 
+    Limits: in a row holding ``k`` entries equal to ``+inf``, those get ``-log k`` and the
+    others ``-inf`` (the limit as they grow together: the mass is split evenly over them).
+    A row that is entirely ``-inf`` has no normalisation and raises ``ValueError``. NaN
+    propagates to its row.
+
     Derived in: chapter "Logistic regression" § "Multinomial logistic regression".
     """
     a = np.asarray(a, dtype=float)
+    m, pos, neg = _row_max(a, axis)
+    _no_all_neg_inf(neg, "log_softmax")
     # Shift first, then subtract the small log-sum: a - logsumexp(a) would cancel
     # two large numbers (|a| ~ 1000) and lose ~13 digits' worth of absolute accuracy.
-    m = np.max(a, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    shifted = a - m
-    with np.errstate(under="ignore", divide="ignore"):
-        return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+    shift = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(under="ignore", divide="ignore", over="ignore", invalid="ignore"):
+        shifted = a - shift
+        out = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+    if np.any(pos):
+        hit = np.isposinf(a)
+        k = np.sum(hit, axis=axis, keepdims=True)
+        out = np.where(pos, np.where(hit, -np.log(np.maximum(k, 1)), -np.inf), out)
+    return out
 
 
 def softmax(a, axis=-1):
     """``exp(a) / sum(exp(a))`` along ``axis``; rows sum to one exactly up to rounding.
 
+    Limits: a row holding ``k`` entries equal to ``+inf`` puts mass ``1/k`` on each of them
+    and 0 elsewhere (the limit as they grow together). A row that is entirely ``-inf`` (all
+    probabilities zero) cannot be normalised and raises ``ValueError``. Entries near
+    ``+-1e308`` do not overflow. NaN propagates to its row.
+
     Derived in: chapter "Logistic regression" § "Multinomial logistic regression";
     temperature form in chapter "Gaussian models and GDA" § "Softmax and temperature".
     """
     a = np.asarray(a, dtype=float)
-    m = np.max(a, axis=axis, keepdims=True)
-    with np.errstate(under="ignore"):
-        e = np.exp(a - m)
-    return e / np.sum(e, axis=axis, keepdims=True)
+    m, pos, neg = _row_max(a, axis)
+    _no_all_neg_inf(neg, "softmax")
+    shift = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(under="ignore", over="ignore", invalid="ignore"):
+        e = np.exp(a - shift)
+        out = e / np.sum(e, axis=axis, keepdims=True)
+    if np.any(pos):
+        hit = np.isposinf(a)
+        k = np.sum(hit, axis=axis, keepdims=True)
+        out = np.where(pos, hit / np.maximum(k, 1), out)
+    return out

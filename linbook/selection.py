@@ -35,11 +35,25 @@ def _design(X, fit_intercept):
     return np.hstack([np.ones((X.shape[0], 1)), X]) if fit_intercept else X
 
 
+def _equilibrate(Phi):
+    """Columns divided by a power of two near their largest entry (exact).
+
+    The hat matrix ``X (X^T X)^+ X^T`` does not change when columns are rescaled, but the
+    numerical rank decision does: without this an intercept column next to features near
+    1e150 would count as rank-deficient.
+    """
+    big = np.max(np.abs(Phi), axis=0, initial=0.0)
+    _, e = np.frexp(np.where(big > 0, big, 1.0))
+    return Phi / np.ldexp(1.0, e - 1)
+
+
 def hat_diagonal(X, *, fit_intercept=False):
     """Leverages ``h_ii``: the diagonal of ``H = X (X^T X)^+ X^T``, from a thin pivoted QR.
 
     With ``X = Q R`` (``Q`` of shape (N, r) for the numerical rank ``r``), ``H = Q Q^T`` and
-    ``h_ii = sum_j Q_ij^2``. Cost ``O(N D^2)``, memory ``O(N D)``.
+    ``h_ii = sum_j Q_ij^2``. Cost ``O(N D^2)``, memory ``O(N D)``. The columns are first divided
+    by powers of two near their largest entries (``H`` does not change), so the rank, and the
+    leverages, do not depend on the units of the features.
 
     Parameters
     ----------
@@ -55,7 +69,7 @@ def hat_diagonal(X, *, fit_intercept=False):
     Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
     """
     X = check_array(X, dtype=np.float64)
-    Phi = _design(X, fit_intercept)
+    Phi = _equilibrate(_design(X, fit_intercept))
     Q, R, _ = linalg.qr(Phi, mode="economic", pivoting=True)
     d = np.abs(np.diag(R))
     rank = int(np.sum(d > d.max() * max(Phi.shape) * np.finfo(float).eps)) if d.size and d.max() > 0 else 0
@@ -93,7 +107,7 @@ def loocv_least_squares(X, y, *, fit_intercept=True, return_residuals=False):
     Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
     """
     X, y = check_X_y(X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
-    Phi = _design(X, fit_intercept)
+    Phi = _equilibrate(_design(X, fit_intercept))
     coef, *_ = linalg.lstsq(Phi, y)
     h = hat_diagonal(Phi)
     r = _loo_from(y, Phi @ coef, h, "least squares")
@@ -101,21 +115,21 @@ def loocv_least_squares(X, y, *, fit_intercept=True, return_residuals=False):
     return (mse, r) if return_residuals else mse
 
 
-def loocv_ridge(X, y, alpha, *, fit_intercept=True, return_residuals=False):
+def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
     """Leave-one-out mean squared error of ridge regression, without refitting.
 
-    Ridge minimises ``||y - b 1 - X w||^2 + alpha ||w||^2`` (intercept ``b`` unpenalised, as
-    scikit-learn's ``Ridge(alpha)``). Its hat matrix is ``11^T/N + U diag(s^2/(s^2+alpha)) U^T``
-    for the thin SVD ``X_c = U diag(s) V^T`` of the centred inputs, so
-    ``h_ii = 1/N + sum_j U_ij^2 s_j^2 / (s_j^2 + alpha)``, and the LOO residual is again
-    ``(y_i - yhat_i) / (1 - h_ii)``.
+    Ridge minimises ``||y - b 1 - X w||^2 + lam ||w||^2`` (intercept ``b`` unpenalised), the
+    minimiser of :class:`linbook.Ridge` ``(lam)`` and of scikit-learn's ``Ridge(alpha=lam)``. Its
+    hat matrix is ``11^T/N + U diag(s^2/(s^2+lam)) U^T`` for the thin SVD ``X_c = U diag(s) V^T``
+    of the centred inputs, so ``h_ii = 1/N + sum_j U_ij^2 s_j^2 / (s_j^2 + lam)``, and the LOO
+    residual is again ``(y_i - yhat_i) / (1 - h_ii)``.
 
     Parameters
     ----------
     X : array-like of shape (N, D)
     y : array-like of shape (N,)
-    alpha : float
-        Penalty, ``alpha >= 0``.
+    lam : float
+        Penalty, ``lam >= 0`` (scikit-learn ``alpha = lam``).
     fit_intercept : bool, default=True
     return_residuals : bool, default=False
 
@@ -127,18 +141,24 @@ def loocv_ridge(X, y, alpha, *, fit_intercept=True, return_residuals=False):
     Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
     """
     X, y = check_X_y(X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
-    if not (np.isfinite(alpha) and alpha >= 0):
-        raise ValueError(f"alpha must be a finite number >= 0; got {alpha!r}")
+    if not (np.isscalar(lam) and np.isfinite(lam) and lam >= 0):
+        raise ValueError(f"lam must be a finite number >= 0; got {lam!r}")
     n = X.shape[0]
     if fit_intercept:
         xm, ym = X.mean(axis=0), y.mean()
         Xc, yc, h0 = X - xm, y - ym, 1.0 / n
     else:
         Xc, yc, h0, ym = X, y, 0.0, 0.0
-    U, s, _ = linalg.svd(Xc, full_matrices=False)
+    # divide X by a power of two near its largest entry (exact) so that s^2 cannot overflow
+    # or underflow for features near 1e300 or 1e-200; the penalty is divided by its square
+    big = float(np.max(np.abs(Xc), initial=0.0))
+    c = float(np.ldexp(1.0, int(np.frexp(big)[1]) - 1)) if big > 0 else 1.0
+    U, s, _ = linalg.svd(Xc / c, full_matrices=False)
     keep = s > s.max() * max(X.shape) * np.finfo(float).eps if s.size and s.max() > 0 else np.zeros(s.size, bool)
     U, s = U[:, keep], s[keep]
-    shrink = s ** 2 / (s ** 2 + alpha)
+    with np.errstate(over="ignore", under="ignore"):
+        lam_c = (np.sqrt(lam) / c) ** 2
+    shrink = s ** 2 / (s ** 2 + lam_c) if np.isfinite(lam_c) else np.zeros_like(s)
     fitted = ym + U @ (shrink * (U.T @ yc))
     h = h0 + (U ** 2) @ shrink
     r = _loo_from(y, fitted, h, "ridge")

@@ -172,3 +172,19 @@ def test_ridge_lambda_is_the_map():
     lam = ridge_lambda_from_prior(s2, t2)
     w_ridge = np.linalg.solve(X.T @ X + lam * np.eye(3), X.T @ y)
     np.testing.assert_allclose(w_map, w_ridge, atol=1e-6)
+
+
+@pytest.mark.parametrize("s", [1e-150, 1e-12, 1e12, 1e150])
+def test_gaussian_mle_scales_exactly(s):
+    X = np.random.default_rng(5).normal(size=(30, 2))
+    m0, c0 = gaussian_mle(X)
+    m, c = gaussian_mle(X * s)
+    np.testing.assert_allclose(m / s, m0, rtol=1e-14, atol=1e-300)
+    np.testing.assert_allclose(c / s / s, c0, rtol=1e-13)
+
+
+@pytest.mark.parametrize("s", [1e-300, 1e300])
+def test_gaussian_mle_unrepresentable_covariance_is_a_clear_error(s):
+    X = np.random.default_rng(5).normal(size=(30, 2))
+    with pytest.raises(ValueError, match="rescale"):
+        gaussian_mle(X * s)

@@ -120,7 +120,7 @@ def _data(n=80, seed=0):
 
 def test_map_equals_sklearn_without_intercept():
     X, y = _data()
-    m = linbook.BayesianLogisticRegression(prior_var=2.0, fit_intercept=False).fit(X, y)
+    m = linbook.BayesianLogisticRegression(prior_precision=0.5, fit_intercept=False).fit(X, y)
     s = SkLogReg(C=2.0, fit_intercept=False, tol=1e-12, max_iter=10_000).fit(X, y)
     np.testing.assert_allclose(m.coef_, s.coef_, atol=1e-6)
     assert m.intercept_[0] == 0.0
@@ -131,7 +131,7 @@ def test_posterior_cov_is_inverse_hessian_and_evidence_vs_quadrature_1d():
     x = rng.normal(size=(25, 1))
     y = (x[:, 0] + rng.logistic(size=25) > 0).astype(int)
     v = 3.0
-    m = linbook.BayesianLogisticRegression(prior_var=v, fit_intercept=False).fit(x, y)
+    m = linbook.BayesianLogisticRegression(prior_precision=1 / v, fit_intercept=False).fit(x, y)
     w = m.posterior_mean_[0]
     mu = sigmoid(x[:, 0] * w)
     assert m.posterior_cov_[0, 0] == pytest.approx(1 / (np.sum(mu * (1 - mu) * x[:, 0] ** 2) + 1 / v))
@@ -147,7 +147,7 @@ def test_posterior_cov_is_inverse_hessian_and_evidence_vs_quadrature_1d():
 def test_predictives_agree_and_mc_is_seeded():
     X, y = _data()
     Xt = np.random.default_rng(9).normal(size=(50, 3)) * 2
-    kw = dict(prior_var=10.0)
+    kw = dict(prior_precision=0.1)
     pr = linbook.BayesianLogisticRegression(predictive="probit", **kw).fit(X, y).predict_proba(Xt)
     mc_model = linbook.BayesianLogisticRegression(predictive="mc", n_samples=200_000, random_state=0, **kw).fit(X, y)
     mc = mc_model.predict_proba(Xt)
@@ -169,7 +169,7 @@ def test_predictives_agree_and_mc_is_seeded():
 
 def test_sample_posterior_has_the_laplace_moments():
     X, y = _data()
-    m = linbook.BayesianLogisticRegression(prior_var=5.0).fit(X, y)
+    m = linbook.BayesianLogisticRegression(prior_precision=0.2).fit(X, y)
     W = m.sample_posterior(200_000, random_state=1)
     np.testing.assert_allclose(W.mean(0), m.posterior_mean_, atol=0.02)
     np.testing.assert_allclose(np.cov(W.T), m.posterior_cov_, atol=0.02)
@@ -177,7 +177,7 @@ def test_sample_posterior_has_the_laplace_moments():
 
 def test_separable_data_gives_finite_posterior():
     X, y, _ = linbook.datasets.make_separable(40, labels=(0, 1), random_state=0)
-    m = linbook.BayesianLogisticRegression(prior_var=100.0).fit(X, y)
+    m = linbook.BayesianLogisticRegression(prior_precision=0.01).fit(X, y)
     assert np.all(np.isfinite(m.posterior_mean_)) and np.isfinite(m.log_evidence_)
     np.testing.assert_array_equal(m.predict(X), y)
 
@@ -188,14 +188,14 @@ def test_sklearn_api_and_labels():
     m = linbook.BayesianLogisticRegression().fit(X, labels)
     assert set(m.predict(X)) <= {"pass", "fail"}
     assert list(m.classes_) == ["fail", "pass"]
-    c = clone(linbook.BayesianLogisticRegression(prior_var=3.0, predictive="mc", random_state=0))
-    assert c.get_params()["prior_var"] == 3.0
+    c = clone(linbook.BayesianLogisticRegression(prior_precision=3.0, predictive="mc", random_state=0))
+    assert c.get_params()["prior_precision"] == 3.0
     sc = cross_val_score(make_pipeline(StandardScaler(), linbook.BayesianLogisticRegression()), X, y, cv=3)
     assert sc.mean() > 0.6
 
 
 @pytest.mark.parametrize("bad", [
-    dict(prior_var=0.0), dict(prior_var=-1.0), dict(predictive="laplace"), dict(n_samples=0)])
+    dict(prior_precision=0.0), dict(prior_precision=-1.0), dict(prior_precision=np.inf), dict(predictive="laplace"), dict(n_samples=0)])
 def test_bad_parameters(bad):
     X, y = _data()
     with pytest.raises(ValueError):
@@ -213,7 +213,7 @@ def test_bad_input():
         est.fit(Xi, y)
     with pytest.raises(ValueError, match="at least 2 classes"):
         est.fit(X, np.zeros(len(y)))
-    with pytest.raises(ValueError, match="at most 2"):
+    with pytest.raises(ValueError, match="Only binary"):
         est.fit(X, np.arange(len(y)) % 3)
     with pytest.raises(ValueError):
         est.fit(X, y[:-1])
@@ -255,3 +255,30 @@ def test_linear_regression_llf_bic_aic_equal_statsmodels():
     assert m.log_likelihood(X, y) == pytest.approx(res.llf, rel=1e-10)
     assert m.bic(X, y) == pytest.approx(res.bic, rel=1e-10)
     assert m.aic(X, y) == pytest.approx(res.aic, rel=1e-10)
+
+
+def test_map_equals_linbook_logistic_lam_without_intercept():
+    X, y = _data()
+    m = linbook.BayesianLogisticRegression(prior_precision=0.7, fit_intercept=False).fit(X, y)
+    r = linbook.LogisticRegression(lam=0.7, fit_intercept=False).fit(X, y)
+    np.testing.assert_allclose(m.coef_, r.coef_, atol=1e-8)
+
+
+def test_contract_feature_names_not_fitted_and_predict_writes_nothing():
+    pd = pytest.importorskip("pandas")
+    from sklearn.exceptions import NotFittedError
+    X, y = _data()
+    est = linbook.BayesianLogisticRegression(predictive="mc", n_samples=50, random_state=0)
+    with pytest.raises(NotFittedError):
+        est.predict(X)
+    with pytest.raises(NotFittedError):
+        est.sample_posterior(3)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    est.fit(df, y)
+    assert list(est.feature_names_in_) == ["a", "b", "c"]
+    before = set(vars(est))
+    p1, p2 = est.predict_proba(df), est.predict_proba(df)
+    np.testing.assert_array_equal(p1, p2)
+    assert set(vars(est)) == before
+    with pytest.raises(ValueError, match="feature names"):
+        est.predict(df[["c", "a", "b"]])

@@ -1,5 +1,7 @@
 """linbook.linear against scikit-learn, statsmodels and scipy (tolerances stated per test)."""
 
+import warnings
+
 import numpy as np
 import pytest
 import statsmodels.api as sm
@@ -10,6 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import linbook
+from sklearn.exceptions import ConvergenceWarning
 from linbook.linear import Lasso, LeastAbsoluteDeviation, LinearRegression, Ridge
 
 
@@ -89,18 +92,30 @@ def test_ridge_lam_zero_is_minimum_norm_least_squares():
     np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-8)
 
 
+def lasso_objective(X, y, w, b, lam, sw=None):
+    r = y - X @ w - b
+    return 0.5 * (r @ r if sw is None else sw @ (r * r)) + lam * np.abs(w).sum()
+
+
 @pytest.mark.parametrize("shape", [(80, 6), (25, 40), (500, 8)])
 @pytest.mark.parametrize("frac", [0.05, 0.3, 0.9])
 def test_lasso_matches_sklearn(shape, frac):
     X, y = data(*shape, seed=6)
     n = X.shape[0]
-    lam_max = np.abs((X - X.mean(0)).T @ (y - y.mean())).max()
-    lam = frac * lam_max
-    a = Lasso(lam=lam, tol=1e-14, max_iter=100000).fit(X, y)
+    Xc, yc = X - X.mean(0), y - y.mean()
+    lam = frac * np.abs(Xc.T @ yc).max()
+    tol = 1e-13
+    a = Lasso(lam=lam, tol=tol, max_iter=100000).fit(X, y)
     b = sk.Lasso(alpha=lam / n, tol=1e-14, max_iter=200000).fit(X, y)
-    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-8, atol=1e-8)
-    assert abs(a.intercept_ - b.intercept_) < 1e-7
-    assert a.dual_gap_ >= -1e-8
+    eps_yy = 64 * np.finfo(float).eps * (yc @ yc)        # rounding of the gap itself
+    assert a.converged_ and -eps_yy <= a.dual_gap_ * (yc @ yc) <= tol * (yc @ yc)
+    # the stopping rule bounds the objective gap; both solvers reach the same minimum value
+    fa, fb = (lasso_objective(X, y, m.coef_, m.intercept_, lam) for m in (a, b))
+    assert fa <= fb + tol * (yc @ yc)
+    if n > X.shape[1]:
+        # strong convexity: ||w - w*||^2 <= 2 gap / lambda_min(Xc^T Xc)
+        bound = np.sqrt(2 * tol * (yc @ yc) / np.linalg.eigvalsh(Xc.T @ Xc)[0])
+        assert np.max(np.abs(a.coef_ - b.coef_)) <= 2 * bound + 1e-12
 
 
 def test_lasso_zero_above_lam_max_and_ols_at_zero():
@@ -108,7 +123,8 @@ def test_lasso_zero_above_lam_max_and_ols_at_zero():
     lam_max = np.abs((X - X.mean(0)).T @ (y - y.mean())).max()
     assert np.all(Lasso(lam=lam_max * 1.0001).fit(X, y).coef_ == 0)
     assert np.any(Lasso(lam=lam_max * 0.99).fit(X, y).coef_ != 0)
-    a = Lasso(lam=0.0, tol=1e-14, max_iter=100000).fit(X, y)
+    a = Lasso(lam=0.0, tol=1e-12, max_iter=100000).fit(X, y)
+    assert a.converged_
     np.testing.assert_allclose(a.coef_, LinearRegression().fit(X, y).coef_, atol=1e-7)
 
 
@@ -177,3 +193,269 @@ def test_sklearn_plumbing(est):
 def test_exported():
     for name in ("LinearRegression", "Ridge", "Lasso", "LeastAbsoluteDeviation"):
         assert getattr(linbook, name) is getattr(linbook.linear, name)
+
+
+# ---------------------------------------------------------------- solvers and their fallbacks
+def test_solver_choice_and_fallbacks():
+    X, y = data(200, 5, seed=10)
+    assert LinearRegression().fit(X, y).solver_ == "cholesky"
+    assert Ridge().fit(X, y).solver_ == "cholesky"
+    # collinear columns: the Gram matrix is singular -> SVD least squares, minimum norm
+    Xd = np.column_stack([X, X[:, 0] - X[:, 1]])
+    m = LinearRegression().fit(Xd, y)
+    assert m.solver_ == "gelsd" and m.rank_ == 5
+    Xc, yc = Xd - Xd.mean(0), y - y.mean()
+    np.testing.assert_allclose(m.coef_, np.linalg.pinv(Xc) @ yc, atol=1e-10)
+    # cond(Xc) ~ 1e6 (> 1e4): normal equations would lose half the digits -> gelsd, exact answer
+    Xi = X.copy()
+    Xi[:, 4] = X[:, 3] + 1e-6 * X[:, 4]
+    m = LinearRegression().fit(Xi, y)
+    assert m.solver_ == "gelsd" and m.rank_ == 5
+    Xc = Xi - Xi.mean(0)
+    # (scikit-learn truncates this rank-5 matrix to rank 4 and so misses the minimiser)
+    np.testing.assert_allclose(m.coef_, np.linalg.lstsq(Xc, y - y.mean(), rcond=None)[0], rtol=1e-8)
+    # wide data: ridge uses the SVD
+    Xw, yw = data(10, 30, seed=11)
+    assert Ridge().fit(Xw, yw).solver_ == "svd"
+
+
+def test_ols_singular_values_and_rank_on_fast_path():
+    X, y = data(100, 4, seed=12)
+    m = LinearRegression().fit(X, y)
+    np.testing.assert_allclose(m.singular_, np.linalg.svd(X - X.mean(0), compute_uv=False), rtol=1e-10)
+    assert m.rank_ == 4 and m.n_params_ == 5
+
+
+def test_fit_does_not_copy_X():
+    import tracemalloc
+    X, y = data(100_000, 20, seed=13)
+    for est in (LinearRegression(), Ridge(lam=2.0)):
+        tracemalloc.start()
+        est.fit(X, y)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert peak < 0.5 * X.nbytes, f"{est}: peak {peak / X.nbytes:.2f} x X"
+
+
+def test_ridge_df_is_trace_of_hat_matrix():
+    X, y = data(50, 6, seed=14)
+    lam = 7.0
+    m = Ridge(lam=lam).fit(X, y)
+    Xc = X - X.mean(0)
+    H = Xc @ np.linalg.solve(Xc.T @ Xc + lam * np.eye(6), Xc.T)
+    assert m.df_ == pytest.approx(np.trace(H), rel=1e-10)
+    assert m.n_params_ == pytest.approx(np.trace(H) + 1, rel=1e-10)
+    Xw, yw = data(10, 30, seed=15)
+    mw = Ridge(lam=lam).fit(Xw, yw)
+    Xc = Xw - Xw.mean(0)
+    H = Xc @ np.linalg.solve(Xc.T @ Xc + lam * np.eye(30), Xc.T)
+    assert mw.df_ == pytest.approx(np.trace(H), rel=1e-8)
+
+
+# ---------------------------------------------------------------- sample weights
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_sample_weight_matches_sklearn_and_statsmodels(fit_intercept):
+    X, y = data(120, 4, seed=16)
+    sw = np.random.default_rng(16).uniform(0.1, 3.0, 120)
+    a = LinearRegression(fit_intercept=fit_intercept).fit(X, y, sample_weight=sw)
+    b = sk.LinearRegression(fit_intercept=fit_intercept).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-10)
+    assert a.intercept_ == pytest.approx(b.intercept_, abs=1e-9)
+    r = sm.WLS(y, sm.add_constant(X) if fit_intercept else X, weights=sw).fit()
+    assert a.log_likelihood(X, y, sample_weight=sw) == pytest.approx(r.llf, rel=1e-10)
+    assert a.aic(X, y, sample_weight=sw) == pytest.approx(r.aic, rel=1e-10)
+    assert a.bic(X, y, sample_weight=sw) == pytest.approx(r.bic, rel=1e-10)
+    a = Ridge(lam=3.0, fit_intercept=fit_intercept).fit(X, y, sample_weight=sw)
+    b = sk.Ridge(alpha=3.0, fit_intercept=fit_intercept).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-10)
+    assert a.intercept_ == pytest.approx(b.intercept_, abs=1e-9)
+    lam = 40.0
+    a = Lasso(lam=lam, fit_intercept=fit_intercept, tol=1e-13, max_iter=100000).fit(X, y, sample_weight=sw)
+    b = sk.Lasso(alpha=lam / sw.sum(), fit_intercept=fit_intercept, tol=1e-14,
+                 max_iter=200000).fit(X, y, sample_weight=sw)
+    f = lambda m: lasso_objective(X, y, m.coef_, m.intercept_, lam, sw)  # noqa: E731
+    assert a.converged_ and f(a) <= f(b) + 1e-13 * np.sum(sw * y * y)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("Est", [LinearRegression, Ridge, Lasso, LeastAbsoluteDeviation])
+def test_integer_weights_equal_repeated_rows(Est):
+    X, y = data(30, 3, seed=17)
+    k = np.random.default_rng(17).integers(0, 4, 30)
+    k[0] = 1
+    a = Est().fit(X, y, sample_weight=k.astype(float))
+    b = Est().fit(np.repeat(X, k, axis=0), np.repeat(y, k))
+    if Est is LeastAbsoluteDeviation:     # the LAD minimiser need not be unique: compare objectives
+        obj = lambda m: k @ np.abs(y - m.predict(X))  # noqa: E731
+        assert obj(a) == pytest.approx(obj(b), rel=1e-9)
+        r = sk.QuantileRegressor(quantile=0.5, alpha=0.0).fit(X, y, sample_weight=k)
+        assert obj(a) <= obj(r) * (1 + 1e-9)
+    else:
+        np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-6, atol=1e-8)
+
+
+def test_bad_sample_weight():
+    X, y = data(20, 3)
+    for bad in (-np.ones(20), np.zeros(20), np.ones(19), np.full(20, np.nan)):
+        with pytest.raises(ValueError):
+            Ridge().fit(X, y, sample_weight=bad)
+
+
+# ---------------------------------------------------------------- sparse input
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_sparse_equals_dense(fmt, fit_intercept, monkeypatch):
+    import scipy.sparse as sps
+    rng = np.random.default_rng(18)
+    Xs = sps.random(300, 8, density=0.3, format=fmt, random_state=18, data_rvs=rng.standard_normal)
+    y = Xs @ rng.standard_normal(8) + 2.0 + 0.1 * rng.standard_normal(300)
+    sw = rng.uniform(0.5, 2, 300)
+    X = Xs.toarray()
+    for est in (LinearRegression(fit_intercept=fit_intercept), Ridge(lam=2.0, fit_intercept=fit_intercept)):
+        a, b = clone(est).fit(Xs, y, sample_weight=sw), clone(est).fit(X, y, sample_weight=sw)
+        np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-10)
+        assert a.intercept_ == pytest.approx(b.intercept_, abs=1e-9)
+        np.testing.assert_allclose(a.predict(Xs), b.predict(X), rtol=1e-9, atol=1e-9)
+    # many columns: LSQR on the implicitly centred operator (X is never densified)
+    from linbook.linear import _moments
+    monkeypatch.setattr(_moments, "MAX_GRAM_FEATURES", 4)
+    for est in (LinearRegression(fit_intercept=fit_intercept), Ridge(lam=2.0, fit_intercept=fit_intercept)):
+        a, b = clone(est).fit(Xs, y, sample_weight=sw), clone(est).fit(X, y, sample_weight=sw)
+        assert a.solver_ == "lsqr"
+        np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-7, atol=1e-8)
+        assert a.intercept_ == pytest.approx(b.intercept_, abs=1e-7)
+
+
+# ---------------------------------------------------------------- scaling (docstring promises)
+@pytest.mark.parametrize("s", [1e-300, 1e-150, 1e-12, 1e12, 1e150, 1e300])
+def test_scale_equivariance(s):
+    X, y = data(40, 3, seed=19)
+    a, b = LinearRegression().fit(X * s, y), LinearRegression().fit(X, y)
+    np.testing.assert_allclose(a.coef_ * s, b.coef_, rtol=1e-12)
+    assert a.intercept_ == pytest.approx(b.intercept_, rel=1e-12)
+    # Ridge: (X s, lam) is (X, lam / s^2) divided by s, where lam / s^2 is representable;
+    # otherwise the penalty swamps the data and the fit says so
+    with np.errstate(over="ignore", under="ignore"):
+        ref_lam = 1.5 / np.float64(s) ** 2
+    if np.isfinite(ref_lam) and ref_lam > 0:
+        r = Ridge(lam=1.5).fit(X * s, y)
+        np.testing.assert_allclose(r.coef_ * s, Ridge(lam=ref_lam).fit(X, y).coef_, rtol=1e-10)
+    elif s < 1:
+        with pytest.raises(ValueError, match="penalty swamps"):
+            Ridge(lam=1.5).fit(X * s, y)
+    # Lasso: (X s, lam) is (X, lam / s) divided by s
+    la = Lasso(lam=5.0 * min(s, 1e300)).fit(X * s, y)
+    lb = Lasso(lam=5.0).fit(X, y)
+    np.testing.assert_allclose(la.coef_ * s, lb.coef_, rtol=1e-7, atol=1e-9)
+    # LAD: same objective value as the unscaled optimum
+    l1, l0 = LeastAbsoluteDeviation().fit(X * s, y), LeastAbsoluteDeviation().fit(X, y)
+    obj = lambda w, b: np.abs(y - X @ w - b).sum()  # noqa: E731
+    assert obj(l1.coef_ * s, l1.intercept_) == pytest.approx(obj(l0.coef_, l0.intercept_), rel=1e-9)
+
+
+@pytest.mark.parametrize("c", [1e-300, 1e-12, 1e12, 1e300])
+def test_target_scaling_and_finite_criteria(c):
+    X, y = data(40, 3, seed=20)
+    for Est in (LinearRegression, LeastAbsoluteDeviation):
+        a, b = Est().fit(X, y * c), Est().fit(X, y)
+        np.testing.assert_allclose(a.coef_ / c, b.coef_, rtol=1e-9)
+        # log L shifts by -N log c (a change of units): AIC by +2 N log c
+        assert a.aic(X, y * c) == pytest.approx(b.aic(X, y) + 2 * 40 * np.log(c), rel=1e-10)
+    a, b = Lasso(lam=3.0 * c).fit(X, y * c), Lasso(lam=3.0).fit(X, y)
+    np.testing.assert_allclose(a.coef_ / c, b.coef_, rtol=1e-7, atol=1e-9)
+
+
+# ---------------------------------------------------------------- lasso stopping rule
+def test_lasso_converged_only_at_optimum_and_kkt():
+    X, y = data(100, 8, seed=21)
+    Xc, yc = X - X.mean(0), y - y.mean()
+    lam = 0.2 * np.abs(Xc.T @ yc).max()
+    m = Lasso(lam=lam, tol=1e-12).fit(X, y)
+    assert m.converged_
+    g = Xc.T @ (yc - Xc @ m.coef_)
+    nz = m.coef_ != 0
+    scale = np.sqrt(1e-12 * (yc @ yc) * np.max(np.sum(Xc ** 2, 0))) * 10   # from the gap bound
+    np.testing.assert_allclose(g[nz], lam * np.sign(m.coef_[nz]), atol=scale)
+    assert np.all(np.abs(g[~nz]) <= lam + scale)
+    with pytest.warns(ConvergenceWarning, match="did not converge"):
+        m1 = Lasso(lam=lam * 0.01, max_iter=1, tol=1e-12).fit(X, y)
+    assert not m1.converged_ and m1.n_iter_ == 1
+
+
+# ---------------------------------------------------------------- scikit-learn contract
+def test_feature_names_and_predict_does_not_write():
+    pd = pytest.importorskip("pandas")
+    X, y = data(40, 3, seed=22)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    for est in (LinearRegression(), Ridge(), Lasso(), LeastAbsoluteDeviation()):
+        est.fit(df, y)
+        assert list(est.feature_names_in_) == ["a", "b", "c"]
+        before = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(est).items()}
+        est.predict(df)
+        est.log_likelihood(df, y)
+        assert set(vars(est)) == set(before)
+        with pytest.warns(UserWarning, match="feature names"):
+            est.predict(df[["c", "b", "a"]].to_numpy())
+        with pytest.raises(ValueError, match="feature names"):
+            est.predict(df[["c", "b", "a"]])
+
+
+def test_not_fitted():
+    from sklearn.exceptions import NotFittedError
+    X, _ = data(5, 2)
+    for est in (LinearRegression(), Ridge(), Lasso(), LeastAbsoluteDeviation()):
+        with pytest.raises(NotFittedError):
+            est.predict(X)
+
+
+def test_lad_lp_failure_is_a_clear_error(monkeypatch):
+    from types import SimpleNamespace
+    from linbook.linear import lad
+    monkeypatch.setattr(lad, "linprog", lambda *a, **k: SimpleNamespace(status=4, x=None, message="Numerical difficulties"))
+    X, y = data(20, 2)
+    with pytest.raises(ValueError, match="linear programme.*failed.*standardise"):
+        LeastAbsoluteDeviation().fit(X, y)
+
+
+def test_lad_small_features_optimal():
+    # raw HiGHS ignores matrix entries below 1e-9: unscaled, these fits were suboptimal
+    rng = np.random.default_rng(23)
+    X = rng.uniform(-2, 2, (60, 2))
+    y = X @ [1.0, -0.5] + 0.7 + rng.laplace(0, 0.5, 60)
+    for s in (1e-12, 1e-10, 1e-8):
+        m = LeastAbsoluteDeviation().fit(X * s, y)
+        q = sk.QuantileRegressor(quantile=0.5, alpha=0.0).fit(X, y)
+        obj = np.abs(y - m.predict(X * s)).sum()
+        assert obj <= np.abs(y - q.predict(X)).sum() * (1 + 1e-9)
+
+
+def test_lasso_sparse_equals_dense():
+    import scipy.sparse as sps
+    X, y = data(120, 5, seed=24)
+    X[np.abs(X) < 1.0] = 0.0
+    a = Lasso(lam=20.0, tol=1e-13).fit(sps.csr_matrix(X), y)
+    b = Lasso(lam=20.0, tol=1e-13).fit(X, y)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-10)
+
+
+def test_lasso_correlated_features_converge_by_default():
+    from sklearn.datasets import load_diabetes
+    X, y = load_diabetes(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    lam = 1e-4 * np.abs(X.T @ (y - y.mean())).max()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        m = Lasso(lam=lam).fit(X, y)
+    assert m.converged_ and m.n_iter_ < 1000
+    r = sk.Lasso(alpha=lam / len(y), tol=1e-14, max_iter=10**6).fit(X, y)
+    f = lambda w, b: lasso_objective(X, y, w, b, lam)  # noqa: E731
+    assert f(m.coef_, m.intercept_) <= f(r.coef_, r.intercept_) + 1e-10 * np.sum((y - y.mean()) ** 2)
+
+
+@pytest.mark.parametrize("s", [1e-300, 1e300])
+def test_wide_X_scale_equivariance(s):
+    X, y = data(10, 30, seed=25)
+    b = LinearRegression().fit(X, y)
+    for est, ref in ((LinearRegression(), b), (Ridge(lam=0.0), b), (Lasso(lam=20.0 * s), Lasso(lam=20.0).fit(X, y))):
+        a = est.fit(X * s, y)
+        np.testing.assert_allclose(a.coef_ * s, ref.coef_, rtol=1e-8, atol=1e-10)

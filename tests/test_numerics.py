@@ -59,3 +59,18 @@ def test_logsumexp_and_softmax():
     assert logsumexp(np.array([-np.inf, -np.inf])) == -np.inf
     assert np.isclose(logsumexp(np.array([1.0, 2.0])), np.log(np.e + np.e**2))
     assert logsumexp(a, axis=0, keepdims=True).shape == (1, 3)
+
+
+def test_softmax_limits_at_infinity():
+    a = np.array([[0.0, np.inf, np.inf], [1.0, 2.0, -np.inf]])
+    np.testing.assert_array_equal(softmax(a, axis=1)[0], [0.0, 0.5, 0.5])
+    np.testing.assert_array_equal(log_softmax(a, axis=1)[0], [-np.inf, -np.log(2), -np.log(2)])
+    np.testing.assert_allclose(softmax(a, axis=1)[1], [1 / (1 + np.e), np.e / (1 + np.e), 0.0], rtol=1e-15)
+    np.testing.assert_array_equal(logsumexp(a, axis=1)[:1], [np.inf])
+    with pytest.raises(ValueError, match="entirely -inf"):
+        softmax(np.array([-np.inf, -np.inf]))
+    with pytest.raises(ValueError, match="entirely -inf"):
+        log_softmax(np.array([[0.0], [-np.inf]]), axis=1)
+    # near the end of the float range: no overflow, exact
+    assert logsumexp(np.array([1e308, -1e308])) == 1e308
+    np.testing.assert_array_equal(softmax(np.array([1e308, -1e308])), [1.0, 0.0])

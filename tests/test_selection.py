@@ -72,7 +72,7 @@ def test_loocv_errors():
         linbook.loocv_least_squares(Xn, y)
     with pytest.raises(ValueError):
         linbook.loocv_least_squares(X, y[:-1])
-    with pytest.raises(ValueError, match="alpha"):
+    with pytest.raises(ValueError, match="lam"):
         linbook.loocv_ridge(X, y, -1.0)
     with pytest.raises(ValueError):
         linbook.loocv_ridge(X, np.full_like(y, np.inf), 1.0)
@@ -141,3 +141,19 @@ def test_mutual_information_and_kl_errors():
         linbook.kl_divergence([0.5, 0.6], [0.5, 0.5])
     assert linbook.kl_divergence([0.5, 0.5], [1.0, 0.0]) == np.inf
     assert linbook.kl_divergence([0.2, 0.8], [0.2, 0.8]) == 0.0
+
+
+@pytest.mark.parametrize("s", [1e-150, 1e-12, 1e12, 1e150, 1e300])
+def test_loocv_scale_invariance(s):
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(30, 3))
+    y = X @ [1.0, -1.0, 0.5] + rng.normal(size=30)
+    ref = linbook.loocv_least_squares(X, y)
+    assert linbook.loocv_least_squares(X * s, y) == pytest.approx(ref, rel=1e-10)
+    # ridge: (X s, lam s^2) is the same fit as (X, lam); lam s^2 capped where it overflows
+    with np.errstate(over="ignore"):
+        lam_s = 2.0 * np.float64(s) ** 2
+    if np.isfinite(lam_s):
+        assert linbook.loocv_ridge(X * s, y, lam_s) == pytest.approx(linbook.loocv_ridge(X, y, 2.0), rel=1e-10)
+    out = linbook.loocv_ridge(X * s, y, 2.0)
+    assert np.isfinite(out)

@@ -1,0 +1,170 @@
+"""What the linear regression models share: validation, prediction, the Gaussian likelihood.
+
+Private to :mod:`linbook.linear`.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
+
+from ..base import check_sample_weight, validate_fit, validate_predict
+from ..criteria import InformationCriteriaMixin
+from ._moments import Moments, pow2
+
+
+def check_flag(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
+def check_lam(lam):
+    if not (np.isscalar(lam) and isinstance(lam, (int, float, np.number)) and np.isfinite(lam) and lam >= 0):
+        raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
+    return float(lam)
+
+
+def log_sum_squares(r, w=None):
+    """``log(sum_i w_i r_i^2)`` without overflow or underflow (``-inf`` for a zero residual)."""
+    r = np.asarray(r, dtype=float)
+    s = float(pow2(np.max(np.abs(r), initial=0.0)))
+    q = (r / s) ** 2
+    t = float(q.sum() if w is None else w @ q)
+    return (np.log(t) + 2.0 * np.log(s)) if t > 0 else -np.inf
+
+
+_ADVICE = (
+    (("NaN", "infinity"), "Remove or impute the non-finite values (e.g. sklearn.impute.SimpleImputer)."),
+    (("inconsistent numbers of samples",), "X must have one row per value of y."),
+    (("could not convert", "dtype='numeric'", "Complex"), "X and y must be real numbers: encode "
+     "categorical columns first (e.g. sklearn.preprocessing.OneHotEncoder)."),
+    (("0 sample(s)", "0 feature(s)"), "A fit needs at least one sample and one feature."),
+)
+
+
+def with_advice(call, model):
+    """Run a validation ``call``; re-raise its ValueError with what to do appended."""
+    try:
+        return call()
+    except ValueError as exc:
+        msg = str(exc)
+        tips = [tip for keys, tip in _ADVICE if any(k in msg for k in keys)]
+        tip = " ".join(tips) or "Check that X is a finite 2-D numeric array with one row per value of y."
+        raise ValueError(f"{model}: {msg} {tip}") from None
+
+
+class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
+    """``predict``, tags and the Gaussian log-likelihood of the least-squares family."""
+
+    _accept_sparse = True
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self._accept_sparse
+        return tags
+
+    def _validate(self, X, y, sample_weight):
+        check_flag(self.fit_intercept, "fit_intercept")
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
+        X, y = with_advice(lambda: validate_fit(self, X, y, y_numeric=True, accept_sparse=["csr", "csc"]),
+                           type(self).__name__)
+        sw = None if sample_weight is None else check_sample_weight(sample_weight, X)
+        return X, y, sw
+
+    def _finish(self, mom, v, model):
+        """Set ``coef_``, ``intercept_`` and the plug-in noise variance from the scaled solution."""
+        self.coef_ = mom.coef(v, model)
+        self.intercept_ = mom.intercept(v)
+        rss = max(mom.rss_scaled(v), 0.0)
+        # log sigma^2 = log(RSS / n), kept in log space (y may be near 1e300 or 1e-300). A fit
+        # within rounding of y is floored at sigma = eps * max|y|: the likelihood is unbounded at
+        # sigma^2 = 0, and residuals below the resolution of y carry no information.
+        floor = 2.0 * np.log(np.finfo(float).eps * mom.y_scale)
+        log_rss = np.log(rss) + 2.0 * np.log(mom.y_scale) if rss > 0 else -np.inf
+        self._log_sigma2 = max(float(log_rss - np.log(mom.n_eff)), float(floor))
+        with np.errstate(over="ignore"):
+            self.sigma2_ = float(np.exp(self._log_sigma2))
+        return self
+
+    def predict(self, X):
+        """Predicted targets ``X @ coef_ + intercept_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        X = validate_predict(self, X, accept_sparse=["csr", "csc"])
+        return self._linear(X)
+
+    def _linear(self, X):
+        """``X @ coef_ + intercept_`` on validated ``X``."""
+        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+
+    def log_likelihood(self, X, y, sample_weight=None):
+        """Gaussian log-likelihood of ``y`` given ``X`` (summed, nats).
+
+        With noise variance ``sigma2_ / w_i`` for sample ``i`` (``w_i = 1`` without weights) and
+        ``sigma2_ = sum_i w_i r_i^2 / N`` fitted on the training data (the maximum-likelihood
+        value), this is ``-N/2 log(2 pi sigma2_) + 1/2 sum_i log w_i - sum_i w_i r_i^2 / (2 sigma2_)``;
+        on the training data it equals statsmodels' ``OLS(...).fit().llf`` (``WLS`` with
+        ``weights=sample_weight``). Rows of zero weight are left out (``N`` counts the others).
+        Computed in log space, so it is finite even when ``y`` is near 1e300.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        float
+        """
+        X = validate_predict(self, X, accept_sparse=["csr", "csc"])
+        y = np.asarray(y, dtype=float).ravel()
+        if y.shape[0] != X.shape[0] or not np.all(np.isfinite(y)):
+            raise ValueError("y must be finite and have one value per row of X")
+        r = y - self._linear(X)
+        if sample_weight is None:
+            w, n, log_w = None, y.shape[0], 0.0
+        else:
+            w = check_sample_weight(sample_weight, X)
+            keep = w > 0
+            w, r = w[keep], r[keep]
+            n, log_w = int(keep.sum()), float(np.sum(np.log(w)))
+        ratio = np.exp(log_sum_squares(r, w) - self._log_sigma2)
+        return float(-0.5 * n * (np.log(2 * np.pi) + self._log_sigma2) + 0.5 * log_w - 0.5 * ratio)
+
+
+def moments(est, X, y, sw, gram=True):
+    """The scaled Gram statistics of the fit (see :mod:`linbook.linear._moments`).
+
+    ``gram=False`` skips the D x D Gram matrix (wide dense X, solved from a copy instead).
+    """
+    return Moments(X, y, sw, est.fit_intercept, gram=gram)
+
+
+def original_gram(G, x_scale):
+    """The Gram matrix in original units, or ``None`` when it overflows float64."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        A = G * np.outer(x_scale, x_scale)
+    return A if np.all(np.isfinite(A)) else None
+
+
+def lsqr_solve(A, z, damp, model):
+    """LSQR on the implicitly centred operator, to (nearly) machine precision; warns if it stalls."""
+    from scipy.sparse.linalg import lsqr
+    out = lsqr(A, z, damp=damp, atol=1e-14, btol=1e-14, conlim=1e14, iter_lim=max(2000, 20 * A.shape[1]))
+    if out[1] == 7:
+        warnings.warn(f"{model}: LSQR reached its iteration limit ({out[2]} iterations) before "
+                      "converging; the coefficients may be inaccurate. Scale the features or add a "
+                      "penalty (Ridge).", ConvergenceWarning, stacklevel=3)
+    return out[0]

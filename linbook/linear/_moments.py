@@ -1,0 +1,269 @@
+"""The sufficient statistics of (weighted) least squares, computed once and without copying X.
+
+Every linear model here solves a problem in the centred Gram matrix
+``G = Xc^T W Xc`` and ``c = Xc^T W yc`` (``Xc``, ``yc`` centred by the weighted means when an
+intercept is fitted, ``W = diag(sample_weight)``). This module computes them in one pass over
+``X`` in row blocks, so that centring and weighting never copy ``X`` (a block of a few MB is the
+only temporary), and works in *scaled* coordinates: ``y`` is divided by a power of two near
+``max|y|`` and, when the Gram matrix would overflow or underflow (features near 1e300 or
+1e-160), every column of ``X`` by a power of two near its largest entry. Powers of two make the
+scaling exact, so results do not change, but nothing overflows. Solvers work with the scaled
+solution ``v`` and :meth:`Moments.coef` maps it back: ``w_j = y_scale * v_j / x_scale_j``.
+
+Private helpers of :mod:`linbook.linear`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sps
+from scipy.linalg import lapack
+from scipy.linalg.blas import dsyrk
+
+#: Bytes of the largest dense temporary (one block of rows of X).
+BLOCK_BYTES = 1 << 22
+#: The equilibrated Gram matrix is used for Cholesky only above this reciprocal condition
+#: number: below it (cond(X) > 1e4) the normal equations would lose more than half of the
+#: float64 digits, and the solvers fall back to an orthogonal factorisation of X itself.
+RCOND_MIN = 1e-8
+#: Sparse X with more columns than this is solved iteratively (LSQR) instead of by a dense Gram.
+MAX_GRAM_FEATURES = 4096
+
+
+def pow2(a):
+    """Power of two within a factor 2 of ``a`` (elementwise, ``1`` where ``a`` is 0 or not finite)."""
+    a = np.asarray(a, dtype=float)
+    ok = np.isfinite(a) & (a > 0)
+    _, e = np.frexp(np.where(ok, a, 1.0))
+    return np.where(ok, np.ldexp(1.0, e - 1), 1.0)
+
+
+def _blocks(n, d):
+    step = max(64, BLOCK_BYTES // (8 * max(d, 1)))
+    return range(0, n, step), step
+
+
+def _rows(X, i, j):
+    B = X[i:j]
+    return B.toarray() if sps.issparse(B) else B
+
+
+class Moments:
+    """Scaled, centred, weighted Gram statistics of one regression problem.
+
+    Attributes (scaled coordinates: ``X' = X / x_scale``, ``y' = y / y_scale``)
+    ----------
+    G : (d, d) ``Xc'^T W Xc'``        c : (d,) ``Xc'^T W yc'``        yy : ``yc'^T W yc'``
+    x_mean, y_mean : weighted means in original units (zeros without an intercept)
+    x_scale : (d,) powers of two (ones unless the raw Gram would overflow or underflow)
+    y_scale : power of two near ``max|y|``
+    n_eff : number of samples with positive weight
+    """
+
+    def __init__(self, X, y, sw, fit_intercept, gram=True):
+        if sps.issparse(X):
+            X = X.tocsr()
+        self.X, self.sw, self.fit_intercept = X, sw, fit_intercept
+        self.n, self.d = X.shape
+        self.n_eff = self.n if sw is None else int(np.count_nonzero(sw))
+        self.y_scale = float(pow2(np.max(np.abs(y), initial=0.0)))
+        self.ys = y / self.y_scale
+        self.sum_w = float(self.n if sw is None else sw.sum())
+        self.y_mean_s = float(self._wmean(self.ys)) if fit_intercept else 0.0
+        self.gram_built = False
+        yc = self.ys - self.y_mean_s
+        self.yy = float(np.sum(yc * yc) if sw is None else sw @ (yc * yc))
+        if not gram or (sps.issparse(X) and self.d > MAX_GRAM_FEATURES):
+            # no D x D matrix (wide dense X, or sparse X with many columns): one common power
+            # of two for all columns keeps the penalty uniform and the data near 1
+            self.x_scale = np.full(self.d, float(np.max(self._column_scales(), initial=0.0)) or 1.0)
+            self.x_mean_s = self._x_means()
+            return
+        self.x_scale = np.ones(self.d)
+        self.x_mean_s = self._x_means()
+        ok = self._gram()
+        if not ok:
+            self.x_scale = self._column_scales()
+            self.x_mean_s = self._x_means()
+            self._gram()
+
+    # -- statistics ----------------------------------------------------------------------------
+    def _wmean(self, v):
+        return v.mean() if self.sw is None else (self.sw @ v) / self.sum_w
+
+    def _x_means(self):
+        """Weighted column means of ``X / x_scale``, summed blockwise so nothing overflows."""
+        if not self.fit_intercept:
+            return np.zeros(self.d)
+        X, s = self.X, self.x_scale
+        unscaled = np.all(s == 1.0)
+        if sps.issparse(X):
+            w = np.ones(self.n) if self.sw is None else self.sw
+            Xs = X if unscaled else X @ sps.diags(1.0 / s)
+            return np.asarray(Xs.T @ w).ravel() / self.sum_w
+        if unscaled:                     # the common case: no temporary at all
+            with np.errstate(over="ignore", invalid="ignore"):
+                return X.mean(axis=0) if self.sw is None else (self.sw @ X) / self.sum_w
+        tot = np.zeros(self.d)
+        rng, step = _blocks(self.n, self.d)
+        for i in rng:
+            B = X[i:i + step] / s
+            tot += B.sum(axis=0) if self.sw is None else self.sw[i:i + step] @ B
+        return tot / self.sum_w
+
+    def _column_scales(self):
+        X = self.X
+        if sps.issparse(X):
+            big = np.asarray(abs(X).max(axis=0).todense()).ravel()
+        else:
+            big = np.max(np.abs(X), axis=0, initial=0.0)
+        return pow2(big)
+
+    def _gram(self):
+        """Fill ``G``, ``c``, ``yy``; return False when the scaled-by-one Gram over/underflows."""
+        d = self.d
+        yc = self.ys - self.y_mean_s
+        if sps.issparse(self.X) and not self._sparse_gram(yc):
+            self._dense_gram(yc)
+        elif not sps.issparse(self.X):
+            self._dense_gram(yc)
+        self.gram_built = True
+        diag = np.diag(self.G)
+        if not (np.all(np.isfinite(self.G)) and np.all(np.isfinite(self.c))):
+            return False
+        if np.all(self.x_scale == 1.0) and np.any((diag < 1e-250) & (diag >= 0)) and d:
+            return bool(np.all(self._column_scales() == 1.0))   # zero column, or tiny values
+        return True
+
+    def _dense_gram(self, yc):
+        X, m, s, sw = self.X, self.x_mean_s, self.x_scale, self.sw
+        scaled = not np.all(s == 1.0)
+        G = np.zeros((self.d, self.d), order="F")
+        c = np.zeros(self.d)
+        rng, step = _blocks(self.n, self.d)
+        buf = np.empty((min(step, self.n), self.d))
+        with np.errstate(over="ignore", invalid="ignore"):
+            for i in rng:
+                B = _rows(X, i, i + step)
+                Z = buf[:B.shape[0]]
+                if scaled:
+                    np.divide(B, s, out=Z)
+                    Z -= m
+                else:
+                    np.subtract(B, m, out=Z)
+                yb = yc[i:i + step]
+                if sw is not None:
+                    r = np.sqrt(sw[i:i + step])
+                    Z *= r[:, None]
+                    yb = yb * r
+                G = dsyrk(1.0, Z.T, beta=1.0, c=G, trans=0, overwrite_c=1)
+                c += Z.T @ yb
+        self.G = np.triu(G) + np.triu(G, 1).T
+        self.c = c
+
+    def _sparse_gram(self, yc):
+        """``X^T W X`` by a sparse product, centred by a rank-one update when that is accurate."""
+        X, m, s = self.X, self.x_mean_s, self.x_scale
+        Xs = X @ sps.diags(1.0 / s) if not np.all(s == 1.0) else X
+        XW = Xs if self.sw is None else sps.diags(self.sw) @ Xs
+        with np.errstate(over="ignore", invalid="ignore"):
+            G = np.asarray((Xs.T @ XW).todense())
+            c = np.asarray(XW.T @ yc).ravel()
+            if self.fit_intercept:
+                Gc = G - self.sum_w * np.outer(m, m)
+                # centring by subtraction loses digits when a mean dominates the spread:
+                # then centre block by block instead (exact, a few MB of dense rows at a time)
+                dg, dc = np.diag(G), np.diag(Gc)
+                if np.any(dc < 1e-4 * dg):
+                    return False
+                c = c - m * float(yc.sum() if self.sw is None else self.sw @ yc)
+                G = Gc
+        self.G, self.c = 0.5 * (G + G.T), c
+        return True
+
+    # -- solving -----------------------------------------------------------------------------
+    def cholesky_solve(self, pen):
+        """Solve ``(G + diag(pen)) v = c`` by Cholesky of the equilibrated matrix.
+
+        Returns ``None`` when the matrix is not numerically positive definite or its
+        reciprocal condition number (after symmetric diagonal scaling, so column scales do not
+        matter) is below :data:`RCOND_MIN`; the caller then falls back to an orthogonal method.
+        """
+        if not self.gram_built:
+            return None
+        if self.d == 0:
+            return np.zeros(0)
+        A = self.G + np.diag(np.broadcast_to(np.asarray(pen, dtype=float), (self.d,)))
+        e = np.sqrt(np.diag(A))
+        if np.any(e == 0) or not np.all(np.isfinite(e)):
+            return None
+        As = A / e[:, None] / e[None, :]
+        C, info = lapack.dpotrf(As, lower=0, clean=1)
+        if info != 0:
+            return None
+        rcond, info = lapack.dpocon(C, np.abs(As).sum(axis=0).max())
+        if info != 0 or not rcond >= RCOND_MIN:
+            return None
+        v, info = lapack.dpotrs(C, (self.c / e)[:, None])
+        return v[:, 0] / e
+
+    def design(self):
+        """Dense centred, weighted, scaled copy ``(Z, z)`` with ``Z^T Z = G``: the fallback's input."""
+        X = self.X.toarray() if sps.issparse(self.X) else self.X
+        Z = np.divide(X, self.x_scale) - self.x_mean_s
+        z = self.ys - self.y_mean_s
+        if self.sw is not None:
+            r = np.sqrt(self.sw)
+            Z *= r[:, None]
+            z = z * r
+        return Z, z
+
+    def operator(self):
+        """``(A, z)``: ``A`` a LinearOperator for the centred, weighted, scaled X (never densified)."""
+        from scipy.sparse.linalg import LinearOperator
+        X, s, m = self.X.tocsr(), self.x_scale, self.x_mean_s
+        r = np.ones(self.n) if self.sw is None else np.sqrt(self.sw)
+
+        def mv(v):
+            v = np.ravel(v) / s
+            return r * (X @ v - m @ (v * s))
+
+        def rmv(u):
+            u = r * np.ravel(u)
+            return (X.T @ u) / s - m * u.sum()
+
+        A = LinearOperator((self.n, self.d), matvec=mv, rmatvec=rmv, dtype=float)
+        return A, r * (self.ys - self.y_mean_s)
+
+    # -- back to original units ----------------------------------------------------------------
+    def coef(self, v, model):
+        with np.errstate(over="ignore", invalid="ignore"):
+            w = self.y_scale * (np.asarray(v, dtype=float) / self.x_scale)
+        if not np.all(np.isfinite(w)):
+            raise ValueError(f"{model}: the coefficients overflow float64 (|w| > 1e308), because y is "
+                             "huge relative to the features. Rescale y or the features (e.g. "
+                             "StandardScaler) before fitting.")
+        return w
+
+    def intercept(self, v):
+        if not self.fit_intercept:
+            return 0.0
+        return float(self.y_scale * (self.y_mean_s - self.x_mean_s @ np.asarray(v, dtype=float)))
+
+    def rss_scaled(self, v):
+        """Weighted residual sum of squares of ``v`` in scaled units (times ``y_scale**2``: original).
+
+        From the Gram matrix when that is accurate (``RSS >= 1e-4 ||yc||^2``: at most four digits
+        lost to cancellation); otherwise from the residuals themselves, in one more pass.
+        """
+        if self.gram_built:
+            rss = self.yy - 2.0 * (v @ self.c) + v @ (self.G @ v)
+            if rss >= 1e-4 * self.yy:
+                return float(rss)
+        r = self.residual_scaled(v)
+        return float(np.sum(r * r) if self.sw is None else self.sw @ (r * r))
+
+    def residual_scaled(self, v):
+        u = np.asarray(v, dtype=float) / self.x_scale
+        pred = np.asarray(self.X @ u).ravel() - self.x_mean_s @ v
+        return (self.ys - self.y_mean_s) - pred

@@ -1,0 +1,139 @@
+"""Least absolute deviations (median regression) as a linear programme.
+
+Derived in: chapter "Linear regression" § "Ridge, lasso and least absolute deviations".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sps
+from scipy.optimize import linprog
+
+from ..base import validate_predict
+from ._base import LinearModel, log_sum_squares  # noqa: F401  (shared validation and tags)
+from ._moments import pow2
+
+__all__ = ["LeastAbsoluteDeviation"]
+
+
+class LeastAbsoluteDeviation(LinearModel):
+    """Least absolute deviations: minimises ``sum_i s_i |y_i - x_i . w - b|``.
+
+    ``s_i`` are the sample weights (1 by default). The maximum-likelihood fit under Laplace
+    noise. Solved exactly as a linear programme (scipy's HiGHS): with ``y - X w - b = u - v``,
+    ``u, v >= 0``, minimise ``sum_i s_i (u_i + v_i)``. The LP has ``N`` equality constraints
+    (sparse), so it is meant for small and medium ``N``; sparse ``X`` is used as is. The
+    minimiser need not be unique (the objective is piecewise linear); the LP returns a vertex
+    solution, which interpolates at least ``rank`` data points. Same objective value as
+    scikit-learn's ``QuantileRegressor(quantile=0.5, alpha=0)`` and statsmodels' ``QuantReg``
+    at ``q=0.5``.
+
+    Before the LP, ``y`` and every column of ``X`` are divided by a power of two near their
+    largest entry (exact in floating point), so that HiGHS sees numbers near 1: it treats
+    entries below 1e-9 as zero and above 1e20 as infinite, which made raw fits of features
+    scaled by 1e-12 suboptimal and by 1e300 fail. Hence ``coef(X * s) = coef(X) / s`` (up to the
+    choice among equally good vertices). A failed LP raises ``ValueError`` saying why.
+
+    Parameters
+    ----------
+    fit_intercept : bool, default=True
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    scale_ : float
+        Maximum-likelihood Laplace scale ``b = sum_i s_i |r_i| / sum_i s_i`` on the training data.
+    n_params_ : int
+        ``n_features + fit_intercept``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had string column names.
+
+    Derived in: chapter "Linear regression" § "Ridge, lasso and least absolute deviations".
+    """
+
+    def __init__(self, fit_intercept=True):
+        self.fit_intercept = fit_intercept
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit by linear programming; returns ``self``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights ``s_i`` (a weight 2 counts a row twice).
+
+        Returns
+        -------
+        self
+        """
+        X, y, sw = self._validate(X, y, sample_weight)
+        n, d = X.shape
+        sw = np.ones(n) if sw is None else sw
+        if sps.issparse(X):
+            sx = pow2(np.asarray(abs(X).max(axis=0).todense()).ravel())
+            Xs = sps.csr_matrix(X @ sps.diags(1.0 / sx))
+        else:
+            sx = pow2(np.max(np.abs(X), axis=0, initial=0.0))
+            Xs = sps.csr_matrix(X / sx)
+        sy = float(pow2(np.max(np.abs(y), initial=0.0)))
+        cols = [Xs]
+        if self.fit_intercept:
+            cols.append(sps.csr_matrix(np.ones((n, 1))))
+        eye = sps.identity(n, format="csr")
+        A = sps.hstack(cols + [eye, -eye], format="csr")
+        k = d + int(self.fit_intercept)
+        # weights scaled to mean 1 (the minimiser does not change) so the costs are near 1 too
+        cost = np.concatenate([np.zeros(k), np.tile(sw / sw.mean(), 2)])
+        bounds = [(None, None)] * k + [(0, None)] * (2 * n)
+        res = linprog(cost, A_eq=A, b_eq=y / sy, bounds=bounds, method="highs",
+                      options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+        if res.status != 0 or res.x is None:
+            raise ValueError(
+                f"LeastAbsoluteDeviation: the linear programme (HiGHS) failed with status {res.status}: "
+                f"{res.message}. The data are finite and were rescaled, so this usually means "
+                "features of wildly different magnitudes within a column or far more columns than "
+                "the LP can handle: check X for such columns, standardise them, or drop some.")
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.coef_ = sy * (np.asarray(res.x[:d], dtype=float) / sx)
+            self.intercept_ = float(sy * res.x[d]) if self.fit_intercept else 0.0
+        if not (np.all(np.isfinite(self.coef_)) and np.isfinite(self.intercept_)):
+            raise ValueError("LeastAbsoluteDeviation: the coefficients overflow float64 because y is "
+                             "huge relative to the features; rescale y or the features.")
+        r = np.abs(y / sy - self._linear(X) / sy)
+        self._log_scale = max(float(np.log(sw @ r / sw.sum()) + np.log(sy)) if np.any(sw * r > 0) else -np.inf,
+                              float(np.log(np.finfo(float).tiny)))
+        with np.errstate(over="ignore"):
+            self.scale_ = float(np.exp(self._log_scale))
+        return self
+
+    def log_likelihood(self, X, y):
+        """Laplace log-likelihood ``-N log(2 b) - sum|r_i| / b`` with ``b = scale_`` (nats).
+
+        On the training data (unweighted fit) ``b`` is the maximum-likelihood scale, so this
+        is the maximised log-likelihood ``-N (log(2 b) + 1)``. Computed in log space (finite
+        for ``y`` near 1e300).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        float
+        """
+        X = validate_predict(self, X, accept_sparse=["csr", "csc"])
+        y = np.asarray(y, dtype=float).ravel()
+        if y.shape[0] != X.shape[0] or not np.all(np.isfinite(y)):
+            raise ValueError("y must be finite and have one value per row of X")
+        r = np.abs(y - self._linear(X))
+        s = float(pow2(np.max(r, initial=0.0)))
+        ratio = float(np.sum(r / s)) * np.exp(np.log(s) - self._log_scale)
+        return float(-y.shape[0] * (np.log(2.0) + self._log_scale) - ratio)
+
+    @property
+    def n_params_(self):
+        return self.n_features_in_ + int(self.fit_intercept)

@@ -1,0 +1,124 @@
+"""Ordinary (and weighted) least squares.
+
+Derived in: chapter "Linear regression" § "Least squares in matrix form".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sps
+
+from ._base import LinearModel, lsqr_solve, moments, original_gram
+
+__all__ = ["LinearRegression"]
+
+
+class LinearRegression(LinearModel):
+    """Ordinary least squares: minimises ``1/2 sum_i s_i (y_i - x_i . w - b)^2``.
+
+    ``s_i`` are the sample weights (all 1 by default: ``1/2 ||y - X w - b||^2``). Equals
+    scikit-learn's ``LinearRegression()`` and statsmodels' ``OLS`` (``WLS`` with weights).
+
+    **How it is solved.** One pass over ``X`` accumulates the centred Gram matrix
+    ``G = Xc^T S Xc`` and ``c = Xc^T S yc`` in row blocks (no copy of ``X``; the intercept
+    comes from the weighted means, ``b = ybar - xbar . w``), and ``G w = c`` is solved by a
+    Cholesky factorisation of the diagonally equilibrated ``G``. That is fast (``O(N D^2)`` in
+    one BLAS ``syrk``) and accurate while ``X`` is well conditioned. **Fallback:** when
+    ``G`` is numerically singular or its reciprocal condition number (equilibrated) is below
+    ``1e-8`` - collinear columns or ``cond(Xc) > 1e4``, where the
+    normal equations would lose more than half of the digits - the fit uses the SVD-based
+    least-squares solver LAPACK ``gelsd`` on a centred copy of ``X`` instead, which returns
+    the **minimum-norm** minimiser (singular values below ``max(N, D) eps s_max`` count as
+    zero); dense ``X`` with more columns than rows goes there directly. Sparse ``X`` (CSR/CSC) uses a sparse ``X^T X`` when ``D <= 4096``, and LSQR on an
+    implicitly centred operator otherwise or in the fallback (also minimum norm); ``X`` is
+    never densified. Features and targets are rescaled internally by powers of two, so
+    ``coef(X * s) = coef(X) / s`` holds from 1e-300 to 1e300.
+
+    Parameters
+    ----------
+    fit_intercept : bool, default=True
+        Fit an intercept ``b`` (unpenalised; the data are centred).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    rank_ : int or None
+        Numerical rank of the (centred, weighted) design matrix (``None`` when LSQR solved it).
+    singular_ : ndarray
+        Its singular values, largest first (computed on access from the Gram matrix on the
+        fast path; from the SVD in the fallback).
+    solver_ : str
+        ``"cholesky"``, ``"gelsd"`` or ``"lsqr"``: which of the above was used.
+    sigma2_ : float
+        Maximum-likelihood noise variance ``sum_i s_i r_i^2 / N`` on the training data.
+    n_params_ : int
+        ``rank_ + fit_intercept`` (the noise variance is profiled out and not counted,
+        as in statsmodels' OLS).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had string column names.
+
+    Derived in: chapter "Linear regression" § "Least squares in matrix form".
+    """
+
+    def __init__(self, fit_intercept=True):
+        self.fit_intercept = fit_intercept
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit by least squares; returns ``self``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights ``s_i`` (a weight 2 counts a row twice).
+
+        Returns
+        -------
+        self
+        """
+        X, y, sw = self._validate(X, y, sample_weight)
+        mom = moments(self, X, y, sw, gram=sps.issparse(X) or X.shape[0] >= X.shape[1])
+        v = mom.cholesky_solve(0.0)
+        self._sv, self._gram = None, None
+        if v is not None:
+            self.solver_, self.rank_ = "cholesky", mom.d
+            self._gram = original_gram(mom.G, mom.x_scale)
+        elif sps.issparse(X):
+            A, z = mom.operator()
+            v = lsqr_solve(A, z, 0.0, "LinearRegression")
+            self.solver_, self.rank_ = "lsqr", None
+        else:
+            Z, z = mom.design()
+            cond = max(Z.shape) * np.finfo(float).eps
+            try:
+                v, _, rank, sv = scipy.linalg.lstsq(Z, z, cond=cond, lapack_driver="gelsd", check_finite=False)
+            except np.linalg.LinAlgError as exc:
+                raise ValueError(f"LinearRegression: the SVD least-squares solver failed ({exc}). X is "
+                                 "finite, so it holds columns of wildly different magnitudes or "
+                                 "near-duplicates: standardise the features or use Ridge(lam > 0).") from None
+            self.solver_, self.rank_ = "gelsd", int(rank)
+            if np.all(mom.x_scale == 1.0):
+                self._sv = np.asarray(sv, dtype=float)
+            else:                          # singular values of the rescaled copy are not X's
+                self._gram = original_gram(Z.T @ Z, mom.x_scale)
+        return self._finish(mom, v, "LinearRegression")
+
+    @property
+    def singular_(self):
+        if self._sv is not None:
+            return self._sv
+        if self._gram is None:
+            raise AttributeError("singular_ is not available after the LSQR solver (sparse X), or "
+                                 "when X^T X overflows float64; use scipy.sparse.linalg.svds on X.")
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.sqrt(np.clip(np.linalg.eigvalsh(self._gram), 0, None))[::-1]
+
+    @property
+    def n_params_(self):
+        if self.rank_ is None:
+            raise AttributeError("n_params_ (and so aic/bic) needs the rank, which the LSQR solver "
+                                 "(sparse X with many columns) does not give; fit on dense X.")
+        return self.rank_ + int(self.fit_intercept)

@@ -1,0 +1,162 @@
+"""Ridge regression (l2-penalised least squares).
+
+Derived in: chapter "Linear regression" § "Ridge, lasso and least absolute deviations".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sps
+from scipy.sparse.linalg import LinearOperator
+
+from ._base import LinearModel, check_lam, lsqr_solve, moments
+
+__all__ = ["Ridge"]
+
+
+def _augmented(A, pen):
+    """``[A; diag(sqrt(pen))]`` as an operator: LSQR on it minimises ``||A v - z||^2 + sum pen_j v_j^2``."""
+    n, d = A.shape
+    r = np.sqrt(pen)
+    return LinearOperator((n + d, d), dtype=float,
+                          matvec=lambda v: np.concatenate([A.matvec(np.ravel(v)), r * np.ravel(v)]),
+                          rmatvec=lambda u: A.rmatvec(np.ravel(u)[:n]) + r * np.ravel(u)[n:])
+
+
+def _df_from_gram(G, pen, n):
+    """``tr(G (G + diag(pen))^{-1})``: by eigenvalues for a uniform penalty, else by a solve."""
+    if G.shape[0] == 0:
+        return 0.0
+    if np.all(pen == pen[0]):
+        e = np.clip(np.linalg.eigvalsh(G), 0, None)
+        keep = e > e.max(initial=0.0) * max(n, G.shape[0]) * np.finfo(float).eps
+        return float(np.sum(e[keep] / (e[keep] + pen[0])))
+    A = G + np.diag(pen)
+    return float(np.trace(scipy.linalg.solve(A, G, assume_a="pos")))
+
+
+class Ridge(LinearModel):
+    """Ridge regression: minimises ``1/2 sum_i s_i (y_i - x_i . w - b)^2 + (lam/2) ||w||^2``.
+
+    ``s_i`` are the sample weights (1 by default). The intercept is not penalised. Doubling
+    the objective gives ``||y - X w - b||^2 + lam ||w||^2``, scikit-learn's ``Ridge(alpha=lam)``
+    objective: same minimiser, also with the same ``sample_weight``. It is the MAP estimate
+    under Gaussian noise of variance ``sigma^2`` and a ``N(0, tau^2 I)`` prior on ``w`` when
+    ``lam = sigma^2 / tau^2``. The minimiser solves ``(Xc^T S Xc + lam I) w = Xc^T S yc``.
+
+    **How it is solved.** As :class:`LinearRegression`: one blocked pass over ``X`` gives the
+    centred Gram matrix (no copy of ``X``), and ``G + lam I`` is factorised by Cholesky after
+    diagonal equilibration. **Fallbacks:** when ``D > N`` (dense ``X``), or when the
+    equilibrated matrix has reciprocal condition number below ``1e-8`` (``lam`` tiny and ``X``
+    nearly collinear, where the normal equations would lose more than half the digits), the
+    thin SVD ``Xc = U S V^T`` of a centred copy gives ``w = V diag(s / (s^2 + lam)) U^T yc``
+    (``lam = 0``: the minimum-norm least-squares solution). Sparse ``X`` (CSR/CSC) uses a
+    sparse ``X^T X`` when ``D <= 4096``, otherwise (or in the fallback) LSQR on an implicitly
+    centred operator; ``X`` is never densified. Internally ``X`` and ``y`` are rescaled by
+    powers of two, so no step overflows for features or targets up to 1e300. Scaling: the fit
+    on ``(X s, y)`` with ``lam`` equals the fit on ``(X, y)`` with ``lam / s^2``, divided by
+    ``s``; the fit on ``(X, c y)`` is ``c`` times the fit on ``(X, y)``.
+
+    Parameters
+    ----------
+    lam : float, default=1.0
+        Penalty strength ``lam >= 0`` (scikit-learn ``alpha = lam``).
+    fit_intercept : bool, default=True
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    solver_ : str
+        ``"cholesky"``, ``"svd"`` or ``"lsqr"``.
+    sigma2_ : float
+        ``sum_i s_i r_i^2 / N`` on the training data (plug-in Gaussian noise variance).
+    df_ : float
+        Effective degrees of freedom ``sum_k s_k^2 / (s_k^2 + lam)`` (computed on access).
+    n_params_ : float
+        ``df_ + fit_intercept`` (used by ``aic``/``bic``).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had string column names.
+
+    Derived in: chapter "Linear regression" § "Ridge, lasso and least absolute deviations".
+    """
+
+    def __init__(self, lam=1.0, fit_intercept=True):
+        self.lam = lam
+        self.fit_intercept = fit_intercept
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the ridge solution; returns ``self``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights ``s_i`` (a weight 2 counts a row twice).
+
+        Returns
+        -------
+        self
+        """
+        lam = check_lam(self.lam)
+        X, y, sw = self._validate(X, y, sample_weight)
+        dense_wide = not sps.issparse(X) and X.shape[1] > X.shape[0]
+        mom = moments(self, X, y, sw, gram=not dense_wide)
+        with np.errstate(over="ignore"):
+            pen = (np.sqrt(lam) / mom.x_scale) ** 2       # the penalty in scaled coordinates
+        if not np.all(np.isfinite(pen)):
+            raise ValueError(f"Ridge: lam / (feature scale)^2 overflows float64 (features below ~1e-150 "
+                             f"with lam = {lam:g}): the penalty swamps the data completely. Rescale the "
+                             "features (e.g. StandardScaler) and lam with them.")
+        v = None if dense_wide else mom.cholesky_solve(pen)
+        self._df, self._svd_df = None, None
+        if v is not None:
+            self.solver_, self._df = "cholesky", (mom.G, pen, mom.n)
+        elif sps.issparse(X):
+            A, z = mom.operator()
+            v = lsqr_solve(_augmented(A, pen), np.concatenate([z, np.zeros(mom.d)]), 0.0, "Ridge")
+            self.solver_ = "lsqr"
+            if mom.gram_built:
+                self._df = (mom.G, pen, mom.n)
+        else:
+            try:
+                v = self._svd(mom, pen)
+            except np.linalg.LinAlgError as exc:
+                raise ValueError(f"Ridge: the SVD of the centred X failed ({exc}). X is finite, so it "
+                                 "holds columns of wildly different magnitudes or near-duplicates: "
+                                 "standardise the features (StandardScaler) or increase lam.") from None
+            self.solver_ = "svd"
+        return self._finish(mom, v, "Ridge")
+
+    def _svd(self, mom, pen):
+        Z, z = mom.design()
+        n, d = Z.shape
+        if d and not np.all(pen == pen[0]):
+            # column scales differ (features near 1e300 and near 1 together): solve the
+            # stacked least-squares problem [Z; sqrt(pen) I] v ~ [z; 0] instead
+            A = np.vstack([Z, np.diag(np.sqrt(pen))])
+            v = scipy.linalg.lstsq(A, np.concatenate([z, np.zeros(d)]), check_finite=False)[0]
+            self._df = (Z.T @ Z, pen, n)
+            return v
+        U, s, Vt = scipy.linalg.svd(Z, full_matrices=False, check_finite=False)
+        keep = s > s.max(initial=0.0) * max(n, d) * np.finfo(float).eps
+        lam_s = float(pen[0]) if d else 0.0
+        f = np.zeros_like(s)
+        f[keep] = s[keep] / (s[keep] ** 2 + lam_s)
+        self._svd_df = float(np.sum(s[keep] ** 2 / (s[keep] ** 2 + lam_s)))
+        return Vt.T @ (f * (U.T @ z))
+
+    @property
+    def df_(self):
+        if self._df is None:
+            if self._svd_df is not None:
+                return self._svd_df
+            raise AttributeError("df_ is not available after the LSQR solver on sparse X with many "
+                                 "columns (it needs the spectrum of X^T X).")
+        return _df_from_gram(*self._df)
+
+    @property
+    def n_params_(self):
+        return self.df_ + int(self.fit_intercept)

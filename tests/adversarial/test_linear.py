@@ -1,0 +1,168 @@
+"""Adversarial cases for linbook.linear and BayesianLogisticRegression: bad inputs and scale scans.
+
+A case passes when the estimator gives the right answer (stated per test: the scale-mapped
+answer of the unscaled problem, or an optimality property) or a clear error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+
+from linbook.laplace import BayesianLogisticRegression
+from linbook.linear import Lasso, LeastAbsoluteDeviation, LinearRegression, Ridge
+from linbook.numerics import sigmoid
+
+from .harness import SCALES, answer_or_clear_error, assert_all_finite
+
+REGRESSORS = {
+    "LinearRegression": lambda: LinearRegression(),
+    "Ridge": lambda: Ridge(lam=1.5),
+    "Lasso": lambda: Lasso(lam=4.0),
+    "LeastAbsoluteDeviation": lambda: LeastAbsoluteDeviation(),
+}
+ALL = dict(REGRESSORS, BayesianLogisticRegression=lambda: BayesianLogisticRegression(prior_precision=0.5))
+
+
+def _data(n=40, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * [1.0, 3.0, 0.5] + [2.0, -1.0, 0.0]
+    y = X @ [1.0, -0.5, 2.0] + 0.7 + 0.3 * rng.standard_normal(n)
+    return X, y
+
+
+def _target(name, y):
+    return (y > np.median(y)).astype(int) if name == "BayesianLogisticRegression" else y
+
+
+def _bad_inputs():
+    X, y = _data()
+    Xn = X.copy(); Xn[3, 1] = np.nan
+    Xi = X.copy(); Xi[0, 0] = np.inf
+    yn = y.copy(); yn[2] = np.nan
+    yi = y.copy(); yi[5] = -np.inf
+    return {
+        "nan in X": (Xn, y), "inf in X": (Xi, y), "nan in y": (X, yn), "inf in y": (X, yi),
+        "short y": (X, y[:-1]), "1-D X": (X[:, 0], y), "empty X": (X[:0], y[:0]),
+        "no features": (X[:, :0], y), "string X": (X.astype(str).astype(object) + "x", y),
+        "complex X": (X + 1j, y), "2-column y": (X, np.column_stack([y, y])),
+        "one sample": (X[:1], y[:1]), "constant X": (np.ones_like(X), y),
+        "duplicate column": (np.column_stack([X, X[:, 0]]), y),
+        "wide X": (np.random.default_rng(1).standard_normal((5, 30)), y[:5]),
+        "1e308 in X": (np.where(np.arange(X.size).reshape(X.shape) == 4, 1e308, X), y),
+        "subnormal X": (X * 1e-310, y),
+    }
+
+
+BAD = _bad_inputs()
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_bad_input_right_answer_or_clear_error(name, case):
+    X, y = BAD[case]
+    est = ALL[name]()
+    out = answer_or_clear_error(lambda: est.fit(X, _target(name, y) if np.ndim(y) == 1 else y))
+    if out is None:
+        return
+    assert_all_finite(est.coef_, est.intercept_, what=f"{name} coefficients on {case}")
+    Xp = np.asarray(X, dtype=float)
+    pred = answer_or_clear_error(lambda: est.predict(Xp))
+    if pred is not None and name != "BayesianLogisticRegression":
+        assert_all_finite(pred, what="predictions")
+        # the fitted model must be at least as good as the best constant (it contains it)
+        yy = np.asarray(y, dtype=float)
+        if name == "LeastAbsoluteDeviation":
+            assert np.abs(yy - pred).sum() <= np.abs(yy - np.median(yy)).sum() * (1 + 1e-9) + 1e-300
+        elif name in ("LinearRegression",):
+            assert np.sum((yy - pred) ** 2) <= np.sum((yy - yy.mean()) ** 2) * (1 + 1e-9) + 1e-300
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_unfitted_and_wrong_width(name):
+    X, y = _data()
+    est = ALL[name]()
+    with pytest.raises(NotFittedError):
+        est.predict(X)
+    est.fit(X, _target(name, y))
+    with pytest.raises(ValueError, match="features"):
+        est.predict(X[:, :2])
+
+
+def _mapped(name, s):
+    """(estimator on X * s, estimator on X, map: coef on X*s -> coef on X) with the right lam."""
+    if name == "LinearRegression":
+        return LinearRegression(), LinearRegression()
+    if name == "LeastAbsoluteDeviation":
+        return LeastAbsoluteDeviation(), LeastAbsoluteDeviation()
+    if name == "Lasso":        # (X s, lam s) is (X, lam) divided by s
+        return Lasso(lam=4.0 * s), Lasso(lam=4.0)
+    return Ridge(lam=1.5), Ridge(lam=1.5 / s ** 2)    # (X s, lam) is (X, lam / s^2) / s
+
+
+@pytest.mark.parametrize("s", SCALES)
+@pytest.mark.parametrize("name", sorted(REGRESSORS))
+def test_feature_scale_scan(name, s):
+    X, y = _data(seed=2)
+    with np.errstate(over="ignore", under="ignore"):
+        on_scaled, on_unscaled = _mapped(name, np.float64(s))
+    out = answer_or_clear_error(lambda: on_scaled.fit(X * s, y))
+    if out is None:
+        return
+    assert_all_finite(on_scaled.coef_, on_scaled.intercept_)
+    ref = on_unscaled.fit(X, y)
+    if name == "LeastAbsoluteDeviation":      # non-unique minimiser: compare objective values
+        obj = lambda w, b: np.abs(y - X @ w - b).sum()  # noqa: E731
+        assert obj(on_scaled.coef_ * s, on_scaled.intercept_) == pytest.approx(obj(ref.coef_, ref.intercept_), rel=1e-9)
+        return
+    rtol = 1e-7 if name == "Lasso" else 1e-9     # lasso: the gap tolerance 1e-10 bounds |dw|^2
+    np.testing.assert_allclose(on_scaled.coef_ * s, ref.coef_, rtol=rtol, atol=1e-9 * np.abs(ref.coef_).max())
+    assert on_scaled.intercept_ == pytest.approx(ref.intercept_, rel=rtol, abs=1e-9)
+    pred = on_scaled.predict(X * s)
+    assert_all_finite(pred, what="predictions")
+
+
+@pytest.mark.parametrize("c", SCALES)
+@pytest.mark.parametrize("name", sorted(REGRESSORS))
+def test_target_scale_scan(name, c):
+    X, y = _data(seed=3)
+    on_scaled = Lasso(lam=4.0 * c) if name == "Lasso" else REGRESSORS[name]()
+    out = answer_or_clear_error(lambda: on_scaled.fit(X, y * c))
+    if out is None:
+        return
+    ref = REGRESSORS[name]().fit(X, y)
+    assert_all_finite(on_scaled.coef_, on_scaled.intercept_)
+    rtol = 1e-7 if name == "Lasso" else 1e-9
+    if name == "LeastAbsoluteDeviation":
+        obj = lambda w, b: np.abs(y - X @ w - b).sum()  # noqa: E731
+        assert obj(on_scaled.coef_ / c, on_scaled.intercept_ / c) == pytest.approx(obj(ref.coef_, ref.intercept_), rel=1e-9)
+    else:
+        np.testing.assert_allclose(on_scaled.coef_ / c, ref.coef_, rtol=rtol, atol=1e-9)
+    # the information criteria are finite and shift by the change of units: +2 N log c
+    a = on_scaled.aic(X, y * c)
+    assert np.isfinite(a), f"silent non-finite AIC at y * {c:g}"
+    if name in ("LinearRegression", "LeastAbsoluteDeviation"):
+        assert a == pytest.approx(ref.aic(X, y) + 2 * len(y) * np.log(c), rel=1e-9)
+
+
+@pytest.mark.parametrize("s", SCALES)
+def test_bayesian_logistic_scale_scan(s):
+    """No simple invariance (the prior is not scale-free): the answer must be the MAP point."""
+    X, y = _data(seed=4)
+    t = (y > np.median(y)).astype(int)
+    est = BayesianLogisticRegression(prior_precision=0.5)
+    if answer_or_clear_error(lambda: est.fit(X * s, t)) is None:
+        return
+    w = est.posterior_mean_
+    assert_all_finite(w, est.posterior_cov_, est.log_evidence_, what="posterior")
+    Phi = np.column_stack([np.ones(len(t)), X * s])
+    mu = sigmoid(Phi @ w)
+    g = Phi.T @ (mu - t) + 0.5 * w
+    A = Phi.T @ ((mu * (1 - mu))[:, None] * Phi) + 0.5 * np.eye(Phi.shape[1])
+    # at the mode the Newton decrement g^T A^{-1} g / 2 (the predicted decrease of the energy,
+    # in nats: invariant to rescaling the weights) is at the fit's tolerance
+    assert 0.5 * g @ np.linalg.solve(A, g) <= 1e-12
+    p = est.predict_proba(X * s)
+    assert_all_finite(p, what="probabilities")
+    assert np.all((p >= 0) & (p <= 1))
