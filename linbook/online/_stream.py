@@ -44,6 +44,11 @@ def row_sq_norms(X):
         return np.einsum("ij,ij->i", X, X)
 
 
+def nonzeros(X):
+    """Number of nonzero entries of ``X`` (dense or sparse)."""
+    return int(X.count_nonzero()) if sp.issparse(X) else int(np.count_nonzero(X))
+
+
 def diverged(est, where, cure=CURE):
     """The :class:`DivergenceError` of a fit whose loss or parameters stopped being finite."""
     return DivergenceError(f"{type(est).__name__}: the iteration diverged ({where} became non-finite). "

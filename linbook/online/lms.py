@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from ..base import validate_predict
 from ..datasets import as_rng
 from . import schedules
-from ._stream import diverged, row_sq_norms, validate_chunk
+from ._stream import diverged, nonzeros, row_sq_norms, validate_chunk
 
 __all__ = ["LMS"]
 
@@ -24,12 +24,13 @@ def least_squares_optimal(X, y, theta, fit_intercept, tol=OPTIMALITY_TOL):
 
     The normal equations say the residual ``r`` is orthogonal to every column; the test
     is ``|col^T r| <= tol ||col|| ||r||`` for each column, which does not change when
-    a column or ``y`` is rescaled.
+    a column or ``y`` is rescaled. A residual below ``1e-8 ||y||`` is an exact fit
+    (its direction is rounding noise).
     """
     off = int(fit_intercept)
     r = X @ theta[off:] + (theta[0] if off else 0.0) - y
     rn = np.linalg.norm(r)
-    if rn == 0.0:
+    if rn <= 1e-8 * np.linalg.norm(y):
         return True
     cols = [(X.T @ r, np.linalg.norm(X, axis=0))]
     if off:
@@ -48,9 +49,10 @@ class LMS(RegressorMixin, BaseEstimator):
     ----------
     eta0 : "auto" or float, default "auto"
         ``"auto"``: the coefficients take ``eta0 = 1 / (2 max_i ||x_i||^2)`` (over the
-        samples seen so far) and the intercept ``1/2``, so that one step changes the
-        residual of its sample by at most the residual: LMS then cannot diverge on
-        unscaled features (the classical condition is ``0 < eta ||x||^2 < 2``). A
+        samples seen so far) and the intercept ``1 / (2 (m + 1))`` (``m`` nonzero
+        features in a typical row), so that one step changes the residual of its sample
+        by less than the residual: LMS then cannot diverge on unscaled features (the
+        classical condition is ``0 < eta ||x||^2 < 2``). A
         number is used as given for every parameter (the delta rule of the note).
     learning_rate : {"constant", "robbins_monro"}, default "constant"
         ``eta_k = eta0`` or ``eta0 (tau0 + k)^(-kappa)``.
@@ -121,6 +123,7 @@ class LMS(RegressorMixin, BaseEstimator):
         self._theta = theta
         self._state = np.zeros(1)
         self._L_x = 0.0
+        self._nnz = np.zeros(2)
         self.t_ = 0
         self.tol_reached_ = False
         self.converged_ = False
@@ -131,8 +134,9 @@ class LMS(RegressorMixin, BaseEstimator):
         from .._kernels.online import lms_pass
 
         self._L_x = schedules.curvature_bound(row_sq_norms(X), self._L_x)
+        self._nnz += (nonzeros(X), X.shape[0])
         if isinstance(self.eta0, str):
-            eta_w, eta_b = schedules.auto_steps(self._L_x, 0.0)
+            eta_w, eta_b = schedules.auto_steps(self._L_x, 0.0, self._nnz[0] / self._nnz[1])
             eta0, b_ratio = eta_w, eta_b / eta_w
         else:
             eta0, b_ratio = float(self.eta0), 1.0

@@ -89,19 +89,22 @@ def curvature_bound(sq_norms, previous=0.0):
     return max(previous, top)
 
 
-def auto_steps(L_x, lam_n):
+def auto_steps(L_x, lam_n, m):
     """The default ``eta0="auto"``: initial steps of the weights and of the intercept.
 
-    One sample's loss has curvature at most ``c ||x||^2`` along the weights (``c = 1``
-    for the squared loss, ``1/4`` for the log-loss) and ``c`` along the intercept, so
-    with ``L = max_i ||x_i||^2 + lam/n`` the steps ``1 / (2 L)`` (weights) and ``1/2``
-    (intercept) move any one residual by at most ``eta (||x||^2/(2L) + 1/2) <= 1`` of
-    itself: the squared-loss iteration cannot diverge, whatever the feature scale, and
-    the iterates scale like ``1 / x`` when the features scale like ``x``.
+    One sample's squared loss has curvature ``||x||^2`` along the weights and 1 along
+    the intercept (the log-loss a quarter of that). With ``L = max_i ||x_i||^2 + lam/n``
+    the weights take ``1 / (2 L)``; the intercept, whose column of ones is one more
+    coordinate beside the ``m`` nonzero features of a typical row, takes the share
+    of a typical feature, ``1 / (2 (m + 1))``. A step then moves the residual of its
+    sample by at most ``eta (||x||^2 / (2L) + 1 / (2(m+1))) < 1`` of itself: the
+    squared-loss iteration cannot diverge, whatever the feature scale, and the
+    iterates scale like ``1 / x`` when the features scale like ``x``.
 
     Returns ``(eta0_weights, eta0_intercept)``.
     """
     L = L_x + lam_n
+    eta_b = 0.5 / (m + 1.0)
     if L == 0.0:        # every row is zero so far: the weights get no gradient but the penalty
-        return 1.0, 0.5
-    return 0.5 / L, 0.5
+        return eta_b, eta_b
+    return 0.5 / L, eta_b

@@ -18,7 +18,7 @@ from ..base import check_sample_weight, encode_labels, validate_predict
 from ..datasets import as_rng
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
-from ._stream import diverged, progress, row_sq_norms, validate_chunk
+from ._stream import diverged, nonzeros, progress, row_sq_norms, validate_chunk
 
 __all__ = ["SGDRegressor", "SGDClassifier", "sgd_per_sample"]
 
@@ -134,6 +134,7 @@ class _BaseSGD(BaseEstimator):
         self._Wbar, self._bbar = np.zeros((M, D)), np.zeros(M)   # Polyak-Ruppert averages (8.80)
         self._state = np.zeros(2)                                # [updates, iterates averaged]
         self._L_x = 0.0                                          # max ||x_i||^2 seen so far
+        self._nnz = np.zeros(2)                                  # [nonzeros, rows] seen so far
         self.t_ = 0
 
     def _run(self, X, T, sw, *, epochs, shuffle, rng):
@@ -142,12 +143,13 @@ class _BaseSGD(BaseEstimator):
 
         n = X.shape[0]
         self._L_x = schedules.curvature_bound(row_sq_norms(X), self._L_x)
+        self._nnz += (nonzeros(X), n)
         lam_n = float(self.lam) / n
         if isinstance(self.eta0, str):                           # "auto"
             if self.adagrad:
                 eta0, b_ratio = 1.0, 1.0
             else:
-                eta_w, eta_b = schedules.auto_steps(self._L_x, lam_n)
+                eta_w, eta_b = schedules.auto_steps(self._L_x, lam_n, self._nnz[0] / self._nnz[1])
                 eta0, b_ratio = eta_w, eta_b / eta_w
         else:
             eta0, b_ratio = float(self.eta0), 1.0
@@ -203,8 +205,10 @@ _SGD_DOC_PARAMS = """
         Initial step. ``"auto"`` scales it by the data so that no feature scale makes
         the iteration diverge: the weights take ``1 / (2 L)`` with
         ``L = max_i ||x_i||^2 + lam/n`` (a bound on one sample's curvature, over the
-        samples seen so far) and the intercept ``1/2``; the iterates then scale like
-        ``1/x`` when the features scale like ``x``. With ``adagrad`` it is ``1.0``.
+        samples seen so far) and the intercept ``1 / (2 (m + 1))`` with ``m`` the mean
+        number of nonzero features per row (the share of a typical feature); the
+        iterates then scale like ``1/x`` when the features scale like ``x``. With
+        ``adagrad`` it is ``1.0``.
         A number is used as given for both (scikit-learn's ``eta0``).
     tau0 : float, default 1.0
         Offset of the Robbins-Monro schedule ``eta0 (tau0 + k)^(-kappa)``.
