@@ -164,6 +164,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         from ._kernels import perceptron as kernel
 
         self._check_params()
+        if y is None:
+            raise ValueError("Perceptron requires y to be passed, but the target y is None.")
         X, y = validate_fit(self, X, y, accept_sparse=["csr", "csc", "coo"])
         self.classes_, codes = encode_labels(y, min_classes=2, max_classes=2, model="Perceptron")
         t = np.where(codes == 1, 1.0, -1.0)
@@ -250,7 +252,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        return self.classes_[(self.decision_function(X) >= 0).astype(int)]
+        scores = self.decision_function(X)
+        return self.classes_[(scores >= 0).astype(int)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

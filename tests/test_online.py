@@ -437,7 +437,7 @@ def test_bad_parameters_and_labels():
             SGDRegressor(**bad).fit(X, y.astype(float))
     with pytest.raises(ValueError, match="loss"):
         SGDClassifier(loss="hinge").fit(X, y)
-    with pytest.raises(ValueError, match="predict_proba"):
+    with pytest.raises(AttributeError, match="predict_proba"):
         SGDClassifier(loss="perceptron").fit(X, y).predict_proba(X)
     with pytest.raises(ValueError, match="features"):
         SGDClassifier().fit(X, y).predict(X[:, :2])

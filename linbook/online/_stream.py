@@ -21,6 +21,8 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
     (same width, same column names), as scikit-learn's ``partial_fit`` does.
     Sparse ``X`` comes back as CSR with sorted indices.
     """
+    if y is None:
+        raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None.")
     sparse = ["csr", "csc", "coo"] if accept_sparse else False
     if first:
         X, y = validate_fit(est, X, y, y_numeric=y_numeric, accept_sparse=sparse)

@@ -143,8 +143,10 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         if self._P is None:
             self._try_switch(final=True)
         if self._P is None:
-            raise ValueError("The design seen so far is rank deficient (fewer independent samples than "
-                             "parameters, a zero column, or duplicated columns) and prior_precision = 0: "
+            n, p = self.n_samples_seen_, self._A.shape[0]
+            raise ValueError(f"The design seen so far ({n} sample{'s' if n != 1 else ''}, {p} parameters) is "
+                             "rank deficient (fewer independent samples than parameters, a zero column, or "
+                             "duplicated columns) and prior_precision = 0: "
                              "the least-squares solution is not unique. Stream more samples, drop the "
                              "redundant columns, or set prior_precision > 0.")
         if not (np.all(np.isfinite(self._m)) and np.all(np.diag(self._P) > 0)):

@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import metadata_routing
+from sklearn.utils.metaestimators import available_if
 
 from ..base import check_sample_weight, encode_labels, validate_predict
 from ..datasets import as_rng
@@ -442,20 +443,23 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
         Z = self._decision(X)
         return Z[:, 0] if Z.shape[1] == 1 else Z
 
+    def _has_proba(self):
+        if self.loss != "log_loss":
+            raise AttributeError("predict_proba needs loss='log_loss'; the perceptron gives no probabilities.")
+        return True
+
+    @available_if(_has_proba)
     def predict_proba(self, X):
         """Class probabilities (columns in the order of ``classes_``); only for ``loss="log_loss"``."""
-        if self.loss != "log_loss":
-            raise ValueError("predict_proba needs loss='log_loss'; the perceptron gives no probabilities.")
         Z = self._decision(X)
         if Z.shape[1] == 1:
             p = sigmoid(Z[:, 0])
             return np.column_stack([1.0 - p, p])
         return softmax(Z, axis=1)
 
+    @available_if(_has_proba)
     def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`."""
-        if self.loss != "log_loss":
-            raise ValueError("predict_log_proba needs loss='log_loss'; the perceptron gives no probabilities.")
+        """Logarithm of :meth:`predict_proba` (computed stably)."""
         Z = self._decision(X)
         if Z.shape[1] == 1:
             return np.column_stack([log_sigmoid(-Z[:, 0]), log_sigmoid(Z[:, 0])])
