@@ -27,7 +27,7 @@ __all__ = ["Perceptron", "perceptron_reference"]
 _FORMS = ("primal", "dual", "pocket")
 
 
-def perceptron_reference(X, y, *, eta=1.0, max_epochs=1, order=None, fit_intercept=True):
+def perceptron_reference(X, y, *, eta=1.0, max_epochs=1, order=None, fit_intercept=True, intercept_scaling=1.0):
     """The textbook per-sample perceptron loop, in plain Python (for tests and teaching).
 
     Parameters
@@ -41,6 +41,8 @@ def perceptron_reference(X, y, *, eta=1.0, max_epochs=1, order=None, fit_interce
     order : sequence of index arrays, optional
         ``order[e]`` is the visiting order of epoch ``e``; default ``0..N-1``.
     fit_intercept : bool
+    intercept_scaling : float
+        Value ``c`` of the intercept's constant feature: ``b <- b + eta c^2 y_i``.
 
     Returns
     -------
@@ -58,7 +60,7 @@ def perceptron_reference(X, y, *, eta=1.0, max_epochs=1, order=None, fit_interce
             if y[i] * (X[i] @ w + b) <= 0:
                 w = w + (eta * y[i]) * X[i]
                 if fit_intercept:
-                    b = b + eta * y[i]
+                    b = b + eta * intercept_scaling ** 2 * y[i]
                 updates.append(int(i))
                 mistakes += 1
         if mistakes == 0:
@@ -95,6 +97,14 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     random_state : int, Generator or None
         Seed of the shuffling.
     fit_intercept : bool, default=True
+    intercept_scaling : float or "auto", default=1.0
+        Value ``c`` of the constant feature that carries the intercept: the samples are
+        augmented to ``(x, c)``, so a mistake moves ``b`` by ``eta c^2 y_i``. ``1.0`` is
+        the textbook algorithm (Li Hang, scikit-learn). ``"auto"`` takes
+        ``c = max_i ||x_i||`` (Cristianini and Shawe-Taylor's ``b <- b + eta y_i R^2``),
+        which makes the run the same at every feature scale; with ``c = 1`` and features
+        far from unit scale the intercept cannot keep up with ``w`` and the loop may not
+        separate separable data (scale the features, or use ``"auto"``).
 
     Attributes
     ----------
@@ -130,13 +140,14 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, form="primal", eta=1.0, max_epochs=1000, shuffle=True, random_state=None,
-                 fit_intercept=True):
+                 fit_intercept=True, intercept_scaling=1.0):
         self.form = form
         self.eta = eta
         self.max_epochs = max_epochs
         self.shuffle = shuffle
         self.random_state = random_state
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
 
     def _check_params(self):
         if self.form not in _FORMS:
@@ -148,6 +159,9 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         for name in ("shuffle", "fit_intercept"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False")
+        c = self.intercept_scaling
+        if not (c == "auto" if isinstance(c, str) else isinstance(c, numbers.Real) and np.isfinite(c) and c > 0):
+            raise ValueError(f"intercept_scaling must be 'auto' or a finite number > 0, got {c!r}")
 
     def fit(self, X, y):
         """Train on ``(X, y)``; returns ``self``.
@@ -172,7 +186,9 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         X, rows = _row_arrays(X)
         rng = as_rng(self.random_state)
         n, d = X.shape
-        eta, fi = float(self.eta), bool(self.fit_intercept)
+        eta = float(self.eta)
+        self._c2 = self._intercept_c2(X) if self.fit_intercept else 0.0
+        eta_b = eta * self._c2
         w, b = np.zeros(d), np.zeros(1)
         dual, pocket = self.form == "dual", self.form == "pocket"
         if dual:
@@ -184,10 +200,10 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         for epoch in range(1, self.max_epochs + 1):
             order = rng.permutation(n) if self.shuffle else np.arange(n)
             if dual:
-                k = kernel.dual_epoch(*rows, t, order, alpha, b, eta, fi, upd, support, n_support)
+                k = kernel.dual_epoch(*rows, t, order, alpha, b, eta, eta_b, upd, support, n_support)
             else:
                 best[3] = sum(len(u) for u in updates)
-                k = kernel.primal_epoch(*rows, t, order, w, b, eta, fi, upd, pocket, best_w, best)
+                k = kernel.primal_epoch(*rows, t, order, w, b, eta, eta_b, upd, pocket, best_w, best)
             updates.append(upd[:k].copy())
             if k == 0:
                 converged = True
@@ -211,12 +227,28 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             self.coef_ = w.copy()
         self.intercept_ = float(b[0])
         if not converged and not pocket:
+            R2 = _max_sq_norm(X)
+            scale = ""
+            if self.fit_intercept and self._c2 > 0 and not 1e-4 <= R2 / self._c2 <= 1e4:
+                scale = (f" The features have squared norm up to {R2:.1e} against {self._c2:.1e} for the "
+                         "intercept's column, so the intercept can hardly move: scale the features "
+                         "(StandardScaler) or set intercept_scaling='auto'.")
             warnings.warn(
                 f"Perceptron did not separate the data in {epoch} epochs ({self.n_mistakes_} updates): "
                 "the data may not be linearly separable. Use form='pocket' to keep the best "
-                "weights, or a probabilistic model (logistic regression).",
+                "weights, or a probabilistic model (logistic regression)." + scale,
                 ConvergenceWarning, stacklevel=2)
         return self
+
+    def _intercept_c2(self, X):
+        """``c^2`` for the intercept's constant column (``intercept_scaling`` squared)."""
+        if self.intercept_scaling != "auto":
+            return float(self.intercept_scaling) ** 2
+        R2 = _max_sq_norm(X)
+        if not np.isfinite(R2):
+            raise ValueError("The squared norms of the rows of X overflow (features of order 1e154 or larger): "
+                             "scale the features before fitting.")
+        return R2 if R2 > 0 else 1.0
 
     @property
     def updates_(self):
@@ -224,7 +256,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         steps = (eta * self._t[self.update_indices_])
         Xu = self._X_updates.toarray() if sp.issparse(self._X_updates) else self._X_updates
         W = np.cumsum(steps[:, None] * Xu, axis=0)
-        B = np.cumsum(steps) if self.fit_intercept else np.zeros(len(steps))
+        B = np.cumsum(steps * self._c2)
         return [(int(i), W[k], float(B[k])) for k, i in enumerate(self.update_indices_)]
 
     def decision_function(self, X):
@@ -260,6 +292,13 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = False
         tags.input_tags.sparse = True
         return tags
+
+
+def _max_sq_norm(X):
+    """``max_i ||x_i||^2`` (inf when it overflows)."""
+    with np.errstate(over="ignore"):
+        sq = np.asarray(X.multiply(X).sum(axis=1)) if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+    return float(np.max(sq))
 
 
 def _row_arrays(X):

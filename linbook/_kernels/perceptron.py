@@ -1,7 +1,8 @@
 """Compiled epochs of the perceptron (primal, pocket, dual) for ``linbook.perceptron``.
 
 Each kernel is the textbook loop: visit the samples in ``order`` and, on a mistake
-``t_i (w.x_i + b) <= 0``, update ``w <- w + eta t_i x_i``, ``b <- b + eta t_i``. Rows are
+``t_i (w.x_i + b) <= 0``, update ``w <- w + eta t_i x_i``, ``b <- b + eta_b t_i``
+(``eta_b = eta c^2`` for an intercept column of value ``c``; 0 without intercept). Rows are
 read from a dense ``X`` or, when ``indptr`` is non-empty, from the CSR arrays
 ``(data, indices, indptr)`` (``X`` is then a 0 x 0 placeholder). Tested equal to
 ``linbook.perceptron.perceptron_reference``.
@@ -72,8 +73,7 @@ def training_errors(X, data, indices, indptr, t, w, b, limit):
 
 
 @njit(cache=True, fastmath=_FAST)
-def primal_epoch(X, data, indices, indptr, t, order, w, b, eta, fit_intercept, updates,
-                 pocket, best_w, best):
+def primal_epoch(X, data, indices, indptr, t, order, w, b, eta, eta_b, updates, pocket, best_w, best):
     """One epoch of the primal perceptron; returns the number of mistakes (updates).
 
     ``b`` is a length-1 array; ``updates`` receives the index of every updated sample.
@@ -85,8 +85,7 @@ def primal_epoch(X, data, indices, indptr, t, order, w, b, eta, fit_intercept, u
     for i in order:
         if t[i] * (_dot(X, data, indices, indptr, i, w) + b[0]) <= 0.0:
             _add_row(X, data, indices, indptr, i, eta * t[i], w)
-            if fit_intercept:
-                b[0] += eta * t[i]
+            b[0] += eta_b * t[i]
             updates[mistakes] = i
             mistakes += 1
             if pocket:
@@ -98,7 +97,7 @@ def primal_epoch(X, data, indices, indptr, t, order, w, b, eta, fit_intercept, u
 
 
 @njit(cache=True, fastmath=_FAST)
-def dual_epoch(X, data, indices, indptr, t, order, alpha, b, eta, fit_intercept, updates, support, n_support):
+def dual_epoch(X, data, indices, indptr, t, order, alpha, b, eta, eta_b, updates, support, n_support):
     """One epoch of the dual perceptron; returns the number of mistakes.
 
     The score of sample ``i`` is ``sum_j alpha_j t_j (x_j . x_i) + b`` over the samples
@@ -116,8 +115,7 @@ def dual_epoch(X, data, indices, indptr, t, order, alpha, b, eta, fit_intercept,
                 support[n_support[0]] = i
                 n_support[0] += 1
             alpha[i] += eta
-            if fit_intercept:
-                b[0] += eta * t[i]
+            b[0] += eta_b * t[i]
             updates[mistakes] = i
             mistakes += 1
     return mistakes
