@@ -19,8 +19,9 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from .base import encode_labels, validate_fit, validate_predict
+from .base import encode_labels, validate_fit
 from .datasets import as_rng
+from .online._stream import advised, predict_input
 
 __all__ = ["Perceptron", "perceptron_reference"]
 
@@ -179,8 +180,10 @@ class Perceptron(ClassifierMixin, BaseEstimator):
 
         self._check_params()
         if y is None:
-            raise ValueError("Perceptron requires y to be passed, but the target y is None.")
-        X, y = validate_fit(self, X, y, accept_sparse=["csr", "csc", "coo"])
+            raise ValueError("Perceptron requires y to be passed, but the target y is None. "
+                             "Call fit(X, y) with the labels.")
+        with advised():
+            X, y = validate_fit(self, X, y, accept_sparse=["csr", "csc", "coo"])
         self.classes_, codes = encode_labels(y, min_classes=2, max_classes=2, model="Perceptron")
         t = np.where(codes == 1, 1.0, -1.0)
         X, rows = _row_arrays(X)
@@ -270,7 +273,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        X = validate_predict(self, X, accept_sparse=["csr", "csc", "coo"])
+        X = predict_input(self, X, accept_sparse=True)
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
 
     def predict(self, X):

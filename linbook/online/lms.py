@@ -8,10 +8,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from ..base import validate_predict
 from ..datasets import as_rng
 from . import schedules
-from ._stream import diverged, nonzeros, row_sq_norms, validate_chunk
+from ._stream import diverged, nonzeros, predict_input, row_sq_norms, validate_chunk
 
 __all__ = ["LMS"]
 
@@ -189,5 +188,5 @@ class LMS(RegressorMixin, BaseEstimator):
 
     def predict(self, X):
         """``X coef_ + intercept_``."""
-        X = validate_predict(self, X)
+        X = predict_input(self, X)
         return X @ self.coef_ + self.intercept_

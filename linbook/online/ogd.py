@@ -12,9 +12,9 @@ from scipy import optimize
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from ..base import validate_predict
 from ..numerics import log1pexp, sigmoid
-from ._stream import diverged, validate_chunk
+from ._stream import diverged, predict_input, row_sq_norms, validate_chunk
+from .schedules import curvature_bound
 
 __all__ = ["OnlineGradientDescent", "best_fixed_parameter"]
 
@@ -133,6 +133,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
         if first:
             self._check_params()
         X, y = validate_chunk(self, X, y, first=first, y_numeric=True)
+        curvature_bound(row_sq_norms(X))                # a clear error when ||x||^2 overflows
         if first:
             self.coef_ = np.zeros(X.shape[1])
             self.t_ = 0
@@ -158,7 +159,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
 
     def predict(self, X):
         """``X coef_`` (for ``loss="log_loss"`` the log-odds)."""
-        X = validate_predict(self, X)
+        X = predict_input(self, X)
         return X @ self.coef_
 
     def regret(self, X, y, ks=None):

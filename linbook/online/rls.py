@@ -9,8 +9,8 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from ..base import DivergenceError, check_sample_weight, validate_predict
-from ._stream import validate_chunk
+from ..base import DivergenceError, check_sample_weight
+from ._stream import predict_input, validate_chunk
 
 __all__ = ["RecursiveLeastSquares"]
 
@@ -183,5 +183,5 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
 
     def predict(self, X):
         """Posterior mean prediction ``X coef_ + intercept_``."""
-        X = validate_predict(self, X)
+        X = predict_input(self, X)
         return X @ self.coef_ + self.intercept_

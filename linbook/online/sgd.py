@@ -15,11 +15,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import metadata_routing
 from sklearn.utils.metaestimators import available_if
 
-from ..base import check_sample_weight, encode_labels, validate_predict
+from ..base import check_sample_weight, encode_labels
 from ..datasets import as_rng
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
-from ._stream import diverged, nonzeros, progress, row_sq_norms, validate_chunk
+from ._stream import diverged, nonzeros, predict_input, progress, row_sq_norms, validate_chunk
 
 __all__ = ["SGDRegressor", "SGDClassifier", "sgd_per_sample"]
 
@@ -184,7 +184,7 @@ class _BaseSGD(BaseEstimator):
         return X, y, check_sample_weight(sample_weight, X)
 
     def _decision(self, X):
-        X = validate_predict(self, X, accept_sparse=True)
+        X = predict_input(self, X, accept_sparse=True)
         return np.asarray(X @ self.coef_.T) + self.intercept_
 
     def __sklearn_tags__(self):
