@@ -26,6 +26,7 @@ from .online._stream import advised, predict_input
 __all__ = ["Perceptron", "perceptron_reference"]
 
 _FORMS = ("primal", "dual", "pocket")
+_KEEP_ROWS = 1_000_000     # numbers of X kept for updates_
 
 
 def perceptron_reference(X, y, *, eta=1.0, max_epochs=1, order=None, fit_intercept=True, intercept_scaling=1.0):
@@ -125,7 +126,9 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         Sample index of every update, in order.
     updates_ : list of (int, ndarray, float)
         ``(sample index, w after the update, b after the update)`` for every update,
-        for plotting (built on demand from ``update_indices_``).
+        for plotting. Built on demand from ``update_indices_`` and the rows of the
+        updated samples, which ``fit`` keeps when they hold at most ``1e6`` numbers
+        (``n_mistakes_ * n_features``); after a larger fit it raises ``AttributeError``.
     pocket_errors_ : int
         Training errors of the returned weights (``form="pocket"`` only).
     n_features_in_ : int
@@ -218,7 +221,10 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         self.n_iter_ = epoch
         self.converged_ = converged
         self._t = t
-        self._X_updates = X[self.update_indices_]
+        # the rows behind updates_ (a plotting aid): kept for small runs only, copying them costs
+        # as much as the training loop on large ones
+        keep = self.n_mistakes_ * d <= _KEEP_ROWS
+        self._X_updates = X[self.update_indices_] if keep else None
         if dual:
             self.alpha_ = alpha
             self.coef_ = np.asarray(X.T @ (alpha * t)).ravel()
@@ -255,6 +261,10 @@ class Perceptron(ClassifierMixin, BaseEstimator):
 
     @property
     def updates_(self):
+        if getattr(self, "_X_updates", None) is None:
+            raise AttributeError(
+                "updates_ is kept only for fits with n_mistakes_ * n_features <= 1e6 (a plotting aid); "
+                "use update_indices_, or refit on a subset of the data to plot the path.")
         eta = float(self.eta)
         steps = (eta * self._t[self.update_indices_])
         Xu = self._X_updates.toarray() if sp.issparse(self._X_updates) else self._X_updates

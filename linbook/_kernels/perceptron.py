@@ -14,7 +14,7 @@ from numba import njit
 _FAST = {"reassoc", "contract", "nsz"}
 
 
-@njit(cache=True, fastmath=_FAST)
+@njit(cache=True, fastmath=_FAST, inline="always")
 def _dot(X, data, indices, indptr, i, w):
     """``x_i . w``."""
     s = 0.0
@@ -22,20 +22,22 @@ def _dot(X, data, indices, indptr, i, w):
         for p in range(indptr[i], indptr[i + 1]):
             s += w[indices[p]] * data[p]
     else:
-        for j in range(X.shape[1]):
-            s += w[j] * X[i, j]
+        x = X[i]
+        for j in range(x.shape[0]):
+            s += w[j] * x[j]
     return s
 
 
-@njit(cache=True, fastmath=_FAST)
+@njit(cache=True, fastmath=_FAST, inline="always")
 def _add_row(X, data, indices, indptr, i, c, w):
     """``w <- w + c x_i``."""
     if indptr.shape[0] > 0:
         for p in range(indptr[i], indptr[i + 1]):
             w[indices[p]] += c * data[p]
     else:
-        for j in range(X.shape[1]):
-            w[j] += c * X[i, j]
+        x = X[i]
+        for j in range(x.shape[0]):
+            w[j] += c * x[j]
 
 
 @njit(cache=True, fastmath=_FAST)
@@ -81,19 +83,57 @@ def primal_epoch(X, data, indices, indptr, t, order, w, b, eta, eta_b, updates, 
     kept in ``best_w``, ``best = [errors, b, updates so far]`` when they are fewer
     (Gallant's pocket); ``best[2]`` counts from ``best[3]``, the updates of earlier epochs.
     """
+    if indptr.shape[0] > 0:
+        return _primal_csr(X, data, indices, indptr, t, order, w, b, eta, eta_b, updates, pocket, best_w, best)
     mistakes = 0
+    bias = b[0]                              # a local: keeps the dot products vectorised
     for i in order:
-        if t[i] * (_dot(X, data, indices, indptr, i, w) + b[0]) <= 0.0:
-            _add_row(X, data, indices, indptr, i, eta * t[i], w)
-            b[0] += eta_b * t[i]
+        x = X[i]
+        s = bias
+        for j in range(x.shape[0]):
+            s += w[j] * x[j]
+        if t[i] * s <= 0.0:
+            c = eta * t[i]
+            for j in range(x.shape[0]):
+                w[j] += c * x[j]
+            bias += eta_b * t[i]
             updates[mistakes] = i
             mistakes += 1
             if pocket:
-                err = training_errors(X, data, indices, indptr, t, w, b[0], best[0])
-                if err < best[0]:
-                    best[0], best[1], best[2] = err, b[0], best[3] + mistakes
-                    best_w[:] = w
+                _pocket(X, data, indices, indptr, t, w, bias, best_w, best, mistakes)
+    b[0] = bias
     return mistakes
+
+
+@njit(cache=True, fastmath=_FAST)
+def _primal_csr(X, data, indices, indptr, t, order, w, b, eta, eta_b, updates, pocket, best_w, best):
+    """``primal_epoch`` on CSR rows."""
+    mistakes = 0
+    bias = b[0]
+    for i in order:
+        s = bias
+        for p in range(indptr[i], indptr[i + 1]):
+            s += w[indices[p]] * data[p]
+        if t[i] * s <= 0.0:
+            c = eta * t[i]
+            for p in range(indptr[i], indptr[i + 1]):
+                w[indices[p]] += c * data[p]
+            bias += eta_b * t[i]
+            updates[mistakes] = i
+            mistakes += 1
+            if pocket:
+                _pocket(X, data, indices, indptr, t, w, bias, best_w, best, mistakes)
+    b[0] = bias
+    return mistakes
+
+
+@njit(cache=True)
+def _pocket(X, data, indices, indptr, t, w, bias, best_w, best, mistakes):
+    """Keep ``(w, bias)`` in the pocket when it makes fewer training errors."""
+    err = training_errors(X, data, indices, indptr, t, w, bias, best[0])
+    if err < best[0]:
+        best[0], best[1], best[2] = err, bias, best[3] + mistakes
+        best_w[:] = w
 
 
 @njit(cache=True, fastmath=_FAST)

@@ -93,34 +93,35 @@ def sgd_epoch_dense(X, y, sw, order, batch, W, b, G2W, G2b, Wbar, bbar, state, l
 
     ``W`` (M, D), ``b`` (M,) are updated in place; ``G2W``/``G2b`` are adagrad's running
     sums of squared gradients, ``Wbar``/``bbar`` the running mean of the iterates from
-    update ``avg_start`` on (``avg_start = 0``: no averaging).
+    update ``avg_start`` on (``avg_start = 0``: no averaging). With ``batch = 1`` the
+    gradient of row ``m`` is ``gb[m] x`` and is used without being stored.
     """
     M, D = W.shape
     z, r = np.empty(M), np.empty(M)
-    G, gb = np.zeros((M, D)), np.zeros(M)
+    G, gb = np.zeros((M, D)), np.zeros(M)   # gradient of the minibatch mean loss
     t, n_avg = state[0], state[1]
     total = 0.0
     n = order.shape[0]
     for start in range(0, n, batch):
         stop = min(n, start + batch)
         for pos in range(start, stop):
-            i = order[pos]
-            x = X[i]
+            x = X[order[pos]]
             for m in range(M):
                 s = b[m]
                 for j in range(D):
                     s += W[m, j] * x[j]
                 z[m] = s
-            f = residual(loss, z, y[i], r)
+            f = residual(loss, z, y[order[pos]], r)
             if not np.isfinite(f):
                 state[0], state[1] = t, n_avg
                 return total, pos
-            total += sw[i] * f
+            total += sw[order[pos]] * f
             for m in range(M):
-                g = sw[i] * r[m] / (stop - start)
-                for j in range(D):
-                    G[m, j] += g * x[j]
+                g = sw[order[pos]] * r[m] / (stop - start)
                 gb[m] += g
+                if batch > 1:
+                    for j in range(D):
+                        G[m, j] += g * x[j]
         t += 1.0
         eta_w = step_size(schedule, eta0, tau0, kappa, lam_n, t)
         eta_b = b_ratio * eta_w
@@ -128,30 +129,38 @@ def sgd_epoch_dense(X, y, sw, order, batch, W, b, G2W, G2b, Wbar, bbar, state, l
         if shrink <= 0.0:
             state[0], state[1] = t, n_avg
             return total, -2
+        averaging = avg_start > 0 and t >= avg_start
+        mu = 0.0
+        if averaging:                        # recursive mean of the iterates (8.80)
+            n_avg += 1.0
+            mu = 1.0 / n_avg
         for m in range(M):
+            grad = x if batch == 1 else G[m]  # the gradient is c * grad
+            c = gb[m] if batch == 1 else 1.0
             if adagrad:                      # (8.84)-(8.85): per-parameter steps
                 for j in range(D):
-                    gj = G[m, j] + lam_n * W[m, j]
+                    gj = c * grad[j] + lam_n * W[m, j]
                     G2W[m, j] += gj * gj
                     W[m, j] -= eta_w * gj / (ada_eps + np.sqrt(G2W[m, j]))
-                    G[m, j] = 0.0
+                    if averaging:
+                        Wbar[m, j] += mu * (W[m, j] - Wbar[m, j])
                 if fit_intercept:
                     G2b[m] += gb[m] * gb[m]
                     b[m] -= eta_b * gb[m] / (ada_eps + np.sqrt(G2b[m]))
             else:
+                step = eta_w * c
                 for j in range(D):
-                    W[m, j] = shrink * W[m, j] - eta_w * G[m, j]
-                    G[m, j] = 0.0
+                    wj = shrink * W[m, j] - step * grad[j]
+                    W[m, j] = wj
+                    if averaging:
+                        Wbar[m, j] += mu * (wj - Wbar[m, j])
                 if fit_intercept:
                     b[m] -= eta_b * gb[m]
-            gb[m] = 0.0
-        if avg_start > 0 and t >= avg_start:  # recursive mean of the iterates (8.80)
-            n_avg += 1.0
-            mu = 1.0 / n_avg
-            for m in range(M):
-                for j in range(D):
-                    Wbar[m, j] += mu * (W[m, j] - Wbar[m, j])
+            if averaging:
                 bbar[m] += mu * (b[m] - bbar[m])
+            gb[m] = 0.0
+            if batch > 1:
+                G[m, :] = 0.0
     state[0], state[1] = t, n_avg
     return total, -1
 
@@ -280,3 +289,17 @@ def _fold(V, U, a, rho, sigma, averaged):
             if averaged:
                 U[m, j] = rho * (U[m, j] + sigma * V[m, j])
             V[m, j] *= a
+
+
+@njit(cache=True, fastmath=_FAST)
+def dense_row_stats(X):
+    """``(max_i ||x_i||^2, number of nonzero entries)`` of a dense matrix in one pass."""
+    top, nnz = 0.0, 0
+    for i in range(X.shape[0]):
+        x = X[i]
+        s = 0.0
+        for j in range(x.shape[0]):
+            s += x[j] * x[j]
+            nnz += x[j] != 0.0
+        top = max(top, s)
+    return top, nnz

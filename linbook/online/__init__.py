@@ -25,7 +25,8 @@ or sparse (CSR) ``X``. A step that makes the loss or the parameters non-finite r
 are scaled by the largest squared row norm, so unscaled features do not make them
 diverge.
 
-Modules: ``schedules`` (step sizes), ``sgd``, ``lms``, ``rls``, ``ogd`` (regret tools).
+Modules: ``schedules`` (step sizes), ``reference`` (Algorithm 8.3 in numpy), ``sgd``,
+``lms``, ``rls``, ``ogd`` (regret tools).
 
 Derived in: chapter "Online learning and stochastic optimisation".
 """
@@ -34,7 +35,8 @@ from .lms import LMS
 from .ogd import OnlineGradientDescent, best_fixed_parameter
 from .rls import RecursiveLeastSquares
 from .schedules import learning_rate_schedule
-from .sgd import SGDClassifier, SGDRegressor, sgd_per_sample
+from .reference import sgd_per_sample
+from .sgd import SGDClassifier, SGDRegressor
 
 __all__ = ["SGDRegressor", "SGDClassifier", "LMS", "RecursiveLeastSquares",
            "OnlineGradientDescent", "sgd_per_sample", "learning_rate_schedule",

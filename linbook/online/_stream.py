@@ -74,17 +74,16 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
     return X, y
 
 
-def row_sq_norms(X):
-    """``||x_i||^2`` of every row (dense or CSR), without overflow warnings (inf is checked later)."""
-    with np.errstate(over="ignore"):
-        if sp.issparse(X):
-            return np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        return np.einsum("ij,ij->i", X, X)
-
-
-def nonzeros(X):
-    """Number of nonzero entries of ``X`` (dense or sparse)."""
-    return int(X.count_nonzero()) if sp.issparse(X) else int(np.count_nonzero(X))
+def row_stats(X):
+    """``(max_i ||x_i||^2, number of nonzero entries)`` of dense or CSR ``X`` (inf when it overflows)."""
+    if sp.issparse(X):
+        with np.errstate(over="ignore"):
+            sq = np.add.reduceat(X.data * X.data, X.indptr[:-1]) if X.nnz else np.zeros(1)
+        sq[np.diff(X.indptr) == 0] = 0.0          # reduceat repeats the next value for empty rows
+        return float(np.max(sq, initial=0.0)), int(np.count_nonzero(X.data))
+    from .._kernels.sgd import dense_row_stats
+    top, nnz = dense_row_stats(X)
+    return float(top), int(nnz)
 
 
 def diverged(est, where, cure=CURE):

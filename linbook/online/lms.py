@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from ..datasets import as_rng
 from . import schedules
-from ._stream import diverged, nonzeros, predict_input, row_sq_norms, validate_chunk
+from ._stream import diverged, predict_input, row_stats, validate_chunk
 
 __all__ = ["LMS"]
 
@@ -128,12 +128,16 @@ class LMS(RegressorMixin, BaseEstimator):
         self.converged_ = False
         self.path_ = theta[None, :].copy() if self.record_path else None
 
+    def _observe(self, X):
+        """Record the largest squared row norm and the nonzeros per row (for ``eta0="auto"``)."""
+        top, nnz = row_stats(X)
+        self._L_x = schedules.curvature_bound(top, self._L_x)
+        self._nnz += (nnz, X.shape[0])
+
     def _pass(self, X, y, order, tol):
         """One pass in ``order``; returns whether the ``tol`` test fired."""
         from .._kernels.online import lms_pass
 
-        self._L_x = schedules.curvature_bound(row_sq_norms(X), self._L_x)
-        self._nnz += (nonzeros(X), X.shape[0])
         if isinstance(self.eta0, str):
             eta_w, eta_b = schedules.auto_steps(self._L_x, 0.0, self._nnz[0] / self._nnz[1])
             eta0, b_ratio = eta_w, eta_b / eta_w
@@ -162,6 +166,7 @@ class LMS(RegressorMixin, BaseEstimator):
         X, y = validate_chunk(self, X, y, first=True, y_numeric=True)
         X = np.ascontiguousarray(X)
         self._start(X.shape[1])
+        self._observe(X)
         rng = as_rng(self.random_state)
         self.n_iter_ = 0
         for _ in range(int(self.max_iter)):
@@ -182,6 +187,7 @@ class LMS(RegressorMixin, BaseEstimator):
         if first:
             self._start(X.shape[1])
             self.n_iter_ = 0
+        self._observe(X)
         self._pass(X, y, np.arange(len(y)), None)
         self._publish()
         return self

@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..numerics import log1pexp, sigmoid
-from ._stream import diverged, predict_input, row_sq_norms, validate_chunk
+from ._stream import diverged, predict_input, row_stats, validate_chunk
 from .schedules import curvature_bound
 
 __all__ = ["OnlineGradientDescent", "best_fixed_parameter"]
@@ -133,7 +133,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
         if first:
             self._check_params()
         X, y = validate_chunk(self, X, y, first=first, y_numeric=True)
-        curvature_bound(row_sq_norms(X))                # a clear error when ||x||^2 overflows
+        curvature_bound(row_stats(X)[0])                # a clear error when ||x||^2 overflows
         if first:
             self.coef_ = np.zeros(X.shape[1])
             self.t_ = 0

@@ -77,12 +77,12 @@ def check_positive_int(value, name):
     return int(value)
 
 
-def curvature_bound(sq_norms, previous=0.0):
+def curvature_bound(top, previous=0.0):
     """Largest squared row norm ``max_i ||x_i||^2`` seen so far (a bound on one sample's curvature).
 
-    Raises ``ValueError`` when the squared norms overflow (features near 1e154 or larger).
+    ``top`` is the largest squared row norm of the new chunk. Raises ``ValueError`` when it
+    overflowed (features near 1e154 or larger).
     """
-    top = float(np.max(sq_norms)) if np.size(sq_norms) else 0.0
     if not np.isfinite(top):
         raise ValueError("The squared norms of the rows of X overflow (features of order 1e154 or larger): "
                          "scale the features (e.g. StandardScaler) before fitting.")
