@@ -165,7 +165,7 @@ def sgd_epoch_dense(X, y, sw, order, batch, W, b, G2W, G2b, Wbar, bbar, state, l
     return total, -1
 
 
-@njit(cache=True, fastmath=_FAST)
+@njit(cache=True)   # no reassociation: vectorised gathers are slower than scalar loads here
 def sgd_epoch_csr(data, indices, indptr, y, sw, order, batch, W, b, G2W, G2b, Wbar, bbar, state, loss,
                   schedule, eta0, tau0, kappa, lam_n, b_ratio, fit_intercept, adagrad, ada_eps, avg_start):
     """``sgd_epoch_dense`` on a CSR matrix, O(nnz) per sample instead of O(n_features).
@@ -176,19 +176,25 @@ def sgd_epoch_csr(data, indices, indptr, y, sw, order, batch, W, b, G2W, G2b, Wb
     sparse step of ``U``. The scalars are folded back (``W``, ``Wbar`` written out)
     before they underflow and at the end of the epoch. With adagrad the shrink is per
     coordinate: ``a`` stays 1 and, when ``lam > 0``, every coordinate moves.
+    The gradient of row ``m`` is ``c * vals`` on the columns ``cols``: the sample's own
+    nonzeros when ``batch = 1``, the columns touched by the minibatch otherwise.
     """
     M, D = W.shape
     V, U = W, Wbar                           # same storage: a = rho = 1, sigma = 0 on entry
     z, r = np.empty(M), np.empty(M)
-    G, gb = np.zeros((M, D)), np.zeros(M)
-    touched = np.empty(D, dtype=np.int64)    # columns with a nonzero in the minibatch
-    mark = np.zeros(D, dtype=np.bool_)
+    gb = np.zeros(M)
+    G = np.zeros((M, D)) if batch > 1 else np.zeros((M, 0))
+    touched = np.empty(D if batch > 1 else 0, dtype=indices.dtype)
+    mark = np.zeros(D if batch > 1 else 0, dtype=np.bool_)
+    scratch = np.empty(D if batch > 1 else 0)
     dense_step = adagrad and lam_n > 0.0     # the penalty's gradient moves every coordinate
+    gdense = np.empty(D if dense_step else 0)
     t, n_avg = state[0], state[1]
     a, rho, sigma = 1.0, 1.0, 0.0
     total = 0.0
     status = -1
     n = order.shape[0]
+    lo, hi = 0, 0
     for start in range(0, n, batch):
         stop = min(n, start + batch)
         nt = 0
@@ -205,17 +211,18 @@ def sgd_epoch_csr(data, indices, indptr, y, sw, order, batch, W, b, G2W, G2b, Wb
                 status = pos
                 break
             total += sw[i] * f
-            for p in range(lo, hi):
-                j = indices[p]
-                if not mark[j]:
-                    mark[j] = True
-                    touched[nt] = j
-                    nt += 1
             for m in range(M):
                 g = sw[i] * r[m] / (stop - start)
-                for p in range(lo, hi):
-                    G[m, indices[p]] += g * data[p]
                 gb[m] += g
+                if batch > 1:
+                    for p in range(lo, hi):
+                        G[m, indices[p]] += g * data[p]
+            if batch > 1:
+                for p in range(lo, hi):
+                    if not mark[indices[p]]:
+                        mark[indices[p]] = True
+                        touched[nt] = indices[p]
+                        nt += 1
         if status != -1:
             break
         t += 1.0
@@ -231,27 +238,43 @@ def sgd_epoch_csr(data, indices, indptr, y, sw, order, batch, W, b, G2W, G2b, Wb
         if not adagrad:
             a *= shrink
         for m in range(M):
+            if batch == 1:
+                cols, vals, c = indices[lo:hi], data[lo:hi], gb[m]
+            else:
+                for k in range(nt):
+                    scratch[k] = G[m, touched[k]]
+                    G[m, touched[k]] = 0.0
+                cols, vals, c = touched[:nt], scratch[:nt], 1.0
             if dense_step:
                 for j in range(D):
-                    gj = G[m, j] + lam_n * V[m, j]
+                    gdense[j] = lam_n * V[m, j]
+                for k in range(cols.shape[0]):
+                    gdense[cols[k]] += c * vals[k]
+                for j in range(D):
+                    G2W[m, j] += gdense[j] * gdense[j]
+                    d = eta_w * gdense[j] / (ada_eps + np.sqrt(G2W[m, j]))
+                    V[m, j] -= d
+                    if track:
+                        U[m, j] += sigma * d
+            elif adagrad:
+                for k in range(cols.shape[0]):
+                    j = cols[k]
+                    gj = c * vals[k]
                     G2W[m, j] += gj * gj
                     d = eta_w * gj / (ada_eps + np.sqrt(G2W[m, j]))
                     V[m, j] -= d
                     if track:
                         U[m, j] += sigma * d
-            else:
-                for k in range(nt):
-                    j = touched[k]
-                    if adagrad:
-                        G2W[m, j] += G[m, j] * G[m, j]
-                        d = eta_w * G[m, j] / (ada_eps + np.sqrt(G2W[m, j]))
-                    else:
-                        d = eta_w * G[m, j] / a
-                    V[m, j] -= d
-                    if track:
-                        U[m, j] += sigma * d
-            for k in range(nt):
-                G[m, touched[k]] = 0.0
+            else:                            # the plain step, on the scaled weights
+                step = eta_w * c / a
+                if track:
+                    for k in range(cols.shape[0]):
+                        d = step * vals[k]
+                        V[m, cols[k]] -= d
+                        U[m, cols[k]] += sigma * d
+                else:
+                    for k in range(cols.shape[0]):
+                        V[m, cols[k]] -= step * vals[k]
             if fit_intercept:
                 if adagrad:
                     G2b[m] += gb[m] * gb[m]

@@ -53,7 +53,7 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
     The first chunk (or ``fit``) goes through ``linbook.base.validate_fit``, which records
     ``n_features_in_`` / ``feature_names_in_``; later chunks are checked against them
     (same width, same column names), as scikit-learn's ``partial_fit`` does.
-    Sparse ``X`` comes back as CSR with sorted indices.
+    Sparse ``X`` comes back as CSR.
     """
     if y is None:
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None. "
@@ -69,8 +69,6 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
                 y = np.asarray(y, dtype=np.float64)
     if sp.issparse(X):
         X = sp.csr_matrix(X)
-        if not X.has_sorted_indices:
-            X = X.sorted_indices()
     return X, y
 
 
