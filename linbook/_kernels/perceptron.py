@@ -105,7 +105,7 @@ def primal_epoch(X, data, indices, indptr, t, order, w, b, eta, eta_b, updates, 
     return mistakes
 
 
-@njit(cache=True, fastmath=_FAST)
+@njit(cache=True)   # no reassociation: vectorised gathers are slower than scalar loads
 def _primal_csr(X, data, indices, indptr, t, order, w, b, eta, eta_b, updates, pocket, best_w, best):
     """``primal_epoch`` on CSR rows."""
     mistakes = 0
