@@ -91,4 +91,12 @@ CASES = [
          linbook=lambda d: SGDClassifier(random_state=0).fit(*d),
          reference=_sk_clf(), reference_name="sklearn SGDClassifier(log_loss, max_iter=5, tol=None) on CSR",
          target=1.0, compare=_logloss, repeat=5),
+    Case(name="online: SGDClassifier() default vs sklearn average=True, sparse text CSR, 5 epochs",
+         setup=_sparse_text, linbook=lambda d: SGDClassifier(random_state=0).fit(*d),
+         reference=_sk_clf(average=True), reference_name="sklearn SGDClassifier(log_loss, average=True) on CSR",
+         target=1.0, compare=_logloss, repeat=5, notes="both average the iterates"),
+    Case(name="online: SGDClassifier(average=False) tuned, sparse text CSR, 5 epochs", setup=_sparse_text,
+         linbook=lambda d: SGDClassifier(average=False, random_state=0).fit(*d),
+         reference=_sk_clf(), reference_name="sklearn SGDClassifier(log_loss, max_iter=5, tol=None) on CSR",
+         target=1.0, compare=_logloss, repeat=5, notes="the bare per-sample loop"),
 ]

@@ -21,7 +21,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .base import encode_labels, validate_fit
 from .datasets import as_rng
-from .online._stream import advised, predict_input
+from .online._stream import advised, predict_input, row_stats
 
 __all__ = ["Perceptron", "perceptron_reference"]
 
@@ -207,9 +207,11 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             order = rng.permutation(n) if self.shuffle else np.arange(n)
             if dual:
                 k = kernel.dual_epoch(*rows, t, order, alpha, b, eta, eta_b, upd, support, n_support)
-            else:
+            elif pocket:
                 best[3] = sum(len(u) for u in updates)
-                k = kernel.primal_epoch(*rows, t, order, w, b, eta, eta_b, upd, pocket, best_w, best)
+                k = kernel.pocket_epoch(*rows, t, order, w, b, eta, eta_b, upd, best_w, best)
+            else:
+                k = kernel.primal_epoch(*rows, t, order, w, b, eta, eta_b, upd)
             updates.append(upd[:k].copy())
             if k == 0:
                 converged = True
@@ -309,9 +311,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
 
 def _max_sq_norm(X):
     """``max_i ||x_i||^2`` (inf when it overflows)."""
-    with np.errstate(over="ignore"):
-        sq = np.asarray(X.multiply(X).sum(axis=1)) if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
-    return float(np.max(sq))
+    return row_stats(X)[0]
 
 
 def _row_arrays(X):

@@ -75,16 +75,13 @@ def training_errors(X, data, indices, indptr, t, w, b, limit):
 
 
 @njit(cache=True, fastmath=_FAST)
-def primal_epoch(X, data, indices, indptr, t, order, w, b, eta, eta_b, updates, pocket, best_w, best):
+def primal_epoch(X, data, indices, indptr, t, order, w, b, eta, eta_b, updates):
     """One epoch of the primal perceptron; returns the number of mistakes (updates).
 
     ``b`` is a length-1 array; ``updates`` receives the index of every updated sample.
-    With ``pocket``, after every update the training errors are counted and the weights
-    kept in ``best_w``, ``best = [errors, b, updates so far]`` when they are fewer
-    (Gallant's pocket); ``best[2]`` counts from ``best[3]``, the updates of earlier epochs.
     """
     if indptr.shape[0] > 0:
-        return _primal_csr(X, data, indices, indptr, t, order, w, b, eta, eta_b, updates, pocket, best_w, best)
+        return _primal_csr(data, indices, indptr, t, order, w, b, eta, eta_b, updates)
     mistakes = 0
     bias = b[0]                              # a local: keeps the dot products vectorised
     for i in order:
@@ -99,14 +96,12 @@ def primal_epoch(X, data, indices, indptr, t, order, w, b, eta, eta_b, updates, 
             bias += eta_b * t[i]
             updates[mistakes] = i
             mistakes += 1
-            if pocket:
-                _pocket(X, data, indices, indptr, t, w, bias, best_w, best, mistakes)
     b[0] = bias
     return mistakes
 
 
 @njit(cache=True)   # no reassociation: vectorised gathers are slower than scalar loads
-def _primal_csr(X, data, indices, indptr, t, order, w, b, eta, eta_b, updates, pocket, best_w, best):
+def _primal_csr(data, indices, indptr, t, order, w, b, eta, eta_b, updates):
     """``primal_epoch`` on CSR rows."""
     mistakes = 0
     bias = b[0]
@@ -121,19 +116,29 @@ def _primal_csr(X, data, indices, indptr, t, order, w, b, eta, eta_b, updates, p
             bias += eta_b * t[i]
             updates[mistakes] = i
             mistakes += 1
-            if pocket:
-                _pocket(X, data, indices, indptr, t, w, bias, best_w, best, mistakes)
     b[0] = bias
     return mistakes
 
 
-@njit(cache=True)
-def _pocket(X, data, indices, indptr, t, w, bias, best_w, best, mistakes):
-    """Keep ``(w, bias)`` in the pocket when it makes fewer training errors."""
-    err = training_errors(X, data, indices, indptr, t, w, bias, best[0])
-    if err < best[0]:
-        best[0], best[1], best[2] = err, bias, best[3] + mistakes
-        best_w[:] = w
+@njit(cache=True, fastmath=_FAST)
+def pocket_epoch(X, data, indices, indptr, t, order, w, b, eta, eta_b, updates, best_w, best):
+    """One epoch of Gallant's pocket algorithm: the primal loop, and after every update
+    the training errors are counted and the weights kept in ``best_w``,
+    ``best = [errors, b, updates so far]`` when they are fewer; ``best[2]`` counts from
+    ``best[3]``, the updates of earlier epochs. Returns the number of mistakes.
+    """
+    mistakes = 0
+    for i in order:
+        if t[i] * (_dot(X, data, indices, indptr, i, w) + b[0]) <= 0.0:
+            _add_row(X, data, indices, indptr, i, eta * t[i], w)
+            b[0] += eta_b * t[i]
+            updates[mistakes] = i
+            mistakes += 1
+            err = training_errors(X, data, indices, indptr, t, w, b[0], best[0])
+            if err < best[0]:
+                best[0], best[1], best[2] = err, b[0], best[3] + mistakes
+                best_w[:] = w
+    return mistakes
 
 
 @njit(cache=True, fastmath=_FAST)

@@ -192,8 +192,7 @@ def sgd_epoch_csr(data, indices, indptr, y, sw, order, batch, W, b, G2W, G2b, Wb
     touched = np.empty(D if batch > 1 else 0, dtype=indices.dtype)
     mark = np.zeros(D if batch > 1 else 0, dtype=np.bool_)
     scratch = np.empty(D if batch > 1 else 0)
-    dense_step = adagrad and lam_n > 0.0     # the penalty's gradient moves every coordinate
-    gdense = np.empty(D if dense_step else 0)
+    gdense = np.empty(D if (adagrad and lam_n > 0.0) else 0)
     t, n_avg = state[0], state[1]
     a, rho, sigma = 1.0, 1.0, 0.0
     total = 0.0
@@ -250,26 +249,9 @@ def sgd_epoch_csr(data, indices, indptr, y, sw, order, batch, W, b, G2W, G2b, Wb
                     scratch[k] = G[m, touched[k]]
                     G[m, touched[k]] = 0.0
                 cols, vals, c = touched[:nt], scratch[:nt], 1.0
-            if dense_step:
-                for j in range(D):
-                    gdense[j] = lam_n * V[m, j]
-                for k in range(cols.shape[0]):
-                    gdense[cols[k]] += c * vals[k]
-                for j in range(D):
-                    G2W[m, j] += gdense[j] * gdense[j]
-                    d = eta_w * gdense[j] / (ada_eps + np.sqrt(G2W[m, j]))
-                    V[m, j] -= d
-                    if track:
-                        U[m, j] += sigma * d
-            elif adagrad:
-                for k in range(cols.shape[0]):
-                    j = cols[k]
-                    gj = c * vals[k]
-                    G2W[m, j] += gj * gj
-                    d = eta_w * gj / (ada_eps + np.sqrt(G2W[m, j]))
-                    V[m, j] -= d
-                    if track:
-                        U[m, j] += sigma * d
+            if adagrad:
+                _adagrad_csr_step(V[m], U[m], G2W[m], cols, vals, c, eta_w, lam_n, ada_eps, sigma, track,
+                                  gdense)
             else:                            # the plain step, on the scaled weights
                 step = eta_w * c / a
                 if track:
@@ -308,6 +290,32 @@ def sgd_epoch_csr(data, indices, indptr, y, sw, order, batch, W, b, G2W, G2b, Wb
     Wbar[:, :] = U
     state[0], state[1] = t, n_avg
     return total, status
+
+
+@njit(cache=True)
+def _adagrad_csr_step(v, u, g2, cols, vals, c, eta_w, lam_n, ada_eps, sigma, track, gdense):
+    """Adagrad step (8.84)-(8.85) of one row of weights from the sparse gradient ``c * vals`` on
+    ``cols``; with ``lam_n > 0`` the penalty's gradient ``lam_n v`` moves every coordinate."""
+    if lam_n > 0.0:
+        for j in range(v.shape[0]):
+            gdense[j] = lam_n * v[j]
+        for k in range(cols.shape[0]):
+            gdense[cols[k]] += c * vals[k]
+        for j in range(v.shape[0]):
+            g2[j] += gdense[j] * gdense[j]
+            d = eta_w * gdense[j] / (ada_eps + np.sqrt(g2[j]))
+            v[j] -= d
+            if track:
+                u[j] += sigma * d
+        return
+    for k in range(cols.shape[0]):
+        j = cols[k]
+        gj = c * vals[k]
+        g2[j] += gj * gj
+        d = eta_w * gj / (ada_eps + np.sqrt(g2[j]))
+        v[j] -= d
+        if track:
+            u[j] += sigma * d
 
 
 @njit(cache=True)
