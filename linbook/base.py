@@ -143,18 +143,20 @@ def encode_labels(y, *, min_classes=2, max_classes=None, model="this model"):
     kind = type_of_target(y)
     if kind not in ("binary", "multiclass"):
         raise ValueError(
-            f"{model} needs class labels, but y looks {kind!r}. "
+            f"Unknown label type: {kind!r}. {model} needs class labels, but y looks {kind!r}. "
             "Use a regression model for a continuous target."
         )
     classes, y_index = np.unique(y, return_inverse=True)
     k = classes.size
     if k < min_classes:
         raise ValueError(
-            f"{model} needs at least {min_classes} classes in y; got {k} ({classes.tolist()}). "
+            f"{model} needs at least {min_classes} classes in y; got {k} class{'es' if k != 1 else ''} "
+            f"({classes.tolist()}). "
             "A single class cannot be learned: check the data or its split."
         )
     if max_classes is not None and k > max_classes:
         raise ValueError(
-            f"{model} takes at most {max_classes} classes; got {k} ({classes.tolist()[:10]})."
+            ("Only binary classification is supported. " if max_classes == 2 else "")
+            + f"{model} takes at most {max_classes} classes; got {k} ({classes.tolist()[:10]})."
         )
     return classes, y_index

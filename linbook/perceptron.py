@@ -2,36 +2,34 @@
 
 Training is the textbook per-sample loop - visit the samples in order (a fresh
 permutation every epoch when ``shuffle``), and on a mistake ``y_i (w.x_i + b) <= 0``
-update ``w <- w + eta y_i x_i``, ``b <- b + eta y_i`` - executed exactly but
-vectorised over blocks: a block of upcoming samples is scored with the current
-weights in one matrix product, the first mistake in it is located, the update is
-applied, and only the rest of the block is rescored. The weights after every update
-are therefore identical to those of the per-sample loop (up to floating-point
-summation order inside a dot product), while a pass with few mistakes costs a few
-matrix products.
+update ``w <- w + eta y_i x_i``, ``b <- b + eta y_i``. ``perceptron_reference`` is that
+loop in plain Python; ``Perceptron`` runs it compiled (``linbook._kernels.perceptron``,
+numba, on dense or CSR ``X``) and is tested to make the same updates.
 
 Derived in: chapter "The perceptron".
 """
 
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from .base import encode_labels, validate_X, validate_data
+from .base import encode_labels, validate_fit
 from .datasets import as_rng
+from .online._stream import advised, predict_input, row_stats
 
 __all__ = ["Perceptron", "perceptron_reference"]
 
 _FORMS = ("primal", "dual", "pocket")
-_CHUNK = 2048            # samples gathered at a time (~0.8 MB at D = 50: stays in cache)
-_GRAM_MAX = 2000          # precompute the N x N Gram matrix only up to this many samples
+_KEEP_ROWS = 1_000_000     # numbers of X kept for updates_
 
 
-def perceptron_reference(X, y, *, eta=1.0, max_epochs=1, order=None, fit_intercept=True):
+def perceptron_reference(X, y, *, eta=1.0, max_epochs=1, order=None, fit_intercept=True, intercept_scaling=1.0):
     """The textbook per-sample perceptron loop, in plain Python (for tests and teaching).
 
     Parameters
@@ -45,6 +43,8 @@ def perceptron_reference(X, y, *, eta=1.0, max_epochs=1, order=None, fit_interce
     order : sequence of index arrays, optional
         ``order[e]`` is the visiting order of epoch ``e``; default ``0..N-1``.
     fit_intercept : bool
+    intercept_scaling : float
+        Value ``c`` of the intercept's constant feature: ``b <- b + eta c^2 y_i``.
 
     Returns
     -------
@@ -62,7 +62,7 @@ def perceptron_reference(X, y, *, eta=1.0, max_epochs=1, order=None, fit_interce
             if y[i] * (X[i] @ w + b) <= 0:
                 w = w + (eta * y[i]) * X[i]
                 if fit_intercept:
-                    b = b + eta * y[i]
+                    b = b + eta * intercept_scaling ** 2 * y[i]
                 updates.append(int(i))
                 mistakes += 1
         if mistakes == 0:
@@ -71,7 +71,7 @@ def perceptron_reference(X, y, *, eta=1.0, max_epochs=1, order=None, fit_interce
 
 
 class Perceptron(ClassifierMixin, BaseEstimator):
-    """Rosenblatt's perceptron for two classes.
+    """Rosenblatt's perceptron for two classes, on dense or sparse (CSR) ``X``.
 
     Minimises the perceptron criterion ``L(w, b) = - sum_{i in M} y_i (w.x_i + b)``
     over the set ``M`` of misclassified points (``y_i (w.x_i + b) <= 0``) by stochastic
@@ -80,11 +80,12 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     mistakes (the data are then separated) or after ``max_epochs``.
 
     ``form="primal"`` updates ``w``; ``form="dual"`` keeps ``alpha_i = n_i eta``
-    (``n_i`` = number of updates on sample ``i``), scores with the Gram matrix
-    ``G = X X^T`` and returns ``w = sum_i alpha_i y_i x_i`` (identical updates to the
-    primal form); ``form="pocket"`` runs the primal loop and returns the visited weight
-    vector with the fewest training errors (Gallant's pocket algorithm; it costs one
-    pass over the data per update).
+    (``n_i`` = number of updates on sample ``i``), scores a sample with the inner
+    products ``x_j . x_i`` of the samples updated so far (the Gram matrix entries,
+    computed as needed) and returns ``w = sum_i alpha_i y_i x_i`` (the same updates as
+    the primal form); ``form="pocket"`` runs the primal loop and returns the visited
+    weight vector with the fewest training errors (Gallant's pocket algorithm; it
+    counts the training errors after every update).
 
     Parameters
     ----------
@@ -98,6 +99,14 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     random_state : int, Generator or None
         Seed of the shuffling.
     fit_intercept : bool, default=True
+    intercept_scaling : float or "auto", default=1.0
+        Value ``c`` of the constant feature that carries the intercept: the samples are
+        augmented to ``(x, c)``, so a mistake moves ``b`` by ``eta c^2 y_i``. ``1.0`` is
+        the textbook algorithm (Li Hang, scikit-learn). ``"auto"`` takes
+        ``c = max_i ||x_i||`` (Cristianini and Shawe-Taylor's ``b <- b + eta y_i R^2``),
+        which makes the run the same at every feature scale; with ``c = 1`` and features
+        far from unit scale the intercept cannot keep up with ``w`` and the loop may not
+        separate separable data (scale the features, or use ``"auto"``).
 
     Attributes
     ----------
@@ -112,14 +121,19 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     n_iter_ : int
         Epochs run.
     converged_ : bool
-        Whether the last epoch was free of mistakes.
+        Whether the last epoch was free of mistakes (the data are separated).
     update_indices_ : ndarray of int
         Sample index of every update, in order.
     updates_ : list of (int, ndarray, float)
         ``(sample index, w after the update, b after the update)`` for every update,
-        for plotting (built on demand from ``update_indices_``).
+        for plotting. Built on demand from ``update_indices_`` and the rows of the
+        updated samples, which ``fit`` keeps when they hold at most ``1e6`` numbers
+        (``n_mistakes_ * n_features``); after a larger fit it raises ``AttributeError``.
     pocket_errors_ : int
         Training errors of the returned weights (``form="pocket"`` only).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Column names, when ``X`` was a DataFrame with string column names.
 
     Notes
     -----
@@ -130,189 +144,183 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, form="primal", eta=1.0, max_epochs=1000, shuffle=True, random_state=None,
-                 fit_intercept=True):
+                 fit_intercept=True, intercept_scaling=1.0):
         self.form = form
         self.eta = eta
         self.max_epochs = max_epochs
         self.shuffle = shuffle
         self.random_state = random_state
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
 
-    # ------------------------------------------------------------------ checks
     def _check_params(self):
         if self.form not in _FORMS:
             raise ValueError(f"form must be one of {_FORMS}, got {self.form!r}")
-        if not (np.isscalar(self.eta) and np.isfinite(self.eta) and self.eta > 0):
+        if not (isinstance(self.eta, numbers.Real) and np.isfinite(self.eta) and self.eta > 0):
             raise ValueError(f"eta must be a positive number, got {self.eta!r}")
-        if not (isinstance(self.max_epochs, (int, np.integer)) and self.max_epochs >= 1):
+        if not (isinstance(self.max_epochs, numbers.Integral) and self.max_epochs >= 1):
             raise ValueError(f"max_epochs must be a positive integer, got {self.max_epochs!r}")
         for name in ("shuffle", "fit_intercept"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False")
+        c = self.intercept_scaling
+        if not (c == "auto" if isinstance(c, str) else isinstance(c, numbers.Real) and np.isfinite(c) and c > 0):
+            raise ValueError(f"intercept_scaling must be 'auto' or a finite number > 0, got {c!r}")
 
-    # ------------------------------------------------------------------ training
     def fit(self, X, y):
         """Train on ``(X, y)``; returns ``self``.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,), exactly two distinct labels
 
         Returns
         -------
         self
         """
+        from ._kernels import perceptron as kernel
+
         self._check_params()
-        X, y = validate_data(X, y)
+        if y is None:
+            raise ValueError("Perceptron requires y to be passed, but the target y is None. "
+                             "Call fit(X, y) with the labels.")
+        with advised():
+            X, y = validate_fit(self, X, y, accept_sparse=["csr", "csc", "coo"])
         self.classes_, codes = encode_labels(y, min_classes=2, max_classes=2, model="Perceptron")
-        self.n_features_in_ = X.shape[1]
         t = np.where(codes == 1, 1.0, -1.0)
+        X, rows = _row_arrays(X)
         rng = as_rng(self.random_state)
-        n = X.shape[0]
+        n, d = X.shape
         eta = float(self.eta)
-
-        dual = self.form == "dual"
-        pocket = self.form == "pocket"
-        fi = bool(self.fit_intercept)
-        d = X.shape[1]
-        # u holds the parameters and a trailing intercept: u = [w, b] (primal) or
-        # u = [v, b] with v_i = alpha_i y_i (dual); a chunk of samples becomes
-        # Z = [y_i x_i, y_i] (primal) or [y_i G_i, y_i] (dual), so Z @ u are the margins
-        # y_i (w.x_i + b) of the chunk in one matrix-vector product.
+        self._c2 = self._intercept_c2(X) if self.fit_intercept else 0.0
+        eta_b = eta * self._c2
+        w, b = np.zeros(d), np.zeros(1)
+        dual, pocket = self.form == "dual", self.form == "pocket"
         if dual:
-            G = X @ X.T if n <= _GRAM_MAX else None
-            u = np.zeros(n + 1)
-        else:
-            u = np.zeros(d + 1)
-        updates = []
-        if pocket:
-            best_err = self._errors(X, t, u[:d], 0.0)
-            best = (np.zeros(d), 0.0, 0)
-
-        # the dual form scores a chunk with rows of the N x N Gram matrix: keep a chunk <= ~32 MB
-        chunk = max(16, min(_CHUNK, (1 << 22) // (n + 1))) if dual else _CHUNK
+            alpha, support, n_support = np.zeros(n), np.empty(n, dtype=np.int64), np.zeros(1, dtype=np.int64)
+        best_w = np.zeros(d)
+        best = np.array([float(np.sum(t < 0)), 0.0, 0.0, 0.0])     # w = 0 predicts +1 everywhere
+        updates, upd = [], np.empty(n, dtype=np.int64)
         converged = False
-        epoch = 0
         for epoch in range(1, self.max_epochs + 1):
-            order = rng.permutation(n) if self.shuffle else None
-            mistakes = 0
-            window = 64
-            # chunks of the epoch's visiting order, gathered once (cache-sized); inside a
-            # chunk, windows of upcoming samples are scored with the current weights
-            for c0 in range(0, n, chunk):
-                c1 = min(n, c0 + chunk)
-                rows = order[c0:c1] if order is not None else np.arange(c0, c1)
-                tc = t[rows] if dual else None
-                if dual:
-                    Z = np.empty((c1 - c0, n + 1))
-                    np.multiply(G[rows] if G is not None else X[rows] @ X.T, tc[:, None], out=Z[:, :n])
-                    Z[:, -1] = tc if fi else 0.0
-                else:
-                    # primal: margins y_i (x_i.w + b) straight from X (a view when not
-                    # shuffling), as the textbook loop computes them; no copy of X
-                    Xc = X[c0:c1] if order is None else X.take(rows, axis=0)
-                    tc = t[c0:c1] if order is None else t[rows]
-                size = c1 - c0
-                pos = 0
-                while pos < size:
-                    stop = min(size, pos + window)
-                    if dual:
-                        bad = (Z[pos:stop] @ u) <= 0
-                    else:
-                        bad = tc[pos:stop] * (Xc[pos:stop] @ u[:d] + u[d]) <= 0
-                    k = int(bad.argmax())
-                    if not bad[k]:
-                        pos = stop
-                        window = min(2 * window, chunk)
-                        continue
-                    # first mistake in the window: update, then go on from the next sample
-                    k += pos
-                    i = int(rows[k])
-                    if dual:
-                        u[i] += eta * tc[k]
-                        u[-1] += eta * Z[k, -1]
-                    else:
-                        u[:d] += (eta * tc[k]) * Xc[k]
-                        if fi:
-                            u[d] += eta * tc[k]
-                    updates.append(i)
-                    mistakes += 1
-                    if pocket:
-                        err = self._errors(X, t, u[:d], u[-1])
-                        if err < best_err:
-                            best_err, best = err, (u[:d].copy(), u[-1], len(updates))
-                    window = max(16, (3 * (k + 1 - pos)) // 2)
-                    pos = k + 1
-            if mistakes == 0:
+            order = rng.permutation(n) if self.shuffle else np.arange(n)
+            if dual:
+                k = kernel.dual_epoch(*rows, t, order, alpha, b, eta, eta_b, upd, support, n_support)
+            elif pocket:
+                best[3] = sum(len(u) for u in updates)
+                k = kernel.pocket_epoch(*rows, t, order, w, b, eta, eta_b, upd, best_w, best)
+            else:
+                k = kernel.primal_epoch(*rows, t, order, w, b, eta, eta_b, upd)
+            updates.append(upd[:k].copy())
+            if k == 0:
                 converged = True
                 break
-            if pocket and best_err == 0:
+            if pocket and best[0] == 0:
                 break
-
-        self.update_indices_ = np.asarray(updates, dtype=np.intp)
-        self.n_mistakes_ = len(updates)
+        self.update_indices_ = np.concatenate(updates)
+        self.n_mistakes_ = int(self.update_indices_.size)
         self.n_iter_ = epoch
         self.converged_ = converged
         self._t = t
-        self._X_updates = X[self.update_indices_] if updates else np.zeros((0, X.shape[1]))
-        b = float(u[-1])
+        # the rows behind updates_ (a plotting aid): kept for small runs only, copying them costs
+        # as much as the training loop on large ones
+        keep = self.n_mistakes_ * d <= _KEEP_ROWS
+        self._X_updates = X[self.update_indices_] if keep else None
         if dual:
-            v = u[:n]
-            self.alpha_ = np.abs(v)          # alpha_i = n_i eta >= 0
-            self.coef_ = X.T @ v
-            self.intercept_ = b
-        elif pocket:
-            self.coef_, self.intercept_ = best[0], float(best[1])
-            self.pocket_errors_ = int(best_err)
-            self.pocket_update_ = best[2]
+            self.alpha_ = alpha
+            self.coef_ = np.asarray(X.T @ (alpha * t)).ravel()
         else:
-            self.coef_, self.intercept_ = u[:d].copy(), b
+            if pocket:
+                w, b = best_w, best[1:2]
+                self.pocket_errors_ = int(best[0])
+                self.pocket_update_ = int(best[2])
+            self.coef_ = w.copy()
+        self.intercept_ = float(b[0])
         if not converged and not pocket:
+            R2 = _max_sq_norm(X)
+            scale = ""
+            if self.fit_intercept and self._c2 > 0 and not 1e-4 <= R2 / self._c2 <= 1e4:
+                scale = (f" The features have squared norm up to {R2:.1e} against {self._c2:.1e} for the "
+                         "intercept's column, so the intercept can hardly move: scale the features "
+                         "(StandardScaler) or set intercept_scaling='auto'.")
             warnings.warn(
                 f"Perceptron did not separate the data in {epoch} epochs ({self.n_mistakes_} updates): "
                 "the data may not be linearly separable. Use form='pocket' to keep the best "
-                "weights, or a probabilistic model (logistic regression).",
+                "weights, or a probabilistic model (logistic regression)." + scale,
                 ConvergenceWarning, stacklevel=2)
         return self
 
-    @staticmethod
-    def _errors(X, t, w, b):
-        s = X @ w + b
-        return int(np.count_nonzero(np.where(s >= 0, 1.0, -1.0) != t))
+    def _intercept_c2(self, X):
+        """``c^2`` for the intercept's constant column (``intercept_scaling`` squared)."""
+        if self.intercept_scaling != "auto":
+            return float(self.intercept_scaling) ** 2
+        R2 = _max_sq_norm(X)
+        if not np.isfinite(R2):
+            raise ValueError("The squared norms of the rows of X overflow (features of order 1e154 or larger): "
+                             "scale the features before fitting.")
+        return R2 if R2 > 0 else 1.0
 
     @property
     def updates_(self):
+        if getattr(self, "_X_updates", None) is None:
+            raise AttributeError(
+                "updates_ is kept only for fits with n_mistakes_ * n_features <= 1e6 (a plotting aid); "
+                "use update_indices_, or refit on a subset of the data to plot the path.")
         eta = float(self.eta)
         steps = (eta * self._t[self.update_indices_])
-        W = np.cumsum(steps[:, None] * self._X_updates, axis=0)
-        B = np.cumsum(steps) if self.fit_intercept else np.zeros(len(steps))
+        Xu = self._X_updates.toarray() if sp.issparse(self._X_updates) else self._X_updates
+        W = np.cumsum(steps[:, None] * Xu, axis=0)
+        B = np.cumsum(steps * self._c2)
         return [(int(i), W[k], float(B[k])) for k, i in enumerate(self.update_indices_)]
 
-    # ------------------------------------------------------------------ prediction
     def decision_function(self, X):
         """Signed score ``w.x + b`` (positive side: ``classes_[1]``).
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
 
         Returns
         -------
         ndarray of shape (n_samples,)
         """
-        X = validate_X(self, X)
-        return X @ self.coef_ + self.intercept_
+        X = predict_input(self, X, accept_sparse=True)
+        return np.asarray(X @ self.coef_).ravel() + self.intercept_
 
     def predict(self, X):
         """Class labels: ``classes_[1]`` where ``w.x + b >= 0`` (``sign(0) = +1``), else ``classes_[0]``.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
 
         Returns
         -------
         ndarray of shape (n_samples,)
         """
-        return self.classes_[(self.decision_function(X) >= 0).astype(int)]
+        scores = self.decision_function(X)
+        return self.classes_[(scores >= 0).astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = True
+        return tags
+
+
+def _max_sq_norm(X):
+    """``max_i ||x_i||^2`` (inf when it overflows)."""
+    return row_stats(X)[0]
+
+
+def _row_arrays(X):
+    """``X`` as a C-ordered array or CSR with sorted indices, and ``(X, data, indices, indptr)`` for the kernels."""
+    empty_f, empty_i = np.empty(0), np.empty(0, dtype=np.int64)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        if not X.has_sorted_indices:
+            X = X.sorted_indices()
+        return X, (np.empty((0, 0)), X.data, X.indices, X.indptr)
+    X = np.ascontiguousarray(X)
+    return X, (X, empty_f, empty_i, empty_i)

@@ -174,3 +174,70 @@ def test_sklearn_plumbing():
     s = cross_val_score(make_pipeline(StandardScaler(), c), X, y, cv=3)
     assert s.shape == (3,) and np.all(s > 0.9)
     assert linbook.Perceptron is Perceptron
+
+
+@pytest.mark.parametrize("form", ["primal", "dual", "pocket"])
+def test_sparse_input_equals_dense(form):
+    import scipy.sparse as sp
+    rng = np.random.default_rng(13)
+    X = np.where(rng.random((300, 30)) < 0.2, rng.standard_normal((300, 30)), 0.0)
+    y = np.where(X @ rng.standard_normal(30) + 0.05 * rng.standard_normal(300) > 0, 1, -1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        a = Perceptron(form=form, max_epochs=20, random_state=3).fit(X, y)
+        b = Perceptron(form=form, max_epochs=20, random_state=3).fit(sp.csr_matrix(X), y)
+        c = Perceptron(form=form, max_epochs=20, random_state=3).fit(sp.csc_matrix(X), y)
+    for m in (b, c):
+        assert m.update_indices_.tolist() == a.update_indices_.tolist()
+        np.testing.assert_allclose(m.coef_, a.coef_, rtol=1e-12, atol=1e-12)
+        assert m.intercept_ == pytest.approx(a.intercept_, abs=1e-12)
+        np.testing.assert_array_equal(m.predict(sp.csr_matrix(X)), a.predict(X))
+    i, w, bb = b.updates_[-1] if form != "pocket" else a.updates_[-1]
+    assert np.all(np.isfinite(w))
+
+
+def test_intercept_scaling_auto_is_scale_invariant_and_textbook():
+    X, y = sep(n=300, d=3, seed=14, b=0.8)
+    R2 = np.max(np.sum(X ** 2, axis=1))
+    m = Perceptron(intercept_scaling="auto", random_state=2).fit(X, y)
+    w, b, upd = perceptron_reference(X, y, max_epochs=1000, order=orders(2, 300, 1000),
+                                     intercept_scaling=np.sqrt(R2))
+    assert m.update_indices_.tolist() == upd
+    np.testing.assert_allclose(np.r_[m.coef_, m.intercept_], np.r_[w, b], rtol=1e-10)
+    for s in (1e-8, 1e6):
+        ms = Perceptron(intercept_scaling="auto", random_state=2).fit(X * s, y)
+        assert ms.update_indices_.tolist() == m.update_indices_.tolist() and ms.converged_
+        np.testing.assert_allclose(ms.coef_ / s, m.coef_, rtol=1e-9)          # w = sum eta y x scales like x
+    with pytest.warns(ConvergenceWarning, match="intercept_scaling='auto'"):   # c = 1 cannot keep up
+        Perceptron(max_epochs=5, random_state=2).fit(X * 1e4, y)
+    with pytest.raises(ValueError, match="intercept_scaling"):
+        Perceptron(intercept_scaling=0.0).fit(X, y)
+
+
+def test_noisy_data_runs_every_epoch_like_sklearn():
+    """3 % label noise: no epoch is free of mistakes; the run is the textbook loop."""
+    rng = np.random.default_rng(15)
+    X = rng.standard_normal((2000, 10))
+    y = np.where(X @ rng.standard_normal(10) > 0, 1, -1)
+    y[rng.random(2000) < 0.03] *= -1
+    with pytest.warns(ConvergenceWarning):
+        m = Perceptron(max_epochs=4, shuffle=False).fit(X, y)
+    sk = SkPerceptron(max_iter=4, tol=None, shuffle=False).fit(X, y)
+    assert m.n_iter_ == 4
+    np.testing.assert_allclose(m.coef_, sk.coef_.ravel(), rtol=1e-10, atol=1e-10)
+    w, b, upd = perceptron_reference(X, y, max_epochs=4)
+    assert m.update_indices_.tolist() == upd
+
+
+def test_fit_records_feature_names_and_predict_does_not_write():
+    pd = pytest.importorskip("pandas")
+    X, y = sep(seed=16)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    m = Perceptron(random_state=0).fit(df, y)
+    assert list(m.feature_names_in_) == ["a", "b", "c"]
+    before = set(vars(m))
+    m.predict(df)
+    m.decision_function(df)
+    assert set(vars(m)) == before
+    with pytest.raises(ValueError, match="feature names"):
+        m.predict(df[["c", "b", "a"]])

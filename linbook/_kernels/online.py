@@ -1,0 +1,148 @@
+"""Compiled per-sample loops for LMS, recursive least squares and online gradient descent.
+
+Each is the textbook loop of ``linbook.online`` (one sample at a time, the update as in
+the chapter), tested equal to a plain numpy loop.
+"""
+
+import numpy as np
+from numba import njit
+
+from .sgd import step_size
+
+_FAST = {"reassoc", "contract", "nsz"}
+
+
+@njit(cache=True, fastmath=_FAST)
+def lms_pass(X, y, order, theta, fit_intercept, schedule, eta0, tau0, kappa, b_ratio, state, tol, path):
+    """LMS (8.87) over the samples in ``order``: ``theta <- theta - eta_k (yhat - y) x``.
+
+    ``theta = [intercept, coef...]`` (``[coef...]`` without intercept) is updated in place;
+    the intercept's step is ``b_ratio * eta_k``. ``state[0]`` counts updates. Stops at
+    the first update with ``||theta_k - theta_(k-1)||^2 < tol`` (``tol < 0``: never).
+    Row ``k`` of ``path`` (when it has rows) receives the ``k+1``-th iterate of this call.
+    Returns ``(position, code)``: code 0 done, 1 the ``tol`` test fired, 2 non-finite.
+    """
+    off = 1 if fit_intercept else 0
+    D = X.shape[1]
+    t = state[0]
+    base = t
+    record = path.shape[0] > 0
+    for pos in range(order.shape[0]):
+        i = order[pos]
+        x = X[i]
+        yhat = theta[0] if off else 0.0
+        for j in range(D):
+            yhat += theta[off + j] * x[j]
+        t += 1.0
+        e = step_size(schedule, eta0, tau0, kappa, 0.0, t) * (yhat - y[i])
+        if not np.isfinite(e):
+            state[0] = t
+            return pos, 2
+        sq = 0.0
+        if off:
+            d = b_ratio * e
+            theta[0] -= d
+            sq += d * d
+        for j in range(D):
+            d = e * x[j]
+            theta[off + j] -= d
+            sq += d * d
+        if record:
+            path[int(t - base) - 1] = theta
+        if sq < tol:
+            state[0] = t
+            return pos, 1
+    state[0] = t
+    return order.shape[0], 0
+
+
+@njit(cache=True)
+def rls_pass(Xa, y, sw, P, m):
+    """Recursive least squares (Sherman-Morrison) over the rows of ``Xa``, in place.
+
+    For each sample with weight ``s_i > 0``::
+
+        Px = P x,   d = 1/s_i + x^T P x,   k = Px / d,   m <- m + k (y - x^T m),   P <- P - k Px^T
+
+    Returns the row where ``d`` was not positive and finite (``P`` lost positive
+    definiteness: the data are too ill-conditioned), or -1.
+    """
+    p = P.shape[0]
+    Px = np.empty(p)
+    for i in range(Xa.shape[0]):
+        if sw[i] == 0.0:
+            continue
+        x = Xa[i]
+        d = 1.0 / sw[i]
+        e = y[i]
+        for a in range(p):
+            s = 0.0
+            for c in range(p):
+                s += P[a, c] * x[c]
+            Px[a] = s
+            d += x[a] * s
+            e -= x[a] * m[a]
+        if not (d > 0.0 and np.isfinite(d) and np.isfinite(e)):
+            return i
+        for a in range(p):
+            k = Px[a] / d
+            m[a] += k * e
+            for c in range(p):
+                P[a, c] -= k * Px[c]
+    return -1
+
+
+@njit(cache=True, fastmath=_FAST)
+def ogd_rounds(X, y, theta, loss, radius, eta0, auto, state, losses):
+    """Projected online gradient descent (8.78), one round per row.
+
+    Round ``t``: suffer ``f(theta, z_t)`` (stored in ``losses``), then
+    ``theta <- proj(theta - eta_t grad f)`` with ``eta_t = eta0 / sqrt(t)``, or with
+    ``auto``: ``eta_t = 1 / (L_t sqrt(t))``, ``L_t = c max_{s<=t} ||x_s||^2`` (``c = 1/4`` for
+    the log-loss, 1 otherwise). ``state = [t, L_t]``; ``radius <= 0``: no projection.
+    Returns the row where the loss stopped being finite, or -1.
+    """
+    D = X.shape[1]
+    t, L = state[0], state[1]
+    c = 0.25 if loss == 1 else 1.0
+    for i in range(X.shape[0]):
+        x = X[i]
+        z = 0.0
+        sq = 0.0
+        for j in range(D):
+            z += theta[j] * x[j]
+            sq += x[j] * x[j]
+        if loss == 0:                         # (1/2)(z - y)^2
+            f, dz = 0.5 * (z - y[i]) ** 2, z - y[i]
+        elif loss == 1:                       # log(1 + e^z) - y z, stable
+            if z >= 0.0:
+                ez = np.exp(-z)
+                f, dz = z + np.log1p(ez) - y[i] * z, 1.0 / (1.0 + ez) - y[i]
+            else:
+                ez = np.exp(z)
+                f, dz = np.log1p(ez) - y[i] * z, ez / (1.0 + ez) - y[i]
+        else:                                 # |z - y|
+            f, dz = abs(z - y[i]), np.sign(z - y[i])
+        losses[i] = f
+        if not np.isfinite(f):
+            state[0], state[1] = t, L
+            return i
+        t += 1.0
+        if auto:
+            L = max(L, c * sq)
+            eta = 1.0 / (L * np.sqrt(t)) if L > 0.0 else 0.0
+        else:
+            eta = eta0 / np.sqrt(t)
+        nrm = 0.0
+        for j in range(D):
+            theta[j] -= eta * dz * x[j]
+            nrm += theta[j] * theta[j]
+        if not np.isfinite(nrm):
+            state[0], state[1] = t, L
+            return i
+        if radius > 0.0 and nrm > radius * radius:
+            shrink = radius / np.sqrt(nrm)
+            for j in range(D):
+                theta[j] *= shrink
+    state[0], state[1] = t, L
+    return -1

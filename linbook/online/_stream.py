@@ -1,0 +1,98 @@
+"""Plumbing shared by the streaming estimators: chunk validation, divergence, progress."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import validate_data as _sk_validate_data
+
+from ..base import DivergenceError, validate_fit, validate_predict
+
+CURE = "scale the features (e.g. StandardScaler), lower eta0 (or use eta0='auto')"
+
+# scikit-learn's validation says what is wrong; these say what to do about it
+_TIPS = (
+    ("contains NaN", "Remove or impute the missing values (e.g. sklearn.impute.SimpleImputer) first."),
+    ("contains infinity", "Remove the infinite values, or clip and scale the data, first."),
+    ("inconsistent numbers of samples", "X and y must have one row per sample."),
+    ("0 sample(s)", "Pass at least one sample (check the data or its split)."),
+    ("0 feature(s)", "X must have at least one column."),
+    ("dim 3", "X must be 2-D, of shape (n_samples, n_features)."),
+    ("could not convert", "X must be numeric: encode string or categorical columns first (e.g. OneHotEncoder)."),
+    ("Complex data", "X must be real-valued."),
+    ("features as input", "Pass the same columns as in fit."),
+    ("target y is None", "Call fit(X, y) with the targets."),
+)
+
+
+@contextmanager
+def advised():
+    """Re-raise scikit-learn's input errors with the advice of ``_TIPS`` appended."""
+    try:
+        yield
+    except ValueError as exc:
+        msg = str(exc)
+        for pattern, tip in _TIPS:
+            if pattern in msg and tip not in msg:
+                raise ValueError(f"{msg} {tip}") from exc
+        raise
+
+
+def predict_input(est, X, accept_sparse=False):
+    """``linbook.base.validate_predict`` with advice on bad input."""
+    with advised():
+        return validate_predict(est, X, accept_sparse=["csr", "csc", "coo"] if accept_sparse else False)
+
+
+def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
+    """Validate one chunk of a stream.
+
+    The first chunk (or ``fit``) goes through ``linbook.base.validate_fit``, which records
+    ``n_features_in_`` / ``feature_names_in_``; later chunks are checked against them
+    (same width, same column names), as scikit-learn's ``partial_fit`` does.
+    Sparse ``X`` comes back as CSR.
+    """
+    if y is None:
+        raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None. "
+                         "Call fit(X, y) with the targets.")
+    sparse = ["csr", "csc", "coo"] if accept_sparse else False
+    with advised():
+        if first:
+            X, y = validate_fit(est, X, y, y_numeric=y_numeric, accept_sparse=sparse)
+        else:
+            X, y = _sk_validate_data(est, X, y, reset=False, dtype=np.float64, accept_sparse=sparse,
+                                     y_numeric=y_numeric)
+            if y_numeric:
+                y = np.asarray(y, dtype=np.float64)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+    return X, y
+
+
+def row_stats(X):
+    """``(max_i ||x_i||^2, number of nonzero entries)`` of dense or CSR ``X`` (inf when it overflows)."""
+    if sp.issparse(X):
+        with np.errstate(over="ignore"):
+            sq = np.add.reduceat(X.data * X.data, X.indptr[:-1]) if X.nnz else np.zeros(1)
+        sq[np.diff(X.indptr) == 0] = 0.0          # reduceat repeats the next value for empty rows
+        return float(np.max(sq, initial=0.0)), int(np.count_nonzero(X.data))
+    from .._kernels.sgd import dense_row_stats
+    top, nnz = dense_row_stats(X)
+    return float(top), int(nnz)
+
+
+def diverged(est, where, cure=CURE):
+    """The :class:`DivergenceError` of a fit whose loss or parameters stopped being finite."""
+    return DivergenceError(f"{type(est).__name__}: the iteration diverged ({where} became non-finite). "
+                           f"Cure: {cure}.")
+
+
+def progress(est, epoch, n_epochs, loss):
+    """Plain-text progress line on stderr (only when ``verbose``)."""
+    width = 20
+    done = int(round(width * epoch / n_epochs))
+    print(f"{type(est).__name__} [{'#' * done}{'.' * (width - done)}] epoch {epoch}/{n_epochs}"
+          f"  mean loss {loss:.6f}", file=sys.stderr, flush=True)

@@ -1,0 +1,198 @@
+"""Least mean squares (the delta rule, Widrow-Hoff), eq. (8.87).
+
+Derived in: chapter "Online learning and stochastic optimisation" § "Least mean squares (the delta rule)".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+
+from ..datasets import as_rng
+from . import schedules
+from ._stream import diverged, predict_input, row_stats, validate_chunk
+
+__all__ = ["LMS"]
+
+#: ``converged_`` asks every column of ``[1, X]`` to be orthogonal to the residual to this cosine.
+OPTIMALITY_TOL = 1e-6
+
+
+def least_squares_optimal(X, y, theta, fit_intercept, tol=OPTIMALITY_TOL):
+    """Whether ``theta = [intercept, coef...]`` solves least squares on ``(X, y)``, scale-free.
+
+    The normal equations say the residual ``r`` is orthogonal to every column; the test
+    is ``|col^T r| <= tol ||col|| ||r||`` for each column, which does not change when
+    a column or ``y`` is rescaled. A residual below ``1e-8 ||y||`` is an exact fit
+    (its direction is rounding noise).
+    """
+    off = int(fit_intercept)
+    r = X @ theta[off:] + (theta[0] if off else 0.0) - y
+    rn = np.linalg.norm(r)
+    if rn <= 1e-8 * np.linalg.norm(y):
+        return True
+    cols = [(X.T @ r, np.sqrt(np.einsum("ij,ij->j", X, X)))]
+    if off:
+        cols.append((np.array([r.sum()]), np.array([np.sqrt(X.shape[0])])))
+    return all(np.all(np.abs(g) <= tol * nrm * rn) for g, nrm in cols)
+
+
+class LMS(RegressorMixin, BaseEstimator):
+    """Least mean squares (delta rule, Widrow-Hoff): ``theta <- theta - eta_k (yhat_k - y_k) x_k`` (8.87).
+
+    Per-sample SGD on ``(1/2)(theta^T x - y)^2`` without penalty, one sample at a
+    time (a compiled loop). A non-finite prediction raises
+    ``linbook.base.DivergenceError``.
+
+    Parameters
+    ----------
+    eta0 : "auto" or float, default "auto"
+        ``"auto"``: the coefficients take ``eta0 = 1 / (2 max_i ||x_i||^2)`` (over the
+        samples seen so far) and the intercept ``1 / (2 (m + 1))`` (``m`` nonzero
+        features in a typical row), so that one step changes the residual of its sample
+        by less than the residual: LMS then cannot diverge on unscaled features (the
+        classical condition is ``0 < eta ||x||^2 < 2``). A
+        number is used as given for every parameter (the delta rule of the note).
+    learning_rate : {"constant", "robbins_monro"}, default "constant"
+        ``eta_k = eta0`` or ``eta0 (tau0 + k)^(-kappa)``.
+    tau0, kappa : float
+    fit_intercept : bool, default True
+    max_iter : int, default 50
+        Maximum epochs of ``fit``.
+    tol : float or None, default None
+        The note's stopping rule: stop ``fit`` at the first update with
+        ``||theta_k - theta_{k-1}||_2^2 < tol`` (absolute, as in the note: it depends
+        on the scale of the data). ``None`` runs every epoch. Firing it sets
+        ``tol_reached_``; it does not mean the optimum was reached (see ``converged_``).
+    shuffle : bool, default False
+        Shuffle before each epoch of ``fit`` (the stream order is used otherwise).
+    record_path : bool, default False
+        Keep every iterate in ``path_`` (rows ``[intercept, coef...]``).
+    theta0 : array_like or None
+        Start ``[intercept, coef...]`` (``[coef...]`` without intercept); default zeros.
+    random_state : int, Generator or None
+
+    Attributes
+    ----------
+    coef_ : ndarray (n_features,)
+    intercept_ : float
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Column names, when ``X`` was a DataFrame with string column names.
+    t_ : int
+        Updates so far.
+    n_iter_ : int
+        Epochs run by ``fit``.
+    tol_reached_ : bool
+        Whether the ``tol`` test stopped ``fit``.
+    converged_ : bool
+        Whether the final parameters of ``fit`` solve least squares on the training
+        data: every column of ``[1, X]`` orthogonal to the residual to a cosine of
+        ``1e-6`` (a scale-free test of the normal equations). Constant-step LMS hovers
+        around the solution and usually does not pass it.
+    path_ : ndarray (t_ + 1, n_params)
+        Every iterate (``record_path`` only).
+
+    Derived in: chapter "Online learning and stochastic optimisation" § "Least mean squares (the delta rule)".
+    """
+
+    def __init__(self, *, eta0="auto", learning_rate="constant", tau0=1.0, kappa=0.75, fit_intercept=True,
+                 max_iter=50, tol=None, shuffle=False, record_path=False, theta0=None, random_state=None):
+        self.eta0 = eta0
+        self.learning_rate = learning_rate
+        self.tau0 = tau0
+        self.kappa = kappa
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.shuffle = shuffle
+        self.record_path = record_path
+        self.theta0 = theta0
+        self.random_state = random_state
+
+    def _start(self, d):
+        schedules.check_schedule(self, schedules=("constant", "robbins_monro"))
+        schedules.check_positive_int(self.max_iter, "max_iter")
+        if self.tol is not None and not self.tol >= 0:
+            raise ValueError(f"tol must be None or >= 0; got {self.tol!r}")
+        p = d + int(self.fit_intercept)
+        theta = np.zeros(p) if self.theta0 is None else np.array(self.theta0, dtype=float).reshape(-1)
+        if theta.shape[0] != p or not np.all(np.isfinite(theta)):
+            raise ValueError(f"theta0 must hold {p} finite numbers ([intercept, coef...])")
+        self._theta = theta
+        self._state = np.zeros(1)
+        self._L_x = 0.0
+        self._nnz = np.zeros(2)
+        self.t_ = 0
+        self.tol_reached_ = False
+        self.converged_ = False
+        self.path_ = theta[None, :].copy() if self.record_path else None
+
+    def _observe(self, X):
+        """Record the largest squared row norm and the nonzeros per row (for ``eta0="auto"``)."""
+        top, nnz = row_stats(X)
+        self._L_x = schedules.curvature_bound(top, self._L_x)
+        self._nnz += (nnz, X.shape[0])
+
+    def _pass(self, X, y, order, tol):
+        """One pass in ``order``; returns whether the ``tol`` test fired."""
+        from .._kernels.online import lms_pass
+
+        if isinstance(self.eta0, str):
+            eta_w, eta_b = schedules.auto_steps(self._L_x, 0.0, self._nnz[0] / self._nnz[1])
+            eta0, b_ratio = eta_w, eta_b / eta_w
+        else:
+            eta0, b_ratio = float(self.eta0), 1.0
+        code = schedules.SCHEDULES.index(self.learning_rate)
+        path = np.empty((order.shape[0] if self.record_path else 0, self._theta.shape[0]))
+        t_before = int(self._state[0])
+        _, status = lms_pass(X, y, order, self._theta, bool(self.fit_intercept), code, eta0, float(self.tau0),
+                             float(self.kappa), b_ratio, self._state, -1.0 if tol is None else float(tol),
+                             path)
+        self.t_ = int(self._state[0])
+        if status == 2 or not np.all(np.isfinite(self._theta)):
+            raise diverged(self, "the prediction")
+        if self.record_path:
+            self.path_ = np.vstack([self.path_, path[:self.t_ - t_before]])
+        return status == 1
+
+    def _publish(self):
+        off = int(self.fit_intercept)
+        self.coef_ = self._theta[off:].copy()
+        self.intercept_ = float(self._theta[0]) if off else 0.0
+
+    def fit(self, X, y):
+        """Run up to ``max_iter`` epochs (or until the ``tol`` test fires). Returns ``self``."""
+        X, y = validate_chunk(self, X, y, first=True, y_numeric=True)
+        X = np.ascontiguousarray(X)
+        self._start(X.shape[1])
+        self._observe(X)
+        rng = as_rng(self.random_state)
+        self.n_iter_ = 0
+        for _ in range(int(self.max_iter)):
+            order = rng.permutation(len(y)) if self.shuffle else np.arange(len(y))
+            self.n_iter_ += 1
+            if self._pass(X, y, order, self.tol):
+                self.tol_reached_ = True
+                break
+        self._publish()
+        self.converged_ = least_squares_optimal(X, y, self._theta, self.fit_intercept)
+        return self
+
+    def partial_fit(self, X, y):
+        """Update on each sample of the chunk in order (no ``tol`` test). Returns ``self``."""
+        first = not hasattr(self, "_theta")
+        X, y = validate_chunk(self, X, y, first=first, y_numeric=True)
+        X = np.ascontiguousarray(X)
+        if first:
+            self._start(X.shape[1])
+            self.n_iter_ = 0
+        self._observe(X)
+        self._pass(X, y, np.arange(len(y)), None)
+        self._publish()
+        return self
+
+    def predict(self, X):
+        """``X coef_ + intercept_``."""
+        X = predict_input(self, X)
+        return X @ self.coef_ + self.intercept_

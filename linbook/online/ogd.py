@@ -1,0 +1,190 @@
+"""Projected online gradient descent (8.78) and the regret it is judged by (8.77).
+
+Derived in: chapter "Online learning and stochastic optimisation" § "Regret".
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy import optimize
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from ..numerics import log1pexp, sigmoid
+from ._stream import diverged, predict_input, row_stats, validate_chunk
+from .schedules import curvature_bound
+
+__all__ = ["OnlineGradientDescent", "best_fixed_parameter"]
+
+_LOSSES = ("squared_error", "log_loss", "absolute_error")
+
+
+def _total_loss(loss, theta, X, y):
+    """``sum_t f(theta, z_t)`` and its gradient."""
+    Z = X @ theta
+    if loss == "squared_error":
+        R = Z - y
+        return 0.5 * float(R @ R), X.T @ R
+    if loss == "log_loss":
+        return float(np.sum(log1pexp(Z) - y * Z)), X.T @ (sigmoid(Z) - y)
+    return float(np.sum(np.abs(Z - y))), X.T @ np.sign(Z - y)
+
+
+def _check_loss(loss):
+    if loss not in _LOSSES:
+        raise ValueError(f"loss must be one of {_LOSSES}; got {loss!r}")
+
+
+def best_fixed_parameter(X, y, *, loss="squared_error", radius=None):
+    """The best fixed parameter in hindsight: ``argmin_{||theta|| <= radius} sum_t f(theta, z_t)``.
+
+    Solved with SLSQP (the constraint ``radius^2 - ||theta||^2 >= 0``) or BFGS when
+    ``radius`` is None; for the squared loss without a ball, by ``lstsq``.
+
+    Parameters
+    ----------
+    X : array_like (T, D)
+    y : array_like (T,)
+    loss : {"squared_error", "log_loss", "absolute_error"}
+    radius : float or None
+
+    Returns
+    -------
+    theta : ndarray (D,)
+    total : float
+        ``sum_t f(theta, z_t)``.
+
+    Derived in: chapter "Online learning and stochastic optimisation" § "Regret".
+    """
+    _check_loss(loss)
+    X = check_array(X, dtype=np.float64)
+    y = np.asarray(y, dtype=float)
+    if loss == "squared_error" and radius is None:
+        theta = np.linalg.lstsq(X, y, rcond=None)[0]
+    else:
+        fun = lambda t: _total_loss(loss, t, X, y)  # noqa: E731
+        x0 = np.zeros(X.shape[1])
+        if radius is None:
+            res = optimize.minimize(fun, x0, jac=True, method="BFGS", options={"gtol": 1e-10})
+        else:
+            cons = {"type": "ineq", "fun": lambda t: radius ** 2 - t @ t, "jac": lambda t: -2 * t}
+            res = optimize.minimize(fun, x0, jac=True, method="SLSQP", constraints=[cons],
+                                    options={"ftol": 1e-14, "maxiter": 1000})
+        theta = res.x
+    return theta, _total_loss(loss, theta, X, y)[0]
+
+
+class OnlineGradientDescent(RegressorMixin, BaseEstimator):
+    """Projected online gradient descent (8.78), predicting before each label arrives.
+
+    For each sample ``z_t = (x_t, y_t)`` in turn: suffer ``f(theta_t, z_t)`` (recorded
+    in ``losses_``), then ``theta_{t+1} = proj(theta_t - eta_t grad f(theta_t, z_t))``
+    with ``proj`` the Euclidean projection onto the ball ``||theta|| <= radius`` and
+    ``eta_t = eta0 / sqrt(t)``. With ``eta0 = diameter / G`` (G bounds the gradient
+    norm) the cumulative regret is at most ``(3/2) diameter G sqrt(T)`` (Zinkevich 2003).
+    No intercept: add a column of ones to ``X``. A compiled per-round loop; a
+    non-finite loss raises ``linbook.base.DivergenceError``.
+
+    Parameters
+    ----------
+    loss : {"squared_error", "log_loss", "absolute_error"}
+        ``(1/2)(theta^T x - y)^2``, the logistic NLL with y in {0, 1}, or ``|theta^T x - y|``.
+    radius : float or None, default None
+        Radius of the feasible ball (None: no projection).
+    eta0 : "auto" or float, default "auto"
+        ``"auto"``: ``eta_t = 1 / (L_t sqrt(t))`` with ``L_t = c max_{s<=t} ||x_s||^2``
+        (the largest curvature of a loss seen so far; ``c = 1/4`` for the log-loss,
+        1 otherwise), which keeps the squared loss from diverging on unscaled features.
+        A number gives ``eta_t = eta0 / sqrt(t)``.
+
+    Attributes
+    ----------
+    coef_ : ndarray (D,)
+        The current parameter theta_{T+1}.
+    losses_ : ndarray (T,)
+        The learner's loss on each sample, suffered before the update.
+    n_features_in_ : int
+    t_ : int
+        Rounds played.
+
+    Derived in: chapter "Online learning and stochastic optimisation" § "Regret".
+    """
+
+    def __init__(self, *, loss="squared_error", radius=None, eta0="auto"):
+        self.loss = loss
+        self.radius = radius
+        self.eta0 = eta0
+
+    def _check_params(self):
+        _check_loss(self.loss)
+        if self.radius is not None and not (isinstance(self.radius, numbers.Real) and self.radius > 0):
+            raise ValueError(f"radius must be > 0 or None; got {self.radius!r}")
+        if not (self.eta0 == "auto" if isinstance(self.eta0, str) else
+                isinstance(self.eta0, numbers.Real) and np.isfinite(self.eta0) and self.eta0 > 0):
+            raise ValueError(f"eta0 must be 'auto' or a finite number > 0; got {self.eta0!r}")
+
+    def partial_fit(self, X, y):
+        """Play the rounds of one chunk. Returns ``self``."""
+        from .._kernels.online import ogd_rounds
+
+        first = not hasattr(self, "coef_")
+        if first:
+            self._check_params()
+        X, y = validate_chunk(self, X, y, first=first, y_numeric=True)
+        curvature_bound(row_stats(X)[0])                # a clear error when ||x||^2 overflows
+        if first:
+            self.coef_ = np.zeros(X.shape[1])
+            self.t_ = 0
+            self.losses_ = np.empty(0)
+            self._state = np.zeros(2)                 # [t, L_t]
+        auto = isinstance(self.eta0, str)
+        theta, losses = self.coef_.copy(), np.empty(X.shape[0])
+        bad = ogd_rounds(np.ascontiguousarray(X), y, theta, _LOSSES.index(self.loss),
+                         -1.0 if self.radius is None else float(self.radius),
+                         1.0 if auto else float(self.eta0), auto, self._state, losses)
+        if bad >= 0 or not np.all(np.isfinite(theta)):
+            raise diverged(self, "the loss", "scale the features, lower eta0 (or use eta0='auto'), or set a radius")
+        self.coef_ = theta
+        self.t_ = int(self._state[0])
+        self.losses_ = np.concatenate([self.losses_, losses])
+        return self
+
+    def fit(self, X, y):
+        """Start afresh and play every sample once, in order. Returns ``self``."""
+        for a in ("coef_", "losses_", "t_", "_state"):
+            self.__dict__.pop(a, None)
+        return self.partial_fit(X, y)
+
+    def predict(self, X):
+        """``X coef_`` (for ``loss="log_loss"`` the log-odds)."""
+        X = predict_input(self, X)
+        return X @ self.coef_
+
+    def regret(self, X, y, ks=None):
+        """Average regret (8.77) after ``k`` rounds, for each ``k`` in ``ks``.
+
+        ``regret_k = (1/k) sum_{t<=k} f(theta_t, z_t) - min_{theta in ball} (1/k) sum_{t<=k} f(theta, z_t)``.
+
+        Parameters
+        ----------
+        X, y : the samples played so far, in order.
+        ks : array_like of int, optional
+            Horizons (default: every ``k`` from 1 to ``t_``; costly for long streams).
+
+        Returns
+        -------
+        ndarray
+        """
+        check_is_fitted(self)
+        X, y = validate_chunk(self, X, y, first=False, y_numeric=True)
+        if X.shape[0] != self.t_:
+            raise ValueError(f"pass the {self.t_} samples played so far, in order; got {X.shape[0]}")
+        ks = np.arange(1, self.t_ + 1) if ks is None else np.asarray(ks, dtype=int)
+        cum = np.cumsum(self.losses_)
+        out = []
+        for k in ks:
+            _, best = best_fixed_parameter(X[:k], y[:k], loss=self.loss, radius=self.radius)
+            out.append((cum[k - 1] - best) / k)
+        return np.array(out)

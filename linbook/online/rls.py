@@ -1,0 +1,187 @@
+"""Recursive least squares: the Kalman filter for a constant weight vector (recursive Bayes, 8.93).
+
+Derived in: chapter "Online learning and stochastic optimisation" § "The Bayesian view".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import BaseEstimator, RegressorMixin
+
+from ..base import DivergenceError, check_sample_weight
+from ._stream import predict_input, validate_chunk
+
+__all__ = ["RecursiveLeastSquares"]
+
+_SWITCH_COND = 1e8      # leave the information form once cond(A) (columns scaled) is below this
+_FINAL_COND = 1e12      # beyond this at the end of a chunk the design is treated as rank deficient
+
+
+class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
+    """Recursive least squares: the Kalman filter for a constant weight vector (recursive Bayes, 8.93).
+
+    Model ``y = w^T x + b + eps``, ``eps ~ N(0, sigma^2 / s)`` for a sample of weight ``s``
+    (default 1), prior ``w ~ N(0, sigma^2 / alpha I)`` with ``alpha = prior_precision``
+    (flat prior on ``b``). After every sample the posterior is ``N(m_k, sigma^2 P_k)``
+    with ``P_k = (alpha I + sum s x x^T)^{-1}``, updated by Sherman-Morrison, one
+    sample at a time (a compiled loop)::
+
+        d = 1/s + x^T P x,   k = P x / d,   m <- m + k (y - x^T m),   P <- P - k x^T P
+
+    so the mean after all N samples minimises
+    ``(1/2) sum_i s_i (y_i - w^T x_i - b)^2 + (alpha/2) ||w||^2`` -- scikit-learn's
+    ``Ridge(alpha=prior_precision)`` with the same ``sample_weight``, batch least
+    squares for ``alpha = 0`` -- in one pass. The gain ``P x`` is a per-parameter
+    (matrix) step size.
+
+    With a flat prior (``alpha = 0``, or the intercept) ``P_0`` is infinite, so the
+    filter starts in information form ("exact initialisation"): it accumulates
+    ``A = alpha I + sum s x x^T`` and ``sum s x y`` until ``A`` is well conditioned,
+    then sets ``P = A^{-1}``, ``m = P sum s x y`` and continues sample by sample.
+    A design that stays rank deficient (too few samples, a constant-zero or an exactly
+    duplicated column) raises ``ValueError``; data so ill-conditioned that ``P`` loses
+    positive definiteness raise ``linbook.base.DivergenceError``.
+
+    Parameters
+    ----------
+    prior_precision : float, default 0.0
+        ``alpha``: prior precision of the weights relative to the noise precision
+        (the ridge penalty).
+    fit_intercept : bool, default True
+    noise_variance : float, default 1.0
+        ``sigma^2``; only scales ``covariance_``.
+
+    Attributes
+    ----------
+    coef_ : ndarray (n_features,)
+    intercept_ : float
+        The posterior mean.
+    P_ : ndarray (p, p)
+        ``(alpha I + sum s x x^T)^{-1}`` over ``[coef..., intercept]``.
+    covariance_ : ndarray (p, p)
+        ``noise_variance * P_``, the posterior covariance.
+    n_samples_seen_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Column names, when ``X`` was a DataFrame with string column names.
+
+    Derived in: chapter "Online learning and stochastic optimisation" § "The Bayesian view".
+    """
+
+    def __init__(self, *, prior_precision=0.0, fit_intercept=True, noise_variance=1.0):
+        self.prior_precision = prior_precision
+        self.fit_intercept = fit_intercept
+        self.noise_variance = noise_variance
+
+    def _start(self, d):
+        a = self.prior_precision
+        if not (np.isscalar(a) and np.isfinite(a) and a >= 0):
+            raise ValueError(f"prior_precision must be a finite number >= 0; got {a!r}")
+        if not (np.isscalar(self.noise_variance) and self.noise_variance > 0):
+            raise ValueError(f"noise_variance must be > 0; got {self.noise_variance!r}")
+        p = d + int(self.fit_intercept)
+        self.n_samples_seen_ = 0
+        prior = np.full(p, float(a))
+        if self.fit_intercept:
+            prior[-1] = 0.0
+        if np.all(prior > 0):      # proper prior: Kalman filter from N(0, P0)
+            self._A, self._r = None, None
+            self._P, self._m = np.diag(1.0 / prior), np.zeros(p)
+        else:                      # information form until A is invertible
+            self._A, self._r = np.diag(prior), np.zeros(p)
+            self._P = self._m = None
+
+    def _augment(self, X):
+        return np.column_stack([X, np.ones(X.shape[0])]) if self.fit_intercept else np.ascontiguousarray(X)
+
+    def _try_switch(self, final=False):
+        """Leave the information form once A is well conditioned (columns scaled to unit diagonal)."""
+        A = self._A
+        d = np.sqrt(np.diag(A))
+        if np.any(d == 0):
+            return
+        C = A / np.outer(d, d)
+        ev = np.linalg.eigvalsh(C)
+        if not ev[0] > ev[-1] / (_FINAL_COND if final else _SWITCH_COND):
+            return
+        try:
+            c = linalg.cho_factor(C, lower=True)
+        except linalg.LinAlgError:
+            return
+        self._P = linalg.cho_solve(c, np.eye(A.shape[0])) / np.outer(d, d)
+        self._P = 0.5 * (self._P + self._P.T)
+        self._m = linalg.cho_solve(c, self._r / d) / d
+        self._A = self._r = None
+
+    def _update(self, Xa, y, s):
+        """Absorb the rows of ``Xa`` (already augmented) with weights ``s``."""
+        from .._kernels.online import rls_pass
+
+        n, p, i = Xa.shape[0], Xa.shape[1], 0
+        while i < n and self._A is not None:   # information form, p rows at a time
+            j = min(n, i + p)
+            Xb, sb = Xa[i:j], s[i:j]
+            with np.errstate(over="ignore", invalid="ignore"):
+                self._A += Xb.T @ (sb[:, None] * Xb)
+                self._r += Xb.T @ (sb * y[i:j])
+            if not (np.all(np.isfinite(self._A)) and np.all(np.isfinite(self._r))):
+                raise ValueError("X^T X overflows (features or targets of order 1e150 or larger): "
+                                 "scale the features and the target before fitting.")
+            i = j
+            self._try_switch()
+        if self._A is None and i < n:
+            bad = rls_pass(Xa[i:], y[i:], s[i:], self._P, self._m)
+            if bad >= 0:
+                raise DivergenceError(
+                    f"RecursiveLeastSquares: the update of sample {i + bad} made P lose positive "
+                    "definiteness (the data are too ill-conditioned for the recursion). Cure: scale the "
+                    "features (e.g. StandardScaler) or set prior_precision > 0.")
+            self._P = 0.5 * (self._P + self._P.T)
+
+    def _publish(self):
+        if self._P is None:
+            self._try_switch(final=True)
+        if self._P is None:
+            n, p = self.n_samples_seen_, self._A.shape[0]
+            raise ValueError(f"The design seen so far ({n} sample{'s' if n != 1 else ''}, {p} parameters) is "
+                             "rank deficient (fewer independent samples than parameters, a zero column, or "
+                             "duplicated columns) and prior_precision = 0: "
+                             "the least-squares solution is not unique. Stream more samples, drop the "
+                             "redundant columns, or set prior_precision > 0.")
+        if not (np.all(np.isfinite(self._m)) and np.all(np.diag(self._P) > 0)):
+            raise DivergenceError("RecursiveLeastSquares: the posterior became non-finite or lost positive "
+                                  "definiteness. Cure: scale the features (e.g. StandardScaler) or set "
+                                  "prior_precision > 0.")
+        m = self._m
+        self.coef_ = m[:self.n_features_in_].copy()
+        self.intercept_ = float(m[-1]) if self.fit_intercept else 0.0
+        self.P_ = self._P.copy()
+        self.covariance_ = self.noise_variance * self.P_
+
+    def fit(self, X, y, sample_weight=None):
+        """One pass over ``(X, y)`` from the prior. Returns ``self``."""
+        X, y = validate_chunk(self, X, y, first=True, y_numeric=True)
+        s = check_sample_weight(sample_weight, X)
+        self._start(X.shape[1])
+        self._update(self._augment(X), y, s)
+        self.n_samples_seen_ = X.shape[0]
+        self._publish()
+        return self
+
+    def partial_fit(self, X, y, sample_weight=None):
+        """Absorb one chunk (continuing the posterior). Returns ``self``."""
+        first = not hasattr(self, "_m")
+        X, y = validate_chunk(self, X, y, first=first, y_numeric=True)
+        s = check_sample_weight(sample_weight, X)
+        if first:
+            self._start(X.shape[1])
+        self._update(self._augment(X), y, s)
+        self.n_samples_seen_ += X.shape[0]
+        self._publish()
+        return self
+
+    def predict(self, X):
+        """Posterior mean prediction ``X coef_ + intercept_``."""
+        X = predict_input(self, X)
+        return X @ self.coef_ + self.intercept_

@@ -1,0 +1,110 @@
+"""Step sizes of stochastic gradient methods: the schedules and the data-scaled default.
+
+Derived in: chapter "Online learning and stochastic optimisation" § "Step sizes".
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = ["learning_rate_schedule"]
+
+SCHEDULES = ("constant", "robbins_monro", "optimal")
+
+
+def learning_rate_schedule(k, schedule="robbins_monro", *, eta0=0.1, tau0=1.0, kappa=0.75, lam_n=0.0):
+    """Step size ``eta_k`` of update number ``k = 1, 2, ...``.
+
+    Parameters
+    ----------
+    k : int or array_like of int
+        Update counter, starting at 1.
+    schedule : {"constant", "robbins_monro", "optimal"}
+        ``"constant"``: ``eta_k = eta0``.
+        ``"robbins_monro"``: ``eta_k = eta0 * (tau0 + k) ** (-kappa)`` with
+        ``kappa`` in (0.5, 1], which satisfies the Robbins-Monro conditions
+        ``sum eta_k = inf``, ``sum eta_k^2 < inf`` (eq. 8.82, 8.83 corrected).
+        ``"optimal"``: ``eta_k = eta0 / (1 + lam_n * eta0 * (k - 1))``, i.e.
+        ``1 / (lam_n (t0 + k - 1))`` with ``t0 = 1 / (lam_n eta0)``: the
+        ``1/(lambda k)`` rate for a ``lam_n``-strongly convex per-sample objective,
+        starting at ``eta0``.
+    eta0, tau0, kappa : float
+    lam_n : float
+        Strong convexity of one sample's objective (``lam / n`` for the penalty
+        ``(lam/2) ||w||^2`` on a sum over ``n`` samples); only for ``"optimal"``.
+
+    Returns
+    -------
+    float or ndarray
+
+    Derived in: chapter "Online learning and stochastic optimisation" § "Step sizes".
+    """
+    k = np.asarray(k, dtype=float)
+    if schedule == "constant":
+        out = np.full_like(k, eta0)
+    elif schedule == "robbins_monro":
+        out = eta0 * (tau0 + k) ** (-kappa)
+    elif schedule == "optimal":
+        out = eta0 / (1.0 + lam_n * eta0 * (k - 1.0))
+    else:
+        raise ValueError(f"schedule must be one of {SCHEDULES}; got {schedule!r}")
+    return out[()] if out.ndim == 0 else out
+
+
+def check_schedule(est, *, schedules=SCHEDULES, lam=0.0):
+    """Validate ``learning_rate``, ``eta0``, ``tau0``, ``kappa`` of an estimator (clear errors)."""
+    if est.learning_rate not in schedules:
+        raise ValueError(f"learning_rate must be one of {schedules}; got {est.learning_rate!r}")
+    if not (isinstance(est.eta0, str) and est.eta0 == "auto"):
+        if not (isinstance(est.eta0, numbers.Real) and np.isfinite(est.eta0) and est.eta0 > 0):
+            raise ValueError(f"eta0 must be 'auto' or a finite number > 0; got {est.eta0!r}")
+    if est.learning_rate == "robbins_monro":
+        if not 0.5 < est.kappa <= 1.0:
+            raise ValueError(f"kappa must be in (0.5, 1] (Robbins-Monro conditions, eq. 8.82); got {est.kappa}")
+        if not est.tau0 >= 0:
+            raise ValueError(f"tau0 must be >= 0; got {est.tau0}")
+    if est.learning_rate == "optimal" and not lam > 0:
+        raise ValueError("learning_rate='optimal' needs lam > 0 (it is the 1/(lambda k) rate of a "
+                         "strongly convex objective); set lam > 0 or use another schedule.")
+
+
+def check_positive_int(value, name):
+    """``value`` as an int >= 1, or a ValueError naming the parameter."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer; got {value!r}")
+    return int(value)
+
+
+def curvature_bound(top, previous=0.0):
+    """Largest squared row norm ``max_i ||x_i||^2`` seen so far (a bound on one sample's curvature).
+
+    ``top`` is the largest squared row norm of the new chunk. Raises ``ValueError`` when it
+    overflowed (features near 1e154 or larger).
+    """
+    if not np.isfinite(top):
+        raise ValueError("The squared norms of the rows of X overflow (features of order 1e154 or larger): "
+                         "scale the features (e.g. StandardScaler) before fitting.")
+    return max(previous, top)
+
+
+def auto_steps(L_x, lam_n, m):
+    """The default ``eta0="auto"``: initial steps of the weights and of the intercept.
+
+    One sample's squared loss has curvature ``||x||^2`` along the weights and 1 along
+    the intercept (the log-loss a quarter of that). With ``L = max_i ||x_i||^2 + lam/n``
+    the weights take ``1 / (2 L)``; the intercept, whose column of ones is one more
+    coordinate beside the ``m`` nonzero features of a typical row, takes the share
+    of a typical feature, ``1 / (2 (m + 1))``. A step then moves the residual of its
+    sample by at most ``eta (||x||^2 / (2L) + 1 / (2(m+1))) < 1`` of itself: the
+    squared-loss iteration cannot diverge, whatever the feature scale, and the
+    iterates scale like ``1 / x`` when the features scale like ``x``.
+
+    Returns ``(eta0_weights, eta0_intercept)``.
+    """
+    L = L_x + lam_n
+    eta_b = 0.5 / (m + 1.0)
+    if L == 0.0:        # every row is zero so far: the weights get no gradient but the penalty
+        return eta_b, eta_b
+    return 0.5 / L, eta_b

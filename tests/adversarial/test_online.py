@@ -1,0 +1,223 @@
+"""Adversarial cases for linbook.online and linbook.Perceptron: bad input, feature scale, divergence.
+
+"Right" here: the defaults are scale-equivariant (``eta0="auto"``, ``intercept_scaling="auto"``),
+so fitting ``X * s`` must give the predictions of ``X`` (the weights divided by ``s``);
+recursive least squares must give the least-squares predictions; a divergent step size
+must raise ``DivergenceError``. A fit on bad input must raise an error that says what to do.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone, is_classifier
+from sklearn.exceptions import ConvergenceWarning
+
+from linbook.base import DivergenceError
+from linbook.online import LMS, OnlineGradientDescent, RecursiveLeastSquares, SGDClassifier, SGDRegressor
+from linbook.perceptron import Perceptron
+
+from .harness import SCALES, answer_or_clear_error, assert_all_finite, clear_error
+
+REGRESSORS = [SGDRegressor(random_state=0), SGDRegressor(batch_size=8, lam=1.0, random_state=0), LMS(max_iter=5),
+              RecursiveLeastSquares(), RecursiveLeastSquares(prior_precision=1.0), OnlineGradientDescent()]
+CLASSIFIERS = [SGDClassifier(random_state=0), SGDClassifier(loss="perceptron", random_state=0),
+               Perceptron(random_state=0), Perceptron(form="dual", random_state=0),
+               Perceptron(form="pocket", max_epochs=20, random_state=0)]
+ALL = REGRESSORS + CLASSIFIERS
+
+
+def _name(est):
+    return repr(est).replace(" ", "")
+
+
+def _data(n=200, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = X @ np.array([1.0, -2.0, 0.5])[:d] + 0.7 + 0.1 * rng.standard_normal(n)
+    return X, y, (X @ np.array([1.0, -2.0, 0.5])[:d] + 0.7 > 0).astype(int)
+
+
+def _target(est, y, labels):
+    return labels if is_classifier(est) else y
+
+
+def _fit(est, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return clone(est).fit(X, y)
+
+
+# ------------------------------------------------------------------ bad input x every estimator
+
+def _bad_inputs():
+    X, y, labels = _data(30)
+    Xn, Xi = X.copy(), X.copy()
+    Xn[3, 1], Xi[4, 2] = np.nan, np.inf
+    yn = y.copy()
+    yn[2] = np.nan
+    return {
+        "nan in X": (Xn, y, labels),
+        "inf in X": (Xi, y, labels),
+        "nan in y": (X, yn, np.where(np.isnan(yn), np.nan, labels)),
+        "1-D X": (X[:, 0], y, labels),
+        "3-D X": (X[:, :, None], y, labels),
+        "y shorter than X": (X, y[:-1], labels[:-1]),
+        "2-D y": (X, np.c_[y, y], np.c_[labels, labels]),
+        "strings in X": (np.full((30, 3), "a"), y, labels),
+        "complex X": (X + 1j, y, labels),
+        "empty": (np.empty((0, 3)), np.empty(0), np.empty(0, dtype=int)),
+        "no columns": (np.empty((30, 0)), y, labels),
+        "y is None": (X, None, None),
+    }
+
+
+BAD = _bad_inputs()
+
+
+@pytest.mark.parametrize("case", list(BAD))
+@pytest.mark.parametrize("est", ALL, ids=_name)
+def test_bad_input_gets_a_clear_error(est, case):
+    X, y, labels = BAD[case]
+    with pytest.raises(Exception) as info:
+        _fit(est, X, _target(est, y, labels))
+    assert clear_error(info.value), f"unclear error {type(info.value).__name__}: {info.value}"
+
+
+@pytest.mark.parametrize("est", CLASSIFIERS, ids=_name)
+def test_one_class_and_continuous_labels(est):
+    X, _, _ = _data(40)
+    for y in (np.zeros(40, dtype=int), np.linspace(0, 1, 40)):
+        with pytest.raises(ValueError) as info:
+            _fit(est, X, y)
+        assert clear_error(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("est", ALL, ids=_name)
+def test_predict_bad_input_and_unfitted(est):
+    X, y, labels = _data(60)
+    with pytest.raises(Exception) as info:
+        clone(est).predict(X)
+    assert clear_error(info.value), str(info.value)
+    fitted = _fit(est, X, _target(est, y, labels))
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    for bad in (Xn, X[:, :2], np.full((3, 3), "a")):
+        with pytest.raises(ValueError) as info:
+            fitted.predict(bad)
+        assert clear_error(info.value), str(info.value)
+
+
+# ------------------------------------------------------------------ feature-scale scan
+
+def _equivariant(est):
+    """The default estimators whose fit on X * s equals the fit on X (weights / s)."""
+    return not (isinstance(est, Perceptron) and est.intercept_scaling != "auto") and getattr(est, "lam", 0) == 0
+
+
+SCANNED = [SGDRegressor(random_state=0), SGDRegressor(batch_size=8, random_state=0), LMS(max_iter=5),
+           RecursiveLeastSquares(), OnlineGradientDescent(), SGDClassifier(random_state=0),
+           SGDClassifier(loss="perceptron", random_state=0), Perceptron(intercept_scaling="auto", random_state=0),
+           Perceptron(form="dual", intercept_scaling="auto", random_state=0)]
+
+
+@pytest.mark.parametrize("scale", SCALES)
+@pytest.mark.parametrize("est", SCANNED, ids=_name)
+def test_feature_scale_scan(est, scale):
+    X, y, labels = _data(200)
+    if isinstance(est, OnlineGradientDescent):
+        X = np.c_[X, np.ones(200)]                       # OGD has no intercept: a column of ones
+    base = _fit(est, X, _target(est, y, labels))
+    got = answer_or_clear_error(lambda: _fit(est, X * scale, _target(est, y, labels)))
+    if got is None:                                      # a clear error (e.g. squared norms overflow)
+        assert scale > 1e150, f"refused a moderate scale {scale:g}"
+        return
+    if isinstance(est, OnlineGradientDescent):
+        assert_all_finite(got.coef_, what="coef_")
+        np.testing.assert_allclose(got.coef_[:-1] * scale, base.coef_[:-1], rtol=1e-6)
+        return
+    pred, ref = got.predict(X * scale), base.predict(X)
+    if is_classifier(est):
+        np.testing.assert_array_equal(pred, ref)
+        unit = scale ** 2 if isinstance(est, Perceptron) else 1.0     # w = sum eta y x: scores scale like x^2
+        np.testing.assert_allclose(got.decision_function(X * scale) / unit, base.decision_function(X),
+                                   rtol=1e-6, atol=1e-9)
+    else:
+        assert_all_finite(pred, what="predictions")
+        np.testing.assert_allclose(pred, ref, rtol=1e-6, atol=1e-9 * np.std(y))
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_rls_scan_equals_least_squares(scale):
+    X, y, _ = _data(150)
+    A = np.c_[X * scale, np.ones(150)]
+    got = answer_or_clear_error(lambda: RecursiveLeastSquares().fit(X * scale, y))
+    if got is None:
+        assert scale > 1e150
+        return
+    w = np.linalg.lstsq(np.c_[X, np.ones(150)], y, rcond=None)[0]
+    np.testing.assert_allclose(got.predict(X * scale), np.c_[X, np.ones(150)] @ w, rtol=1e-8, atol=1e-8)
+    assert np.all(np.isfinite(A))
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_textbook_perceptron_scan_separates_or_names_the_cure(scale):
+    """intercept_scaling=1 (the textbook update b += eta y) is not scale-free: it must separate
+    separable data or warn that the features are far from unit scale, naming the cure."""
+    X, _, labels = _data(200)
+    keep = np.abs(X @ np.array([1.0, -2.0, 0.5]) + 0.7) > 0.3           # a clear margin
+    X, labels = X[keep], labels[keep]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = answer_or_clear_error(lambda: Perceptron(max_epochs=50, random_state=0).fit(X * scale, labels))
+    if got is None:
+        return
+    if got.converged_:
+        assert got.score(X * scale, labels) == 1.0
+    else:
+        assert any("intercept_scaling='auto'" in str(w.message) for w in caught), [str(w.message) for w in caught]
+
+
+# ------------------------------------------------------------------ integer features, divergence
+
+@pytest.mark.parametrize("std", [1e2, 1e3, 1e4, 1e5, 1e6])
+@pytest.mark.parametrize("est", [SGDRegressor(random_state=0), LMS(max_iter=5), RecursiveLeastSquares(),
+                                 SGDClassifier(random_state=0), Perceptron(intercept_scaling="auto", random_state=0)],
+                         ids=_name)
+def test_integer_features(est, std):
+    rng = np.random.default_rng(1)
+    X = np.round(rng.standard_normal((2000, 3)) * std)
+    w = np.array([1.0, -2.0, 0.5]) / std
+    y = X @ w + 3.0 + 0.1 * rng.standard_normal(2000)
+    labels = (X @ w + 0.3 > 0).astype(int)
+    got = _fit(est, X, _target(est, y, labels))
+    if is_classifier(est):
+        assert got.score(X, labels) > 0.97
+    else:
+        A = np.c_[X, np.ones(2000)]
+        best = A @ np.linalg.lstsq(A, y, rcond=None)[0]
+        pred = got.predict(X)
+        assert_all_finite(pred, what="predictions")
+        assert np.sqrt(np.mean((pred - best) ** 2)) < 0.05 * np.std(y)
+
+
+@pytest.mark.parametrize("est", [SGDRegressor(eta0=10.0), SGDRegressor(eta0=10.0, batch_size=16),
+                                 LMS(eta0=10.0), OnlineGradientDescent(eta0=1e3), SGDRegressor(lam=1e4, eta0=1.0),
+                                 SGDRegressor(eta0=10.0, learning_rate="robbins_monro")], ids=_name)
+def test_divergent_steps_raise(est):
+    X, y, labels = _data(300)
+    X = X * 30.0
+    with pytest.raises(DivergenceError) as info:
+        _fit(est, X, _target(est, y * 1e3, labels))
+    assert clear_error(info.value) and "Cure" in str(info.value)
+
+
+def test_rls_ill_conditioned_recursion_is_reported():
+    """A proper prior with features of 1e12: the Sherman-Morrison recursion loses precision."""
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((200, 3)) * np.array([1e12, 1.0, 1e-12])
+    y = X @ np.array([1e-12, 1.0, 1e12]) + 0.01 * rng.standard_normal(200)
+    got = answer_or_clear_error(lambda: RecursiveLeastSquares(prior_precision=1e-30, fit_intercept=False).fit(X, y))
+    if got is not None:
+        ridge = np.linalg.solve(X.T @ X + 1e-30 * np.eye(3), X.T @ y)
+        np.testing.assert_allclose(got.predict(X), X @ ridge, rtol=1e-6, atol=1e-6 * np.std(y))
