@@ -90,7 +90,8 @@ def minimise(solver, fgh, fg, theta0, *, max_iter, tol, gscale, callback=None):
     """Run the chosen :mod:`linbook.optim` method; ``tol`` is on ``max |g| / gscale``."""
     kw = dict(max_iter=max_iter, gtol=tol, gscale=gscale)
     if solver == "newton":
-        return optim.newton(fgh, theta0, grad=True, hess=True, xtol=0.0, callback=callback, **kw)
+        return optim.newton(fgh, theta0, grad=True, hess=True, xtol=0.0, callback=callback,
+                            polish=True, **kw)
     if solver == "lbfgs":
         return optim.lbfgs(fg, theta0, grad=True, **kw)
     if solver == "bfgs":

@@ -18,7 +18,8 @@ def _armijo(fg, x, f, slope, d, *, t0=1.0, c1=1e-4, shrink=0.5, max_halvings=60)
     t = t0
     for k in range(1, max_halvings + 1):
         out = fg(x + t * d)
-        if out[0] <= f + c1 * t * slope:
+        # strict decrease too: at rounding level f + c1 t slope == f would accept any t
+        if out[0] <= f + c1 * t * slope and out[0] < f:
             return t, out, k
         t *= shrink
     return 0.0, None, max_halvings

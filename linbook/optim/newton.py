@@ -58,7 +58,7 @@ def _newton_direction(H, g, damping=0.0):
 
 
 def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gtol=1e-8,
-           xtol=1e-12, gscale=None, damping=None, callback=None):
+           xtol=1e-12, gscale=None, damping=None, callback=None, polish=False):
     """Newton's method with a backtracking line search (Algorithm 8.1 of MLAPP).
 
     Each step solves ``H d = -g`` by Cholesky and moves to ``x + t d`` with the largest
@@ -84,6 +84,10 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
     callback : callable, optional
         ``callback(x, f, g)`` after each step; returning ``True`` stops the method
         (``converged`` False, message "stopped by callback").
+    polish : bool
+        With ``hess=True``: after the gradient test passes, take one more full Newton
+        step with the Hessian already at hand (no evaluation; its error is about the
+        square of the current one). ``fun`` and ``grad`` are then those before it.
 
     Returns
     -------
@@ -132,6 +136,11 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
         path.append(x.copy())
         if _small_grad(g, gtol, scale):
             converged, msg = True, MSG_GTOL
+            if polish and hess is True:
+                d, tau = _newton_direction(out[2], g, damping or 0.0)
+                if tau == 0.0:
+                    x = x + d
+                    path[-1] = x.copy()
             break
         if small:
             converged, msg = True, MSG_XTOL
