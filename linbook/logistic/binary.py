@@ -21,9 +21,11 @@ import numpy as np
 from scipy.special import log_ndtr
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.multiclass import type_of_target
 
 from .._kernels.hessian import binary_pass
-from ..base import check_finite_fit, validate_predict
+from ..base import (check_finite_fit, check_sample_weight, encode_labels, validate_fit,
+                    validate_predict)
 from ..criteria import InformationCriteriaMixin
 from . import solvers
 from .separation import separable, warn_separable
@@ -124,6 +126,29 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
                                               and self.max_iter >= 1):
             raise ValueError(f"max_iter must be a positive integer or None; got {self.max_iter!r}")
 
+    def _validate(self, X, y, sample_weight, max_classes=None):
+        """Validated ``(X, y, weights or None, classes_, y_index)`` for ``fit``."""
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        X, y = validate_fit(self, X, y, accept_sparse=True)
+        type_of_target(y, input_name="y", raise_unknown=True)   # "Unknown label type" errors
+        a = None if sample_weight is None else check_sample_weight(sample_weight, X)
+        name = type(self).__name__
+        if np.unique(y).size == 1:
+            raise ValueError(f"{name} needs samples of at least 2 classes; y has 1 class "
+                             f"({np.unique(y).tolist()}). A single class cannot be learned: check "
+                             "the data or its split.")
+        classes, yidx = encode_labels(y, model=name)
+        if max_classes is not None and classes.size > max_classes:
+            raise ValueError(f"Only binary classification is supported. {name} takes 2 classes; "
+                             f"got {classes.size}: use LogisticRegression for more.")
+        if a is not None:
+            present = np.bincount(yidx, weights=a, minlength=classes.size) > 0
+            if present.sum() < 2:
+                raise ValueError(f"{name} needs at least 2 classes with positive sample_weight; "
+                                 f"only class {classes[present].tolist()} has any weight.")
+        return X, a, classes, yidx
+
     def _check_result(self, res, *params):
         check_finite_fit(self, res.fun, *params, what="the optimisation",
                          cure="scale the features (e.g. StandardScaler) or set lam > 0")
@@ -143,7 +168,8 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """Most probable class label."""
-        return self.classes_[(self._z(X) > 0).astype(int)]
+        z = self._z(X)
+        return self.classes_[(z > 0).astype(int)]
 
     def predict_log_proba(self, X):
         """Log class probabilities, shape ``(n, 2)``, computed without underflow."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse
 
-from ..base import check_sample_weight, encode_labels, validate_fit, validate_predict
+from ..base import validate_predict
 from ..numerics import log_sigmoid, log_softmax
 from . import multinomial, solvers
 from .binary import BinaryGLM, fit_binary, logit_terms
@@ -47,8 +47,8 @@ class LogisticRegression(BinaryGLM):
         with the exact Hessian, one blocked pass over ``X`` per step. ``"lbfgs"``,
         ``"bfgs"``, ``"gd"``: the :mod:`linbook.optim` methods. ``"auto"`` chooses by
         shape, with ``p`` the number of free parameters (``D + 1``, or ``(C - 1)(D + 1)``):
-        sparse ``X`` -> L-BFGS; ``p <= 300``, or ``p <= 1000`` and ``N >= 100 p`` -> Newton;
-        otherwise (many classes, ``D`` comparable to ``N``) -> L-BFGS.
+        ``p <= 300``, or dense ``X`` with ``p <= 1000`` and ``N >= 100 p`` -> Newton;
+        otherwise (many classes, ``D`` comparable to ``N``, wide sparse ``X``) -> L-BFGS.
     fit_intercept : bool, default True
     max_iter : int, optional
         Default 100 (newton), 5000 (lbfgs), 2000 (bfgs), 20000 (gd).
@@ -122,9 +122,7 @@ class LogisticRegression(BinaryGLM):
             ``lam = 0`` and the classes are (quasi-)separable (no finite MLE).
         """
         self._check_params()
-        X, y = validate_fit(self, X, y, accept_sparse=True)
-        a = None if sample_weight is None else check_sample_weight(sample_weight, X)
-        self.classes_, yidx = encode_labels(y, model="LogisticRegression")
+        X, a, self.classes_, yidx = self._validate(X, y, sample_weight)
         n, d = X.shape
         C = self.classes_.size
         self.solver_ = solvers.choose_solver(self.solver, n, d, C, self.fit_intercept,

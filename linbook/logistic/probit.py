@@ -10,7 +10,6 @@ import scipy.sparse
 import scipy.special
 from scipy.special import log_ndtr
 
-from ..base import check_sample_weight, encode_labels, validate_fit
 from . import solvers
 from .binary import BinaryGLM, fit_binary, probit_terms
 
@@ -67,9 +66,7 @@ class ProbitRegression(BinaryGLM):
     def fit(self, X, y, sample_weight=None):
         """Fit by Newton's method; returns ``self`` (warns on separable data with ``lam = 0``)."""
         self._check_params()
-        X, y = validate_fit(self, X, y, accept_sparse=True)
-        a = None if sample_weight is None else check_sample_weight(sample_weight, X)
-        self.classes_, yidx = encode_labels(y, max_classes=2, model="ProbitRegression")
+        X, a, self.classes_, yidx = self._validate(X, y, sample_weight, max_classes=2)
         self.solver_ = solvers.choose_solver(self.solver, X.shape[0], X.shape[1], 2,
                                              self.fit_intercept, scipy.sparse.issparse(X))
         max_iter = self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]

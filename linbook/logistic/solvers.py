@@ -11,10 +11,9 @@ first-order methods are also far better conditioned this way.
 ``solver="auto"`` (the rule, with ``p`` the number of free parameters: ``D + 1``
 binary, ``(C - 1)(D + 1)`` multinomial):
 
-* sparse ``X``: L-BFGS (the Hessian would be dense, ``p x p``);
-* ``p <= 300``, or ``p <= 1000`` and ``N >= 100 p``: Newton/IRLS (its ``N p^2`` Hessian
-  costs a few passes over ``X`` and it converges in ~10 steps);
-* otherwise (many classes, or ``D`` comparable to ``N``): L-BFGS.
+* ``p <= 300``, or dense ``X`` with ``p <= 1000`` and ``N >= 100 p``: Newton/IRLS (its
+  ``N p^2`` Hessian costs a few passes over ``X`` and it converges in ~10 steps);
+* otherwise (many classes, ``D`` comparable to ``N``, wide sparse ``X``): L-BFGS.
 
 Derived in: chapter "Optimizers" § "IRLS".
 """
@@ -40,9 +39,7 @@ def choose_solver(solver, n, d, n_classes, fit_intercept, sparse):
     if solver != "auto":
         return solver
     p = (d + int(fit_intercept)) * (1 if n_classes == 2 else n_classes - 1)
-    if sparse:
-        return "lbfgs"
-    if p <= 300 or (p <= 1000 and n >= 100 * p):
+    if p <= 300 or (not sparse and p <= 1000 and n >= 100 * p):
         return "newton"
     return "lbfgs"
 
