@@ -232,7 +232,7 @@ def test_probit_real_data_and_extremes(cancer):
     assert rel(np.r_[m.intercept_, m.coef_[0]], r.params) < 1e-8
     lp = m.predict_log_proba(np.array([[60.0, 0, 0, 0], [-60.0, 0, 0, 0]]))
     assert np.all(np.isfinite(lp))
-    with pytest.raises(ValueError, match="at most 2"):
+    with pytest.raises(ValueError, match="Only binary"):
         linbook.ProbitRegression().fit(*multi_data())
     with pytest.warns(SeparableDataWarning):
         linbook.ProbitRegression().fit(*linbook.datasets.make_separable(50, 2, random_state=1)[:2])
@@ -345,3 +345,86 @@ def test_multinomial_hessian_kernel_equals_reference():
     for Xk, bs in [(X, 17), (X, None), (scipy.sparse.csr_matrix(X), None)]:
         np.testing.assert_allclose(multinomial_hessian(Xk, W, b, weights=a, block_size=bs), H_ref,
                                    rtol=1e-11, atol=1e-11)
+
+
+# ------------------------------------------------------------------ issue 13/14 additions
+ALL_SOLVERS = ["auto", "newton", "irls", "lbfgs", "bfgs", "gd"]
+
+
+@pytest.mark.parametrize("solver", ALL_SOLVERS)
+@pytest.mark.parametrize("multi", [False, True])
+def test_sample_weight_equals_sklearn(solver, multi):
+    X, y = multi_data(n=150, seed=4) if multi else binary_data(n=150, seed=8)
+    w = np.random.default_rng(3).integers(0, 4, X.shape[0]).astype(float)
+    lam = 2.0
+    tol = 1e-10 if solver != "gd" else 1e-9
+    m = linbook.LogisticRegression(lam=lam, solver=solver, tol=tol).fit(X, y, sample_weight=w)
+    s = SKLogReg(C=1 / lam, solver="newton-cholesky", tol=1e-14, max_iter=1000).fit(X, y, sample_weight=w)
+    # first-order stopping rule: mean gradient <= tol, so the coefficients agree to ~tol / curvature
+    assert rel(m.coef_, s.coef_) < (1e-7 if solver != "gd" else 1e-5)
+    # weights 0/1/2/3 equal deleting/repeating rows
+    r = linbook.LogisticRegression(lam=lam, solver=solver, tol=tol).fit(np.repeat(X, w.astype(int), 0),
+                                                                       np.repeat(y, w.astype(int)))
+    assert rel(m.coef_, r.coef_) < (1e-7 if solver != "gd" else 1e-5)
+
+
+@pytest.mark.parametrize("solver", ["newton", "lbfgs"])
+@pytest.mark.parametrize("multi", [False, True])
+def test_sparse_equals_dense(solver, multi):
+    import scipy.sparse
+    X, y = multi_data(n=300, seed=5) if multi else binary_data(n=300, seed=9)
+    X = X * (np.random.default_rng(0).random(X.shape) < 0.4)          # 60 % zeros
+    md = linbook.LogisticRegression(solver=solver, tol=1e-10).fit(X, y)
+    for fmt in (scipy.sparse.csr_matrix, scipy.sparse.csc_matrix):
+        ms = linbook.LogisticRegression(solver=solver, tol=1e-10).fit(fmt(X), y)
+        assert rel(ms.coef_, md.coef_) < 1e-8 and rel(ms.intercept_, md.intercept_) < 1e-8
+        np.testing.assert_allclose(ms.predict_proba(fmt(X)), md.predict_proba(X), rtol=1e-8)
+    s = SKLogReg(C=1.0, solver="newton-cholesky", tol=1e-14).fit(scipy.sparse.csr_matrix(X), y)
+    assert rel(md.coef_, s.coef_) < 1e-7
+
+
+def test_auto_solver_rule():
+    from linbook.logistic.solvers import choose_solver
+    assert choose_solver("auto", 200_000, 100, 2, True, False) == "newton"
+    assert choose_solver("auto", 2_000_000, 10, 2, True, False) == "newton"
+    assert choose_solver("auto", 5_000, 2_000, 2, True, False) == "lbfgs"        # wide
+    assert choose_solver("auto", 50_000, 50, 50, True, False) == "lbfgs"         # many classes
+    assert choose_solver("auto", 150, 4, 3, True, False) == "newton"             # iris
+    assert choose_solver("auto", 100_000, 50_000, 2, True, True) == "lbfgs"      # text-like
+    assert choose_solver("auto", 1000, 20, 2, True, True) == "newton"            # small sparse
+    assert choose_solver("irls", 10, 2, 2, True, False) == "newton"
+    X, y = binary_data()
+    assert linbook.LogisticRegression().fit(X, y).solver_ == "newton"
+
+
+def test_default_gridsearch_on_breast_cancer_is_quiet():
+    from sklearn.model_selection import GridSearchCV
+    X, y = load_breast_cancer(return_X_y=True)          # unscaled, separable without a penalty
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gs = GridSearchCV(linbook.LogisticRegression(), {"fit_intercept": [True, False]}, cv=5).fit(X, y)
+    assert gs.best_score_ > 0.9
+    m = linbook.LogisticRegression().fit(X, y)
+    s = SKLogReg(C=1.0, solver="newton-cholesky", tol=1e-14, max_iter=1000).fit(X, y)
+    assert m.converged_ and rel(m.coef_, s.coef_) < 1e-7
+
+
+def test_predict_does_not_write_and_feature_names():
+    import pandas as pd
+    from sklearn.exceptions import NotFittedError
+    X, y = binary_data()
+    with pytest.raises(NotFittedError):
+        linbook.LogisticRegression().predict(X)
+    df = pd.DataFrame(X, columns=list("abcd"))
+    m = linbook.LogisticRegression().fit(df, y)
+    assert list(m.feature_names_in_) == list("abcd")
+    before = dict(vars(m))
+    m.predict(df), m.predict_proba(df), m.decision_function(df)
+    assert vars(m).keys() == before.keys()
+    with pytest.raises(ValueError, match="feature names"):
+        m.predict(df[list("bacd")])
+
+
+def test_probit_is_binary_only_tag():
+    assert linbook.ProbitRegression().__sklearn_tags__().classifier_tags.multi_class is False
+    assert linbook.LogisticRegression().__sklearn_tags__().input_tags.sparse is True
