@@ -225,7 +225,7 @@ def nonlinear_cg(fun, x0, grad=None, *, max_iter=1000, gtol=1e-6, xtol=0.0, gsca
     for k in range(1, max_iter + 1):
         if g @ d >= 0:
             d = -g
-        t, f_new, g_new, _ = wolfe_line_search(fg, x, f, g, d, t0=min(1.0, 2 * t_prev), c2=0.1)
+        t, f_new, g_new, _ = wolfe_line_search(fg, x, f, g, d, t0=2 * t_prev, c2=0.1)
         if t == 0.0:
             msg, converged = _line_search_failed(fg, g, gtol, scale)
             k -= 1

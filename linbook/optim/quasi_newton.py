@@ -105,7 +105,7 @@ def bfgs(fun, x0, grad=None, *, form="H", max_iter=1000, gtol=1e-6, xtol=0.0, gs
     path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
     for k in range(1, max_iter + 1):
         d = -M @ g if form == "H" else scipy.linalg.solve(M, -g, assume_a="pos")
-        t0 = 1.0 if (scaled or k > 1) else min(1.0, 1.0 / max(np.abs(g).sum(), 1e-300))
+        t0 = 1.0 if (scaled or k > 1) else 1.0 / max(np.abs(g).sum(), 1e-300)   # unit-free in f
         t, f_new, g_new, _ = wolfe_line_search(fg, x, f, g, d, t0=t0)
         if t == 0.0:
             msg, converged = _failed(fg, g, gtol, scale)
@@ -187,14 +187,14 @@ def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=
     path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
     for k in range(1, max_iter + 1):
         d = -lbfgs_two_loop(g, S, Y)
-        t0 = 1.0 if S else min(1.0, 1.0 / max(np.abs(g).sum(), 1e-300))
+        t0 = 1.0 if S else 1.0 / max(np.abs(g).sum(), 1e-300)   # unit-free in f
         t, f_new, g_new, _ = wolfe_line_search(fg, x, f, g, d, t0=t0)
         if t == 0.0 and S:
             # drop the memory and retry once with steepest descent
             S, Y = [], []
             d = -g
             t, f_new, g_new, _ = wolfe_line_search(
-                fg, x, f, g, d, t0=min(1.0, 1.0 / max(np.abs(g).sum(), 1e-300)))
+                fg, x, f, g, d, t0=1.0 / max(np.abs(g).sum(), 1e-300))
         if t == 0.0:
             msg, converged = _failed(fg, g, gtol, scale)
             k -= 1
