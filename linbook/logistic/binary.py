@@ -32,6 +32,21 @@ from .separation import separable, warn_separable
 
 __all__ = []
 
+_ADVICE_FIT = ("Fix the input: X must be a finite numeric 2-D array (n_samples, n_features) or a "
+               "CSR/CSC matrix, y one class label per row, sample_weight finite and >= 0 per row.")
+_ADVICE_PREDICT = ("X must be a finite numeric 2-D array with the same features (and column "
+                   "names) as in fit.")
+
+
+def _advised(call, advice):
+    """Run a validation ``call``; add what to do to scikit-learn's message when it fails."""
+    try:
+        return call()
+    except (ValueError, TypeError) as exc:
+        if type(exc).__name__ == "NotFittedError":
+            raise
+        raise type(exc)(f"{exc} {advice}") from exc
+
 _SATURATED = 25.0   # logit: a margin t_i z_i above this means p(y_i | x_i) > 1 - 1.4e-11
 
 
@@ -129,10 +144,12 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
     def _validate(self, X, y, sample_weight, max_classes=None):
         """Validated ``(X, y, weights or None, classes_, y_index)`` for ``fit``."""
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
-        X, y = validate_fit(self, X, y, accept_sparse=True)
-        type_of_target(y, input_name="y", raise_unknown=True)   # "Unknown label type" errors
-        a = None if sample_weight is None else check_sample_weight(sample_weight, X)
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is "
+                             "None: call fit(X, y) with one class label per row of X.")
+        X, y = _advised(lambda: validate_fit(self, X, y, accept_sparse=True), _ADVICE_FIT)
+        _advised(lambda: type_of_target(y, input_name="y", raise_unknown=True), _ADVICE_FIT)
+        a = None if sample_weight is None else _advised(
+            lambda: check_sample_weight(sample_weight, X), _ADVICE_FIT)
         name = type(self).__name__
         if np.unique(y).size == 1:
             raise ValueError(f"{name} needs samples of at least 2 classes; y has 1 class "
@@ -159,7 +176,7 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
                       "try solver='newton'.", ConvergenceWarning, stacklevel=4)
 
     def _z(self, X):
-        X = validate_predict(self, X, accept_sparse=True)
+        X = _advised(lambda: validate_predict(self, X, accept_sparse=True), _ADVICE_PREDICT)
         return X @ self.coef_[0] + self.intercept_[0]
 
     def decision_function(self, X):
@@ -201,7 +218,7 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         return self.n_features_in_ + int(self.fit_intercept)
 
     def _pass_at_fit(self, X, y, need_hess):
-        X = validate_predict(self, X, accept_sparse=True)
+        X = _advised(lambda: validate_predict(self, X, accept_sparse=True), _ADVICE_PREDICT)
         t = np.ones(X.shape[0]) if y is None else 2.0 * self._y_index(y) - 1.0
         if t.shape[0] != X.shape[0]:
             raise ValueError("X and y have different numbers of samples")
