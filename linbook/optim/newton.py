@@ -20,7 +20,7 @@ import scipy.linalg
 from .._kernels.hessian import weighted_gram
 from ..numerics import log1pexp, sigmoid
 from .line_search import _armijo, backtracking
-from .result import (MSG_GTOL, MSG_NONFINITE, MSG_XTOL, OptimizeResult, _Counted, _msg_max_iter,
+from .result import (MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted, _msg_max_iter,
                      _small_grad, _small_step, _start, _x0)
 
 __all__ = ["newton", "truncated_newton", "irls", "levenberg_marquardt"]
@@ -134,6 +134,9 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
         x, out = x + step, new
         f, g = out[0], out[1]
         path.append(x.copy())
+        if fg.unbounded:
+            msg = MSG_UNBOUNDED
+            break
         if _small_grad(g, gtol, scale):
             converged, msg = True, MSG_GTOL
             if polish and hess is True:
@@ -205,6 +208,9 @@ def truncated_newton(fun, x0, grad=None, hessp=None, *, max_iter=100, gtol=1e-8,
         x = x + t * d
         f, g = f_new, g_new
         path.append(x.copy())
+        if fg.unbounded:
+            msg = MSG_UNBOUNDED
+            break
         if _small_grad(g, gtol, scale):
             converged, msg = True, MSG_GTOL
             break

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.linalg
 
 from .line_search import wolfe_line_search
-from .result import (MSG_GTOL, MSG_NONFINITE, MSG_XTOL, OptimizeResult, _Counted, _msg_max_iter,
+from .result import (MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted, _msg_max_iter,
                      _small_grad, _small_step, _start, _x0)
 
 __all__ = ["bfgs_update_B", "bfgs_update_H", "bfgs", "lbfgs_two_loop", "lbfgs"]
@@ -116,6 +116,9 @@ def bfgs(fun, x0, grad=None, *, form="H", max_iter=1000, gtol=1e-6, xtol=0.0, gs
         small = _small_step(s, x, xtol)
         x, f, g = x + s, f_new, g_new
         path.append(x.copy())
+        if fg.unbounded:
+            msg = MSG_UNBOUNDED
+            break
         if _curvature_ok(s, yv):
             if not scaled:
                 gamma = float(s @ yv) / float(yv @ yv)          # initial scaling, N&W (6.20)
@@ -205,6 +208,9 @@ def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=
         fsmall = ftol > 0 and (f - f_new) <= ftol * max(abs(f), abs(f_new))
         x, f, g = x + s, f_new, g_new
         path.append(x.copy())
+        if fg.unbounded:
+            msg = MSG_UNBOUNDED
+            break
         if _curvature_ok(s, yv):
             S.append(s)
             Y.append(yv)

@@ -67,6 +67,7 @@ class _Counted:
     def __init__(self, fun, grad, hess=None):
         self.n = 0
         self.nonfinite = False
+        self.unbounded = False      # f = -inf seen: unbounded below, or overflow
         self.with_hess = hess is True
         if self.with_hess:
             if grad is not True:
@@ -90,6 +91,7 @@ class _Counted:
         ok = np.isfinite(f) and np.all(np.isfinite(g))
         if not ok:
             self.nonfinite = True
+            self.unbounded |= f == -np.inf
             f = np.inf
         if self.with_hess:
             return f, g, (out[2] if ok else None)
@@ -126,6 +128,8 @@ MSG_NONFINITE_X0 = ("the objective or its gradient is not finite at the starting
 MSG_NONFINITE = ("stopped: the objective or gradient became non-finite (NaN or inf) and no "
                  "finite point with a lower objective was found along the search direction; "
                  "scale the problem, reduce the step size or add a penalty")
+MSG_UNBOUNDED = ("stopped: the objective reached -inf, so it is unbounded below (or overflowed); "
+                 "check the objective, add a penalty or scale the problem")
 MSG_ZERO_GRAD = "the gradient is zero at the starting point (x0 is stationary)"
 MSG_GTOL = "gradient below gtol (relative to its size at the start)"
 MSG_XTOL = "step below xtol (relative to |x|)"
