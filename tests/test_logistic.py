@@ -119,7 +119,9 @@ def test_multinomial_l2_equals_sklearn(solver):
     # sklearn's l2 symmetric solution: coef_ sums to zero; its intercepts are free up to a shift
     assert rel(m.coef_, s.coef_) < 1e-8
     assert rel(m.intercept_, s.intercept_ - s.intercept_.mean()) < 1e-8
-    np.testing.assert_allclose(m.predict_proba(X), s.predict_proba(X), rtol=1e-8, atol=1e-12)
+    # tol = 1e-10 on the mean gradient: probabilities agree to ~1e-8 relative (looser for first-order)
+    np.testing.assert_allclose(m.predict_proba(X), s.predict_proba(X),
+                               rtol=1e-8 if solver == "irls" else 1e-7, atol=1e-12)
 
 
 def test_multinomial_mle_equals_mnlogit_and_iris():
@@ -390,6 +392,7 @@ def test_auto_solver_rule():
     assert choose_solver("auto", 5_000, 2_000, 2, True, False) == "lbfgs"        # wide
     assert choose_solver("auto", 50_000, 50, 50, True, False) == "lbfgs"         # many classes
     assert choose_solver("auto", 150, 4, 3, True, False) == "newton"             # iris
+    assert choose_solver("auto", 100_000, 50, 3, True, False) == "lbfgs"         # softmax Hessian
     assert choose_solver("auto", 100_000, 50_000, 2, True, True) == "lbfgs"      # text-like
     assert choose_solver("auto", 1000, 20, 2, True, True) == "newton"            # small sparse
     assert choose_solver("irls", 10, 2, 2, True, False) == "newton"

@@ -13,7 +13,7 @@ Modules: :mod:`~linbook.logistic.logistic_regression` (the model),
 :mod:`~linbook.logistic.binary` (the binary GLM: link terms, objective),
 :mod:`~linbook.logistic.multinomial`, :mod:`~linbook.logistic.probit`,
 :mod:`~linbook.logistic.separation` (exact LP tests), :mod:`~linbook.logistic.solvers`
-(``solver="auto"``, standardised coordinates).
+(``solver="auto"``, scaled coordinates).
 
 Derived in: chapter "Logistic regression" (model, NLL, gradient, Hessian, MAP,
 multinomial) and chapter "Optimizers" § "IRLS" (the solver).

@@ -47,15 +47,16 @@ class LogisticRegression(BinaryGLM):
         with the exact Hessian, one blocked pass over ``X`` per step. ``"lbfgs"``,
         ``"bfgs"``, ``"gd"``: the :mod:`linbook.optim` methods. ``"auto"`` chooses by
         shape, with ``p`` the number of free parameters (``D + 1``, or ``(C - 1)(D + 1)``):
-        ``p <= 300``, or dense ``X`` with ``p <= 1000`` and ``N >= 100 p`` -> Newton;
-        otherwise (many classes, ``D`` comparable to ``N``, wide sparse ``X``) -> L-BFGS.
+        binary with ``p <= 300``, or dense ``X`` with ``p <= 1000`` and ``N >= 100 p`` ->
+        Newton; multinomial with ``N p^2 <= 1e8`` -> Newton; otherwise (many classes,
+        ``D`` comparable to ``N``, wide sparse ``X``) -> L-BFGS.
     fit_intercept : bool, default True
     max_iter : int, optional
         Default 100 (newton), 5000 (lbfgs), 2000 (bfgs), 20000 (gd).
     tol : float, default 1e-8
-        Stop when the gradient of the *mean* penalised NLL, in units of standardised
-        features (each column divided by its root-mean-square), is below ``tol`` in
-        max-norm. Unit-free: rescaling a feature by ``s`` rescales its coefficient by
+        Stop when the gradient of the *mean* penalised NLL, in units of scaled features
+        (each column divided by its largest absolute value, as ``MaxAbsScaler``), is
+        below ``tol`` in max-norm. Unit-free: rescaling a feature by ``s`` rescales its coefficient by
         ``1/s`` and nothing else (with ``lam = 0``; a penalty is not unit-free).
 
     Attributes

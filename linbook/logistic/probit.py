@@ -35,7 +35,7 @@ class ProbitRegression(BinaryGLM):
     fit_intercept : bool, default True
     max_iter : int, optional
     tol : float, default 1e-8
-        As :class:`linbook.LogisticRegression` (mean gradient, standardised features).
+        As :class:`linbook.LogisticRegression` (mean gradient, max-abs-scaled features).
 
     Attributes
     ----------

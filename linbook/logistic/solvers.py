@@ -1,18 +1,19 @@
 """Solver choice, standardised coordinates and the call into :mod:`linbook.optim`.
 
 Every solver works in *standardised coordinates*: coefficient ``j`` is ``v_j = c_j w_j``
-with ``c_j`` the root-mean-square of feature ``j``, so ``X w = (X / c) v``. The
+with ``c_j`` the largest ``|x_ij|`` of feature ``j``, so ``X w = (X / c) v``. The
 objective is the same; only the units change. Then the stopping rule
 ``max |gradient| <= tol * sum(sample_weight)`` (the gradient of the *mean* NLL, in units
-of standardised features) gives the same answer, mapped back, whatever the units of
+of max-abs-scaled features) gives the same answer, mapped back, whatever the units of
 ``X``: ``coef(X * s) = coef(X) / s``. Newton's direction is unit-free anyway; the
 first-order methods are also far better conditioned this way.
 
 ``solver="auto"`` (the rule, with ``p`` the number of free parameters: ``D + 1``
 binary, ``(C - 1)(D + 1)`` multinomial):
 
-* ``p <= 300``, or dense ``X`` with ``p <= 1000`` and ``N >= 100 p``: Newton/IRLS (its
-  ``N p^2`` Hessian costs a few passes over ``X`` and it converges in ~10 steps);
+* binary, ``p <= 300``, or dense ``X`` with ``p <= 1000`` and ``N >= 100 p``: Newton/IRLS
+  (its ``N p^2`` Hessian is one blocked SYRK pass over ``X``; ~5-10 steps);
+* multinomial: Newton only while the Hessian is cheap, ``N p^2 <= 1e8`` (e.g. iris);
 * otherwise (many classes, ``D`` comparable to ``N``, wide sparse ``X``): L-BFGS.
 
 Derived in: chapter "Optimizers" § "IRLS".
@@ -39,39 +40,26 @@ def choose_solver(solver, n, d, n_classes, fit_intercept, sparse):
     if solver != "auto":
         return solver
     p = (d + int(fit_intercept)) * (1 if n_classes == 2 else n_classes - 1)
+    if n_classes > 2:
+        # the (C-1)^2 blocks of the softmax Hessian cost far more than the binary SYRK
+        return "newton" if n * p * p <= 1e8 else "lbfgs"
     if p <= 300 or (not sparse and p <= 1000 and n >= 100 * p):
         return "newton"
     return "lbfgs"
 
 
 def column_scale(X, weights=None):
-    """Weighted root-mean-square of each column (1 for an all-zero column).
-
-    Computed without overflow or underflow for features from 1e-300 to 1e300.
-    """
-    n, d = X.shape
-    a = np.ones(n) if weights is None else weights
-    sw = a.sum()
+    """Largest absolute value of each column over the samples with positive weight
+    (1 for an all-zero column), as scikit-learn's ``MaxAbsScaler``. Keeps sparsity
+    meaningful: a rare word counts by its size, not by how rarely it occurs."""
+    if weights is not None and np.any(weights == 0):
+        X = X[np.flatnonzero(weights > 0)]
     if scipy.sparse.issparse(X):
-        X = scipy.sparse.csc_matrix(X)
-        m = np.asarray(abs(X).max(axis=0).todense()).ravel()
-        m = np.where(m > 0, m, 1.0)
-        Xm = X @ scipy.sparse.diags(1.0 / m)
-        ms = np.asarray(Xm.multiply(Xm).T @ a).ravel() / sw
-        c = m * np.sqrt(ms)
+        c = np.asarray(abs(X).max(axis=0).todense()).ravel() if X.nnz else np.zeros(X.shape[1])
     else:
-        with np.errstate(over="ignore", under="ignore"):
-            ss = np.zeros(d)
-            for i, j in block_rows(n, d):
-                Xb = X[i:j]
-                ss += a[i:j] @ (Xb * Xb)
-            c = np.sqrt(ss / sw)
-        bad = ~np.isfinite(c) | (c < 1e-150)
-        if np.any(bad):      # rescale by the column maximum first (1e300 or 1e-300 features)
-            Xb = X[:, bad]
-            m = np.max(np.abs(Xb), axis=0)
-            m = np.where(m > 0, m, 1.0)
-            c[bad] = m * np.sqrt(a @ ((Xb / m) ** 2) / sw)
+        c = np.zeros(X.shape[1])
+        for i, j in block_rows(*X.shape):
+            np.maximum(c, np.max(np.abs(X[i:j]), axis=0), out=c)
     return np.where(c > 0, c, 1.0)
 
 
