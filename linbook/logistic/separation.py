@@ -4,7 +4,7 @@ Albert and Anderson (1984): the logistic / probit MLE exists iff the classes are
 (quasi-)completely separated. Each test is a linear program (HiGHS) over the
 column-scaled features, so its verdict does not depend on the units of ``X``.
 
-Derived in: chapter "Logistic regression" § "Separable data".
+Derived in: chapter "Logistic regression" § "Separable data and l2 regularisation".
 """
 
 from __future__ import annotations

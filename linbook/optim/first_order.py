@@ -119,7 +119,7 @@ def momentum(fun, x0, grad=None, *, lr=0.1, beta=0.9, max_iter=1000, gtol=1e-6, 
     -------
     OptimizeResult
 
-    Derived in: chapter "Optimizers" § "Momentum".
+    Derived in: chapter "Optimizers" § "Momentum (heavy ball)".
     """
     if not (0 <= beta < 1) or not lr > 0:
         raise ValueError("need lr > 0 and 0 <= beta < 1")

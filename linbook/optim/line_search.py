@@ -58,7 +58,7 @@ def wolfe_line_search(fg, x, f, g, d, *, t0=1.0, c1=1e-4, c2=0.9, max_eval=30):
     t, f_new, g_new, n_eval : float, float, ndarray, int
         ``t = 0`` when the search failed.
 
-    Derived in: chapter "Optimizers" § "Quasi-Newton methods".
+    Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
     phi0, dphi0 = f, float(g @ d)
     if dphi0 >= 0:

@@ -1,6 +1,6 @@
 """Quasi-Newton methods: the BFGS updates, BFGS and L-BFGS (two-loop recursion).
 
-Derived in: chapter "Optimizers" § "Quasi-Newton methods".
+Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def bfgs_update_B(B, s, y):
     non-convex function) the update would destroy positive definiteness: it is skipped
     and a copy of ``B`` is returned (Nocedal and Wright, § 6.1).
 
-    Derived in: chapter "Optimizers" § "Quasi-Newton methods".
+    Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
     B = np.array(B, dtype=float)
     if not _curvature_ok(s, y):
@@ -49,7 +49,7 @@ def bfgs_update_H(H, s, y):
     the inverse of :func:`bfgs_update_B` applied to ``B = H^{-1}``. Skipped (a copy of
     ``H`` is returned) when ``y's <= 0``, as :func:`bfgs_update_B`.
 
-    Derived in: chapter "Optimizers" § "Quasi-Newton methods".
+    Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
     H = np.array(H, dtype=float)
     if not _curvature_ok(s, y):
@@ -86,7 +86,7 @@ def bfgs(fun, x0, grad=None, *, form="H", max_iter=1000, gtol=1e-6, xtol=0.0, gs
     -------
     OptimizeResult
 
-    Derived in: chapter "Optimizers" § "Quasi-Newton methods".
+    Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
     if form not in ("H", "B"):
         raise ValueError("form must be 'H' or 'B'")
