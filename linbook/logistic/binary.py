@@ -105,8 +105,8 @@ def fit_binary(est, X, t, a, c, solver, max_iter, terms, b0):
     check = est.lam == 0
     test = lambda: separable(X, t, fi, col_scale=c, weights=a)   # noqa: E731
     watch = solvers.SeparationWatch(test) if check else None
-    n_eff = float(X.shape[0] if a is None else a.sum())
-    res = solvers.minimise(solver, fgh, fg, theta0, max_iter=max_iter, tol=est.tol, gscale=n_eff,
+    gscale = solvers.gradient_scale(X, a, c, fi)
+    res = solvers.minimise(solver, fgh, fg, theta0, max_iter=max_iter, tol=est.tol, gscale=gscale,
                            callback=watch)
     v = res.x[off:]
     w, b = v / c, (res.x[0] if fi else 0.0)

@@ -129,7 +129,7 @@ class LogisticRegression(BinaryGLM):
         self.solver_ = solvers.choose_solver(self.solver, n, d, C, self.fit_intercept,
                                              scipy.sparse.issparse(X))
         max_iter = self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]
-        c = solvers.column_scale(X, a)                    # standardised coordinates
+        c = solvers.rms_scale(X, a)                    # standardised coordinates
         if C == 2:
             t = 2 * yidx.astype(np.int8) - 1              # labels +-1
             ybar = np.average(yidx, weights=a)

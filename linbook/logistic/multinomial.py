@@ -112,7 +112,6 @@ def fit_multinomial(est, X, yidx, a, c, solver, max_iter):
     off = int(fi)
     p = d + off
     lam = est.lam
-    n_eff = float(n if a is None else a.sum())
     th0 = np.zeros((C - 1, p))
     if fi:
         counts = np.bincount(yidx, weights=a, minlength=C)
@@ -126,13 +125,13 @@ def fit_multinomial(est, X, yidx, a, c, solver, max_iter):
             th_sym[:, 0] -= th_sym[:, 0].mean()
         fg = symmetric_objective(X, yidx, a, C, lam, c, fi)
         res = solvers.minimise(solver, None, fg, th_sym.ravel(), max_iter=max_iter, tol=est.tol,
-                               gscale=n_eff)
+                               gscale=solvers.gradient_scale(X, a, c, fi, C))
         T = res.x.reshape(C, p)
         V, b = T[:, off:] / c, (T[:, 0].copy() if fi else np.zeros(C))
     else:
         fgh, fg = reduced_objective(X, yidx, a, C, lam, c, fi)
         res = solvers.minimise(solver, fgh, fg, th0.ravel(), max_iter=max_iter, tol=est.tol,
-                               gscale=n_eff)
+                               gscale=solvers.gradient_scale(X, a, c, fi, C - 1))
         T = res.x.reshape(C - 1, p)
         V, b = np.zeros((C, d)), np.zeros(C)
         V[1:] = T[:, off:] / c

@@ -1,12 +1,13 @@
 """Solver choice, standardised coordinates and the call into :mod:`linbook.optim`.
 
 Every solver works in *standardised coordinates*: coefficient ``j`` is ``v_j = c_j w_j``
-with ``c_j`` the largest ``|x_ij|`` of feature ``j``, so ``X w = (X / c) v``. The
-objective is the same; only the units change. Then the stopping rule
-``max |gradient| <= tol * sum(sample_weight)`` (the gradient of the *mean* NLL, in units
-of max-abs-scaled features) gives the same answer, mapped back, whatever the units of
-``X``: ``coef(X * s) = coef(X) / s``. Newton's direction is unit-free anyway; the
-first-order methods are also far better conditioned this way.
+with ``c_j`` the root-mean-square of feature ``j``, so ``X w = (X / c) v`` (the
+objective is the same; only the units change, and the first-order methods are far
+better conditioned). The stopping rule is in *max-abs units* ``m_j = max_i |x_ij|``:
+``max_j |dF/dw_j| m_j <= tol * sum(sample_weight)``, the gradient of the *mean* NLL with
+respect to the coefficients of max-abs-scaled features (so a rare sparse feature is not
+held to a stricter test). Both are unit-free: ``coef(X * s) = coef(X) / s``, whatever
+``s``. Newton's direction is unit-free anyway.
 
 ``solver="auto"`` (the rule, with ``p`` the number of free parameters: ``D + 1``
 binary, ``(C - 1)(D + 1)`` multinomial):
@@ -48,7 +49,7 @@ def choose_solver(solver, n, d, n_classes, fit_intercept, sparse):
     return "lbfgs"
 
 
-def column_scale(X, weights=None):
+def rms_scale(X, weights=None):
     """Largest absolute value of each column over the samples with positive weight
     (1 for an all-zero column), as scikit-learn's ``MaxAbsScaler``. Keeps sparsity
     meaningful: a rare word counts by its size, not by how rarely it occurs."""
@@ -61,6 +62,33 @@ def column_scale(X, weights=None):
         for i, j in block_rows(*X.shape):
             np.maximum(c, np.max(np.abs(X[i:j]), axis=0), out=c)
     return np.where(c > 0, c, 1.0)
+
+
+def maxabs_scale(X, weights=None):
+    """Largest absolute value of each column over the samples with positive weight (1 for
+    an all-zero column), as scikit-learn's ``MaxAbsScaler``: the units of the stopping
+    rule. A rare word counts by its size, not by how rarely it occurs."""
+    if weights is not None and np.any(weights == 0):
+        X = X[np.flatnonzero(weights > 0)]
+    if scipy.sparse.issparse(X):
+        c = np.asarray(abs(X).max(axis=0).todense()).ravel() if X.nnz else np.zeros(X.shape[1])
+    else:
+        c = np.zeros(X.shape[1])
+        for i, j in block_rows(*X.shape):
+            np.maximum(c, np.max(np.abs(X[i:j]), axis=0), out=c)
+    return np.where(c > 0, c, 1.0)
+
+
+def gradient_scale(X, weights, c, fit_intercept, n_rows=1):
+    """Per-coordinate scale of the stopping rule in the coordinates ``v = c w``.
+
+    ``|dF/dw_j| * m_j <= tol * sum(a)`` (max-abs units ``m_j``) is, for ``dF/dv_j =
+    (dF/dw_j) / c_j``, ``|dF/dv_j| <= tol * sum(a) * m_j / c_j``; the intercept's scale
+    is ``sum(a)``. ``n_rows`` repeats it for each class of a multinomial model.
+    """
+    n_eff = float(X.shape[0] if weights is None else weights.sum())
+    row = np.r_[np.ones(int(fit_intercept)), maxabs_scale(X, weights) / c]
+    return n_eff * np.tile(row, n_rows)
 
 
 def scaled_design(X, c):

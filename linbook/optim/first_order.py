@@ -39,11 +39,12 @@ def gradient_descent(fun, x0, grad=None, *, step="backtracking", hess=None, max_
         ``t = g'g / g'Ag``, which needs ``hess = A`` (a matrix or callable).
     max_iter : int
     gtol : float
-        Stop when ``max |g| <= gtol * gscale``.
+        Stop when ``max_j |g_j| / gscale_j <= gtol``.
     xtol : float
         Stop when a step has ``max |step| <= xtol * max |x|`` (0: never).
-    gscale : float, optional
-        The gradient's natural size; default ``max |g(x0)|`` (a relative test).
+    gscale : float or array, optional
+        The gradient's natural size (a number, or one per coordinate); default
+        ``max |g(x0)|`` (a relative test).
 
     Returns
     -------

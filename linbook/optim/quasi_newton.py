@@ -146,21 +146,24 @@ def lbfgs_two_loop(g, S, Y, gamma=None):
     Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
     pairs = [(s, y) for s, y in zip(S, Y) if _curvature_ok(s, y)]
+    S, Y = [p[0] for p in pairs], [p[1] for p in pairs]
+    return _two_loop(g, S, Y, [1.0 / float(y @ s) for s, y in pairs], gamma)
+
+
+def _two_loop(g, S, Y, rho, gamma=None):
+    """The recursion itself, for pairs already known to have ``s'y > 0``."""
     q = np.array(g, dtype=float)
-    m = len(pairs)
+    m = len(S)
     alpha = np.empty(m)
-    rho = [1.0 / float(y @ s) for s, y in pairs]
     for i in range(m - 1, -1, -1):
-        s, y = pairs[i]
-        alpha[i] = rho[i] * float(s @ q)
-        q -= alpha[i] * y
+        alpha[i] = rho[i] * float(S[i] @ q)
+        q -= alpha[i] * Y[i]
     if gamma is None:
-        gamma = float(pairs[-1][0] @ pairs[-1][1]) / float(pairs[-1][1] @ pairs[-1][1]) if m else 1.0
+        gamma = 1.0 / (rho[-1] * float(Y[-1] @ Y[-1])) if m else 1.0
     r = gamma * q
     for i in range(m):
-        s, y = pairs[i]
-        beta = rho[i] * float(y @ r)
-        r += (alpha[i] - beta) * s
+        beta = rho[i] * float(Y[i] @ r)
+        r += (alpha[i] - beta) * S[i]
     return r
 
 
@@ -186,15 +189,15 @@ def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=
     (f, g), scale, early = _start(fg, x, gtol, gscale)
     if early:
         return early
-    S, Y = [], []
+    S, Y, R = [], [], []
     path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
     for k in range(1, max_iter + 1):
-        d = -lbfgs_two_loop(g, S, Y)
+        d = -_two_loop(g, S, Y, R)
         t0 = 1.0 if S else 1.0 / max(np.abs(g).sum(), 1e-300)   # unit-free in f
         t, f_new, g_new, _ = wolfe_line_search(fg, x, f, g, d, t0=t0)
         if t == 0.0 and S:
             # drop the memory and retry once with steepest descent
-            S, Y = [], []
+            S, Y, R = [], [], []
             d = -g
             t, f_new, g_new, _ = wolfe_line_search(
                 fg, x, f, g, d, t0=1.0 / max(np.abs(g).sum(), 1e-300))
@@ -214,9 +217,11 @@ def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=
         if _curvature_ok(s, yv):
             S.append(s)
             Y.append(yv)
+            R.append(1.0 / float(s @ yv))
             if len(S) > m:
                 S.pop(0)
                 Y.pop(0)
+                R.pop(0)
         if _small_grad(g, gtol, scale):
             converged, msg = True, MSG_GTOL
             break

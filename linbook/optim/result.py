@@ -2,7 +2,7 @@
 
 Stopping rules are *scale-invariant*: the gradient test compares ``max |g|`` with the
 gradient's own size at the start, ``gtol * max |g(x0)|`` (or a scale the caller
-states, ``gscale``), and the step test compares ``max |step|`` with ``xtol * max |x|``.
+states, ``gscale``: a number, or one per coordinate, ``max_j |g_j| / gscale_j <= gtol``), and the step test compares ``max |step|`` with ``xtol * max |x|``.
 Multiplying the objective by a constant, or every coordinate of ``x`` by one, leaves
 both tests, and so the iterates at which a method stops, unchanged (an absolute test
 ``max |g| <= 1e-6`` would stop at once on a problem whose features were scaled by
@@ -106,16 +106,20 @@ def _x0(x0):
 
 
 def _gscale(g0, gscale):
-    """The gradient's natural size: ``max |g(x0)|`` unless the caller states one."""
+    """The gradient's natural size: ``max |g(x0)|`` unless the caller states one (a number,
+    or one positive number per coordinate)."""
     if gscale is not None:
-        if not gscale > 0:
-            raise ValueError("gscale must be a positive number (the gradient's natural size)")
-        return float(gscale)
+        gs = np.asarray(gscale, dtype=float)
+        if gs.ndim > 1 or (gs.ndim == 1 and gs.shape != g0.shape) or not np.all(gs > 0):
+            raise ValueError("gscale must be a positive number, or one per coordinate of x "
+                             "(the gradient's natural size)")
+        return gs if gs.ndim else float(gs)
     return float(np.max(np.abs(g0), initial=0.0))
 
 
 def _small_grad(g, gtol, scale):
-    return np.max(np.abs(g), initial=0.0) <= gtol * scale
+    """``max_j |g_j| / scale_j <= gtol`` (``scale`` a number or one per coordinate)."""
+    return np.max(np.abs(g) / scale, initial=0.0) <= gtol
 
 
 def _small_step(step, x, xtol):
@@ -149,7 +153,7 @@ def _start(fg, x, gtol, gscale, path_x=None):
         return out, None, OptimizeResult(x, float("nan"), g, False, 0, fg.n, x[None, :].copy(),
                                          MSG_NONFINITE_X0)
     scale = _gscale(g, gscale)
-    if scale == 0.0 or _small_grad(g, gtol, scale):
-        msg = MSG_ZERO_GRAD if scale == 0.0 else MSG_GTOL
+    if np.all(scale == 0.0) or (np.all(scale > 0) and _small_grad(g, gtol, scale)):
+        msg = MSG_ZERO_GRAD if np.all(scale == 0.0) else MSG_GTOL
         return out, scale, OptimizeResult(x, f, g, True, 0, fg.n, x[None, :].copy(), msg)
     return out, scale, None
