@@ -94,8 +94,9 @@ def binary_objective(X, t, a, terms, lam, c, fit_intercept):
     return (lambda th: evaluate(th, True)), (lambda th: evaluate(th, False))
 
 
-def fit_binary(est, X, t, a, c, solver, max_iter, terms, b0):
+def fit_binary(est, X, t, a, scales, solver, max_iter, terms, b0):
     """Fit a binary GLM; sets ``coef_``, ``intercept_``, ``n_iter_``, ``converged_``, ``separable_``."""
+    c, m = scales                      # preconditioner, units of the stopping rule
     fi = est.fit_intercept
     off = int(fi)
     fgh, fg = binary_objective(X, t, a, terms, est.lam, c, fi)
@@ -105,7 +106,7 @@ def fit_binary(est, X, t, a, c, solver, max_iter, terms, b0):
     check = est.lam == 0
     test = lambda: separable(X, t, fi, col_scale=c, weights=a)   # noqa: E731
     watch = solvers.SeparationWatch(test) if check else None
-    gscale = solvers.gradient_scale(X, a, c, fi)
+    gscale = solvers.gradient_scale(X, a, c, m, fi)
     res = solvers.minimise(solver, fgh, fg, theta0, max_iter=max_iter, tol=est.tol, gscale=gscale,
                            callback=watch)
     v = res.x[off:]

@@ -129,14 +129,14 @@ class LogisticRegression(BinaryGLM):
         self.solver_ = solvers.choose_solver(self.solver, n, d, C, self.fit_intercept,
                                              scipy.sparse.issparse(X))
         max_iter = self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]
-        c = solvers.rms_scale(X, a)                    # standardised coordinates
+        c, m = solvers.column_scales(X, a)                    # standardised coordinates
         if C == 2:
             t = 2 * yidx.astype(np.int8) - 1              # labels +-1
             ybar = np.average(yidx, weights=a)
             b0 = float(np.log(ybar / (1 - ybar)))         # intercept-only MLE: the start
-            fit_binary(self, X, t, a, c, self.solver_, max_iter, logit_terms, b0)
+            fit_binary(self, X, t, a, (c, m), self.solver_, max_iter, logit_terms, b0)
         else:
-            multinomial.fit_multinomial(self, X, yidx, a, c, self.solver_, max_iter)
+            multinomial.fit_multinomial(self, X, yidx, a, (c, m), self.solver_, max_iter)
         return self
 
     @property

@@ -73,8 +73,8 @@ def symmetric_objective(X, yidx, a, C, lam, c, fit_intercept):
     n, d = X.shape
     off = int(fit_intercept)
     p = d + off
-    rows = np.arange(n)
     sparse = ck is None
+    flat = yidx * n + np.arange(n)            # positions of A[y_i, i] in the (C, n) scores
 
     def fg(theta):
         T = theta.reshape(C, p)
@@ -84,17 +84,17 @@ def symmetric_objective(X, yidx, a, C, lam, c, fit_intercept):
         if fit_intercept:
             A += T[:, :1]
         m = A.max(axis=0)
-        R = A - m
-        np.exp(R, out=R)                      # one exp pass: log-sum-exp and the softmax
-        s = R.sum(axis=0)
-        lse = m + np.log(s)
-        nll = lse - A[yidx, rows]
+        a_y = np.take(A, flat)
+        A -= m
+        np.exp(A, out=A)                      # one exp pass: log-sum-exp and the softmax
+        s = A.sum(axis=0)
+        nll = m + np.log(s) - a_y             # logsumexp(A_i) - A_{i, y_i}
         W = V / c
         f = float(nll.sum() if a is None else a @ nll) + 0.5 * lam * float(np.sum(W * W))
-        R /= s
-        R[yidx, rows] -= 1.0
-        if a is not None:
-            R *= a
+        R = A
+        R *= 1.0 / s if a is None else a / s  # P (times the weights)
+        Rf = R.reshape(-1)
+        Rf[flat] -= 1.0 if a is None else a   # P - Y
         G = np.empty((C, p))
         G[:, off:] = ((Xk.T @ R.T).T if sparse else R @ Xk) / cs + lam * W / c
         if fit_intercept:
@@ -104,8 +104,9 @@ def symmetric_objective(X, yidx, a, C, lam, c, fit_intercept):
     return fg
 
 
-def fit_multinomial(est, X, yidx, a, c, solver, max_iter):
+def fit_multinomial(est, X, yidx, a, scales, solver, max_iter):
     """Fit the softmax model; sets ``coef_`` (centred), ``intercept_`` (centred) and the flags."""
+    c, m = scales                      # preconditioner, units of the stopping rule
     n, d = X.shape
     C = est.classes_.size
     fi = est.fit_intercept
@@ -125,13 +126,13 @@ def fit_multinomial(est, X, yidx, a, c, solver, max_iter):
             th_sym[:, 0] -= th_sym[:, 0].mean()
         fg = symmetric_objective(X, yidx, a, C, lam, c, fi)
         res = solvers.minimise(solver, None, fg, th_sym.ravel(), max_iter=max_iter, tol=est.tol,
-                               gscale=solvers.gradient_scale(X, a, c, fi, C))
+                               gscale=solvers.gradient_scale(X, a, c, m, fi, C))
         T = res.x.reshape(C, p)
         V, b = T[:, off:] / c, (T[:, 0].copy() if fi else np.zeros(C))
     else:
         fgh, fg = reduced_objective(X, yidx, a, C, lam, c, fi)
         res = solvers.minimise(solver, fgh, fg, th0.ravel(), max_iter=max_iter, tol=est.tol,
-                               gscale=solvers.gradient_scale(X, a, c, fi, C - 1))
+                               gscale=solvers.gradient_scale(X, a, c, m, fi, C - 1))
         T = res.x.reshape(C - 1, p)
         V, b = np.zeros((C, d)), np.zeros(C)
         V[1:] = T[:, off:] / c

@@ -49,37 +49,42 @@ def choose_solver(solver, n, d, n_classes, fit_intercept, sparse):
     return "lbfgs"
 
 
-def rms_scale(X, weights=None):
-    """Largest absolute value of each column over the samples with positive weight
-    (1 for an all-zero column), as scikit-learn's ``MaxAbsScaler``. Keeps sparsity
-    meaningful: a rare word counts by its size, not by how rarely it occurs."""
-    if weights is not None and np.any(weights == 0):
-        X = X[np.flatnonzero(weights > 0)]
+def column_scales(X, weights=None):
+    """``(c, m)``: each column's weighted root-mean-square ``c`` (the preconditioner) and
+    largest absolute value ``m`` over the samples with positive weight (the units of the
+    stopping rule, as scikit-learn's ``MaxAbsScaler``: a rare sparse feature counts by
+    its size, not by how rarely it occurs). One pass over ``X``; 1 for an all-zero
+    column; no overflow or underflow for features of 1e-300 to 1e300."""
+    n, d = X.shape
+    a = np.ones(n) if weights is None else weights
+    sw = a.sum()
+    Xp = X[np.flatnonzero(a > 0)] if np.any(a == 0) else X
     if scipy.sparse.issparse(X):
-        c = np.asarray(abs(X).max(axis=0).todense()).ravel() if X.nnz else np.zeros(X.shape[1])
-    else:
-        c = np.zeros(X.shape[1])
-        for i, j in block_rows(*X.shape):
-            np.maximum(c, np.max(np.abs(X[i:j]), axis=0), out=c)
-    return np.where(c > 0, c, 1.0)
+        Xp = scipy.sparse.csr_matrix(Xp)
+        m = np.asarray(abs(Xp).max(axis=0).todense()).ravel() if Xp.nnz else np.zeros(d)
+        m = np.where(m > 0, m, 1.0)
+        Xm = scipy.sparse.csr_matrix(X) @ scipy.sparse.diags(1.0 / m)
+        c = m * np.sqrt(np.asarray(Xm.multiply(Xm).T @ a).ravel() / sw)
+        return np.where(c > 0, c, 1.0), m
+    m, ss = np.zeros(d), np.zeros(d)
+    with np.errstate(over="ignore", under="ignore"):
+        for i, j in block_rows(n, d):
+            Xb = X[i:j]
+            ss += a[i:j] @ (Xb * Xb)
+            if Xp is X:
+                np.maximum(m, np.max(np.abs(Xb), axis=0), out=m)
+        if Xp is not X:
+            m = np.max(np.abs(Xp), axis=0)
+        m = np.where(m > 0, m, 1.0)
+        c = np.sqrt(ss / sw)
+    bad = ~np.isfinite(c) | ((c < 1e-150) & (m > 0))
+    if np.any(bad):           # 1e300 or 1e-300 features: divide by the column maximum first
+        Xb = X[:, bad] / m[bad]
+        c[bad] = m[bad] * np.sqrt(a @ (Xb * Xb) / sw)
+    return np.where(c > 0, c, 1.0), m
 
 
-def maxabs_scale(X, weights=None):
-    """Largest absolute value of each column over the samples with positive weight (1 for
-    an all-zero column), as scikit-learn's ``MaxAbsScaler``: the units of the stopping
-    rule. A rare word counts by its size, not by how rarely it occurs."""
-    if weights is not None and np.any(weights == 0):
-        X = X[np.flatnonzero(weights > 0)]
-    if scipy.sparse.issparse(X):
-        c = np.asarray(abs(X).max(axis=0).todense()).ravel() if X.nnz else np.zeros(X.shape[1])
-    else:
-        c = np.zeros(X.shape[1])
-        for i, j in block_rows(*X.shape):
-            np.maximum(c, np.max(np.abs(X[i:j]), axis=0), out=c)
-    return np.where(c > 0, c, 1.0)
-
-
-def gradient_scale(X, weights, c, fit_intercept, n_rows=1):
+def gradient_scale(X, weights, c, m, fit_intercept, n_rows=1):
     """Per-coordinate scale of the stopping rule in the coordinates ``v = c w``.
 
     ``|dF/dw_j| * m_j <= tol * sum(a)`` (max-abs units ``m_j``) is, for ``dF/dv_j =
@@ -87,7 +92,7 @@ def gradient_scale(X, weights, c, fit_intercept, n_rows=1):
     is ``sum(a)``. ``n_rows`` repeats it for each class of a multinomial model.
     """
     n_eff = float(X.shape[0] if weights is None else weights.sum())
-    row = np.r_[np.ones(int(fit_intercept)), maxabs_scale(X, weights) / c]
+    row = np.r_[np.ones(int(fit_intercept)), m / c]
     return n_eff * np.tile(row, n_rows)
 
 
