@@ -379,8 +379,11 @@ def test_sparse_equals_dense(solver, multi):
     md = linbook.LogisticRegression(solver=solver, tol=1e-10).fit(X, y)
     for fmt in (scipy.sparse.csr_matrix, scipy.sparse.csc_matrix):
         ms = linbook.LogisticRegression(solver=solver, tol=1e-10).fit(fmt(X), y)
-        assert rel(ms.coef_, md.coef_) < 1e-8 and rel(ms.intercept_, md.intercept_) < 1e-8
-        np.testing.assert_allclose(ms.predict_proba(fmt(X)), md.predict_proba(X), rtol=1e-8)
+        # L-BFGS scales sparse columns by max |x| (dense: root-mean-square), so the two stop
+        # at different points within tol = 1e-10 of the mean gradient
+        r = 1e-8 if solver == "newton" else 1e-6
+        assert rel(ms.coef_, md.coef_) < r and rel(ms.intercept_, md.intercept_) < r
+        np.testing.assert_allclose(ms.predict_proba(fmt(X)), md.predict_proba(X), rtol=r)
     s = SKLogReg(C=1.0, solver="newton-cholesky", tol=1e-14).fit(scipy.sparse.csr_matrix(X), y)
     assert rel(md.coef_, s.coef_) < 1e-7
 

@@ -127,7 +127,9 @@ def binary_pass(X, t, v, b, terms, *, weights=None, col_scale=None, fit_intercep
     Hww = np.zeros((d, d), order="F") if need_hess else None
     Hwb = np.zeros(d)
     Hbb = 0.0
-    for i, j in block_rows(n, d, block_size):
+    # wide X: blocks of >= d rows, so each rank-k SYRK update of the d x d result is
+    # amortised over k >= d rows (C is read and written once per block)
+    for i, j in block_rows(n, d, block_size or max(256, (1 << 16) // max(d, 1), min(d, 4096))):
         Xb = _scaled_block(X, i, j, inv_c)
         zb = Xb @ v
         zb += b

@@ -129,7 +129,7 @@ class LogisticRegression(BinaryGLM):
         self.solver_ = solvers.choose_solver(self.solver, n, d, C, self.fit_intercept,
                                              scipy.sparse.issparse(X))
         max_iter = self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]
-        c, m = solvers.column_scales(X, a)                    # standardised coordinates
+        c, m = solvers.column_scales(X, a, self.lam)                    # standardised coordinates
         if C == 2:
             t = 2 * yidx.astype(np.int8) - 1              # labels +-1
             ybar = np.average(yidx, weights=a)

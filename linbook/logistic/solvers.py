@@ -1,7 +1,8 @@
 """Solver choice, standardised coordinates and the call into :mod:`linbook.optim`.
 
 Every solver works in *standardised coordinates*: coefficient ``j`` is ``v_j = c_j w_j``
-with ``c_j`` the root-mean-square of feature ``j``, so ``X w = (X / c) v`` (the
+with ``c_j`` the root-mean-square of feature ``j`` (dense ``X``; its largest ``|x_ij|``
+for sparse ``X``), so ``X w = (X / c) v`` (the
 objective is the same; only the units change, and the first-order methods are far
 better conditioned). The stopping rule is in *max-abs units* ``m_j = max_i |x_ij|``:
 ``max_j |dF/dw_j| m_j <= tol * sum(sample_weight)``, the gradient of the *mean* NLL with
@@ -49,12 +50,16 @@ def choose_solver(solver, n, d, n_classes, fit_intercept, sparse):
     return "lbfgs"
 
 
-def column_scales(X, weights=None):
-    """``(c, m)``: each column's weighted root-mean-square ``c`` (the preconditioner) and
+def column_scales(X, weights=None, lam=0.0):
+    """``(c, m)``: the preconditioner ``c`` and
     largest absolute value ``m`` over the samples with positive weight (the units of the
     stopping rule, as scikit-learn's ``MaxAbsScaler``: a rare sparse feature counts by
-    its size, not by how rarely it occurs). One pass over ``X``; 1 for an all-zero
-    column; no overflow or underflow for features of 1e-300 to 1e300."""
+    its size, not by how rarely it occurs). ``c_j^2 = mean_a(x_j^2) + 4 lam / sum(a)`` is
+    the diagonal of the penalised Hessian at the start (curvature 1/4 per sample) over
+    that of the intercept: a Jacobi preconditioner, the root-mean-square of the feature
+    when the data dominate, a constant when the penalty does (dense ``X``, as
+    ``StandardScaler``). Sparse ``X`` uses ``c = m`` (as ``MaxAbsScaler``). One pass over
+    ``X``; no overflow or underflow for features of 1e-300 to 1e300."""
     n, d = X.shape
     a = np.ones(n) if weights is None else weights
     sw = a.sum()
@@ -63,9 +68,9 @@ def column_scales(X, weights=None):
         Xp = scipy.sparse.csr_matrix(Xp)
         m = np.asarray(abs(Xp).max(axis=0).todense()).ravel() if Xp.nnz else np.zeros(d)
         m = np.where(m > 0, m, 1.0)
-        Xm = scipy.sparse.csr_matrix(X) @ scipy.sparse.diags(1.0 / m)
-        c = m * np.sqrt(np.asarray(Xm.multiply(Xm).T @ a).ravel() / sw)
-        return np.where(c > 0, c, 1.0), m
+        # sparse: max-abs scaling (as MaxAbsScaler); the root-mean-square of a rare feature
+        # is tiny, and dividing by it makes L-BFGS crawl on penalty-dominated text data
+        return m, m
     m, ss = np.zeros(d), np.zeros(d)
     with np.errstate(over="ignore", under="ignore"):
         for i, j in block_rows(n, d):
@@ -81,7 +86,14 @@ def column_scales(X, weights=None):
     if np.any(bad):           # 1e300 or 1e-300 features: divide by the column maximum first
         Xb = X[:, bad] / m[bad]
         c[bad] = m[bad] * np.sqrt(a @ (Xb * Xb) / sw)
-    return np.where(c > 0, c, 1.0), m
+    return _jacobi(c, lam, sw), m
+
+
+def _jacobi(rms, lam, sw):
+    with np.errstate(over="ignore"):
+        c = np.sqrt(rms ** 2 + 4.0 * lam / sw)
+    c = np.where(np.isfinite(c), c, rms)        # rms near 1e300: the penalty is negligible
+    return np.where(c > 0, c, 1.0)
 
 
 def gradient_scale(X, weights, c, m, fit_intercept, n_rows=1):

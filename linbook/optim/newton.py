@@ -317,7 +317,14 @@ def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol
             break
         A = J.T @ J
         while True:
-            d = scipy.linalg.solve(A + lam * np.eye(x.size), -g, assume_a="pos")
+            try:
+                d = scipy.linalg.solve(A + lam * np.eye(x.size), -g, assume_a="pos")
+            except np.linalg.LinAlgError:     # J'J + lam I numerically singular: damp more
+                lam *= 10
+                if lam > 1e16:
+                    d = None
+                    break
+                continue
             r_new = np.asarray(residual(x + d), float)
             n_fev += 1
             f_new = 0.5 * float(r_new @ r_new)

@@ -100,11 +100,22 @@ def bfgs(fun, x0, grad=None, *, form="H", max_iter=1000, gtol=1e-6, xtol=0.0, gs
         M = np.eye(n)
     else:
         B0 = np.array(B0, dtype=float)
-        M = B0 if form == "B" else scipy.linalg.solve(B0, np.eye(n), assume_a="pos")
+        try:
+            M = B0 if form == "B" else scipy.linalg.solve(B0, np.eye(n), assume_a="pos")
+        except np.linalg.LinAlgError as exc:
+            raise ValueError("bfgs: B0 must be symmetric positive definite (its Cholesky factor "
+                             "failed); pass a positive definite B0 or leave it None") from exc
     scaled = B0 is not None
     path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
     for k in range(1, max_iter + 1):
-        d = -M @ g if form == "H" else scipy.linalg.solve(M, -g, assume_a="pos")
+        if form == "H":
+            d = -M @ g
+        else:
+            try:
+                d = scipy.linalg.solve(M, -g, assume_a="pos")
+            except np.linalg.LinAlgError:     # B numerically singular: restart from the identity
+                M, scaled = np.eye(n), False
+                d = -g
         t0 = 1.0 if (scaled or k > 1) else 1.0 / max(np.abs(g).sum(), 1e-300)   # unit-free in f
         t, f_new, g_new, _ = wolfe_line_search(fg, x, f, g, d, t0=t0)
         if t == 0.0:
