@@ -1,0 +1,25 @@
+"""Logistic (binary and multinomial) and probit regression, fitted by Newton/IRLS or L-BFGS.
+
+Objective (all solvers, all models here)::
+
+    minimise  NLL(theta) + (lam / 2) * ||W||^2            (intercepts unpenalised)
+
+where ``NLL = -sum_i a_i log p(y_i | x_i)`` is *summed* over samples (``a_i`` sample
+weights, 1 by default), not averaged. With ``lam = 1 / C`` this is exactly
+scikit-learn's ``LogisticRegression(C=C)``; with ``lam = 0`` it is the maximum-likelihood
+fit of statsmodels ``Logit`` / ``MNLogit`` / ``Probit``.
+
+Modules: :mod:`~linbook.logistic.logistic_regression` (the model),
+:mod:`~linbook.logistic.binary` (the binary GLM: link terms, objective),
+:mod:`~linbook.logistic.multinomial`, :mod:`~linbook.logistic.probit`,
+:mod:`~linbook.logistic.separation` (exact LP tests), :mod:`~linbook.logistic.solvers`
+(``solver="auto"``, scaled coordinates).
+
+Derived in: chapter "Logistic regression" (model, NLL, gradient, Hessian, MAP,
+multinomial) and chapter "Optimizers" § "IRLS" (the solver).
+"""
+
+from .logistic_regression import LogisticRegression
+from .probit import ProbitRegression
+
+__all__ = ["LogisticRegression", "ProbitRegression"]

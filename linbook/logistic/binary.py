@@ -1,0 +1,241 @@
+"""The binary GLM machinery shared by logistic and probit regression.
+
+For labels ``t_i = +-1`` and the linear predictor ``z_i = x_i'w + b`` the objective is ::
+
+    F(w, b) = sum_i a_i nll(t_i z_i) + (lam / 2) ||w||^2        (a_i: sample weights)
+    gradient  = X~' (a * dz)                + lam [0, w]        X~ = [1, X]
+    Hessian   = X~' diag(a * d2) X~         + lam diag(0, 1, ..., 1)
+
+with ``(nll, dz, d2)`` the per-sample loss and its first two derivatives in ``z``
+(logit: ``dz = mu - y``, ``d2 = mu (1 - mu)``). The sums over samples are one blocked
+BLAS pass, :func:`linbook._kernels.hessian.binary_pass`.
+
+Derived in: chapter "Logistic regression" § "Negative log-likelihood, gradient and Hessian".
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.special import log_ndtr
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.multiclass import type_of_target
+
+from .._kernels.hessian import binary_pass
+from ..base import (check_finite_fit, check_sample_weight, encode_labels, validate_fit,
+                    validate_predict)
+from ..criteria import InformationCriteriaMixin
+from . import solvers
+from .separation import separable, warn_separable
+
+__all__ = []
+
+_ADVICE_FIT = ("Fix the input: X must be a finite numeric 2-D array (n_samples, n_features) or a "
+               "CSR/CSC matrix, y one class label per row, sample_weight finite and >= 0 per row.")
+_ADVICE_PREDICT = ("X must be a finite numeric 2-D array with the same features (and column "
+                   "names) as in fit.")
+
+
+def _advised(call, advice):
+    """Run a validation ``call``; add what to do to scikit-learn's message when it fails."""
+    try:
+        return call()
+    except (ValueError, TypeError) as exc:
+        if type(exc).__name__ == "NotFittedError":
+            raise
+        raise type(exc)(f"{exc} {advice}") from exc
+
+_SATURATED = 25.0   # logit: a margin t_i z_i above this means p(y_i | x_i) > 1 - 1.4e-11
+
+
+def logit_terms(z, t):
+    """Per-sample ``(-log sigmoid(t z), d/dz, d2/dz2)``, exact for every float ``z``."""
+    m = t * z
+    with np.errstate(under="ignore"):
+        e = np.exp(-np.abs(z))                # one exp serves all three terms
+    ope = 1.0 + e
+    nll = np.maximum(-m, 0.0) + np.log1p(e)   # -log sigma(t z) = log1pexp(-m)
+    sig_neg = np.where(m >= 0, e, 1.0) / ope  # sigma(-m)
+    dz = -t * sig_neg                         # mu - y
+    d2 = e / (ope * ope)                      # mu (1 - mu), exact also for |z| large
+    return nll, dz, d2
+
+
+def probit_terms(z, t):
+    """Per-sample ``(-log Phi(t z), d/dz, d2/dz2)`` with the stable ``log_ndtr``."""
+    u = t * z
+    logPhi = log_ndtr(u)
+    lam = np.exp(-0.5 * u * u - 0.5 * np.log(2 * np.pi) - logPhi)   # phi(u) / Phi(u)
+    dz = -t * lam
+    d2 = np.clip(lam * (u + lam), 1e-300, 1.0)   # in (0, 1): log Phi is concave
+    return -logPhi, dz, d2
+
+
+def binary_objective(X, t, a, terms, lam, c, fit_intercept):
+    """``fgh(theta) -> (F, grad, Hessian)`` and ``fg(theta) -> (F, grad)`` in standardised
+    coordinates ``theta = [b, v]``, ``w = v / c`` (see :mod:`linbook.logistic.solvers`)."""
+    Xk, ck = solvers.scaled_design(X, c)
+    off = int(fit_intercept)
+
+    def evaluate(theta, need_hess):
+        b, v = (theta[0] if fit_intercept else 0.0), theta[off:]
+        f, g, H, _ = binary_pass(Xk, t, v, b, terms, weights=a, col_scale=ck,
+                                 fit_intercept=fit_intercept, need_hess=need_hess)
+        w = v / c
+        f += 0.5 * lam * float(w @ w)                 # (lam/2) ||w||^2
+        g[off:] += lam * w / c                        # d/dv of the penalty
+        if need_hess:
+            H[off:, off:] += np.diag(lam / c ** 2)
+            return f, g, H
+        return f, g
+
+    return (lambda th: evaluate(th, True)), (lambda th: evaluate(th, False))
+
+
+def fit_binary(est, X, t, a, scales, solver, max_iter, terms, b0):
+    """Fit a binary GLM; sets ``coef_``, ``intercept_``, ``n_iter_``, ``converged_``, ``separable_``."""
+    c, m = scales                      # preconditioner, units of the stopping rule
+    fi = est.fit_intercept
+    off = int(fi)
+    fgh, fg = binary_objective(X, t, a, terms, est.lam, c, fi)
+    theta0 = np.zeros(X.shape[1] + off)
+    if fi:
+        theta0[0] = b0
+    check = est.lam == 0
+    test = lambda: separable(X, t, fi, col_scale=c, weights=a)   # noqa: E731
+    watch = solvers.SeparationWatch(test) if check else None
+    gscale = solvers.gradient_scale(X, a, c, m, fi)
+    res = solvers.minimise(solver, fgh, fg, theta0, max_iter=max_iter, tol=est.tol, gscale=gscale,
+                           callback=watch)
+    v = res.x[off:]
+    w, b = v / c, (res.x[0] if fi else 0.0)
+    est._check_result(res, w)
+    sep = bool(watch and watch.separable)
+    if check and not sep:
+        margin = t * (X @ w + b)
+        if np.any(margin > (6.7 if terms is probit_terms else _SATURATED)) or not res.converged:
+            sep = watch.separable if watch.tested else test()
+    est.coef_ = w[None, :].copy()
+    est.intercept_ = np.array([b if fi else 0.0])
+    est.n_iter_ = int(res.n_iter)
+    est.separable_ = sep
+    est.converged_ = bool(res.converged and not sep)
+    if sep:
+        warn_separable(type(est).__name__)
+    elif not res.converged:
+        est._warn_not_converged(res, solver)
+
+
+class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
+    """Prediction and likelihood methods of a fitted binary GLM (not public)."""
+
+    _terms = staticmethod(logit_terms)
+
+    def _check_params(self):
+        if not (isinstance(self.lam, (int, float, np.number)) and np.isfinite(self.lam) and self.lam >= 0):
+            raise ValueError(f"lam must be a finite number >= 0; got {self.lam!r}")
+        if not (isinstance(self.tol, (int, float, np.number)) and self.tol > 0):
+            raise ValueError(f"tol must be a positive number; got {self.tol!r}")
+        if self.max_iter is not None and not (isinstance(self.max_iter, (int, np.integer))
+                                              and self.max_iter >= 1):
+            raise ValueError(f"max_iter must be a positive integer or None; got {self.max_iter!r}")
+
+    def _validate(self, X, y, sample_weight, max_classes=None):
+        """Validated ``(X, y, weights or None, classes_, y_index)`` for ``fit``."""
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is "
+                             "None: call fit(X, y) with one class label per row of X.")
+        X, y = _advised(lambda: validate_fit(self, X, y, accept_sparse=True), _ADVICE_FIT)
+        _advised(lambda: type_of_target(y, input_name="y", raise_unknown=True), _ADVICE_FIT)
+        a = None if sample_weight is None else _advised(
+            lambda: check_sample_weight(sample_weight, X), _ADVICE_FIT)
+        name = type(self).__name__
+        if np.unique(y).size == 1:
+            raise ValueError(f"{name} needs samples of at least 2 classes; y has 1 class "
+                             f"({np.unique(y).tolist()}). A single class cannot be learned: check "
+                             "the data or its split.")
+        classes, yidx = encode_labels(y, model=name)
+        if max_classes is not None and classes.size > max_classes:
+            raise ValueError(f"Only binary classification is supported. {name} takes 2 classes; "
+                             f"got {classes.size}: use LogisticRegression for more.")
+        if a is not None:
+            present = np.bincount(yidx, weights=a, minlength=classes.size) > 0
+            if present.sum() < 2:
+                raise ValueError(f"{name} needs at least 2 classes with positive sample_weight; "
+                                 f"only class {classes[present].tolist()} has any weight.")
+        return X, a, classes, yidx
+
+    def _check_result(self, res, *params):
+        check_finite_fit(self, res.fun, *params, what="the optimisation",
+                         cure="scale the features (e.g. StandardScaler) or set lam > 0")
+
+    def _warn_not_converged(self, res, solver):
+        warnings.warn(f"{type(self).__name__} (solver {solver!r}) stopped without converging after "
+                      f"{res.n_iter} iterations: {res.message}. Increase max_iter, loosen tol, or "
+                      "try solver='newton'.", ConvergenceWarning, stacklevel=4)
+
+    def _z(self, X):
+        X = _advised(lambda: validate_predict(self, X, accept_sparse=True), _ADVICE_PREDICT)
+        return X @ self.coef_[0] + self.intercept_[0]
+
+    def decision_function(self, X):
+        """Linear predictor ``z = x'w + b`` (shape ``(n,)``); class ``classes_[1]`` when ``z > 0``."""
+        return self._z(X)
+
+    def predict(self, X):
+        """Most probable class label."""
+        z = self._z(X)
+        return self.classes_[(z > 0).astype(int)]
+
+    def predict_log_proba(self, X):
+        """Log class probabilities, shape ``(n, 2)``, computed without underflow."""
+        z = self._z(X)
+        return np.column_stack([self._log_p(-z), self._log_p(z)])
+
+    def predict_proba(self, X):
+        """Class probabilities, shape ``(n, 2)``, columns in the order of ``classes_``."""
+        return np.exp(self.predict_log_proba(X))
+
+    def _y_index(self, y):
+        y = np.asarray(y)
+        pos = np.clip(np.searchsorted(self.classes_, y), 0, self.classes_.size - 1)
+        if not np.all(self.classes_[pos] == y):
+            raise ValueError(f"y has labels not seen in fit; the model knows {self.classes_.tolist()}")
+        return pos
+
+    def log_likelihood(self, X, y):
+        """Summed log-likelihood ``sum_i log p(y_i | x_i)`` in nats (penalty not included)."""
+        z = self._z(X)
+        yi = self._y_index(y)
+        if yi.shape[0] != z.shape[0]:
+            raise ValueError("X and y have different numbers of samples")
+        return float(np.sum(self._log_p(np.where(yi == 1, z, -z))))
+
+    @property
+    def n_params_(self):
+        """Number of free parameters: ``D + 1`` (``D`` without intercept)."""
+        return self.n_features_in_ + int(self.fit_intercept)
+
+    def _pass_at_fit(self, X, y, need_hess):
+        X = _advised(lambda: validate_predict(self, X, accept_sparse=True), _ADVICE_PREDICT)
+        t = np.ones(X.shape[0]) if y is None else 2.0 * self._y_index(y) - 1.0
+        if t.shape[0] != X.shape[0]:
+            raise ValueError("X and y have different numbers of samples")
+        w = self.coef_[0]
+        f, g, H, _ = binary_pass(X, t, w, self.intercept_[0], self._terms,
+                                 fit_intercept=self.fit_intercept, need_hess=need_hess)
+        off = int(self.fit_intercept)
+        g[off:] += self.lam * w
+        if need_hess:
+            H[off:, off:] += self.lam * np.eye(w.size)
+        return g, H
+
+    def nll_gradient(self, X, y):
+        """Gradient of the penalised NLL at the fit, order ``[intercept, coef]``."""
+        return self._pass_at_fit(X, y, False)[0]
+
+    def nll_hessian_xy(self, X, y):
+        """Hessian of the penalised NLL at the fit, on data ``(X, y)`` (any binary model)."""
+        return self._pass_at_fit(X, y, True)[1]

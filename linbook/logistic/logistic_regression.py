@@ -1,0 +1,207 @@
+"""Logistic regression (binary and multinomial) with an l2 penalty.
+
+Derived in: chapter "Logistic regression" § "Negative log-likelihood, gradient and Hessian".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse
+
+from ..base import validate_predict
+from ..numerics import log_sigmoid, log_softmax
+from . import multinomial, solvers
+from .binary import _ADVICE_PREDICT, BinaryGLM, _advised, fit_binary, logit_terms
+
+__all__ = ["LogisticRegression"]
+
+
+class LogisticRegression(BinaryGLM):
+    """Logistic regression, binary or multinomial, with an l2 penalty.
+
+    Minimises, over weights ``W`` and intercepts ``b``::
+
+        NLL(W, b) + (lam / 2) * ||W||_F^2,     NLL = -sum_i a_i log p(y_i | x_i)
+
+    summed over samples (``a_i`` the sample weights, 1 by default), intercepts
+    unpenalised. This is scikit-learn's ``LogisticRegression(C=1/lam)`` (also with
+    ``sample_weight``); ``lam = 0`` is the maximum-likelihood fit of statsmodels
+    ``Logit`` / ``MNLogit``. Two classes give the binary model ``p(y = classes_[1] | x) =
+    sigmoid(x'w + b)``; three or more the multinomial (softmax) model.
+
+    The binary Newton/IRLS step, as the book writes it (``mu = sigmoid(X~ theta)``)::
+
+        g = X~' (mu - y) + lam [0, w]                    # gradient
+        H = X~' diag(mu (1 - mu)) X~ + lam diag(0, 1..1) # Hessian: kernel binary_pass (blocked SYRK)
+        theta <- theta - t H^{-1} g                      # optim.newton: Cholesky, backtracking
+
+    Parameters
+    ----------
+    lam : float, default 1.0
+        l2 penalty strength (the precision of a Gaussian prior on the weights). The
+        default equals scikit-learn's default ``C = 1``: a fit always exists, also on
+        separable data (e.g. the breast-cancer data, where ``lam = 0`` has no finite
+        MLE and warns). Use ``lam = 0`` for the maximum-likelihood fit.
+    solver : {"auto", "newton", "irls", "lbfgs", "bfgs", "gd"}, default "auto"
+        ``"newton"`` (= ``"irls"``, the same method for this model): :func:`linbook.optim.newton`
+        with the exact Hessian, one blocked pass over ``X`` per step. ``"lbfgs"``,
+        ``"bfgs"``, ``"gd"``: the :mod:`linbook.optim` methods. ``"auto"`` chooses by
+        shape, with ``p`` the number of free parameters (``D + 1``, or ``(C - 1)(D + 1)``):
+        binary with ``p <= 300``, or dense ``X`` with ``p <= 1000`` and ``N >= 100 p`` ->
+        Newton; multinomial with ``N p^2 <= 1e8`` -> Newton; otherwise (many classes,
+        ``D`` comparable to ``N``, wide sparse ``X``) -> L-BFGS.
+    fit_intercept : bool, default True
+    max_iter : int, optional
+        Default 100 (newton), 5000 (lbfgs), 2000 (bfgs), 20000 (gd).
+    tol : float, default 1e-8
+        Stop when the gradient of the *mean* penalised NLL, in units of scaled features
+        (each column divided by its largest absolute value, as ``MaxAbsScaler``), is
+        below ``tol`` in max-norm. Unit-free: rescaling a feature by ``s`` rescales its coefficient by
+        ``1/s`` and nothing else (with ``lam = 0``; a penalty is not unit-free).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (C,)
+    coef_ : ndarray of shape (1, D) (binary) or (C, D) (multinomial)
+    intercept_ : ndarray of shape (1,) or (C,)
+    n_iter_ : int
+    converged_ : bool
+        True only when the stopping rule was met at a finite optimum.
+    separable_ : bool
+        ``lam = 0`` and the classes are (quasi-)separated (a ``SeparableDataWarning`` was given).
+    solver_ : str
+        The solver used (what ``"auto"`` chose).
+    n_features_in_ : int
+    feature_names_in_ : ndarray, only when ``X`` had string column names
+
+    Notes
+    -----
+    Identifiability (multinomial): softmax probabilities do not change when one vector
+    is added to every ``w_c``. ``coef_`` and ``intercept_`` are reported centred
+    (``sum_c w_c = 0``, ``sum_c b_c = 0``): for ``lam > 0`` the centred weights *are*
+    scikit-learn's ``coef_``; its intercepts are free up to a shift, so compare them
+    centred. The binary model is not the two-class softmax: it has a single ``w``
+    penalised by ``(lam/2)||w||^2``, as scikit-learn's binary case.
+
+    Derived in: chapter "Logistic regression" § "Negative log-likelihood, gradient and Hessian".
+    """
+
+    def __init__(self, lam=1.0, solver="auto", fit_intercept=True, max_iter=None, tol=1e-8):
+        self.lam = lam
+        self.solver = solver
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    @staticmethod
+    def _log_p(z):
+        return log_sigmoid(z)
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model; returns ``self``.
+
+        Parameters
+        ----------
+        X : (N, D) array or sparse matrix (CSR/CSC; never densified)
+        y : (N,) class labels
+        sample_weight : (N,) non-negative weights, optional (each sample's NLL term is
+            multiplied by its weight, as in scikit-learn)
+
+        Raises
+        ------
+        ValueError
+            NaN/inf or badly shaped input, a single class, continuous targets, bad ``lam``.
+
+        Warns
+        -----
+        SeparableDataWarning
+            ``lam = 0`` and the classes are (quasi-)separable (no finite MLE).
+        """
+        self._check_params()
+        X, a, self.classes_, yidx = self._validate(X, y, sample_weight)
+        n, d = X.shape
+        C = self.classes_.size
+        self.solver_ = solvers.choose_solver(self.solver, n, d, C, self.fit_intercept,
+                                             scipy.sparse.issparse(X))
+        max_iter = self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]
+        c, m = solvers.column_scales(X, a, self.lam)                    # standardised coordinates
+        if C == 2:
+            t = 2 * yidx.astype(np.int8) - 1              # labels +-1
+            ybar = np.average(yidx, weights=a)
+            b0 = float(np.log(ybar / (1 - ybar)))         # intercept-only MLE: the start
+            fit_binary(self, X, t, a, (c, m), self.solver_, max_iter, logit_terms, b0)
+        else:
+            multinomial.fit_multinomial(self, X, yidx, a, (c, m), self.solver_, max_iter)
+        return self
+
+    @property
+    def _multi(self):
+        return self.classes_.size > 2
+
+    def decision_function(self, X):
+        """Binary: ``z = x'w + b``, shape ``(n,)``. Multinomial: centred scores ``X W' + b``, ``(n, C)``."""
+        X = _advised(lambda: validate_predict(self, X, accept_sparse=True), _ADVICE_PREDICT)
+        if self._multi:
+            return np.asarray(X @ self.coef_.T) + self.intercept_
+        return X @ self.coef_[0] + self.intercept_[0]
+
+    def predict(self, X):
+        """Most probable class label."""
+        a = self.decision_function(X)
+        if self._multi:
+            return self.classes_[np.argmax(a, axis=1)]
+        return self.classes_[(a > 0).astype(int)]
+
+    def predict_log_proba(self, X):
+        """Log class probabilities ``(n, C)`` (stable log-sigmoid / log-softmax)."""
+        a = self.decision_function(X)
+        if self._multi:
+            return log_softmax(a, axis=1)
+        return np.column_stack([log_sigmoid(-a), log_sigmoid(a)])
+
+    def log_likelihood(self, X, y):
+        """Summed log-likelihood ``sum_i log p(y_i | x_i)`` in nats (penalty not included).
+
+        Equals statsmodels ``Logit(...).fit().llf`` (binary) and ``MNLogit`` (multinomial)
+        at the same parameters.
+        """
+        if not self._multi:
+            return super().log_likelihood(X, y)
+        L = self.predict_log_proba(X)
+        yi = self._y_index(y)
+        if yi.shape[0] != L.shape[0]:
+            raise ValueError("X and y have different numbers of samples")
+        return float(L[np.arange(L.shape[0]), yi].sum())
+
+    @property
+    def n_params_(self):
+        """Free parameters: ``D + 1`` (binary), ``(C - 1)(D + 1)`` (multinomial); ``D`` for ``D + 1`` without intercept."""
+        return (self.n_features_in_ + int(self.fit_intercept)) * (self.classes_.size - 1)
+
+    def nll_gradient(self, X, y):
+        """Gradient of the penalised NLL at the fit (parameter order as :meth:`nll_hessian`)."""
+        if not self._multi:
+            return super().nll_gradient(X, y)
+        X = _advised(lambda: validate_predict(self, X, accept_sparse=True), _ADVICE_PREDICT)
+        return multinomial.reduced_gradient_at_fit(self, X, self._y_index(y))
+
+    def nll_hessian(self, X):
+        """Hessian of the penalised NLL at the fitted parameters, on the data ``X``.
+
+        Binary: ``H = X~' S X~ + lam diag(0, 1, ..., 1)``, ``X~ = [1, X]``, ``S = diag(mu(1-mu))``,
+        parameters ``[intercept_, coef_]`` (``D + 1``). Multinomial: the reduced parameters
+        ``theta = (theta_1, ..., theta_{C-1})``, ``theta_c = [b_c - b_0, w_c - w_0]``
+        (reference class ``classes_[0]``, as statsmodels MNLogit), with blocks
+        ``H_ck = sum_i mu_ic (delta_ck - mu_ik) x~_i x~_i'`` plus the penalty
+        ``lam (I - 11'/C) kron diag(0, 1, ..., 1)``. The Hessian does not depend on ``y``.
+        Positive definite at the fit; ``inv(H)`` is the Laplace posterior covariance.
+        """
+        if not self._multi:
+            return self.nll_hessian_xy(X, None)
+        X = _advised(lambda: validate_predict(self, X, accept_sparse=True), _ADVICE_PREDICT)
+        return multinomial.reduced_hessian_at_fit(self, X)

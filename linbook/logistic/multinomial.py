@@ -1,0 +1,179 @@
+"""Multinomial (softmax) logistic regression: objective, gradient, Hessian and fit.
+
+With scores ``A = X W' + b`` (``C`` classes), ``P = softmax(A)`` and one-hot ``Y``::
+
+    F = sum_i a_i [logsumexp(A_i) - A_{i, y_i}] + (lam / 2) sum_c ||w_c||^2
+    dF/dW = (a * (P - Y))' X + lam W
+
+Newton works in the reduced parameters (class ``classes_[0]`` as reference,
+``v_c = w_c - w_0``, as statsmodels ``MNLogit``) where the Hessian
+``H_ck = sum_i a_i p_ic (delta_ck - p_ik) x~_i x~_i'`` is positive definite; the penalty of
+the symmetric model minimised over the free shift is
+``(lam/2)(sum_c ||v_c||^2 - ||sum_c v_c||^2 / C)``, so the fit is exactly scikit-learn's.
+First-order methods with ``lam > 0`` run in the symmetric parameters (better conditioned).
+
+Derived in: chapter "Logistic regression" § "Multinomial logistic regression".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels.hessian import multinomial_hessian
+from ..numerics import logsumexp
+from . import solvers
+from .separation import separable_multinomial, warn_separable
+
+__all__ = []
+
+
+def reduced_objective(X, yidx, a, C, lam, c, fit_intercept):
+    """``(fgh, fg)`` in the reduced standardised parameters ``theta = [b_k, v_k]_{k=1..C-1}``."""
+    Xk, ck = solvers.scaled_design(X, c)
+    cs = np.ones(X.shape[1]) if ck is None else ck     # the design's own column scale
+    n, d = X.shape
+    off = int(fit_intercept)
+    p, K, kappa = d + off, C - 1, 1.0 / C
+    rows = np.arange(n)
+    aw = np.ones(n) if a is None else a
+
+    def evaluate(theta, need_hess):
+        T = theta.reshape(K, p)
+        V, b = T[:, off:], (T[:, 0] if fit_intercept else np.zeros(K))
+        A = np.zeros((n, C))
+        A[:, 1:] = Xk @ (V / cs).T + b
+        lse = logsumexp(A, axis=1)
+        f = float(aw @ (lse - A[rows, yidx]))
+        R = np.exp(A - lse[:, None])
+        R[rows, yidx] -= 1.0                        # P - Y
+        R = R[:, 1:] * aw[:, None]
+        G = np.empty((K, p))
+        G[:, off:] = (Xk.T @ R).T / cs
+        if fit_intercept:
+            G[:, 0] = R.sum(0)
+        W = V / c
+        Ws = W.sum(0)
+        f += 0.5 * lam * (float(np.sum(W * W)) - kappa * float(Ws @ Ws))
+        G[:, off:] += lam * (W - kappa * Ws) / c
+        if not need_hess:
+            return f, G.ravel()
+        H = multinomial_hessian(Xk, V, b, weights=a, col_scale=ck, fit_intercept=fit_intercept)
+        mask = np.zeros(p)
+        mask[off:] = 1.0 / c ** 2
+        H += np.kron(lam * (np.eye(K) - kappa * np.ones((K, K))), np.diag(mask))
+        return f, G.ravel(), H
+
+    return (lambda th: evaluate(th, True)), (lambda th: evaluate(th, False))
+
+
+def symmetric_objective(X, yidx, a, C, lam, c, fit_intercept):
+    """``fg`` in the symmetric standardised parameters (C rows of ``[b_c, v_c]``), ``lam > 0``."""
+    Xk, ck = solvers.scaled_design(X, c)
+    cs = np.ones(X.shape[1]) if ck is None else ck
+    n, d = X.shape
+    off = int(fit_intercept)
+    p = d + off
+    sparse = ck is None
+    flat = yidx * n + np.arange(n)            # positions of A[y_i, i] in the (C, n) scores
+
+    def fg(theta):
+        T = theta.reshape(C, p)
+        V = T[:, off:]
+        # class-major scores (C, n): reductions over classes are passes over contiguous rows
+        A = np.ascontiguousarray((Xk @ (V / cs).T).T) if sparse else (V / cs) @ Xk.T
+        if fit_intercept:
+            A += T[:, :1]
+        m = A.max(axis=0)
+        a_y = np.take(A, flat)
+        A -= m
+        np.exp(A, out=A)                      # one exp pass: log-sum-exp and the softmax
+        s = A.sum(axis=0)
+        nll = m + np.log(s) - a_y             # logsumexp(A_i) - A_{i, y_i}
+        W = V / c
+        f = float(nll.sum() if a is None else a @ nll) + 0.5 * lam * float(np.sum(W * W))
+        R = A
+        R *= 1.0 / s if a is None else a / s  # P (times the weights)
+        Rf = R.reshape(-1)
+        Rf[flat] -= 1.0 if a is None else a   # P - Y
+        G = np.empty((C, p))
+        G[:, off:] = ((Xk.T @ R.T).T if sparse else R @ Xk) / cs + lam * W / c
+        if fit_intercept:
+            G[:, 0] = R.sum(1)
+        return f, G.ravel()
+
+    return fg
+
+
+def fit_multinomial(est, X, yidx, a, scales, solver, max_iter):
+    """Fit the softmax model; sets ``coef_`` (centred), ``intercept_`` (centred) and the flags."""
+    c, m = scales                      # preconditioner, units of the stopping rule
+    n, d = X.shape
+    C = est.classes_.size
+    fi = est.fit_intercept
+    off = int(fi)
+    p = d + off
+    lam = est.lam
+    th0 = np.zeros((C - 1, p))
+    if fi:
+        counts = np.bincount(yidx, weights=a, minlength=C)
+        counts = np.maximum(counts, 1e-12 * counts.sum())
+        th0[:, 0] = np.log(counts[1:] / counts[0])
+    symmetric = solver != "newton" and lam > 0
+    if symmetric:
+        th_sym = np.zeros((C, p))
+        if fi:
+            th_sym[1:, 0] = th0[:, 0]
+            th_sym[:, 0] -= th_sym[:, 0].mean()
+        fg = symmetric_objective(X, yidx, a, C, lam, c, fi)
+        res = solvers.minimise(solver, None, fg, th_sym.ravel(), max_iter=max_iter, tol=est.tol,
+                               gscale=solvers.gradient_scale(X, a, c, m, fi, C))
+        T = res.x.reshape(C, p)
+        V, b = T[:, off:] / c, (T[:, 0].copy() if fi else np.zeros(C))
+    else:
+        fgh, fg = reduced_objective(X, yidx, a, C, lam, c, fi)
+        res = solvers.minimise(solver, fgh, fg, th0.ravel(), max_iter=max_iter, tol=est.tol,
+                               gscale=solvers.gradient_scale(X, a, c, m, fi, C - 1))
+        T = res.x.reshape(C - 1, p)
+        V, b = np.zeros((C, d)), np.zeros(C)
+        V[1:] = T[:, off:] / c
+        if fi:
+            b[1:] = T[:, 0]
+    est._check_result(res, V, b)
+    sep = False
+    if lam == 0:
+        A = X @ V.T + b
+        A -= A[np.arange(n), yidx][:, None]
+        A[np.arange(n), yidx] = -np.inf
+        if np.any(-A.max(axis=1) > 25.0) or not res.converged:
+            sep = separable_multinomial(X, yidx, C, fi, col_scale=c, weights=a)
+    est.coef_ = V - V.mean(0)
+    est.intercept_ = b - b.mean()
+    est.n_iter_ = int(res.n_iter)
+    est.separable_ = bool(sep)
+    est.converged_ = bool(res.converged and not sep)
+    if sep:
+        warn_separable(type(est).__name__)
+    elif not res.converged:
+        est._warn_not_converged(res, solver)
+
+
+def reduced_hessian_at_fit(est, X, a=None):
+    """Hessian of the penalised NLL at the fit, reduced parameters, original units."""
+    C = est.classes_.size
+    ones = np.ones(X.shape[1])
+    fgh, _ = reduced_objective(X, np.zeros(X.shape[0], dtype=int), a, C, est.lam, ones,
+                               est.fit_intercept)
+    return fgh(reduced_theta(est))[2]
+
+
+def reduced_gradient_at_fit(est, X, yidx):
+    C = est.classes_.size
+    _, fg = reduced_objective(X, yidx, None, C, est.lam, np.ones(X.shape[1]), est.fit_intercept)
+    return fg(reduced_theta(est))[1]
+
+
+def reduced_theta(est):
+    T = est.coef_[1:] - est.coef_[0]
+    if est.fit_intercept:
+        T = np.column_stack([est.intercept_[1:] - est.intercept_[0], T])
+    return T.ravel()

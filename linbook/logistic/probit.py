@@ -1,0 +1,83 @@
+"""Binary probit regression.
+
+Derived in: chapter "Logistic regression" § "Probit regression".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse
+import scipy.special
+from scipy.special import log_ndtr
+
+from . import solvers
+from .binary import BinaryGLM, fit_binary, probit_terms
+
+__all__ = ["ProbitRegression"]
+
+
+class ProbitRegression(BinaryGLM):
+    """Binary probit regression ``p(y = classes_[1] | x) = Phi(x'w + b)``.
+
+    Minimises ``-sum_i a_i log Phi(t_i (x_i'w + b)) + (lam/2) ||w||^2`` (``t_i = +-1``,
+    ``a_i`` sample weights, intercept unpenalised) by Newton's method
+    (:func:`linbook.optim.newton`, one blocked pass per step) with the stable
+    ``log Phi = scipy.special.log_ndtr``. With ``lam = 0`` it equals statsmodels ``Probit``.
+    Binary only (declared in its scikit-learn tags).
+
+    Parameters
+    ----------
+    lam : float, default 0
+        l2 penalty; the default is the maximum-likelihood fit of statsmodels ``Probit``
+        (warns on separable data, where that fit does not exist: then set ``lam > 0``).
+    solver : {"auto", "newton", "irls", "lbfgs", "bfgs", "gd"}, default "auto"
+        As :class:`linbook.LogisticRegression` (``"auto"``: Newton unless ``X`` is sparse or wide).
+    fit_intercept : bool, default True
+    max_iter : int, optional
+    tol : float, default 1e-8
+        As :class:`linbook.LogisticRegression` (mean gradient, max-abs-scaled features).
+
+    Attributes
+    ----------
+    classes_, coef_ (1, D), intercept_ (1,), n_iter_, converged_, separable_, solver_, n_features_in_
+
+    Derived in: chapter "Logistic regression" § "Probit regression".
+    """
+
+    _terms = staticmethod(probit_terms)
+
+    def __init__(self, lam=0.0, solver="auto", fit_intercept=True, max_iter=None, tol=1e-8):
+        self.lam = lam
+        self.solver = solver
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    @staticmethod
+    def _log_p(z):
+        return log_ndtr(z)
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit by Newton's method; returns ``self`` (warns on separable data with ``lam = 0``)."""
+        self._check_params()
+        X, a, self.classes_, yidx = self._validate(X, y, sample_weight, max_classes=2)
+        self.solver_ = solvers.choose_solver(self.solver, X.shape[0], X.shape[1], 2,
+                                             self.fit_intercept, scipy.sparse.issparse(X))
+        max_iter = self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]
+        c, m = solvers.column_scales(X, a, self.lam)
+        t = 2 * yidx.astype(np.int8) - 1
+        b0 = float(scipy.special.ndtri(np.average(yidx, weights=a)))
+        fit_binary(self, X, t, a, (c, m), self.solver_, max_iter, probit_terms, b0)
+        return self
+
+    def nll_hessian(self, X, y=None):
+        """Hessian of the penalised NLL at the fit; the probit curvature depends on ``y``, so pass it."""
+        if y is None:
+            raise ValueError("ProbitRegression.nll_hessian needs y: its curvature depends on the labels")
+        return self.nll_hessian_xy(X, y)

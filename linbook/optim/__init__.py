@@ -1,0 +1,38 @@
+"""First- and second-order optimizers, written out as the book teaches them.
+
+Every optimizer minimises a smooth function and returns an :class:`OptimizeResult`
+with the solution ``x``, the final value ``fun``, the final gradient ``grad``, a
+``converged`` flag, the number of iterations ``n_iter``, the number of function
+evaluations ``n_fev``, the ``path`` of iterates (an array of shape ``(n_iter + 1, d)``,
+for contour plots) and a ``message`` saying why it stopped.
+
+Objectives are passed as ``fun(x) -> float`` and ``grad(x) -> ndarray``; or as one
+function returning both, ``fun(x) -> (f, g)``, with ``grad=True`` (as ``jac=True`` in
+``scipy.optimize.minimize``). Hessians are ``hess(x) -> (d, d) ndarray`` (or, for
+:func:`newton`, ``hess=True`` with ``fun(x) -> (f, g, H)``).
+
+Convergence (all methods) is tested relative to the problem's own scale, so it does
+not depend on the units of ``x`` or ``f``: ``max |g| <= gtol * max |g(x0)|`` (or
+``gtol * gscale`` for a stated ``gscale``), or a step with
+``max |x_new - x| <= xtol * max |x|``. A non-finite objective or gradient stops a
+method at once with ``converged = False`` and a message saying so.
+
+Modules: :mod:`~linbook.optim.line_search` (Armijo, Wolfe),
+:mod:`~linbook.optim.first_order` (gradient descent, momentum, CG),
+:mod:`~linbook.optim.newton` (Newton, the one Newton/IRLS driver; truncated Newton;
+IRLS; Levenberg-Marquardt), :mod:`~linbook.optim.quasi_newton` (BFGS, L-BFGS).
+
+Derived in: chapter "Optimizers" (one section per method).
+"""
+
+from .first_order import conjugate_gradient, gradient_descent, momentum, nonlinear_cg
+from .line_search import backtracking, wolfe_line_search
+from .newton import irls, levenberg_marquardt, newton, truncated_newton
+from .quasi_newton import bfgs, bfgs_update_B, bfgs_update_H, lbfgs, lbfgs_two_loop
+from .result import OptimizeResult
+
+__all__ = [
+    "OptimizeResult", "backtracking", "wolfe_line_search", "gradient_descent", "momentum",
+    "conjugate_gradient", "nonlinear_cg", "newton", "truncated_newton", "irls", "bfgs",
+    "lbfgs", "levenberg_marquardt", "bfgs_update_B", "bfgs_update_H", "lbfgs_two_loop",
+]

@@ -1,0 +1,140 @@
+"""Line searches: Armijo backtracking and the strong Wolfe conditions.
+
+Derived in: chapter "Optimizers" § "Line search".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["backtracking", "wolfe_line_search"]
+
+
+def _armijo(fg, x, f, slope, d, *, t0=1.0, c1=1e-4, shrink=0.5, max_halvings=60):
+    """Shrink ``t`` until ``f(x + t d) <= f + c1 t slope``; returns ``(t, fg(x + t d), n_eval)``.
+
+    ``t = 0`` (and ``None``) when no such ``t`` was found.
+    """
+    t = t0
+    for k in range(1, max_halvings + 1):
+        out = fg(x + t * d)
+        # strict decrease too: at rounding level f + c1 t slope == f would accept any t
+        if out[0] <= f + c1 * t * slope and out[0] < f:
+            return t, out, k
+        t *= shrink
+    return 0.0, None, max_halvings
+
+
+def backtracking(fg, x, f, g, d, *, t0=1.0, c1=1e-4, shrink=0.5, max_halvings=60):
+    """Backtracking (Armijo) line search.
+
+    Shrinks ``t`` from ``t0`` by ``shrink`` until the sufficient-decrease condition
+    ``f(x + t d) <= f(x) + c1 t g'd`` holds. A non-finite ``f(x + t d)`` counts as no
+    decrease, so the search also backs away from overflow.
+
+    Returns
+    -------
+    t, f_new, g_new, n_eval : float, float, ndarray, int
+        ``t = 0`` when no decrease was found (``d`` not a descent direction or rounding).
+
+    Derived in: chapter "Optimizers" § "Line search".
+    """
+    t, out, k = _armijo(fg, x, f, float(g @ d), d, t0=t0, c1=c1, shrink=shrink,
+                        max_halvings=max_halvings)
+    if out is None:
+        return 0.0, f, g, k
+    return t, out[0], out[1], k
+
+
+def wolfe_line_search(fg, x, f, g, d, *, t0=1.0, c1=1e-4, c2=0.9, max_eval=30):
+    """Line search for the strong Wolfe conditions (Nocedal and Wright, Algorithms 3.5-3.6).
+
+    Finds ``t`` with ``f(x + t d) <= f + c1 t g'd`` and ``|g(x + t d)'d| <= c2 |g'd|``,
+    which guarantees the curvature ``y's > 0`` that keeps (L-)BFGS positive definite.
+    Bracketing, then zoom by safeguarded cubic interpolation.
+
+    Returns
+    -------
+    t, f_new, g_new, n_eval : float, float, ndarray, int
+        ``t = 0`` when the search failed.
+
+    Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
+    """
+    phi0, dphi0 = f, float(g @ d)
+    if dphi0 >= 0:
+        return 0.0, f, g, 0
+    n = 0
+    # Near the optimum f changes by less than its rounding error; then accept the
+    # "approximate Wolfe" conditions of Hager and Zhang (2005): f did not rise beyond
+    # rounding and the slope fell, dphi(t) <= (2 c1 - 1) dphi(0).
+    eps_f = 1e-14 * abs(phi0)
+
+    def approx_ok(phi, dphi):
+        return phi <= phi0 + eps_f and (2 * c1 - 1) * dphi0 >= dphi >= c2 * dphi0
+
+    t_prev, phi_prev, dphi_prev = 0.0, phi0, dphi0
+    t = t0
+    lo = hi = None
+    while n < max_eval:
+        phi, gt = fg(x + t * d)
+        n += 1
+        dphi = float(gt @ d)
+        if approx_ok(phi, dphi):
+            return t, phi, gt, n
+        if phi > phi0 + c1 * t * dphi0 or (n > 1 and phi >= phi_prev):
+            lo, hi = (t_prev, phi_prev, dphi_prev), (t, phi, dphi)
+            break
+        if abs(dphi) <= -c2 * dphi0:
+            return t, phi, gt, n
+        if dphi >= 0:
+            lo, hi = (t, phi, dphi), (t_prev, phi_prev, dphi_prev)
+            break
+        t_prev, phi_prev, dphi_prev = t, phi, dphi
+        t = 2.0 * t
+    else:
+        return 0.0, f, g, n
+    best = None
+    while n < max_eval:
+        (ta, fa, da), (tb, fb, db) = lo, hi
+        # cubic interpolation between the bracket ends, safeguarded to the middle 80%
+        tj = _cubic_min(ta, fa, da, tb, fb, db)
+        a, b = min(ta, tb), max(ta, tb)
+        if not np.isfinite(tj) or tj < a + 0.1 * (b - a) or tj > b - 0.1 * (b - a):
+            tj = 0.5 * (a + b)
+        phi, gt = fg(x + tj * d)
+        n += 1
+        dphi = float(gt @ d)
+        if approx_ok(phi, dphi):
+            return tj, phi, gt, n
+        if phi > phi0 + c1 * tj * dphi0 or phi >= fa:
+            hi = (tj, phi, dphi)
+        else:
+            if abs(dphi) <= -c2 * dphi0:
+                return tj, phi, gt, n
+            best = (tj, phi, gt)
+            if dphi * (tb - ta) >= 0:
+                hi = lo
+            lo = (tj, phi, dphi)
+        if abs(hi[0] - lo[0]) <= 1e-12 * max(1.0, abs(lo[0])):
+            break
+    if best is not None or lo[0] > 0:
+        # sufficient decrease holds at lo: accept it even if curvature is not met
+        t_lo = lo[0]
+        if t_lo > 0:
+            phi, gt = fg(x + t_lo * d)
+            return t_lo, phi, gt, n + 1
+    return 0.0, f, g, n
+
+
+def _cubic_min(a, fa, da, b, fb, db):
+    d1 = da + db - 3 * (fa - fb) / (a - b)
+    disc = d1 * d1 - da * db
+    if disc < 0:
+        return np.nan
+    d2 = np.sign(b - a) * np.sqrt(disc)
+    denom = db - da + 2 * d2
+    if denom == 0:
+        return np.nan
+    return b - (b - a) * (db + d2 - d1) / denom
+
+

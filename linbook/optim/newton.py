@@ -1,0 +1,358 @@
+"""Newton's method (the one Newton driver), truncated Newton, IRLS and Levenberg-Marquardt.
+
+:func:`newton` is the single Newton/IRLS driver of linbook: :func:`irls` and
+:class:`linbook.LogisticRegression` (``solver="newton"``/``"irls"``) call it with their
+own objective, gradient and Hessian, so the safeguards live in one place: the
+Hessian is equilibrated and factored by Cholesky, a failed factorisation is retried
+with a growing ridge, the step is chosen by Armijo backtracking, and the method stops
+at once (saying so) on a non-finite objective.
+
+Derived in: chapter "Optimizers" § "Newton's method".
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.linalg
+
+from .._kernels.hessian import weighted_gram
+from ..numerics import log1pexp, sigmoid
+from .line_search import _armijo, backtracking
+from .result import (MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted, _msg_max_iter,
+                     _small_grad, _small_step, _start, _x0)
+
+__all__ = ["newton", "truncated_newton", "irls", "levenberg_marquardt"]
+
+
+def _newton_direction(H, g, damping=0.0):
+    """Solve ``(H + tau I) d = -g`` by Cholesky with the smallest workable ridge ``tau``.
+
+    ``H`` is first equilibrated, ``D^{-1} H D^{-1}`` with ``D = sqrt(diag H)``, so the
+    factorisation and the ridge do not depend on the units of the coordinates. ``tau``
+    grows until the factor exists and ``d`` is a descent direction (Levenberg-Marquardt).
+    """
+    H = np.atleast_2d(np.asarray(H, dtype=float))
+    if not np.all(np.isfinite(H)):
+        raise ValueError("newton: the Hessian is not finite at the current point; check the "
+                         "objective for overflow (scale the features or add a penalty)")
+    if damping:
+        H = H + damping * np.eye(H.shape[0])
+    dg = np.diag(H)
+    D = np.sqrt(np.where(dg > 0, dg, 1.0))
+    Hs = H / np.outer(D, D)
+    gs = g / D
+    tau = 0.0
+    while True:
+        try:
+            c = scipy.linalg.cho_factor(Hs + tau * np.eye(Hs.shape[0]), lower=True, check_finite=False)
+            d = -scipy.linalg.cho_solve(c, gs, check_finite=False) / D
+            if float(g @ d) < 0 and np.all(np.isfinite(d)):
+                return d, tau
+        except np.linalg.LinAlgError:
+            pass
+        tau = max(10.0 * tau, 1e-12)
+        if tau > 1e12:
+            return -g / D ** 2, tau   # a diagonally scaled gradient step: always descent
+
+
+def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gtol=1e-8,
+           xtol=1e-12, gscale=None, damping=None, callback=None, polish=False):
+    """Newton's method with a backtracking line search (Algorithm 8.1 of MLAPP).
+
+    Each step solves ``H d = -g`` by Cholesky and moves to ``x + t d`` with the largest
+    ``t`` in 1, 1/2, 1/4, ... that passes Armijo's test. When ``H`` is not positive
+    definite (the Cholesky factor fails or ``d`` is not a descent direction) ``H + tau I``
+    is used with ``tau`` grown until it works, a Levenberg-Marquardt style fix.
+
+    Parameters
+    ----------
+    fun, grad, x0 : see :func:`linbook.optim.gradient_descent`.
+    hess : callable or True
+        ``hess(x) -> (d, d)``; or ``True`` when ``fun(x)`` returns ``(f, g, H)`` from one
+        evaluation (with ``grad=True``): a model that computes all three in one pass over
+        its data then reads the data once per step.
+    line_search : bool
+        Armijo backtracking from t = 1 (``False``: always the full step t = 1).
+    gtol, gscale : float
+        Stop when ``max |g| <= gtol * gscale`` (``gscale`` defaults to ``max |g(x0)|``).
+    xtol : float
+        Stop when a step has ``max |step| <= xtol * max |x|``.
+    damping : float, optional
+        If given, always use ``H + damping I``.
+    callback : callable, optional
+        ``callback(x, f, g)`` after each step; returning ``True`` stops the method
+        (``converged`` False, message "stopped by callback").
+    polish : bool
+        With ``hess=True``: after the gradient test passes, take one more full Newton
+        step with the Hessian already at hand (no evaluation; its error is about the
+        square of the current one). ``fun`` and ``grad`` are then those before it.
+
+    Returns
+    -------
+    OptimizeResult
+
+    Derived in: chapter "Optimizers" § "Newton's method".
+    """
+    if hess is None:
+        raise ValueError("newton needs hess: a callable hess(x), or hess=True when fun returns (f, g, H)")
+    fg = _Counted(fun, grad, hess)
+    x = _x0(x0)
+    out, scale, early = _start(fg, x, gtol, gscale)
+    if early:
+        return early
+    hessian = (lambda x, out: out[2]) if hess is True else (lambda x, out: hess(x))
+    f, g = out[0], out[1]
+    path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
+    for k in range(1, max_iter + 1):
+        try:
+            d, _ = _newton_direction(hessian(x, out), g, damping or 0.0)
+        except ValueError as exc:
+            msg, k = str(exc), k - 1
+            break
+        if line_search:
+            t, new, _ = _armijo(fg, x, f, float(g @ d), d)
+            if new is None:
+                k -= 1
+                if fg.nonfinite:
+                    msg = MSG_NONFINITE
+                else:
+                    msg = ("line search failed: no decrease of f at rounding level (x is optimal "
+                           "to the precision f can resolve if the gradient is small)")
+                    converged = bool(_small_grad(g, 1e3 * gtol, scale))
+                break
+        else:
+            t, new = 1.0, fg(x + d)
+            if not np.isfinite(new[0]):
+                x = x + d
+                path.append(x.copy())
+                f, g, msg = np.nan, new[1], "diverged: the objective is not finite after a full Newton step"
+                break
+        step = t * d
+        small = _small_step(step, x, xtol)
+        x, out = x + step, new
+        f, g = out[0], out[1]
+        path.append(x.copy())
+        if fg.unbounded:
+            msg = MSG_UNBOUNDED
+            break
+        if _small_grad(g, gtol, scale):
+            converged, msg = True, MSG_GTOL
+            if polish and hess is True:
+                d, tau = _newton_direction(out[2], g, damping or 0.0)
+                if tau == 0.0:
+                    x = x + d
+                    path[-1] = x.copy()
+            break
+        if small:
+            converged, msg = True, MSG_XTOL
+            break
+        if callback is not None and callback(x, f, g):
+            msg = "stopped by callback"
+            break
+    return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
+
+
+def truncated_newton(fun, x0, grad=None, hessp=None, *, max_iter=100, gtol=1e-8, gscale=None,
+                     cg_max_iter=None):
+    """Truncated Newton (Newton-CG): solve ``H d = -g`` only approximately by CG.
+
+    CG stops at the forcing tolerance ``||r|| <= min(0.5, sqrt(||g|| / ||g0||)) ||g||``
+    (relative, so scale-invariant) or when it meets negative curvature (then it returns
+    the last direction, or ``-g``). Only Hessian-vector products ``hessp(x, v)`` are
+    needed, never the Hessian itself.
+
+    Returns
+    -------
+    OptimizeResult
+
+    Derived in: chapter "Optimizers" § "Newton's method".
+    """
+    if hessp is None:
+        raise ValueError("truncated_newton needs hessp(x, v)")
+    fg = _Counted(fun, grad)
+    x = _x0(x0)
+    (f, g), scale, early = _start(fg, x, gtol, gscale)
+    if early:
+        return early
+    g0norm = np.linalg.norm(g)
+    path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
+    cg_max_iter = 2 * x.size if cg_max_iter is None else cg_max_iter
+    for k in range(1, max_iter + 1):
+        gnorm = np.linalg.norm(g)
+        eps = min(0.5, np.sqrt(gnorm / g0norm)) * gnorm
+        d = np.zeros_like(x)
+        r = -g.copy()
+        p = r.copy()
+        for _ in range(cg_max_iter):
+            Hp = hessp(x, p)
+            pHp = float(p @ Hp)
+            if not pHp > 0:
+                if not d.any():
+                    d = -g
+                break
+            alpha = float(r @ r) / pHp
+            d = d + alpha * p
+            r_new = r - alpha * Hp
+            if np.linalg.norm(r_new) <= eps:
+                break
+            p = r_new + (float(r_new @ r_new) / float(r @ r)) * p
+            r = r_new
+        t, f_new, g_new, _ = backtracking(fg, x, f, g, d)
+        if t == 0.0:
+            k -= 1
+            msg = MSG_NONFINITE if fg.nonfinite else "line search failed (at rounding level)"
+            converged = not fg.nonfinite and bool(_small_grad(g, 1e3 * gtol, scale))
+            break
+        x = x + t * d
+        f, g = f_new, g_new
+        path.append(x.copy())
+        if fg.unbounded:
+            msg = MSG_UNBOUNDED
+            break
+        if _small_grad(g, gtol, scale):
+            converged, msg = True, MSG_GTOL
+            break
+    return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
+
+
+def irls(X, y, w0=None, *, lam=0.0, max_iter=100, tol=1e-10):
+    """Iteratively reweighted least squares for logistic regression (Algorithm 8.2 of MLAPP).
+
+    Minimises ``NLL(w) + (lam/2) ||w||^2`` with ``NLL(w) = sum_i [log(1 + exp(w'x_i)) - y_i w'x_i]``
+    for ``y_i`` in {0, 1} (no separate intercept: add a column of ones to ``X`` and note
+    that ``lam`` then penalises it too). Each step solves the weighted least-squares problem
+
+    ``w_new = argmin sum_i s_i (z_i - w'x_i)^2 + lam ||w||^2``, with weights
+    ``s_i = mu_i (1 - mu_i)`` and working response ``z_i = w'x_i + (y_i - mu_i) / s_i``,
+
+    i.e. ``w_new = (X'SX + lam I)^{-1} X'S z``, which is exactly the Newton step
+    ``w - H^{-1} g`` with ``g = X'(mu - y) + lam w`` and ``H = X'SX + lam I``. It is run by
+    :func:`newton` (Cholesky with a ridge fallback, backtracking), so duplicated columns
+    do not break it; ``X'SX`` is formed by a blocked BLAS kernel. Stops when the
+    gradient falls below ``tol`` times its size at ``w0``, or a step below ``tol * |w|``.
+
+    Returns
+    -------
+    OptimizeResult
+        ``fun`` is the penalised NLL. On separable data with ``lam = 0`` (no finite MLE)
+        ``converged`` is False, the message says so and a ``SeparableDataWarning`` is given.
+
+    Derived in: chapter "Optimizers" § "IRLS".
+    """
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float).ravel()
+    if X.ndim != 2 or X.shape[0] != y.size:
+        raise ValueError("X must be (N, D) and y (N,) with the same N")
+    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
+        raise ValueError("irls: X and y must be finite (remove or impute NaN/inf)")
+    if not np.all(np.isin(y, (0.0, 1.0))):
+        raise ValueError("irls needs labels y in {0, 1}")
+    if not (np.isfinite(lam) and lam >= 0):
+        raise ValueError("lam must be a finite number >= 0")
+    w = np.zeros(X.shape[1]) if w0 is None else _x0(w0)
+
+    def objective(w):
+        a = X @ w
+        mu = sigmoid(a)
+        f = float(np.sum(log1pexp(a) - y * a) + 0.5 * lam * w @ w)
+        g = X.T @ (mu - y) + lam * w                            # gradient
+        H = weighted_gram(X, mu * (1 - mu)) + lam * np.eye(w.size)   # X' S X + lam I
+        return f, g, H
+
+    res = newton(objective, w, grad=True, hess=True, max_iter=max_iter, gtol=tol, xtol=tol)
+    saturated = np.any((2 * y - 1) * (X @ res.x) > 25.0)      # p(y_i | x_i) > 1 - 1e-11
+    if lam == 0 and np.isfinite(res.fun) and (saturated or not res.converged):
+        from ..logistic.separation import separable   # local: logistic imports optim
+        if separable(X, 2 * y - 1, fit_intercept=False):
+            from ..base import SeparableDataWarning
+            res.converged = False
+            res.message = ("the classes are (quasi-)separable, so the maximum-likelihood estimate "
+                           "does not exist (||w|| grows without bound); set lam > 0")
+            warnings.warn("irls: " + res.message, SeparableDataWarning, stacklevel=2)
+    return res
+
+
+def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol=1e-10, xtol=1e-12):
+    """Levenberg-Marquardt for nonlinear least squares ``min (1/2) ||r(x)||^2``.
+
+    Step ``(J'J + lam I) d = -J'r``: Gauss-Newton for small ``lam``, a short gradient step
+    for large ``lam``. ``lam`` is divided by 10 after a step that lowers the objective
+    and multiplied by 10 (step rejected) otherwise. Stops when ``max |J'r|`` falls below
+    ``gtol`` times its value at ``x0`` or a step below ``xtol * max |x|`` (relative tests).
+
+    Parameters
+    ----------
+    residual : callable
+        ``r(x) -> (m,)``.
+    jac : callable
+        ``J(x) -> (m, d)``.
+
+    Returns
+    -------
+    OptimizeResult
+        ``fun`` is ``||r||^2 / 2``.
+
+    Derived in: chapter "Optimizers" § "Levenberg–Marquardt and truncated Newton".
+    """
+    if jac is None:
+        raise ValueError("levenberg_marquardt needs jac")
+    x = _x0(x0)
+    r = np.asarray(residual(x), float)
+    J = np.asarray(jac(x), float)
+    f = 0.5 * float(r @ r)
+    if not (np.isfinite(f) and np.all(np.isfinite(J))):
+        return OptimizeResult(x, np.nan, None, False, 0, 1, x[None, :].copy(),
+                              "the residual or its Jacobian is not finite at x0: start elsewhere")
+    n_fev, lam = 1, float(lam0)
+    g = J.T @ r
+    scale = float(np.max(np.abs(g), initial=0.0))
+    path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
+    if scale == 0.0:
+        return OptimizeResult(x, f, g, True, 0, 1, x[None, :].copy(), "the gradient is zero at x0")
+    for k in range(1, max_iter + 1):
+        if _small_grad(g, gtol, scale):
+            converged, k, msg = True, k - 1, MSG_GTOL
+            break
+        A = J.T @ J
+        while True:
+            try:
+                d = scipy.linalg.solve(A + lam * np.eye(x.size), -g, assume_a="pos")
+            except np.linalg.LinAlgError:     # J'J + lam I numerically singular: damp more
+                lam *= 10
+                if lam > 1e16:
+                    d = None
+                    break
+                continue
+            r_new = np.asarray(residual(x + d), float)
+            n_fev += 1
+            f_new = 0.5 * float(r_new @ r_new)
+            if np.isfinite(f_new) and f_new < f:
+                lam = max(lam / 10, 1e-15)
+                break
+            lam *= 10
+            if lam > 1e16:
+                d = None
+                break
+        if d is None:
+            msg, k = "no decrease possible (at rounding level if converged)", k - 1
+            converged = bool(_small_grad(g, 1e3 * gtol, scale)) or f == 0.0
+            break
+        small = _small_step(d, x, xtol)
+        x = x + d
+        r, f = r_new, f_new
+        J = np.asarray(jac(x), float)
+        if not np.all(np.isfinite(J)):
+            msg = "the Jacobian became non-finite: check jac (overflow?)"
+            break
+        g = J.T @ r
+        path.append(x.copy())
+        if small:
+            converged, msg = True, MSG_XTOL
+            break
+    else:
+        converged = bool(_small_grad(g, gtol, scale))
+        if converged:
+            msg = MSG_GTOL
+    return OptimizeResult(x, f, g, converged, k, n_fev, np.array(path), msg)

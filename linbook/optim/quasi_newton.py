@@ -1,0 +1,242 @@
+"""Quasi-Newton methods: the BFGS updates, BFGS and L-BFGS (two-loop recursion).
+
+Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from .line_search import wolfe_line_search
+from .result import (MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted, _msg_max_iter,
+                     _small_grad, _small_step, _start, _x0)
+
+__all__ = ["bfgs_update_B", "bfgs_update_H", "bfgs", "lbfgs_two_loop", "lbfgs"]
+
+
+def _curvature_ok(s, y):
+    """``s'y > 0`` beyond rounding: the pair keeps a BFGS matrix positive definite."""
+    s, y = np.asarray(s, float), np.asarray(y, float)
+    if not (np.all(np.isfinite(s)) and np.all(np.isfinite(y))):
+        raise ValueError("BFGS update: s and y must be finite (the step or the gradient "
+                         "difference holds NaN/inf; check the objective)")
+    return float(s @ y) > 1e-12 * np.linalg.norm(s) * np.linalg.norm(y)
+
+
+def bfgs_update_B(B, s, y):
+    """BFGS update of the Hessian approximation (MLAPP eq. 8.26).
+
+    ``B_new = B + y y'/(y's) - (B s)(B s)'/(s'B s)``; satisfies the secant condition
+    ``B_new s = y`` and stays positive definite when ``y's > 0``. When the curvature
+    condition fails (``y's <= 0``, e.g. a step taken without a Wolfe line search on a
+    non-convex function) the update would destroy positive definiteness: it is skipped
+    and a copy of ``B`` is returned (Nocedal and Wright, § 6.1).
+
+    Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
+    """
+    B = np.array(B, dtype=float)
+    if not _curvature_ok(s, y):
+        return B
+    Bs = B @ s
+    return B + np.outer(y, y) / float(y @ s) - np.outer(Bs, Bs) / float(s @ Bs)
+
+
+def bfgs_update_H(H, s, y):
+    """BFGS update of the inverse-Hessian approximation (MLAPP eq. 8.28).
+
+    ``H_new = (I - rho s y') H (I - rho y s') + rho s s'`` with ``rho = 1/(y's)``; this is
+    the inverse of :func:`bfgs_update_B` applied to ``B = H^{-1}``. Skipped (a copy of
+    ``H`` is returned) when ``y's <= 0``, as :func:`bfgs_update_B`.
+
+    Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
+    """
+    H = np.array(H, dtype=float)
+    if not _curvature_ok(s, y):
+        return H
+    rho = 1.0 / float(y @ s)
+    Hy = H @ y
+    # expanded form of (I - rho s y') H (I - rho y s') + rho s s', O(d^2)
+    return (H - rho * (np.outer(s, Hy) + np.outer(Hy, s))
+            + (rho * rho * float(y @ Hy) + rho) * np.outer(s, s))
+
+
+def _failed(fg, g, gtol, scale):
+    if fg.nonfinite:
+        return MSG_NONFINITE, False
+    return ("line search failed: no decrease of f at rounding level (x is optimal to the "
+            "precision f can resolve if the gradient is small)"), bool(_small_grad(g, 1e3 * gtol, scale))
+
+
+def bfgs(fun, x0, grad=None, *, form="H", max_iter=1000, gtol=1e-6, xtol=0.0, gscale=None, B0=None):
+    """BFGS quasi-Newton method with a Wolfe line search.
+
+    Parameters
+    ----------
+    form : "H" or "B"
+        Update the inverse Hessian ``H`` (direction ``-H g``, O(d^2) per step) or the
+        Hessian ``B`` (direction by solving ``B d = -g``, O(d^3) per step). In exact
+        arithmetic the two produce the same iterates.
+    gtol, xtol, gscale : stopping rules (relative; see :func:`linbook.optim.gradient_descent`).
+    B0 : (d, d) array, optional
+        Initial Hessian approximation (default: identity, scaled after the first step
+        by ``y'y / y's``, Nocedal and Wright eq. 6.20).
+
+    Returns
+    -------
+    OptimizeResult
+
+    Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
+    """
+    if form not in ("H", "B"):
+        raise ValueError("form must be 'H' or 'B'")
+    fg = _Counted(fun, grad)
+    x = _x0(x0)
+    n = x.size
+    (f, g), scale, early = _start(fg, x, gtol, gscale)
+    if early:
+        return early
+    if B0 is None:
+        M = np.eye(n)
+    else:
+        B0 = np.array(B0, dtype=float)
+        try:
+            M = B0 if form == "B" else scipy.linalg.solve(B0, np.eye(n), assume_a="pos")
+        except np.linalg.LinAlgError as exc:
+            raise ValueError("bfgs: B0 must be symmetric positive definite (its Cholesky factor "
+                             "failed); pass a positive definite B0 or leave it None") from exc
+    scaled = B0 is not None
+    path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
+    for k in range(1, max_iter + 1):
+        if form == "H":
+            d = -M @ g
+        else:
+            try:
+                d = scipy.linalg.solve(M, -g, assume_a="pos")
+            except np.linalg.LinAlgError:     # B numerically singular: restart from the identity
+                M, scaled = np.eye(n), False
+                d = -g
+        t0 = 1.0 if (scaled or k > 1) else 1.0 / max(np.abs(g).sum(), 1e-300)   # unit-free in f
+        t, f_new, g_new, _ = wolfe_line_search(fg, x, f, g, d, t0=t0)
+        if t == 0.0:
+            msg, converged = _failed(fg, g, gtol, scale)
+            k -= 1
+            break
+        s = t * d
+        yv = g_new - g
+        small = _small_step(s, x, xtol)
+        x, f, g = x + s, f_new, g_new
+        path.append(x.copy())
+        if fg.unbounded:
+            msg = MSG_UNBOUNDED
+            break
+        if _curvature_ok(s, yv):
+            if not scaled:
+                gamma = float(s @ yv) / float(yv @ yv)          # initial scaling, N&W (6.20)
+                M = gamma * np.eye(n) if form == "H" else np.eye(n) / gamma
+                scaled = True
+            M = bfgs_update_H(M, s, yv) if form == "H" else bfgs_update_B(M, s, yv)
+        if _small_grad(g, gtol, scale):
+            converged, msg = True, MSG_GTOL
+            break
+        if small:
+            converged, msg = True, MSG_XTOL
+            break
+    return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
+
+
+def lbfgs_two_loop(g, S, Y, gamma=None):
+    """L-BFGS two-loop recursion: returns ``H g`` for the implicit inverse Hessian.
+
+    ``S`` and ``Y`` are lists of the last ``m`` pairs ``s_i = x_{i+1} - x_i`` and
+    ``y_i = g_{i+1} - g_i`` (oldest first); the initial matrix is ``gamma I`` with
+    ``gamma = s'y / y'y`` of the newest pair (or 1 without pairs). Equal to applying
+    :func:`bfgs_update_H` ``m`` times to ``gamma I``, in O(m d) instead of O(d^2);
+    pairs with ``s'y <= 0`` are skipped, as there.
+
+    Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
+    """
+    pairs = [(s, y) for s, y in zip(S, Y) if _curvature_ok(s, y)]
+    S, Y = [p[0] for p in pairs], [p[1] for p in pairs]
+    return _two_loop(g, S, Y, [1.0 / float(y @ s) for s, y in pairs], gamma)
+
+
+def _two_loop(g, S, Y, rho, gamma=None):
+    """The recursion itself, for pairs already known to have ``s'y > 0``."""
+    q = np.array(g, dtype=float)
+    m = len(S)
+    alpha = np.empty(m)
+    for i in range(m - 1, -1, -1):
+        alpha[i] = rho[i] * float(S[i] @ q)
+        q -= alpha[i] * Y[i]
+    if gamma is None:
+        gamma = 1.0 / (rho[-1] * float(Y[-1] @ Y[-1])) if m else 1.0
+    r = gamma * q
+    for i in range(m):
+        beta = rho[i] * float(Y[i] @ r)
+        r += (alpha[i] - beta) * S[i]
+    return r
+
+
+def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=0.0, gscale=None):
+    """Limited-memory BFGS with the two-loop recursion and a Wolfe line search.
+
+    Parameters
+    ----------
+    m : int
+        Number of stored pairs ``(s, y)``.
+    gtol, xtol, gscale : stopping rules (relative; see :func:`linbook.optim.gradient_descent`).
+    ftol : float
+        Also stop when ``(f_old - f_new) <= ftol * max(|f_old|, |f_new|)`` (relative decrease).
+
+    Returns
+    -------
+    OptimizeResult
+
+    Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
+    """
+    fg = _Counted(fun, grad)
+    x = _x0(x0)
+    (f, g), scale, early = _start(fg, x, gtol, gscale)
+    if early:
+        return early
+    S, Y, R = [], [], []
+    path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
+    for k in range(1, max_iter + 1):
+        d = -_two_loop(g, S, Y, R)
+        t0 = 1.0 if S else 1.0 / max(np.abs(g).sum(), 1e-300)   # unit-free in f
+        t, f_new, g_new, _ = wolfe_line_search(fg, x, f, g, d, t0=t0)
+        if t == 0.0 and S:
+            # drop the memory and retry once with steepest descent
+            S, Y, R = [], [], []
+            d = -g
+            t, f_new, g_new, _ = wolfe_line_search(
+                fg, x, f, g, d, t0=1.0 / max(np.abs(g).sum(), 1e-300))
+        if t == 0.0:
+            msg, converged = _failed(fg, g, gtol, scale)
+            k -= 1
+            break
+        s = t * d
+        yv = g_new - g
+        small = _small_step(s, x, xtol)
+        fsmall = ftol > 0 and (f - f_new) <= ftol * max(abs(f), abs(f_new))
+        x, f, g = x + s, f_new, g_new
+        path.append(x.copy())
+        if fg.unbounded:
+            msg = MSG_UNBOUNDED
+            break
+        if _curvature_ok(s, yv):
+            S.append(s)
+            Y.append(yv)
+            R.append(1.0 / float(s @ yv))
+            if len(S) > m:
+                S.pop(0)
+                Y.pop(0)
+                R.pop(0)
+        if _small_grad(g, gtol, scale):
+            converged, msg = True, MSG_GTOL
+            break
+        if small or fsmall:
+            converged, msg = True, MSG_XTOL if small else "relative decrease of f below ftol"
+            break
+    return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)

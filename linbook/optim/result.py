@@ -1,0 +1,159 @@
+"""The result record and the stopping rules shared by every optimizer in :mod:`linbook.optim`.
+
+Stopping rules are *scale-invariant*: the gradient test compares ``max |g|`` with the
+gradient's own size at the start, ``gtol * max |g(x0)|`` (or a scale the caller
+states, ``gscale``: a number, or one per coordinate, ``max_j |g_j| / gscale_j <= gtol``), and the step test compares ``max |step|`` with ``xtol * max |x|``.
+Multiplying the objective by a constant, or every coordinate of ``x`` by one, leaves
+both tests, and so the iterates at which a method stops, unchanged (an absolute test
+``max |g| <= 1e-6`` would stop at once on a problem whose features were scaled by
+``1e-8``, with the wrong answer).
+
+Derived in: chapter "Optimizers" § "Gradient descent".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["OptimizeResult"]
+
+
+@dataclass
+class OptimizeResult:
+    """Result of a linbook optimizer.
+
+    Attributes
+    ----------
+    x : ndarray
+        The solution found.
+    fun : float
+        Objective at ``x``.
+    grad : ndarray
+        Gradient at ``x`` (``None`` where a method has no gradient).
+    converged : bool
+        Whether a convergence test passed (never after a non-finite objective).
+    n_iter : int
+        Number of iterations (steps) taken.
+    n_fev : int
+        Number of objective evaluations (line-search trials included).
+    path : ndarray
+        Iterates, shape ``(n_iter + 1, d)``; row 0 is the starting point.
+    message : str
+        Why the method stopped.
+
+    Derived in: chapter "Optimizers" § "Gradient descent".
+    """
+
+    x: np.ndarray
+    fun: float
+    grad: np.ndarray = None
+    converged: bool = False
+    n_iter: int = 0
+    n_fev: int = 0
+    path: np.ndarray = field(default=None, repr=False)
+    message: str = ""
+
+
+class _Counted:
+    """Wraps ``fun``/``grad`` into one ``fg(x) -> (f, g)`` that counts evaluations.
+
+    A non-finite objective or gradient is returned as ``f = +inf`` (so line searches
+    shrink away from it) and remembered in ``nonfinite``, so a method can stop at once
+    and say so instead of running on to ``max_iter``.
+    """
+
+    def __init__(self, fun, grad, hess=None):
+        self.n = 0
+        self.nonfinite = False
+        self.unbounded = False      # f = -inf seen: unbounded below, or overflow
+        self.with_hess = hess is True
+        if self.with_hess:
+            if grad is not True:
+                raise ValueError("hess=True needs grad=True: fun(x) must return (f, g, H)")
+            self._fg = fun
+        elif grad is True:
+            self._fg = fun
+        elif callable(grad):
+            self._fg = lambda x: (fun(x), grad(x))
+        else:
+            raise ValueError("grad must be a callable, or True when fun returns (f, g)")
+
+    def __call__(self, x):
+        self.n += 1
+        with np.errstate(over="ignore", invalid="ignore"):   # divergence is reported, not warned
+            out = self._fg(x)
+        f, g = float(out[0]), np.asarray(out[1], dtype=float)
+        if g.shape != x.shape:
+            raise ValueError(f"the gradient has shape {g.shape} but x has shape {x.shape}; "
+                             "grad must return one partial derivative per coordinate of x")
+        ok = np.isfinite(f) and np.all(np.isfinite(g))
+        if not ok:
+            self.nonfinite = True
+            self.unbounded |= f == -np.inf
+            f = np.inf
+        if self.with_hess:
+            return f, g, (out[2] if ok else None)
+        return f, g
+
+
+def _x0(x0):
+    x = np.array(x0, dtype=float).ravel()
+    if not np.all(np.isfinite(x)):
+        raise ValueError("x0 must be finite: pass a starting point without NaN or inf")
+    return x
+
+
+def _gscale(g0, gscale):
+    """The gradient's natural size: ``max |g(x0)|`` unless the caller states one (a number,
+    or one positive number per coordinate)."""
+    if gscale is not None:
+        gs = np.asarray(gscale, dtype=float)
+        if gs.ndim > 1 or (gs.ndim == 1 and gs.shape != g0.shape) or not np.all(gs > 0):
+            raise ValueError("gscale must be a positive number, or one per coordinate of x "
+                             "(the gradient's natural size)")
+        return gs if gs.ndim else float(gs)
+    return float(np.max(np.abs(g0), initial=0.0))
+
+
+def _small_grad(g, gtol, scale):
+    """``max_j |g_j| / scale_j <= gtol`` (``scale`` a number or one per coordinate)."""
+    return np.max(np.abs(g) / scale, initial=0.0) <= gtol
+
+
+def _small_step(step, x, xtol):
+    """``max |step| <= xtol * max |x|``: relative, so it does not depend on the units of x."""
+    return xtol > 0 and np.max(np.abs(step), initial=0.0) <= xtol * np.max(np.abs(x), initial=0.0)
+
+
+MSG_NONFINITE_X0 = ("the objective or its gradient is not finite at the starting point x0: "
+                    "check the objective (log of 0? overflow?) or start elsewhere")
+MSG_NONFINITE = ("stopped: the objective or gradient became non-finite (NaN or inf) and no "
+                 "finite point with a lower objective was found along the search direction; "
+                 "scale the problem, reduce the step size or add a penalty")
+MSG_UNBOUNDED = ("stopped: the objective reached -inf, so it is unbounded below (or overflowed); "
+                 "check the objective, add a penalty or scale the problem")
+MSG_ZERO_GRAD = "the gradient is zero at the starting point (x0 is stationary)"
+MSG_GTOL = "gradient below gtol (relative to its size at the start)"
+MSG_XTOL = "step below xtol (relative to |x|)"
+
+
+def _msg_max_iter(k):
+    return (f"max_iter reached: {k} iterations without meeting gtol or xtol; "
+            "increase max_iter or loosen gtol")
+
+
+def _start(fg, x, gtol, gscale, path_x=None):
+    """Evaluate at ``x0``. Returns ``(f, g, scale, early)`` where ``early`` is a result to
+    return at once (objective not finite at x0, or x0 already stationary) or ``None``."""
+    out = fg(x)
+    f, g = out[0], out[1]
+    if fg.nonfinite:
+        return out, None, OptimizeResult(x, float("nan"), g, False, 0, fg.n, x[None, :].copy(),
+                                         MSG_NONFINITE_X0)
+    scale = _gscale(g, gscale)
+    if np.all(scale == 0.0) or (np.all(scale > 0) and _small_grad(g, gtol, scale)):
+        msg = MSG_ZERO_GRAD if np.all(scale == 0.0) else MSG_GTOL
+        return out, scale, OptimizeResult(x, f, g, True, 0, fg.n, x[None, :].copy(), msg)
+    return out, scale, None
