@@ -145,10 +145,18 @@ def main(argv=None):
         problems = [p for s in sources for p in out_of_sync(s)]
         print("\n".join(problems) or f"{len(sources)} notebooks agree with their sources")
         return 1 if problems else 0
+    failed = []
     with ProcessPoolExecutor(max_workers=max(1, min(args.jobs, len(sources)))) as pool:
-        for line in pool.map(build, sources):
-            print(line, flush=True)
-    return 0
+        futures = {pool.submit(build, s): s for s in sources}
+        for future, source in futures.items():
+            try:
+                print(future.result(), flush=True)
+            except Exception as exc:  # noqa: BLE001 - report every chapter, then fail
+                failed.append(source.relative_to(ROOT).as_posix())
+                print(f"FAILED {failed[-1]}: {str(exc)[-3000:]}", flush=True)
+    if failed:
+        print("chapters that did not execute: " + ", ".join(failed))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

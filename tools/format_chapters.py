@@ -8,6 +8,12 @@ Runs, on each source's code cells through jupytext (markdown untouched):
 3. string literals and comments still over 100 columns are split at spaces (adjacent literals
    concatenate), then ``ruff format`` runs again.
 ``tests/test_chapter_style.py`` checks the result (E501, E702, E703, E731 and ``ruff format --check``).
+
+With ``--tag-checks`` it also applies the book's page design, "read first, check second": a
+code cell whose every output line is a check result (``ok  ...``) is a pure check cell, so it
+gets the ``hide-input`` tag (the page shows its one-line results and folds the code behind
+"Show code cell source"). It reads the generated notebooks to decide, so run
+``make notebooks`` first. ``tests/test_notebook_sources.py`` checks the tags.
 """
 
 from __future__ import annotations
@@ -28,33 +34,49 @@ def _pipe(source: Path, command: str) -> None:
                     str(source)], check=True)
 
 
+def _pieces(body: str):
+    """Split an f-string body where a split is safe: after a space or a replacement field
+    at brace depth 0 (never inside ``{...}``)."""
+    pieces, cur, depth = [], "", 0
+    for ch in body:
+        cur += ch
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        if depth == 0 and (ch == " " or ch == "}"):
+            pieces.append(cur)
+            cur = ""
+    return pieces + ([cur] if cur else [])
+
+
 def _split_string(line: str):
-    m = re.match(r'^(\s*)(f?)"(.*)"(,?\)?)$', line)
+    m = re.match(r'^(\s*)(\w+=)?(f?)"(.*)"(,?\)?)$', line)
     if not m:
         return None
-    indent, f, body, tail = m.groups()
-    width = WIDTH - len(indent) - len(f) - 3
-    parts, cur, depth = [], "", 0
-    words = body.split(" ")
-    for i, word in enumerate(words):
-        piece = word if i == len(words) - 1 else word + " "
-        if cur and depth == 0 and len(cur) + len(word) > width:
+    indent, kw, f, body, tail = m.groups()
+    inner = indent + ("    " if kw else "")
+    width = WIDTH - len(inner) - len(f) - 3
+    parts, cur = [], ""
+    for piece in _pieces(body):
+        if cur and len(cur) + len(piece) > width:
             parts.append(cur)
             cur = ""
         cur += piece
-        depth += word.count("{") - word.count("}")
     parts.append(cur)
-    if len(parts) == 1:
+    if len(parts) == 1 and not kw:
         return None
-    return [f'{indent}{f if "{" in p else ""}"{p}"' + (tail if i == len(parts) - 1 else "")
-            for i, p in enumerate(parts)]
+    lines = [f'{inner}{f if "{" in p else ""}"{p}"' for p in parts]
+    if kw:
+        return [f"{indent}{kw}("] + lines + [f"{indent}){tail}"]
+    lines[-1] += tail
+    return lines
 
 
 def _split_comment(line: str):
-    code, _, text = re.match(r"^(.*?)(\s*)#\s?(.*)$", line).groups()
-    indent = re.match(r"^\s*", code).group(0)
+    indent, code, text = re.match(r"^(\s*)(.*?)\s*#\s?(.*)$", line).groups()
     wrapped = [indent + "# " + t for t in textwrap.wrap(text, WIDTH - len(indent) - 2)]
-    return wrapped + ([code.rstrip()] if code.strip() else [])
+    return wrapped + ([indent + code.rstrip()] if code.strip() else [])
 
 
 def wrap_long_lines(source: Path) -> int:
@@ -79,17 +101,63 @@ def wrap_long_lines(source: Path) -> int:
 
 def format_source(source: Path) -> None:
     ruff = BIN / "ruff"
-    _pipe(source, f"{ruff} check -q --fix --unsafe-fixes --select E731 --stdin-filename cell.py -")
-    _pipe(source, f"{ruff} format -q --line-length {WIDTH} --stdin-filename cell.py -")
+    fix_lambdas = f"{ruff} check -q --exit-zero --fix --unsafe-fixes --select E731 --stdin-filename cell.py -"
+    reformat = f"{ruff} format -q --line-length {WIDTH} --stdin-filename cell.py -"
+    # twice: a lambda inside a `;` chain can only be rewritten once the chain is split
+    for command in (fix_lambdas, reformat, fix_lambdas, reformat):
+        _pipe(source, command)
     if wrap_long_lines(source):
-        _pipe(source, f"{ruff} format -q --line-length {WIDTH} --stdin-filename cell.py -")
+        _pipe(source, reformat)
+
+
+def is_check_output(outputs) -> bool:
+    """True when a cell's outputs are only check results (``ok  ...`` lines and their wraps)."""
+    lines = []
+    for out in outputs:
+        if out.get("output_type") == "stream":
+            lines += out.get("text", "").splitlines()
+        elif out.get("output_type") == "execute_result" and set(out.get("data", {})) == {"text/plain"}:
+            lines += out["data"]["text/plain"].splitlines()
+        else:
+            return False
+    lines = [ln for ln in lines if ln.strip()]
+    return bool(lines) and lines[0].startswith("ok  ") and all(
+        ln.startswith("ok  ") or ln.startswith("    ") for ln in lines)
+
+
+def tag_check_cells(source: Path) -> int:
+    import jupytext
+    import nbformat
+
+    notebook = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    text = jupytext.read(source, fmt="md:myst")
+    if len(notebook.cells) != len(text.cells):
+        raise SystemExit(f"{source}: notebook out of date; run make notebooks first")
+    tagged = 0
+    for cell, run in zip(text.cells, notebook.cells):
+        if cell.cell_type == "code" and is_check_output(run.get("outputs", [])):
+            tags = cell.metadata.setdefault("tags", [])
+            if "hide-input" not in tags:
+                tags.append("hide-input")
+                run.metadata.setdefault("tags", []).append("hide-input")
+                tagged += 1
+    if tagged:
+        # The tag changes no output, so the generated notebook gets the same tag instead of
+        # being executed again (its cell ids and outputs stay as they are).
+        jupytext.write(text, source, fmt="md:myst")
+        with open(source.with_suffix(".ipynb"), "w", encoding="utf-8") as f:
+            nbformat.write(notebook, f)
+    return tagged
 
 
 def main(argv):
+    tag = "--tag-checks" in argv
+    argv = [a for a in argv if a != "--tag-checks"]
     sources = [Path(a) for a in argv] or sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md"))
     for s in sources:
         format_source(s)
-        print(f"formatted {s}")
+        extra = f", {tag_check_cells(s)} check cells newly folded" if tag else ""
+        print(f"formatted {s}{extra}")
 
 
 if __name__ == "__main__":
