@@ -90,7 +90,7 @@ class LMS(RegressorMixin, BaseEstimator):
         data: every column of ``[1, X]`` orthogonal to the residual to a cosine of
         ``1e-6`` (a scale-free test of the normal equations). Constant-step LMS hovers
         around the solution and usually does not pass it.
-    path_ : ndarray (t_ + 1, n_params)
+    path_ : ndarray (``t_ + 1``, n_params)
         Every iterate (``record_path`` only).
 
     Derived in: chapter "Online learning and stochastic optimisation" § "Least mean squares (the delta rule)".

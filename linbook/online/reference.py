@@ -24,7 +24,7 @@ def sgd_per_sample(X, y, *, loss="squared_error", eta=0.1, n_epochs=1, shuffle=T
 
     ``theta`` has no intercept (add a column of ones to ``X`` for one). For each
     epoch: permute the samples (if ``shuffle``), cut them into minibatches of
-    ``batch_size`` and for each minibatch ``B``
+    ``batch_size`` and for each minibatch ``B``::
 
         g = (1/|B|) sum_{i in B} s_i (yhat_i - y_i) x_i + lam_n theta,     theta <- theta - eta_k g
 
