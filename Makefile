@@ -57,6 +57,7 @@ student: env backmatter
 # line printed before and after says plainly whether it ran or was skipped.
 # Then nbval runs every notebook again under a second BLAS setting ($(ALT_BLAS)).
 test: env
+	rm -rf _build/html   # no stale page from an earlier build reaches the site checks
 	$(BIN)/jupyter-book build --all -W -n --keep-going . > _build_log.txt 2>&1 || (cat _build_log.txt; exit 1)
 	@$(BIN)/python tests/browser/browserlib.py
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile -rs $(NBVAL) tests chapters

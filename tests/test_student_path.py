@@ -31,13 +31,11 @@ PRINTED_CHECK = re.compile(r'`(linbook\.exercises\.check\("([\w.-]+)",\s*(\w+)\)
 
 
 def _code_cells(path):
-    """[(tags, code)] of a MyST source, in order."""
-    cells = []
-    for body in CELL.findall(path.read_text(encoding="utf-8")):
-        tags = re.match(r"^:tags:\s*\[(.*?)\]\s*\n", body)
-        code = body[tags.end():] if tags else body
-        cells.append(([t.strip() for t in tags.group(1).split(",")] if tags else [], code.strip("\n")))
-    return cells
+    """[(tags, code)] of a MyST source, in order (read with jupytext, so any cell metadata works)."""
+    import jupytext
+
+    nb = jupytext.read(path, fmt="md:myst")
+    return [(list(c.metadata.get("tags", [])), c.source.strip("\n")) for c in nb.cells if c.cell_type == "code"]
 
 
 def _prose(path):
