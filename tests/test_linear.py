@@ -472,3 +472,11 @@ def test_centring_is_accurate_for_large_means(offset):
     np.testing.assert_allclose(LinearRegression().fit(X, y).coef_, ref, rtol=1e-9)
     ref_r = np.linalg.solve(Xc.T @ Xc + 3.0 * np.eye(4), Xc.T @ yc)
     np.testing.assert_allclose(Ridge(lam=3.0).fit(X, y).coef_, ref_r, rtol=1e-9)
+
+
+def test_weighted_aic_only_where_defined():
+    X, y = data(30, 2, seed=27)
+    w = np.ones(30)
+    assert np.isfinite(LinearRegression().fit(X, y).aic(X, y, sample_weight=w))
+    with pytest.raises(ValueError, match="takes no sample_weight"):
+        LeastAbsoluteDeviation().fit(X, y).aic(X, y, sample_weight=w)
