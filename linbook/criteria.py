@@ -17,6 +17,8 @@ Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 __all__ = ["aic", "bic", "InformationCriteriaMixin"]
@@ -50,6 +52,10 @@ class InformationCriteriaMixin:
     def _ll(self, X, y, sample_weight):
         if sample_weight is None:
             return self.log_likelihood(X, y)
+        if "sample_weight" not in inspect.signature(self.log_likelihood).parameters:
+            raise ValueError(f"{type(self).__name__}.log_likelihood takes no sample_weight; call "
+                             "aic/bic without it (a weighted likelihood is defined for the "
+                             "least-squares models only).")
         return self.log_likelihood(X, y, sample_weight=sample_weight)
 
     def aic(self, X, y, sample_weight=None):

@@ -32,3 +32,14 @@ def _expected(est):
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_beta_bernoulli_is_cloneable_but_not_a_sklearn_estimator():
+    """BetaBernoulli models a 1-D sequence of 0/1 outcomes (no X), so scikit-learn's checks,
+    which feed 2-D X, do not apply; it still clones and reports its parameters."""
+    from sklearn.base import clone
+
+    from linbook.estimation import BetaBernoulli
+    b = clone(BetaBernoulli(a=2.0, b=3.0))
+    assert b.get_params() == {"a": 2.0, "b": 3.0}
+    assert b.fit([1, 0, 1]).posterior_mean() == (2.0 + 2) / (5.0 + 3)

@@ -459,3 +459,24 @@ def test_wide_X_scale_equivariance(s):
     for est, ref in ((LinearRegression(), b), (Ridge(lam=0.0), b), (Lasso(lam=20.0 * s), Lasso(lam=20.0).fit(X, y))):
         a = est.fit(X * s, y)
         np.testing.assert_allclose(a.coef_ * s, ref.coef_, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("offset", [0.0, 5.0, 1e6])
+def test_centring_is_accurate_for_large_means(offset):
+    # means far from zero make X^T X - N m m^T cancel; the Gram is then centred block by block
+    rng = np.random.default_rng(26)
+    X = rng.standard_normal((500, 4)) + offset
+    y = X @ [1.0, -1.0, 0.5, 2.0] + rng.standard_normal(500)
+    Xc, yc = X - X.mean(0), y - y.mean()
+    ref = np.linalg.lstsq(Xc, yc, rcond=None)[0]
+    np.testing.assert_allclose(LinearRegression().fit(X, y).coef_, ref, rtol=1e-9)
+    ref_r = np.linalg.solve(Xc.T @ Xc + 3.0 * np.eye(4), Xc.T @ yc)
+    np.testing.assert_allclose(Ridge(lam=3.0).fit(X, y).coef_, ref_r, rtol=1e-9)
+
+
+def test_weighted_aic_only_where_defined():
+    X, y = data(30, 2, seed=27)
+    w = np.ones(30)
+    assert np.isfinite(LinearRegression().fit(X, y).aic(X, y, sample_weight=w))
+    with pytest.raises(ValueError, match="takes no sample_weight"):
+        LeastAbsoluteDeviation().fit(X, y).aic(X, y, sample_weight=w)

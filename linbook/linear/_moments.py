@@ -2,13 +2,16 @@
 
 Every linear model here solves a problem in the centred Gram matrix
 ``G = Xc^T W Xc`` and ``c = Xc^T W yc`` (``Xc``, ``yc`` centred by the weighted means when an
-intercept is fitted, ``W = diag(sample_weight)``). This module computes them in one pass over
-``X`` in row blocks, so that centring and weighting never copy ``X`` (a block of a few MB is the
-only temporary), and works in *scaled* coordinates: ``y`` is divided by a power of two near
-``max|y|`` and, when the Gram matrix would overflow or underflow (features near 1e300 or
-1e-160), every column of ``X`` by a power of two near its largest entry. Powers of two make the
-scaling exact, so results do not change, but nothing overflows. Solvers work with the scaled
-solution ``v`` and :meth:`Moments.coef` maps it back: ``w_j = y_scale * v_j / x_scale_j``.
+intercept is fitted, ``W = diag(sample_weight)``). This module computes them without copying
+``X``: by one BLAS ``syrk`` on ``X`` and a rank-one centring update when that loses at most two
+digits (unweighted data whose column means are within ~10 standard deviations of zero), else
+in one pass over ``X`` in row blocks that are centred and weighted exactly (a block of a few MB
+is the only temporary). It works in *scaled* coordinates: ``y`` is divided by a power of
+two near ``max|y|`` when that is beyond 1e100 or below 1e-100, and, when the Gram matrix would
+overflow or underflow (features near 1e300 or 1e-160), every column of ``X`` by a power of two
+near its largest entry. Powers of two make the scaling exact, so results do not change, but
+nothing overflows. Solvers work with the scaled solution ``v`` and :meth:`Moments.coef` maps it
+back: ``w_j = y_scale * v_j / x_scale_j``.
 
 Private helpers of :mod:`linbook.linear`.
 """
@@ -56,7 +59,7 @@ class Moments:
     G : (d, d) ``Xc'^T W Xc'``        c : (d,) ``Xc'^T W yc'``        yy : ``yc'^T W yc'``
     x_mean, y_mean : weighted means in original units (zeros without an intercept)
     x_scale : (d,) powers of two (ones unless the raw Gram would overflow or underflow)
-    y_scale : power of two near ``max|y|``
+    y_scale : 1, or a power of two near ``max|y|`` when that is beyond 1e+-100
     n_eff : number of samples with positive weight
     """
 
@@ -66,13 +69,15 @@ class Moments:
         self.X, self.sw, self.fit_intercept = X, sw, fit_intercept
         self.n, self.d = X.shape
         self.n_eff = self.n if sw is None else int(np.count_nonzero(sw))
-        self.y_scale = float(pow2(np.max(np.abs(y), initial=0.0)))
-        self.ys = y / self.y_scale
+        big = max(float(y.max(initial=0.0)), -float(y.min(initial=0.0)))
+        # y is rescaled only where its squares could overflow or underflow (exactly: a power of 2)
+        self.y_scale = float(pow2(big)) if not 1e-100 <= big <= 1e100 else 1.0
+        self.ys = y / self.y_scale if self.y_scale != 1.0 else y
         self.sum_w = float(self.n if sw is None else sw.sum())
         self.y_mean_s = float(self._wmean(self.ys)) if fit_intercept else 0.0
         self.gram_built = False
-        yc = self.ys - self.y_mean_s
-        self.yy = float(np.sum(yc * yc) if sw is None else sw @ (yc * yc))
+        self.yc = yc = self.ys - self.y_mean_s
+        self.yy = float(yc @ yc if sw is None else sw @ (yc * yc))
         if not gram or (sps.issparse(X) and self.d > MAX_GRAM_FEATURES):
             # no D x D matrix (wide dense X, or sparse X with many columns): one common power
             # of two for all columns keeps the penalty uniform and the data near 1
@@ -80,7 +85,14 @@ class Moments:
             self.x_mean_s = self._x_means()
             return
         self.x_scale = np.ones(self.d)
-        self.x_mean_s = self._x_means()
+        self._raw_c = None
+        if sw is None and isinstance(X, np.ndarray) and fit_intercept:
+            # column means and X^T yc in one pass over X (a GEMM with the two columns [yc, 1])
+            with np.errstate(over="ignore", invalid="ignore"):
+                T = X.T @ np.column_stack([yc, np.ones(self.n)])
+            self._raw_c, self.x_mean_s = T[:, 0], T[:, 1] / self.n
+        else:
+            self.x_mean_s = self._x_means()
         ok = self._gram()
         if not ok:
             self.x_scale = self._column_scales()
@@ -122,10 +134,11 @@ class Moments:
     def _gram(self):
         """Fill ``G``, ``c``, ``yy``; return False when the scaled-by-one Gram over/underflows."""
         d = self.d
-        yc = self.ys - self.y_mean_s
-        if sps.issparse(self.X) and not self._sparse_gram(yc):
-            self._dense_gram(yc)
-        elif not sps.issparse(self.X):
+        yc = self.yc
+        if sps.issparse(self.X):
+            if not self._sparse_gram(yc):
+                self._dense_gram(yc)
+        elif not self._raw_gram(yc):
             self._dense_gram(yc)
         self.gram_built = True
         diag = np.diag(self.G)
@@ -133,6 +146,35 @@ class Moments:
             return False
         if np.all(self.x_scale == 1.0) and np.any((diag < 1e-250) & (diag >= 0)) and d:
             return bool(np.all(self._column_scales() == 1.0))   # zero column, or tiny values
+        return True
+
+    def _raw_gram(self, yc):
+        """One BLAS ``syrk`` on X itself, centred by a rank-one update; False if that is inaccurate.
+
+        ``Xc^T Xc = X^T X - N m m^T`` loses about ``log10(X^T X / Xc^T Xc)`` digits on the
+        diagonal to cancellation. Used (unweighted, unscaled data only) while that is at most two
+        digits, i.e. every column's mean is within ~10 standard deviations of zero; otherwise
+        the caller centres block by block, which is exact.
+        """
+        X = self.X
+        if self.sw is not None or not np.all(self.x_scale == 1.0):
+            return False
+        if X.flags.c_contiguous:
+            G = dsyrk(1.0, X.T, trans=0)
+        elif X.flags.f_contiguous:
+            G = dsyrk(1.0, X, trans=1)
+        else:
+            return False
+        G = np.triu(G) + np.triu(G, 1).T
+        m = self.x_mean_s
+        with np.errstate(over="ignore", invalid="ignore"):
+            c = X.T @ yc if self._raw_c is None else self._raw_c
+            if self.fit_intercept:
+                Gc = G - self.n * np.outer(m, m)
+                if not np.all(np.diag(Gc) >= 1e-2 * np.diag(G)):
+                    return False
+                G, c = Gc, c - m * float(yc.sum())
+        self.G, self.c = G, c
         return True
 
     def _dense_gram(self, yc):

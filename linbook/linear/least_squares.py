@@ -20,10 +20,12 @@ class LinearRegression(LinearModel):
     ``s_i`` are the sample weights (all 1 by default: ``1/2 ||y - X w - b||^2``). Equals
     scikit-learn's ``LinearRegression()`` and statsmodels' ``OLS`` (``WLS`` with weights).
 
-    **How it is solved.** One pass over ``X`` accumulates the centred Gram matrix
-    ``G = Xc^T S Xc`` and ``c = Xc^T S yc`` in row blocks (no copy of ``X``; the intercept
-    comes from the weighted means, ``b = ybar - xbar . w``), and ``G w = c`` is solved by a
-    Cholesky factorisation of the diagonally equilibrated ``G``. That is fast (``O(N D^2)`` in
+    **How it is solved.** The centred Gram matrix ``G = Xc^T S Xc`` and ``c = Xc^T S yc`` come
+    from one BLAS ``syrk`` on ``X`` and a rank-one centring update (or, when the column means
+    are so large that the update would lose more than two digits, or with weights, from one
+    pass over ``X`` in exactly centred row blocks); ``X`` is never copied. The intercept comes
+    from the weighted means, ``b = ybar - xbar . w``, and ``G w = c`` is solved by a Cholesky
+    factorisation of the diagonally equilibrated ``G``. That is fast (``O(N D^2)`` in
     one BLAS ``syrk``) and accurate while ``X`` is well conditioned. **Fallback:** when
     ``G`` is numerically singular or its reciprocal condition number (equilibrated) is below
     ``1e-8`` - collinear columns or ``cond(Xc) > 1e4``, where the

@@ -45,8 +45,8 @@ class Ridge(LinearModel):
     under Gaussian noise of variance ``sigma^2`` and a ``N(0, tau^2 I)`` prior on ``w`` when
     ``lam = sigma^2 / tau^2``. The minimiser solves ``(Xc^T S Xc + lam I) w = Xc^T S yc``.
 
-    **How it is solved.** As :class:`LinearRegression`: one blocked pass over ``X`` gives the
-    centred Gram matrix (no copy of ``X``), and ``G + lam I`` is factorised by Cholesky after
+    **How it is solved.** As :class:`LinearRegression`: the centred Gram matrix comes from one
+    BLAS ``syrk`` on ``X`` (no copy of ``X``), and ``G + lam I`` is factorised by Cholesky after
     diagonal equilibration. **Fallbacks:** when ``D > N`` (dense ``X``), or when the
     equilibrated matrix has reciprocal condition number below ``1e-8`` (``lam`` tiny and ``X``
     nearly collinear, where the normal equations would lose more than half the digits), the
