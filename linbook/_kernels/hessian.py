@@ -129,9 +129,13 @@ def binary_pass(X, t, v, b, terms, *, weights=None, col_scale=None, fit_intercep
     Hbb = 0.0
     # wide X: blocks of >= d rows, so each rank-k SYRK update of the d x d result is
     # amortised over k >= d rows (C is read and written once per block)
+    # moderate scales: scale v and the results instead of copying each block of X
+    # (X'SX in the units of X cannot overflow while max |x| < 1e100)
+    post = inv_c is not None and 1e-100 < np.min(inv_c) and np.max(inv_c) < 1e100
+    u = v * inv_c if post else v
     for i, j in block_rows(n, d, block_size or max(256, (1 << 16) // max(d, 1), min(d, 4096))):
-        Xb = _scaled_block(X, i, j, inv_c)
-        zb = Xb @ v
+        Xb = X[i:j] if post else _scaled_block(X, i, j, inv_c)
+        zb = Xb @ u
         zb += b
         z[i:j] = zb
         nll, dz, d2 = terms(zb, t[i:j])
@@ -151,8 +155,13 @@ def binary_pass(X, t, v, b, terms, *, weights=None, col_scale=None, fit_intercep
             g[off:] += Xb.T @ dz
         if fit_intercept:
             g[0] += dz.sum()
+    if post:
+        g[off:] *= inv_c
     if not need_hess:
         return f, g, None, z
+    if post:
+        Hww *= np.outer(inv_c, inv_c)
+        Hwb *= inv_c
     H = np.empty((d + off, d + off))
     H[off:, off:] = _symmetrise_upper(Hww)
     if fit_intercept:
