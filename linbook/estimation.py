@@ -17,7 +17,7 @@ Derived in: chapter "Estimation: MLE, MAP and Bayes".
 from __future__ import annotations
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 __all__ = [
     "bernoulli_mle",
@@ -292,6 +292,8 @@ class BetaBernoulli:
     def posterior(self):
         """The posterior as a frozen ``scipy.stats.beta`` distribution."""
         a, b = self._post()
+        from scipy import stats  # imported here: scipy.stats would double `import linbook`
+
         return stats.beta(a, b)
 
     def posterior_mean(self):
@@ -354,6 +356,8 @@ class BetaBernoulli:
         if not (np.isscalar(level) and 0 < level < 1):
             raise ValueError(f"level must be in (0, 1); got {level!r}")
         a, b = self._post()
+        from scipy import stats
+
         lo, hi = stats.beta.ppf([(1 - level) / 2, (1 + level) / 2], a, b)
         return float(lo), float(hi)
 
