@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from .line_search import backtracking, wolfe_line_search
-from .result import (MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted, _msg_max_iter,
-                     _small_grad, _small_step, _start, _x0)
+from .result import (MSG_GTOL, MSG_NONFINITE, OptimizeResult, _Counted, _msg_max_iter,
+                     _small_grad, _small_step, _start, _stop_reason, _x0)
 
 __all__ = ["gradient_descent", "momentum", "conjugate_gradient", "nonlinear_cg"]
 
@@ -90,14 +90,9 @@ def gradient_descent(fun, x0, grad=None, *, step="backtracking", hess=None, max_
         small = _small_step(x_new - x, x, xtol)
         x, f, g = x_new, f_new, g_new
         path.append(x.copy())
-        if fg.unbounded:
-            msg = MSG_UNBOUNDED
-            break
-        if _small_grad(g, gtol, scale):
-            converged, msg = True, MSG_GTOL
-            break
-        if small:
-            converged, msg = True, MSG_XTOL
+        stop = _stop_reason(fg, g, gtol, scale, small)
+        if stop:
+            converged, msg = stop
             break
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
@@ -240,13 +235,8 @@ def nonlinear_cg(fun, x0, grad=None, *, max_iter=1000, gtol=1e-6, xtol=0.0, gsca
         x, f, g, t_prev = x_new, f_new, g_new, t
         d = -g + beta * d
         path.append(x.copy())
-        if fg.unbounded:
-            msg = MSG_UNBOUNDED
-            break
-        if _small_grad(g, gtol, scale):
-            converged, msg = True, MSG_GTOL
-            break
-        if small:
-            converged, msg = True, MSG_XTOL
+        stop = _stop_reason(fg, g, gtol, scale, small)
+        if stop:
+            converged, msg = stop
             break
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)

@@ -21,7 +21,7 @@ from .._kernels.hessian import weighted_gram
 from ..numerics import log1pexp, sigmoid
 from .line_search import _armijo, backtracking
 from .result import (MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted, _msg_max_iter,
-                     _small_grad, _small_step, _start, _x0)
+                     _small_grad, _small_step, _start, _stop_reason, _x0)
 
 __all__ = ["newton", "truncated_newton", "irls", "levenberg_marquardt"]
 
@@ -208,11 +208,9 @@ def truncated_newton(fun, x0, grad=None, hessp=None, *, max_iter=100, gtol=1e-8,
         x = x + t * d
         f, g = f_new, g_new
         path.append(x.copy())
-        if fg.unbounded:
-            msg = MSG_UNBOUNDED
-            break
-        if _small_grad(g, gtol, scale):
-            converged, msg = True, MSG_GTOL
+        stop = _stop_reason(fg, g, gtol, scale)
+        if stop:
+            converged, msg = stop
             break
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 

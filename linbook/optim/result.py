@@ -127,6 +127,21 @@ def _small_step(step, x, xtol):
     return xtol > 0 and np.max(np.abs(step), initial=0.0) <= xtol * np.max(np.abs(x), initial=0.0)
 
 
+def _stop_reason(fg, g, gtol, scale, small_step=False):
+    """The end-of-iteration test shared by the solvers: ``(converged, message)``, or ``None`` to go on.
+
+    In order: the objective hit -inf (not converged), the gradient is small relative to its
+    scale, the step is small relative to ``|x|``.
+    """
+    if fg.unbounded:
+        return False, MSG_UNBOUNDED
+    if _small_grad(g, gtol, scale):
+        return True, MSG_GTOL
+    if small_step:
+        return True, MSG_XTOL
+    return None
+
+
 MSG_NONFINITE_X0 = ("the objective or its gradient is not finite at the starting point x0: "
                     "check the objective (log of 0? overflow?) or start elsewhere")
 MSG_NONFINITE = ("stopped: the objective or gradient became non-finite (NaN or inf) and no "
