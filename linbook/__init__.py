@@ -22,49 +22,60 @@ laplace       Laplace approximation, BIC/AIC, BayesianLogisticRegression (chapte
 online        streaming estimators: SGD, LMS, recursive least squares (chapter 8)
 selection     model and feature selection helpers (chapter 10)
 exercises     self-checks of the chapters' exercises: linbook.exercises.check(key, my_function)
-              (imported on first use, so `import linbook` stays fast)
+
+Every module, and every name above, is imported on first use, so ``import linbook`` itself
+loads numpy only (scikit-learn, scipy and numba load with the first estimator).
 """
 
 from . import numerics
 from .numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid, softmax
 
-# Chapter modules: each defines its own __all__; see the module list above.
-from . import estimation, linear, perceptron, logistic, optim, gaussian, discriminant, laplace, online, selection  # noqa: E401,E402
-from .estimation import *  # noqa: F401,F403,E402
-from .linear import *  # noqa: F401,F403,E402
-from .perceptron import *  # noqa: F401,F403,E402
-from .logistic import *  # noqa: F401,F403,E402
-from .gaussian import *  # noqa: F401,F403,E402
-from .discriminant import *  # noqa: F401,F403,E402
-from .laplace import *  # noqa: F401,F403,E402
-from .selection import *  # noqa: F401,F403,E402
-from .criteria import aic, bic  # noqa: F401,E402
-
 __version__ = "0.1.0"
 
+# Every chapter module loads on first use (PEP 562 ``__getattr__``): ``import linbook`` costs
+# numpy only, and ``linbook.LogisticRegression`` imports ``linbook.logistic`` (and with it
+# scikit-learn, whose ``BaseEstimator`` the estimators subclass) when it is first touched.
+# ``_EXPORTS`` maps each top-level name to its module; tests/test_api_snapshot.py checks
+# that it equals the modules' ``__all__``.
+_EXPORTS = {
+    "estimation": ["bernoulli_mle", "gaussian_mle", "mvn_mle", "mvn_log_likelihood", "BetaBernoulli",
+                   "ridge_lambda_from_prior", "lasso_lambda_from_prior"],
+    "linear": ["LinearRegression", "Ridge", "Lasso", "LeastAbsoluteDeviation"],
+    "perceptron": ["Perceptron", "perceptron_reference"],
+    "logistic": ["LogisticRegression", "ProbitRegression"],
+    "gaussian": ["mvn_cholesky", "mahalanobis", "mvn_logpdf", "mvn_sample", "mvn_entropy"],
+    "discriminant": ["QDA", "LDA", "RDA", "DiagonalLDA", "GaussianNaiveBayes", "NearestShrunkenCentroids",
+                     "FisherLDA"],
+    "laplace": ["LaplaceResult", "laplace_approximation", "probit_kappa", "moderated_sigmoid",
+                "BayesianLogisticRegression"],
+    "selection": ["hat_diagonal", "loocv_least_squares", "loocv_ridge", "SearchResult", "forward_selection",
+                  "backward_selection", "mutual_information", "mutual_information_scores", "kl_divergence"],
+    "criteria": ["aic", "bic"],
+    "symbolic": ["DerivationError"],
+}
+_NAME_TO_MODULE = {name: module for module, names in _EXPORTS.items() for name in names}
+_SUBMODULES = {"numerics", "symbolic", "plotting", "datasets", "exercises", "book", "estimation", "linear",
+               "perceptron", "logistic", "optim", "gaussian", "discriminant", "laplace", "online", "selection",
+               "criteria", "base"}
+
 __all__ = (
-    ["sigmoid", "log_sigmoid", "log1pexp", "logsumexp", "softmax", "log_softmax", "DerivationError",
-     "datasets", "numerics", "plotting", "symbolic", "optim", "online", "exercises", "aic", "bic"]
-    + estimation.__all__ + linear.__all__ + perceptron.__all__ + logistic.__all__
-    + gaussian.__all__ + discriminant.__all__ + laplace.__all__ + selection.__all__
+    ["sigmoid", "log_sigmoid", "log1pexp", "logsumexp", "softmax", "log_softmax", "datasets", "numerics",
+     "plotting", "symbolic", "optim", "online", "exercises"]
+    + [name for module, names in _EXPORTS.items() for name in names]
 )
-
-
-# Modules that pull in heavy libraries (sympy, matplotlib, the exercise registry) load on
-# first use, so `import linbook` stays fast; `linbook.plotting.use_book_style()` and
-# `linbook.exercises.check(...)` work after a plain `import linbook`.
-_LAZY_MODULES = {"symbolic", "plotting", "datasets", "exercises", "book"}
 
 
 def __getattr__(name):
     import importlib
 
-    if name in _LAZY_MODULES:
+    if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
-    if name == "DerivationError":
-        return importlib.import_module(".symbolic", __name__).DerivationError
+    if name in _NAME_TO_MODULE:
+        value = getattr(importlib.import_module(f".{_NAME_TO_MODULE[name]}", __name__), name)
+        globals()[name] = value          # later lookups skip __getattr__
+        return value
     raise AttributeError(f"module 'linbook' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | _LAZY_MODULES | {"DerivationError"})
+    return sorted(set(globals()) | _SUBMODULES | set(_NAME_TO_MODULE))
