@@ -316,11 +316,13 @@ def _max_sq_norm(X):
 
 def _row_arrays(X):
     """``X`` as a C-ordered array or CSR with sorted indices, and ``(X, data, indices, indptr)`` for the kernels."""
+    from ._kernels.csr import csr_parts
+
     empty_f, empty_i = np.empty(0), np.empty(0, dtype=np.int64)
     if sp.issparse(X):
         X = sp.csr_matrix(X)
         if not X.has_sorted_indices:
             X = X.sorted_indices()
-        return X, (np.empty((0, 0)), X.data, X.indices, X.indptr)
+        return X, (np.empty((0, 0)), *csr_parts(X))
     X = np.ascontiguousarray(X)
     return X, (X, empty_f, empty_i, empty_i)

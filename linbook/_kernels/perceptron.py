@@ -74,14 +74,21 @@ def training_errors(X, data, indices, indptr, t, w, b, limit):
     return err
 
 
-@njit(cache=True, fastmath=_FAST)
 def primal_epoch(X, data, indices, indptr, t, order, w, b, eta, eta_b, updates):
     """One epoch of the primal perceptron; returns the number of mistakes (updates).
 
     ``b`` is a length-1 array; ``updates`` receives the index of every updated sample.
+    A plain Python dispatcher on purpose: were the CSR loop called from a fastmath-compiled
+    function, LLVM would inline it and vectorise its gathers, which runs ~1.5x slower.
     """
     if indptr.shape[0] > 0:
         return _primal_csr(data, indices, indptr, t, order, w, b, eta, eta_b, updates)
+    return _primal_dense(X, t, order, w, b, eta, eta_b, updates)
+
+
+@njit(cache=True, fastmath=_FAST)
+def _primal_dense(X, t, order, w, b, eta, eta_b, updates):
+    """``primal_epoch`` on dense rows."""
     mistakes = 0
     bias = b[0]                              # a local: keeps the dot products vectorised
     for i in order:

@@ -54,6 +54,7 @@ class _BaseSGD(BaseEstimator):
     def _run(self, X, T, sw, *, epochs, shuffle, rng):
         """``epochs`` passes over ``(X, T)``; every pass is one call of the compiled kernel."""
         from .._kernels import sgd as kernel
+        from .._kernels.csr import csr_parts
 
         n = X.shape[0]
         top, nnz = row_stats(X)
@@ -73,10 +74,11 @@ class _BaseSGD(BaseEstimator):
         options = (self._state, _LOSSES[self._loss_name()], code, eta0, float(self.tau0), float(self.kappa),
                    lam_n, b_ratio, bool(self.fit_intercept), bool(self.adagrad), float(self.adagrad_tau0), avg)
         params = (int(self.batch_size), self._W, self._b, self._G2W, self._G2b, self._Wbar, self._bbar)
+        rows = csr_parts(X) if sp.issparse(X) else None
         for epoch in range(1, epochs + 1):
             order = rng.permutation(n) if shuffle else np.arange(n)
-            if sp.issparse(X):
-                total, status = kernel.sgd_epoch_csr(X.data, X.indices, X.indptr, T, sw, order, *params, *options)
+            if rows is not None:
+                total, status = kernel.sgd_epoch_csr(*rows, T, sw, order, *params, *options)
             else:
                 total, status = kernel.sgd_epoch_dense(X, T, sw, order, *params, *options)
             if status == -2:
