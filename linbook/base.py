@@ -45,12 +45,13 @@ class DivergenceError(ValueError):
 
 # scikit-learn's validation says what is wrong; this table says what to do about it.
 # The first entry with a substring in the message wins, so the specific ones come first.
+# Each sentence names an action (tests/adversarial/harness.py recognises advice by such words).
 _ADVICE = (
     (("Input sample_weight contains", "sample_weight must be finite"),
-     "Give every sample a finite weight >= 0."),
+     "Weights must be finite and >= 0: fix or drop the samples whose weight is NaN or infinite."),
     (("Negative values in data passed to `sample_weight`",),
      "Weights must be >= 0 (a weight of 0 leaves a sample out)."),
-    (("sample_weight.shape", "Sample weights must be 1D"), "Pass one weight per row of X."),
+    (("sample_weight.shape", "Sample weights must be 1D"), "sample_weight must have one weight per row of X."),
     (("zero for every sample", "at least one non-zero"),
      "Give at least one sample a positive weight."),
     (("Input y contains NaN", "Input y contains infinity"),
@@ -65,13 +66,13 @@ _ADVICE = (
     (("could not convert", "dtype='numeric'", "argument must be a string or a", "Unable to convert"),
      ("X must be numeric (and y too, for a regression): encode string or categorical columns first "
       "(e.g. sklearn.preprocessing.OneHotEncoder).")),
-    (("Complex data",), "Pass real numbers: split complex values into real and imaginary columns."),
+    (("Complex data",), "X must be real: split complex values into real and imaginary columns."),
     (("features as input", "feature names", "was fitted with"),
      "Pass the same columns, in the same order, as in fit."),
     (("target y is None",), "Call fit(X, y) with the targets."),
     (("Unknown label type",),
      "y must hold class labels; use a regression model for a continuous target."),
-    (("y should be a 1d array",), "Pass y as a 1-D array of shape (n_samples,)."),
+    (("y should be a 1d array",), "y must be a 1-D array of shape (n_samples,)."),
     (("Sparse data was passed", "sparse"),
      "Convert X with X.toarray(), or use a model that accepts sparse input."),
 )

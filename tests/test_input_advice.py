@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 import linbook
 import linbook.online
-from linbook.base import _with_advice
+from linbook.base import _ADVICE, _FALLBACK, _with_advice
 from linbook.discriminant.base import GaussianClassifier
 
 
@@ -77,7 +77,7 @@ FIT_CASES = {
     "object_X": (lambda X, y: (_with(X.astype(object), {"foo": "bar"}), y, {}), TypeError,
                  "argument must be a string or a real number", "X must be numeric"),
     "complex_X": (lambda X, y: (X + 1j, y, {}), ValueError,
-                  "Complex data not supported", "Pass real numbers"),
+                  "Complex data not supported", "X must be real"),
     "3d_X": (lambda X, y: (X[:, :, None], y, {}), ValueError,
              "Found array with dim 3", "X must be 2-D, of shape (n_samples, n_features)"),
     "1d_X": (lambda X, y: (X[:, 0], y, {}), ValueError,
@@ -198,6 +198,13 @@ def test_helper_keeps_type_and_text_and_advises_once():
     msg = str(info.value)
     assert msg.startswith("Ridge: float() argument must be a string or a real number, not 'dict'")
     assert msg.count("X must be numeric") == 1 and msg.count("Ridge") == 1
+
+
+def test_every_advice_reads_as_advice_to_the_error_harness():
+    from adversarial.harness import clear_error
+    tips = [tip for _, tip in _ADVICE] + [_FALLBACK]
+    unclear = [tip for tip in tips if not clear_error(ValueError(tip))]
+    assert not unclear, unclear
 
 
 def test_helper_falls_back_to_general_advice():
