@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted
@@ -191,10 +191,8 @@ def test_discovery_finds_every_estimator_family():
 # ---------------------------------------------------------------- the helper itself
 def test_helper_keeps_type_and_text_and_advises_once():
     est = linbook.Ridge()
-    with pytest.raises(TypeError) as info:
-        with _with_advice(est):
-            with _with_advice(est):                     # nested: advised once
-                raise TypeError("float() argument must be a string or a real number, not 'dict'")
+    with pytest.raises(TypeError) as info, _with_advice(est), _with_advice(est):    # nested: advised once
+        raise TypeError("float() argument must be a string or a real number, not 'dict'")
     msg = str(info.value)
     assert msg.startswith("Ridge: float() argument must be a string or a real number, not 'dict'")
     assert msg.count("X must be numeric") == 1 and msg.count("Ridge") == 1
@@ -208,24 +206,22 @@ def test_every_advice_reads_as_advice_to_the_error_harness():
 
 
 def test_helper_falls_back_to_general_advice():
-    with pytest.raises(ValueError, match=r"^QDA: something odd\. Check that X is a finite numeric 2-D array"):
-        with _with_advice(linbook.QDA()):
-            raise ValueError("something odd")
+    fallback = r"^QDA: something odd\. Check that X is a finite numeric 2-D array"
+    with pytest.raises(ValueError, match=fallback), _with_advice(linbook.QDA()):
+        raise ValueError("something odd")
 
 
 def test_helper_lets_not_fitted_error_through():
     error = NotFittedError("This QDA instance is not fitted yet.")
-    with pytest.raises(NotFittedError) as info:
-        with _with_advice(linbook.QDA()):
-            raise error
+    with pytest.raises(NotFittedError) as info, _with_advice(linbook.QDA()):
+        raise error
     assert info.value is error and str(error) == "This QDA instance is not fitted yet."
 
 
 def test_helper_does_not_repeat_advice_already_given():
     msg = "Input X contains NaN. Remove or impute the missing values (e.g. sklearn.impute.SimpleImputer) first."
-    with pytest.raises(ValueError) as info:
-        with _with_advice():
-            raise ValueError(msg)
+    with pytest.raises(ValueError) as info, _with_advice():
+        raise ValueError(msg)
     assert str(info.value) == msg
 
 
