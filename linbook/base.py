@@ -2,9 +2,11 @@
 
 linbook's estimators subclass scikit-learn's ``BaseEstimator`` and mixins, so they
 work with ``clone``, ``Pipeline``, ``GridSearchCV`` and ``cross_val_score``. The
-input checks reuse scikit-learn's validation (which already rejects NaN/inf and
-wrong dimensions with a clear ``ValueError``) and add the checks the book's models
-need: the number of classes a model can take, and a matching width at predict time.
+input checks reuse scikit-learn's validation (which rejects NaN/inf and wrong
+dimensions with a ``ValueError`` saying what is wrong), prefix its message with the
+estimator's name and append what to do about it (``_ADVICE``), and add the checks the
+book's models need: the number of classes a model can take, and a matching width at
+predict time.
 
 Derived in: not a derivation; conventions are stated in the chapter
 "Estimation: MLE, MAP and Bayes" § "Using linbook".
@@ -12,7 +14,10 @@ Derived in: not a derivation; conventions are stated in the chapter
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, check_X_y
 from sklearn.utils.validation import validate_data as _sk_validate_data
@@ -38,41 +43,110 @@ class DivergenceError(ValueError):
     """
 
 
+# scikit-learn's validation says what is wrong; this table says what to do about it.
+# The first entry with a substring in the message wins, so the specific ones come first.
+# Each sentence names an action (tests/adversarial/harness.py recognises advice by such words).
+_ADVICE = (
+    (("Input sample_weight contains", "sample_weight must be finite"),
+     "Weights must be finite and >= 0: fix or drop the samples whose weight is NaN or infinite."),
+    (("Negative values in data passed to `sample_weight`",),
+     "Weights must be >= 0 (a weight of 0 leaves a sample out)."),
+    (("sample_weight.shape", "Sample weights must be 1D"), "sample_weight must have one weight per row of X."),
+    (("zero for every sample", "at least one non-zero"),
+     "Give at least one sample a positive weight."),
+    (("Input y contains NaN", "Input y contains infinity"),
+     "Drop the samples whose target is missing or infinite."),
+    (("contains NaN",),
+     "Remove or impute the missing values (e.g. sklearn.impute.SimpleImputer) first."),
+    (("contains infinity",), "Remove the infinite values, or clip and scale the data, first."),
+    (("inconsistent numbers of samples",), "X and y must have one row per sample."),
+    (("0 feature(s)",), "X must have at least one column."),
+    (("sample(s) (shape=",), "Pass more samples: check the data or its train/test split."),
+    (("Found array with dim", "Expected 2D array"), "X must be 2-D, of shape (n_samples, n_features)."),
+    (("could not convert", "dtype='numeric'", "argument must be a string or a", "Unable to convert"),
+     ("X must be numeric (and y too, for a regression): encode string or categorical columns first "
+      "(e.g. sklearn.preprocessing.OneHotEncoder).")),
+    (("Complex data",), "X must be real: split complex values into real and imaginary columns."),
+    (("features as input", "feature names", "was fitted with"),
+     "Pass the same columns, in the same order, as in fit."),
+    (("target y is None",), "Call fit(X, y) with the targets."),
+    (("Unknown label type",),
+     "y must hold class labels; use a regression model for a continuous target."),
+    (("y should be a 1d array",), "y must be a 1-D array of shape (n_samples,)."),
+    (("Sparse data was passed", "sparse"),
+     "Convert X with X.toarray(), or use a model that accepts sparse input."),
+)
+_FALLBACK = "Check that X is a finite numeric 2-D array of shape (n_samples, n_features)."
+
+
+@contextmanager
+def _with_advice(estimator=None):
+    """Re-raise an input-validation ``ValueError``/``TypeError`` with the estimator's name and advice.
+
+    The message becomes ``"<Estimator>: <scikit-learn's text, verbatim> <what to do>"``;
+    the exception keeps its type (and traceback), so code and scikit-learn's estimator
+    checks that match on type or on scikit-learn's text still do. ``NotFittedError``
+    passes through unchanged, and an error is advised once however deep the nesting.
+    """
+    try:
+        yield
+    except NotFittedError:
+        raise
+    except (ValueError, TypeError) as exc:
+        if getattr(exc, "_linbook_advised", False) or len(exc.args) > 1:
+            raise
+        msg = str(exc).rstrip()
+        tip = next((tip for keys, tip in _ADVICE if any(k in msg for k in keys)), _FALLBACK)
+        if tip not in msg:
+            sep = "\n" if "\n" in msg else (" " if msg.endswith((".", "!", "?")) else ". ")
+            msg = f"{msg}{sep}{tip}"
+        name = None if estimator is None else type(estimator).__name__
+        if name and not msg.startswith((f"{name} ", f"{name}:")):
+            msg = f"{name}: {msg}"
+        exc.args = (msg,)
+        exc._linbook_advised = True
+        raise
+
+
 def validate_fit(estimator, X, y=None, *, y_numeric=False, accept_sparse=False, min_samples=1,
-                 sample_weight=None, allow_nan=False):
+                 allow_nan=False):
     """Validate training data and record ``n_features_in_`` / ``feature_names_in_``.
 
     The one entry point every estimator's ``fit`` uses (scikit-learn's
     ``validate_data`` with ``reset=True``): ``X`` becomes a finite float64 array
     (or CSR matrix when ``accept_sparse``), ``y`` a 1-D array of the same length
-    (float when ``y_numeric``). With ``sample_weight`` given (or ``None``), returns
-    ``(X, y, w)`` where ``w`` is a float array of non-negative weights (ones when
-    ``None``); without the keyword, returns ``(X, y)``. ``allow_nan=True`` lets NaN
-    (missing values) through; inf is still rejected.
+    (float when ``y_numeric``); returns ``(X, y)``, or ``X`` alone when ``y`` is
+    ``None`` (an unsupervised model). ``allow_nan=True`` lets NaN (missing values)
+    through; inf is still rejected. Bad input raises scikit-learn's error, named after
+    the estimator and ending with what to do. Validate weights with
+    :func:`check_sample_weight`.
     """
     sparse = ["csr", "csc"] if accept_sparse is True else accept_sparse
     finite = "allow-nan" if allow_nan else True
-    if y is None:
-        X = _sk_validate_data(estimator, X, reset=True, dtype=np.float64, accept_sparse=sparse,
-                              ensure_min_samples=min_samples, ensure_all_finite=finite)
-        return X
-    X, y = _sk_validate_data(estimator, X, y, reset=True, dtype=np.float64, accept_sparse=sparse,
-                             y_numeric=y_numeric, ensure_min_samples=min_samples, ensure_all_finite=finite)
+    with _with_advice(estimator):
+        if y is None:
+            return _sk_validate_data(estimator, X, reset=True, dtype=np.float64, accept_sparse=sparse,
+                                     ensure_min_samples=min_samples, ensure_all_finite=finite)
+        X, y = _sk_validate_data(estimator, X, y, reset=True, dtype=np.float64, accept_sparse=sparse,
+                                 y_numeric=y_numeric, ensure_min_samples=min_samples,
+                                 ensure_all_finite=finite)
     if y_numeric:
         y = np.asarray(y, dtype=np.float64)
     return X, y
 
 
-def check_sample_weight(sample_weight, X):
+def check_sample_weight(sample_weight, X, *, estimator=None):
     """Non-negative float weights, one per row of ``X`` (ones when ``None``).
 
-    Raises ``ValueError`` for negative, non-finite or all-zero weights, or a wrong length.
+    Raises ``ValueError`` for negative, non-finite or all-zero weights, or a wrong length,
+    named after ``estimator`` (when given) and ending with what to do.
     """
-    w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-    if not np.all(np.isfinite(w)):
-        raise ValueError("sample_weight must be finite.")
-    if not np.any(w > 0):
-        raise ValueError("sample_weight is zero for every sample: nothing to fit.")
+    with _with_advice(estimator):
+        w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        if not np.all(np.isfinite(w)):
+            raise ValueError("sample_weight must be finite.")
+        if not np.any(w > 0):
+            raise ValueError("sample_weight is zero for every sample: nothing to fit.")
     return w
 
 
@@ -82,11 +156,14 @@ def validate_predict(estimator, X, *, accept_sparse=False, allow_nan=False):
     Raises ``sklearn.exceptions.NotFittedError`` before ``fit``; checks the width and,
     when ``fit`` saw a DataFrame, the column names (scikit-learn's rules). Never
     modifies the estimator. ``allow_nan=True`` lets NaN (missing values) through.
+    Bad input raises scikit-learn's error, named after the estimator and ending with
+    what to do.
     """
     check_is_fitted(estimator)
     sparse = ["csr", "csc"] if accept_sparse is True else accept_sparse
-    return _sk_validate_data(estimator, X, reset=False, dtype=np.float64, accept_sparse=sparse,
-                             ensure_all_finite="allow-nan" if allow_nan else True)
+    with _with_advice(estimator):
+        return _sk_validate_data(estimator, X, reset=False, dtype=np.float64, accept_sparse=sparse,
+                                 ensure_all_finite="allow-nan" if allow_nan else True)
 
 
 def check_finite_fit(estimator, *values, what="the fit", cure="scale the features (e.g. StandardScaler)"):
@@ -113,7 +190,8 @@ def validate_data(X, y, *, y_numeric=False, min_samples=1):
     Raises ``ValueError`` with a readable message on NaN/inf, wrong shapes,
     mismatched lengths, or too few samples.
     """
-    X, y = check_X_y(X, y, dtype=np.float64, y_numeric=y_numeric, ensure_min_samples=min_samples)
+    with _with_advice():
+        X, y = check_X_y(X, y, dtype=np.float64, y_numeric=y_numeric, ensure_min_samples=min_samples)
     if y_numeric:
         y = np.asarray(y, dtype=np.float64)
     return X, y
@@ -122,12 +200,13 @@ def validate_data(X, y, *, y_numeric=False, min_samples=1):
 def validate_X(estimator, X):
     """Check ``X`` at predict time: finite, 2-D, and as wide as at ``fit``."""
     check_is_fitted(estimator)
-    X = check_array(X, dtype=np.float64)
-    n = getattr(estimator, "n_features_in_", None)
-    if n is not None and X.shape[1] != n:
-        raise ValueError(
-            f"X has {X.shape[1]} features, but {type(estimator).__name__} was fitted with {n} features."
-        )
+    with _with_advice(estimator):
+        X = check_array(X, dtype=np.float64)
+        n = getattr(estimator, "n_features_in_", None)
+        if n is not None and X.shape[1] != n:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(estimator).__name__} was fitted with {n} features."
+            )
     return X
 
 

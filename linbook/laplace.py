@@ -24,7 +24,6 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from .base import encode_labels, validate_fit, validate_predict
-from .linear._base import with_advice
 from .criteria import aic, bic  # noqa: F401  (re-exported for ``from linbook.laplace import bic``)
 from .numerics import log1pexp, sigmoid
 
@@ -305,8 +304,9 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         """
         self._check_params()
         if y is None:
-            raise ValueError("BayesianLogisticRegression requires y to be passed, but the target y is None.")
-        X, y = with_advice(lambda: validate_fit(self, X, y), "BayesianLogisticRegression")
+            raise ValueError("BayesianLogisticRegression requires y to be passed, but the target y is None. "
+                             "Call fit(X, y) with the class labels.")
+        X, y = validate_fit(self, X, y)
         kind = type_of_target(y)
         if kind == "unknown":
             raise ValueError("Unknown label type: BayesianLogisticRegression needs two class labels in y.")

@@ -32,11 +32,11 @@ import warnings
 import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._kernels.scatter import class_sums, column_range, power_of_two_scale
-from ..base import LinbookWarning, check_sample_weight, encode_labels, validate_fit, validate_predict
+from ..base import (LinbookWarning, _with_advice, check_sample_weight, encode_labels, validate_fit,
+                    validate_predict)
 from ..criteria import InformationCriteriaMixin
 from ..gaussian import mvn_cholesky
 from ..numerics import log_softmax
@@ -44,23 +44,9 @@ from ..numerics import log_softmax
 _LOG_2PI = np.log(2.0 * np.pi)
 #: a variance below this (in standardised units, |z| <= 1) is zero up to rounding
 ZERO_VARIANCE = (16.0 * np.finfo(float).eps) ** 2
-FIT_ADVICE = ("Fix the input: X must be a finite numeric 2-D array (n_samples, n_features) with one "
-              "class label per row in y, and sample_weight (optional) one non-negative weight per row.")
-PREDICT_ADVICE = ("X must be a numeric 2-D array with the features (and column names) used in fit; NaN "
-                  "marks a missing feature, inf is not allowed.")
 SINGULAR_CURE = ("use a regularised model instead: linbook.RDA(shrinkage=0.1) (shrinks the covariance "
                  "towards its diagonal), linbook.DiagonalLDA or linbook.GaussianNaiveBayes; or drop "
                  "duplicated / collinear columns")
-
-
-def advised(call, advice):
-    """Run a validation ``call``; add what to do to scikit-learn's message when it fails."""
-    try:
-        return call()
-    except NotFittedError:
-        raise
-    except (ValueError, TypeError) as exc:
-        raise type(exc)(f"{exc} {advice}") from exc
 
 
 def check_priors(priors, n_classes):
@@ -126,12 +112,13 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         """
         name = type(self).__name__
         if y is None:
-            raise ValueError(f"{name} requires y to be passed, but the target y is None: fit needs the "
-                             "class labels y")
-        X, y = advised(lambda: validate_fit(self, X, y, allow_nan=self._nan_in_fit, min_samples=2), FIT_ADVICE)
+            raise ValueError(f"{name} requires y to be passed, but the target y is None. Call fit(X, y) "
+                             "with the class labels.")
+        X, y = validate_fit(self, X, y, allow_nan=self._nan_in_fit, min_samples=2)
         if y.dtype == object:                   # "Unknown label type" for non-label objects
-            advised(lambda: check_classification_targets(y), FIT_ADVICE)
-        w = None if sample_weight is None else advised(lambda: check_sample_weight(sample_weight, X), FIT_ADVICE)
+            with _with_advice(self):
+                check_classification_targets(y)
+        w = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
         self.classes_, yi = encode_labels(y, model=name)
         C = self.classes_.size
         self._check_class_sizes(yi, w)
@@ -216,7 +203,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
     # -------------------------------------------------------------- predicting
     def _joint_log_likelihood(self, X, exact=False):
         """``log p(x_i, y = c)`` for every row and class (up to a class-free term unless ``exact``)."""
-        X = advised(lambda: validate_predict(self, X, allow_nan=True), PREDICT_ADVICE)
+        X = validate_predict(self, X, allow_nan=True)
         if not self._keep.all():
             X = X[:, self._keep]
         missing = np.isnan(X) if np.isnan(X.sum()) else None      # one cheap pass when nothing is missing

@@ -11,8 +11,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._kernels.scatter import class_sums, column_range, power_of_two_scale, within_scatter
-from ..base import encode_labels, validate_fit, validate_predict
-from .base import FIT_ADVICE, PREDICT_ADVICE, advised, cholesky
+from ..base import _with_advice, encode_labels, validate_fit, validate_predict
+from .base import cholesky
 
 __all__ = ["FisherLDA"]
 
@@ -67,11 +67,12 @@ class FisherLDA(TransformerMixin, BaseEstimator):
         self
         """
         if y is None:
-            raise ValueError("FisherLDA requires y to be passed, but the target y is None: fit needs the "
-                             "class labels y")
-        X, y = advised(lambda: validate_fit(self, X, y, min_samples=2), FIT_ADVICE)
+            raise ValueError("FisherLDA requires y to be passed, but the target y is None. Call fit(X, y) "
+                             "with the class labels.")
+        X, y = validate_fit(self, X, y, min_samples=2)
         if y.dtype == object:                   # "Unknown label type" for non-label objects
-            advised(lambda: check_classification_targets(y), FIT_ADVICE)
+            with _with_advice(self):
+                check_classification_targets(y)
         self.classes_, yi = encode_labels(y, model="FisherLDA")
         C = self.classes_.size
         N, D = X.shape
@@ -112,5 +113,5 @@ class FisherLDA(TransformerMixin, BaseEstimator):
         -------
         Z : ndarray, shape (N, L)
         """
-        X = advised(lambda: validate_predict(self, X), PREDICT_ADVICE.replace("NaN marks a missing feature, ", "no NaN, "))
+        X = validate_predict(self, X)
         return (X - self.mean_) @ self.scalings_

@@ -36,26 +36,6 @@ def log_sum_squares(r, w=None):
     return (np.log(t) + 2.0 * np.log(s)) if t > 0 else -np.inf
 
 
-_ADVICE = (
-    (("NaN", "infinity"), "Remove or impute the non-finite values (e.g. sklearn.impute.SimpleImputer)."),
-    (("inconsistent numbers of samples",), "X must have one row per value of y."),
-    (("could not convert", "dtype='numeric'", "Complex"), "X and y must be real numbers: encode "
-     "categorical columns first (e.g. sklearn.preprocessing.OneHotEncoder)."),
-    (("0 sample(s)", "0 feature(s)"), "A fit needs at least one sample and one feature."),
-)
-
-
-def with_advice(call, model):
-    """Run a validation ``call``; re-raise its ValueError with what to do appended."""
-    try:
-        return call()
-    except ValueError as exc:
-        msg = str(exc)
-        tips = [tip for keys, tip in _ADVICE if any(k in msg for k in keys)]
-        tip = " ".join(tips) or "Check that X is a finite 2-D numeric array with one row per value of y."
-        raise ValueError(f"{model}: {msg} {tip}") from None
-
-
 class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
     """``predict``, tags and the Gaussian log-likelihood of the least-squares family."""
 
@@ -69,10 +49,10 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
     def _validate(self, X, y, sample_weight):
         check_flag(self.fit_intercept, "fit_intercept")
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
-        X, y = with_advice(lambda: validate_fit(self, X, y, y_numeric=True, accept_sparse=["csr", "csc"]),
-                           type(self).__name__)
-        sw = None if sample_weight is None else check_sample_weight(sample_weight, X)
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None. "
+                             "Call fit(X, y) with the targets.")
+        X, y = validate_fit(self, X, y, y_numeric=True, accept_sparse=["csr", "csc"])
+        sw = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
         return X, y, sw
 
     def _finish(self, mom, v, model):
@@ -136,7 +116,7 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         if sample_weight is None:
             w, n, log_w = None, y.shape[0], 0.0
         else:
-            w = check_sample_weight(sample_weight, X)
+            w = check_sample_weight(sample_weight, X, estimator=self)
             keep = w > 0
             w, r = w[keep], r[keep]
             n, log_w = int(keep.sum()), float(np.sum(np.log(w)))

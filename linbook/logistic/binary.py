@@ -24,28 +24,13 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import type_of_target
 
 from .._kernels.hessian import binary_pass
-from ..base import (check_finite_fit, check_sample_weight, encode_labels, validate_fit,
-                    validate_predict)
+from ..base import (_with_advice, check_finite_fit, check_sample_weight, encode_labels,
+                    validate_fit, validate_predict)
 from ..criteria import InformationCriteriaMixin
 from . import solvers
 from .separation import separable, warn_separable
 
 __all__ = []
-
-_ADVICE_FIT = ("Fix the input: X must be a finite numeric 2-D array (n_samples, n_features) or a "
-               "CSR/CSC matrix, y one class label per row, sample_weight finite and >= 0 per row.")
-_ADVICE_PREDICT = ("X must be a finite numeric 2-D array with the same features (and column "
-                   "names) as in fit.")
-
-
-def _advised(call, advice):
-    """Run a validation ``call``; add what to do to scikit-learn's message when it fails."""
-    try:
-        return call()
-    except (ValueError, TypeError) as exc:
-        if type(exc).__name__ == "NotFittedError":
-            raise
-        raise type(exc)(f"{exc} {advice}") from exc
 
 _SATURATED = 25.0   # logit: a margin t_i z_i above this means p(y_i | x_i) > 1 - 1.4e-11
 
@@ -147,10 +132,10 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is "
                              "None: call fit(X, y) with one class label per row of X.")
-        X, y = _advised(lambda: validate_fit(self, X, y, accept_sparse=True), _ADVICE_FIT)
-        _advised(lambda: type_of_target(y, input_name="y", raise_unknown=True), _ADVICE_FIT)
-        a = None if sample_weight is None else _advised(
-            lambda: check_sample_weight(sample_weight, X), _ADVICE_FIT)
+        X, y = validate_fit(self, X, y, accept_sparse=True)
+        with _with_advice(self):
+            type_of_target(y, input_name="y", raise_unknown=True)
+        a = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
         name = type(self).__name__
         if np.unique(y).size == 1:
             raise ValueError(f"{name} needs samples of at least 2 classes; y has 1 class "
@@ -177,7 +162,7 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
                       "try solver='newton'.", ConvergenceWarning, stacklevel=4)
 
     def _z(self, X):
-        X = _advised(lambda: validate_predict(self, X, accept_sparse=True), _ADVICE_PREDICT)
+        X = validate_predict(self, X, accept_sparse=True)
         return X @ self.coef_[0] + self.intercept_[0]
 
     def decision_function(self, X):
@@ -219,7 +204,7 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         return self.n_features_in_ + int(self.fit_intercept)
 
     def _pass_at_fit(self, X, y, need_hess):
-        X = _advised(lambda: validate_predict(self, X, accept_sparse=True), _ADVICE_PREDICT)
+        X = validate_predict(self, X, accept_sparse=True)
         t = np.ones(X.shape[0]) if y is None else 2.0 * self._y_index(y) - 1.0
         if t.shape[0] != X.shape[0]:
             raise ValueError("X and y have different numbers of samples")

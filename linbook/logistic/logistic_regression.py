@@ -11,7 +11,7 @@ import scipy.sparse
 from ..base import validate_predict
 from ..numerics import log_sigmoid, log_softmax
 from . import multinomial, solvers
-from .binary import _ADVICE_PREDICT, BinaryGLM, _advised, fit_binary, logit_terms
+from .binary import BinaryGLM, fit_binary, logit_terms
 
 __all__ = ["LogisticRegression"]
 
@@ -145,7 +145,7 @@ class LogisticRegression(BinaryGLM):
 
     def decision_function(self, X):
         """Binary: ``z = x'w + b``, shape ``(n,)``. Multinomial: centred scores ``X W' + b``, ``(n, C)``."""
-        X = _advised(lambda: validate_predict(self, X, accept_sparse=True), _ADVICE_PREDICT)
+        X = validate_predict(self, X, accept_sparse=True)
         if self._multi:
             return np.asarray(X @ self.coef_.T) + self.intercept_
         return X @ self.coef_[0] + self.intercept_[0]
@@ -187,7 +187,7 @@ class LogisticRegression(BinaryGLM):
         """Gradient of the penalised NLL at the fit (parameter order as :meth:`nll_hessian`)."""
         if not self._multi:
             return super().nll_gradient(X, y)
-        X = _advised(lambda: validate_predict(self, X, accept_sparse=True), _ADVICE_PREDICT)
+        X = validate_predict(self, X, accept_sparse=True)
         return multinomial.reduced_gradient_at_fit(self, X, self._y_index(y))
 
     def nll_hessian(self, X):
@@ -203,5 +203,5 @@ class LogisticRegression(BinaryGLM):
         """
         if not self._multi:
             return self.nll_hessian_xy(X, None)
-        X = _advised(lambda: validate_predict(self, X, accept_sparse=True), _ADVICE_PREDICT)
+        X = validate_predict(self, X, accept_sparse=True)
         return multinomial.reduced_hessian_at_fit(self, X)

@@ -3,48 +3,28 @@
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
-from ..base import DivergenceError, validate_fit, validate_predict
+from ..base import DivergenceError, _with_advice, validate_fit, validate_predict
 
 CURE = "scale the features (e.g. StandardScaler), lower eta0 (or use eta0='auto')"
 
-# scikit-learn's validation says what is wrong; these say what to do about it
-_TIPS = (
-    ("contains NaN", "Remove or impute the missing values (e.g. sklearn.impute.SimpleImputer) first."),
-    ("contains infinity", "Remove the infinite values, or clip and scale the data, first."),
-    ("inconsistent numbers of samples", "X and y must have one row per sample."),
-    ("0 sample(s)", "Pass at least one sample (check the data or its split)."),
-    ("0 feature(s)", "X must have at least one column."),
-    ("dim 3", "X must be 2-D, of shape (n_samples, n_features)."),
-    ("could not convert", "X must be numeric: encode string or categorical columns first (e.g. OneHotEncoder)."),
-    ("Complex data", "X must be real-valued."),
-    ("features as input", "Pass the same columns as in fit."),
-    ("target y is None", "Call fit(X, y) with the targets."),
-)
 
-
-@contextmanager
 def advised():
-    """Re-raise scikit-learn's input errors with the advice of ``_TIPS`` appended."""
-    try:
-        yield
-    except ValueError as exc:
-        msg = str(exc)
-        for pattern, tip in _TIPS:
-            if pattern in msg and tip not in msg:
-                raise ValueError(f"{msg} {tip}") from exc
-        raise
+    """``linbook.base._with_advice()`` (no estimator name), for callers that still wrap validation.
+
+    Errors from ``validate_fit`` / ``validate_predict`` arrive already advised and pass
+    through unchanged; ``linbook.perceptron`` still wraps its ``validate_fit`` in this.
+    """
+    return _with_advice()
 
 
 def predict_input(est, X, accept_sparse=False):
-    """``linbook.base.validate_predict`` with advice on bad input."""
-    with advised():
-        return validate_predict(est, X, accept_sparse=["csr", "csc", "coo"] if accept_sparse else False)
+    """``linbook.base.validate_predict`` (advised) with the sparse formats of the streaming models."""
+    return validate_predict(est, X, accept_sparse=["csr", "csc", "coo"] if accept_sparse else False)
 
 
 def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
@@ -59,14 +39,14 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None. "
                          "Call fit(X, y) with the targets.")
     sparse = ["csr", "csc", "coo"] if accept_sparse else False
-    with advised():
-        if first:
-            X, y = validate_fit(est, X, y, y_numeric=y_numeric, accept_sparse=sparse)
-        else:
+    if first:
+        X, y = validate_fit(est, X, y, y_numeric=y_numeric, accept_sparse=sparse)
+    else:
+        with _with_advice(est):          # same width and column names as the first chunk
             X, y = _sk_validate_data(est, X, y, reset=False, dtype=np.float64, accept_sparse=sparse,
                                      y_numeric=y_numeric)
-            if y_numeric:
-                y = np.asarray(y, dtype=np.float64)
+        if y_numeric:
+            y = np.asarray(y, dtype=np.float64)
     if sp.issparse(X):
         X = sp.csr_matrix(X)
     return X, y

@@ -162,7 +162,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """One pass over ``(X, y)`` from the prior. Returns ``self``."""
         X, y = validate_chunk(self, X, y, first=True, y_numeric=True)
-        s = check_sample_weight(sample_weight, X)
+        s = check_sample_weight(sample_weight, X, estimator=self)
         self._start(X.shape[1])
         self._update(self._augment(X), y, s)
         self.n_samples_seen_ = X.shape[0]
@@ -173,7 +173,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         """Absorb one chunk (continuing the posterior). Returns ``self``."""
         first = not hasattr(self, "_m")
         X, y = validate_chunk(self, X, y, first=first, y_numeric=True)
-        s = check_sample_weight(sample_weight, X)
+        s = check_sample_weight(sample_weight, X, estimator=self)
         if first:
             self._start(X.shape[1])
         self._update(self._augment(X), y, s)
