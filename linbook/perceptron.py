@@ -21,7 +21,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .base import encode_labels, validate_fit
 from .datasets import as_rng
-from .online._stream import advised, predict_input, row_stats
+from .online._stream import predict_input, row_stats
 
 __all__ = ["Perceptron", "perceptron_reference"]
 
@@ -185,8 +185,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         if y is None:
             raise ValueError("Perceptron requires y to be passed, but the target y is None. "
                              "Call fit(X, y) with the labels.")
-        with advised():
-            X, y = validate_fit(self, X, y, accept_sparse=["csr", "csc", "coo"])
+        X, y = validate_fit(self, X, y, accept_sparse=["csr", "csc", "coo"])
         self.classes_, codes = encode_labels(y, min_classes=2, max_classes=2, model="Perceptron")
         t = np.where(codes == 1, 1.0, -1.0)
         X, rows = _row_arrays(X)

@@ -13,15 +13,6 @@ from ..base import DivergenceError, _with_advice, validate_fit, validate_predict
 CURE = "scale the features (e.g. StandardScaler), lower eta0 (or use eta0='auto')"
 
 
-def advised():
-    """``linbook.base._with_advice()`` (no estimator name), for callers that still wrap validation.
-
-    Errors from ``validate_fit`` / ``validate_predict`` arrive already advised and pass
-    through unchanged; ``linbook.perceptron`` still wraps its ``validate_fit`` in this.
-    """
-    return _with_advice()
-
-
 def predict_input(est, X, accept_sparse=False):
     """``linbook.base.validate_predict`` (advised) with the sparse formats of the streaming models."""
     return validate_predict(est, X, accept_sparse=["csr", "csc", "coo"] if accept_sparse else False)

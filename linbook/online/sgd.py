@@ -97,7 +97,7 @@ class _BaseSGD(BaseEstimator):
                               accept_sparse=True)
         if not sp.issparse(X):
             X = np.ascontiguousarray(X)
-        return X, y, check_sample_weight(sample_weight, X)
+        return X, y, check_sample_weight(sample_weight, X, estimator=self)
 
     def _decision(self, X):
         X = predict_input(self, X, accept_sparse=True)
