@@ -36,4 +36,4 @@ def test_every_top_level_name_resolves():
     for name in linbook.__all__:
         assert getattr(linbook, name) is not None
     with pytest.raises(AttributeError, match="no attribute 'NoSuchModel'"):
-        linbook.NoSuchModel
+        _ = linbook.NoSuchModel

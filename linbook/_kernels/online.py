@@ -7,6 +7,7 @@ the chapter), tested equal to a plain numpy loop.
 import numpy as np
 from numba import njit
 
+from .prefetch import AHEAD, prefetch_dense_row
 from .sgd import step_size
 
 _FAST = {"reassoc", "contract", "nsz"}
@@ -27,7 +28,10 @@ def lms_pass(X, y, order, theta, fit_intercept, schedule, eta0, tau0, kappa, b_r
     t = state[0]
     base = t
     record = path.shape[0] > 0
-    for pos in range(order.shape[0]):
+    n = order.shape[0]
+    for pos in range(n):
+        if pos + AHEAD < n:                  # start loading a later row: rows come in random order
+            prefetch_dense_row(X, order[pos + AHEAD])
         i = order[pos]
         x = X[i]
         yhat = theta[0] if off else 0.0

@@ -8,8 +8,9 @@ read from a dense ``X`` or, when ``indptr`` is non-empty, from the CSR arrays
 ``linbook.perceptron.perceptron_reference``.
 """
 
-import numpy as np
 from numba import njit
+
+from .prefetch import AHEAD, prefetch_csr_row, prefetch_dense_row
 
 _FAST = {"reassoc", "contract", "nsz"}
 
@@ -91,7 +92,11 @@ def _primal_dense(X, t, order, w, b, eta, eta_b, updates):
     """``primal_epoch`` on dense rows."""
     mistakes = 0
     bias = b[0]                              # a local: keeps the dot products vectorised
-    for i in order:
+    n = order.shape[0]
+    for pos in range(n):
+        if pos + AHEAD < n:                  # start loading a later row: rows come in random order
+            prefetch_dense_row(X, order[pos + AHEAD])
+        i = order[pos]
         x = X[i]
         s = bias
         for j in range(x.shape[0]):
@@ -112,7 +117,11 @@ def _primal_csr(data, indices, indptr, t, order, w, b, eta, eta_b, updates):
     """``primal_epoch`` on CSR rows."""
     mistakes = 0
     bias = b[0]
-    for i in order:
+    n = order.shape[0]
+    for pos in range(n):
+        if pos + AHEAD < n:                  # start loading a later row: rows come in random order
+            prefetch_csr_row(data, indices, indptr, order[pos + AHEAD])
+        i = order[pos]
         s = bias
         for p in range(indptr[i], indptr[i + 1]):
             s += w[indices[p]] * data[p]

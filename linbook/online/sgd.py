@@ -55,6 +55,7 @@ class _BaseSGD(BaseEstimator):
         """``epochs`` passes over ``(X, T)``; every pass is one call of the compiled kernel."""
         from .._kernels import sgd as kernel
         from .._kernels.csr import csr_parts
+        from .._kernels.sgd_sparse import sgd_epoch_csr
 
         n = X.shape[0]
         top, nnz = row_stats(X)
@@ -78,7 +79,7 @@ class _BaseSGD(BaseEstimator):
         for epoch in range(1, epochs + 1):
             order = rng.permutation(n) if shuffle else np.arange(n)
             if rows is not None:
-                total, status = kernel.sgd_epoch_csr(*rows, T, sw, order, *params, *options)
+                total, status = sgd_epoch_csr(*rows, T, sw, order, *params, *options)
             else:
                 total, status = kernel.sgd_epoch_dense(X, T, sw, order, *params, *options)
             if status == -2:
