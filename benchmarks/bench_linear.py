@@ -61,9 +61,9 @@ def _cases():
         ]
     sp = (lambda: _sparse(1_000_000, 100))
     out += [
-        Case("ridge sparse 1000k x 100", sp, lambda D: linbook.Ridge(lam=1.0).fit(*D),
+        Case("ridge sparse default 1000k x 100", sp, lambda D: linbook.Ridge(lam=1.0).fit(*D),
              lambda D: sk.Ridge(alpha=1.0).fit(*D), "sklearn Ridge() sparse", compare=_quality(1.0), repeat=5),
-        Case("ols sparse 1000k x 100", sp, lambda D: linbook.LinearRegression().fit(*D),
+        Case("ols sparse default 1000k x 100", sp, lambda D: linbook.LinearRegression().fit(*D),
              lambda D: sk.LinearRegression().fit(*D), "sklearn LinearRegression sparse",
              compare=_quality(0.0), repeat=5),
     ]

@@ -104,7 +104,7 @@ CASES = [
           _sk("newton-cholesky"), "sklearn newton-cholesky", 1.0, 1.0),
     _case("logistic ill-conditioned 50k x 40 default", lambda: _binary(50_000, 40, conditioned=True),
           _lin(lam=1e-2), _sk("newton-cholesky", C=1e2), "sklearn newton-cholesky", 1e-2, 1.0),
-    _case("logistic ill-conditioned 50k x 40 default vs lbfgs 1e-10",
+    _case("logistic ill-conditioned 50k x 40 tuned tol 1e-10 vs lbfgs 1e-10",
           lambda: _binary(50_000, 40, conditioned=True), _lin(lam=1e-2, tol=1e-10),
           _sk("lbfgs", C=1e2, tol=1e-10), "sklearn lbfgs", 1e-2, 0.1, repeat=2),
     # -------- wide: D comparable to N, the default is L-BFGS
@@ -117,7 +117,7 @@ CASES = [
           _sk("lbfgs"), "sklearn lbfgs", 1.0, 1.0),
     _case("logistic multinomial 100k x 50, 10 classes default", lambda: _multi(100_000, 50, 10), _lin(),
           _sk("lbfgs"), "sklearn lbfgs", 1.0, 1.0),
-    _case("logistic multinomial 100k x 50, 10 classes tol 1e-7", lambda: _multi(100_000, 50, 10),
+    _case("logistic multinomial 100k x 50, 10 classes tuned tol 1e-7", lambda: _multi(100_000, 50, 10),
           _lin(tol=1e-7), _sk("lbfgs", tol=1e-7), "sklearn lbfgs", 1.0, 1.0),
     # -------- sparse text-like: the default is L-BFGS on CSR (never densified)
     _case("logistic sparse text 100k x 50k (0.1 %) default", _text, _lin(), _sk("lbfgs"),

@@ -81,7 +81,7 @@ CASES = [
          linbook=lambda d: SGDRegressor(random_state=0).fit(*d),
          reference=lambda d: SkSGDR(max_iter=EPOCHS, tol=None, random_state=0).fit(*d),
          reference_name="sklearn SGDRegressor(max_iter=5, tol=None)", target=1.0, compare=_mse, repeat=5),
-    Case(name="online: LMS(eta0=1e-3) = constant-step SGD, linear 200kx100, 5 epochs", setup=_dense_linear,
+    Case(name="online: LMS(eta0=1e-3) tuned = constant-step SGD, linear 200kx100, 5 epochs", setup=_dense_linear,
          linbook=lambda d: LMS(eta0=1e-3, max_iter=EPOCHS, shuffle=True, random_state=0).fit(*d),
          reference=lambda d: SkSGDR(penalty=None, learning_rate="constant", eta0=1e-3, max_iter=EPOCHS, tol=None,
                                     random_state=0).fit(*d),

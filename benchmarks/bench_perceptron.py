@@ -68,19 +68,19 @@ def _sklearn(**kw):
 
 
 CASES = [
-    Case(name="perceptron 100k x 50, 3% label noise, 5 epochs, shuffle", setup=setup_noisy,
+    Case(name="perceptron default 100k x 50, 3% label noise, 5 epochs", setup=setup_noisy,
          linbook=_linbook(), reference=_sklearn(), reference_name="sklearn Perceptron",
          target=1.0, compare=compare, repeat=5, notes="every epoch has thousands of mistakes"),
-    Case(name="perceptron 100k x 50, 5 epochs, shuffle", setup=setup, linbook=_linbook(),
+    Case(name="perceptron default 100k x 50, 5 epochs", setup=setup, linbook=_linbook(),
          reference=_sklearn(), reference_name="sklearn Perceptron", target=1.0, compare=compare, repeat=5),
-    Case(name="perceptron 100k x 50, 5 epochs, no shuffle", setup=setup, linbook=_linbook(shuffle=False),
+    Case(name="perceptron tuned (shuffle=False) 100k x 50, 5 epochs", setup=setup, linbook=_linbook(shuffle=False),
          reference=_sklearn(shuffle=False), reference_name="sklearn Perceptron", target=1.0,
          compare=lambda d, a, b: compare(d, a, b) + (
              f"; max |w_lb - w_sk| {np.abs(a.coef_ - b.coef_.ravel()).max():.1e}"), repeat=5),
-    Case(name="perceptron 100k x 50, 5 epochs, margin 0.01 (dense mistakes)", setup=setup_dense,
+    Case(name="perceptron default 100k x 50, 5 epochs, margin 0.01 (dense mistakes)", setup=setup_dense,
          linbook=_linbook(), reference=_sklearn(), reference_name="sklearn Perceptron", target=1.0,
          compare=compare, repeat=5),
-    Case(name="perceptron sparse CSR 100k x 50k 0.1%, 3% label noise, 5 epochs", setup=setup_sparse,
+    Case(name="perceptron default sparse CSR 100k x 50k 0.1%, 3% label noise, 5 epochs", setup=setup_sparse,
          linbook=_linbook(), reference=_sklearn(), reference_name="sklearn Perceptron on CSR", target=1.0,
          compare=compare, repeat=5),
 ]

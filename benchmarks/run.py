@@ -38,7 +38,7 @@ class Case:
     target: Optional[float] = None        # max allowed ratio linbook/reference (None: report only)
     compare: Optional[Callable[[Any, Any, Any], str]] = None   # (data, lin_result, ref_result) -> note
     repeat: int = 5
-    kind: str = ""                          # "default" (what users get) or "tuned"
+    kind: str = ""      # "default" (what users get) or "tuned"; else read from the name (see _kind)
     notes: str = ""
     extra: dict = field(default_factory=dict)
 
@@ -48,6 +48,16 @@ def _load(path):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def _kind(case):
+    """The case's kind, or the word "default" / "tuned" in its name (every case names one)."""
+    if case.kind:
+        return case.kind
+    for word in ("tuned", "default"):
+        if word in case.name:
+            return word
+    raise ValueError(f"benchmark case {case.name!r} must say whether it is a default or a tuned row")
 
 
 def _time(fn, data):
@@ -101,7 +111,7 @@ def main(filters):
             failed |= not ok
             note = case.compare(data, out_lin, out_ref) if case.compare else ""
             mem = f"{_peak_mib(case.linbook, data):.0f} / {_peak_mib(case.reference, data):.0f}"
-            rows.append((case.name, case.kind, f"{a:.3f}", f"{b:.3f}", case.reference_name, f"{ratio:.2f}",
+            rows.append((case.name, _kind(case), f"{a:.3f}", f"{b:.3f}", case.reference_name, f"{ratio:.2f}",
                          "-" if case.target is None else f"<= {case.target:g}", "ok" if ok else "MISS",
                          mem, note))
             print(f"  measured {case.name}: ratio {ratio:.2f}", file=sys.stderr, flush=True)
