@@ -204,13 +204,15 @@ class Moments:
         self.c = c
 
     def _sparse_gram(self, yc):
-        """``X^T W X`` by a sparse product, centred by a rank-one update when that is accurate."""
+        """``X^T W X`` by the CSR Gram kernel, centred by a rank-one update when that is accurate."""
+        from .._kernels.sparse_gram import csr_gram
+
         X, m, s = self.X, self.x_mean_s, self.x_scale
-        Xs = X @ sps.diags(1.0 / s) if not np.all(s == 1.0) else X
-        XW = Xs if self.sw is None else sps.diags(self.sw) @ Xs
+        Xs = (X @ sps.diags(1.0 / s)).tocsr() if not np.all(s == 1.0) else X
+        sw = np.empty(0) if self.sw is None else self.sw
         with np.errstate(over="ignore", invalid="ignore"):
-            G = np.asarray((Xs.T @ XW).todense())
-            c = np.asarray(XW.T @ yc).ravel()
+            G = csr_gram(Xs.data, Xs.indices, Xs.indptr, sw, self.d)
+            c = Xs.T @ (yc if self.sw is None else self.sw * yc)
             if self.fit_intercept:
                 Gc = G - self.sum_w * np.outer(m, m)
                 # centring by subtraction loses digits when a mean dominates the spread:
@@ -220,7 +222,7 @@ class Moments:
                     return False
                 c = c - m * float(yc.sum() if self.sw is None else self.sw @ yc)
                 G = Gc
-        self.G, self.c = 0.5 * (G + G.T), c
+        self.G, self.c = G, c
         return True
 
     # -- solving -----------------------------------------------------------------------------

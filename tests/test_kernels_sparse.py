@@ -1,4 +1,5 @@
-"""The specialised sparse SGD loop equals the general one, and the CSR plumbing is safe.
+"""Sparse kernels: the specialised SGD loop equals the general one, the CSR Gram equals
+scipy's product, and the CSR plumbing rejects malformed matrices.
 
 ``linbook._kernels.sgd_sparse._epoch_one_output`` (one output, one sample per step, plain
 steps) is a faster copy of ``_epoch_general`` restricted to that case; both perform the same
@@ -83,3 +84,23 @@ def test_csr_parts_rejects_column_indices_out_of_range(bad):
     X.indices[5] = bad                       # a malformed matrix scipy does not check on its own
     with pytest.raises(ValueError, match="malformed sparse matrix"):
         csr_parts(X)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_csr_gram_equals_scipy_product_with_duplicates_and_unsorted_indices(weighted):
+    from linbook._kernels.sparse_gram import csr_gram
+
+    rng = np.random.default_rng(3)
+    n, d = 60, 9
+    nnz_per_row = rng.integers(0, 6, n)                  # some empty rows
+    indptr = np.r_[0, np.cumsum(nnz_per_row)].astype(np.int32)
+    indices = rng.integers(0, d, indptr[-1]).astype(np.int32)   # unsorted, with repeats
+    data = rng.standard_normal(indptr[-1])
+    X = sp.csr_matrix((data, indices, indptr), shape=(n, d))
+    assert not X.has_canonical_format
+    s = rng.uniform(0.1, 3.0, n) if weighted else np.empty(0)
+    G = csr_gram(data, indices, indptr, s, d)
+    dense = X.toarray()                                   # toarray sums the duplicates
+    expected = dense.T @ ((s if weighted else np.ones(n))[:, None] * dense)
+    np.testing.assert_allclose(G, expected, rtol=1e-13, atol=1e-13 * np.abs(expected).max())
+    np.testing.assert_array_equal(G, G.T)
