@@ -181,3 +181,16 @@ def dense_row_stats(X):
             nnz += x[j] != 0.0
         top = max(top, s)
     return top, nnz
+
+
+@njit(cache=True)
+def csr_row_stats(data, indptr):
+    """``dense_row_stats`` of a CSR matrix from its arrays, without a temporary of ``nnz`` squares."""
+    top, nnz = 0.0, 0
+    for i in range(indptr.shape[0] - 1):
+        s = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * data[p]
+            nnz += data[p] != 0.0
+        top = max(top, s)
+    return top, nnz

@@ -46,10 +46,9 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
 def row_stats(X):
     """``(max_i ||x_i||^2, number of nonzero entries)`` of dense or CSR ``X`` (inf when it overflows)."""
     if sp.issparse(X):
-        with np.errstate(over="ignore"):
-            sq = np.add.reduceat(X.data * X.data, X.indptr[:-1]) if X.nnz else np.zeros(1)
-        sq[np.diff(X.indptr) == 0] = 0.0          # reduceat repeats the next value for empty rows
-        return float(np.max(sq, initial=0.0)), int(np.count_nonzero(X.data))
+        from .._kernels.sgd import csr_row_stats
+        top, nnz = csr_row_stats(X.data, X.indptr)
+        return float(top), int(nnz)
     from .._kernels.sgd import dense_row_stats
     top, nnz = dense_row_stats(X)
     return float(top), int(nnz)
