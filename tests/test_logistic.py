@@ -434,3 +434,66 @@ def test_predict_does_not_write_and_feature_names():
 def test_probit_is_binary_only_tag():
     assert linbook.ProbitRegression().__sklearn_tags__().classifier_tags.multi_class is False
     assert linbook.LogisticRegression().__sklearn_tags__().input_tags.sparse is True
+
+
+def test_single_precision_hessian_pass_is_close_to_double():
+    """``single_hessian=True`` changes only the Hessian, by ~1e-6 relative (f and g are exact)."""
+    from linbook._kernels.hessian import binary_pass
+    from linbook.logistic.binary import logit_terms
+    X, y = binary_data(n=5000, d=30)
+    t = 2.0 * y - 1
+    a = np.random.default_rng(0).uniform(0, 2, 5000)
+    c, v = np.linspace(0.5, 4, 30), np.linspace(-1, 1, 30) / 7.0
+    f1, g1, H1, z1 = binary_pass(X, t, v, 0.2, logit_terms, weights=a, col_scale=c)
+    f2, g2, H2, z2 = binary_pass(X, t, v, 0.2, logit_terms, weights=a, col_scale=c, single_hessian=True)
+    assert f1 == f2
+    np.testing.assert_array_equal(g1, g2)
+    np.testing.assert_array_equal(z1, z2)
+    err = np.max(np.abs(H2 - H1)) / np.max(np.abs(H1))
+    assert 0 < err < 1e-5                                     # single precision, not double
+
+
+def test_hessian_reuse_path_equals_plain_newton_and_statsmodels():
+    """A fit large enough for Hessian reuse with single-precision Hessians (N p^2 >= 1e8,
+    p >= 64) reaches the same optimum as the plain Newton path (to the stopping rule's
+    accuracy) and as statsmodels."""
+    from linbook.logistic import solvers
+    rng = np.random.default_rng(5)
+    n, d = 25_000, 70
+    X = rng.normal(size=(n, d)) * np.logspace(-1, 1, d)
+    w = rng.normal(size=d) / np.logspace(-1, 1, d) / np.sqrt(d)
+    y = (rng.random(n) < linbook.sigmoid(X @ w + 0.3)).astype(int)
+    assert solvers.reuse_hessian(n, d + 1)
+    m = linbook.LogisticRegression(lam=0).fit(X, y)
+    assert m.converged_
+    r = sm.Logit(y, sm.add_constant(X)).fit(disp=0, method="newton", tol=1e-12, maxiter=100)
+    assert rel(np.r_[m.intercept_, m.coef_[0]], r.params) < 1e-6
+
+
+def test_ill_conditioned_hessian_switches_to_double_precision():
+    """Once a single-precision Hessian is ill-conditioned (equilibrated rcond < 1e-4) the
+    objective recomputes it, and all later ones, in double precision."""
+    from linbook.logistic import binary
+    rng = np.random.default_rng(6)
+    n, d = 3000, 6
+    base = rng.normal(size=(n, 1))
+    X = base + 1e-4 * rng.normal(size=(n, d))                  # nearly collinear columns
+    t = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    calls = []
+    original = binary.binary_pass
+
+    def spy(*args, **kw):
+        calls.append(kw["single_hessian"])
+        return original(*args, **kw)
+
+    binary.binary_pass = spy
+    try:
+        fgh, _ = binary.binary_objective(X, t, None, binary.logit_terms, 0.0, np.ones(d), True,
+                                         approximate_hessian=True)
+        fgh(np.zeros(d + 1))
+        fgh(np.zeros(d + 1))
+    finally:
+        binary.binary_pass = original
+    assert calls == [True, False, False]
+    assert not binary._well_conditioned(np.diag([1.0, 1.0]) + 0.99999 * (1 - np.eye(2)))
+    assert binary._well_conditioned(np.diag([1.0, 2.0]))

@@ -305,3 +305,49 @@ def test_newton_hess_true_protocol_equals_callable():
     np.testing.assert_array_equal(r1.path, r2.path)
     with pytest.raises(ValueError, match="hess"):
         optim.newton(fg, np.zeros(4), grad=True)
+
+
+def test_newton_chord_method_reaches_the_same_optimum_with_fewer_hessians():
+    """``fun_grad`` turns on Hessian reuse: same minimiser (the stopping test is the exact
+    gradient), fewer Hessian evaluations, and still Newton's answer when nothing contracts."""
+    X, y, lam, fg, hess, ref = logistic_problem()
+    n_hess = []
+
+    def fgh(w):
+        n_hess.append(1)
+        return (*fg(w), hess(w))
+
+    plain = optim.newton(fgh, np.zeros(4), grad=True, hess=True, gtol=1e-10)
+    hessians_plain = len(n_hess)
+    n_hess.clear()
+    chord = optim.newton(fgh, np.zeros(4), grad=True, hess=True, gtol=1e-10, fun_grad=fg)
+    assert plain.converged and chord.converged
+    assert len(n_hess) < hessians_plain
+    np.testing.assert_allclose(chord.x, ref, rtol=1e-7)
+    np.testing.assert_allclose(plain.x, ref, rtol=1e-7)
+    assert chord.n_fev > len(n_hess)                         # the gradient-only evaluations count too
+
+
+def test_newton_chord_method_refreshes_a_hessian_that_stops_contracting():
+    """A deliberately poor 'Hessian' (its diagonal only) contracts the gradient by less than
+    CHORD_CONTRACTION per step: the chord method must then ask for a fresh one every step, and
+    still converge (each direction is a descent direction)."""
+    from linbook.optim.newton import CHORD_CONTRACTION
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(6, 6))
+    Q = A @ A.T + 0.5 * np.eye(6)
+    b = rng.normal(size=6)
+    calls = []
+
+    def fgh(x):
+        calls.append(1)
+        return 0.5 * x @ Q @ x - b @ x, Q @ x - b, np.diag(np.diag(Q))
+
+    res = optim.newton(fgh, np.zeros(6), grad=True, hess=True, gtol=1e-10, max_iter=5000,
+                       fun_grad=lambda x: (0.5 * x @ Q @ x - b @ x, Q @ x - b))
+    assert res.converged
+    np.testing.assert_allclose(res.x, np.linalg.solve(Q, b), rtol=1e-6)
+    steps = len(res.path) - 1
+    assert 0.25 == CHORD_CONTRACTION
+    assert len(calls) > steps / 2                              # mostly fresh Hessians

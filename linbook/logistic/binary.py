@@ -18,6 +18,8 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import scipy.linalg
+import scipy.sparse
 from scipy.special import log_ndtr
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
@@ -58,25 +60,48 @@ def probit_terms(z, t):
     return -logPhi, dz, d2
 
 
-def binary_objective(X, t, a, terms, lam, c, fit_intercept):
+def binary_objective(X, t, a, terms, lam, c, fit_intercept, approximate_hessian=False):
     """``fgh(theta) -> (F, grad, Hessian)`` and ``fg(theta) -> (F, grad)`` in standardised
-    coordinates ``theta = [b, v]``, ``w = v / c`` (see :mod:`linbook.logistic.solvers`)."""
+    coordinates ``theta = [b, v]``, ``w = v / c`` (see :mod:`linbook.logistic.solvers`).
+
+    ``approximate_hessian``: for Newton with Hessian reuse, which needs the Hessian only
+    approximately, form it in single precision (twice as fast) while it is well conditioned:
+    once its equilibrated condition number exceeds 1e4 (where the ~1e-6 relative error of
+    single precision could spoil the direction), it and all later ones are formed in double.
+    """
     Xk, ck = solvers.scaled_design(X, c)
     off = int(fit_intercept)
+    single = [approximate_hessian and not scipy.sparse.issparse(Xk)]
 
     def evaluate(theta, need_hess):
         b, v = (theta[0] if fit_intercept else 0.0), theta[off:]
-        f, g, H, _ = binary_pass(Xk, t, v, b, terms, weights=a, col_scale=ck,
-                                 fit_intercept=fit_intercept, need_hess=need_hess)
+        f, g, H, _ = binary_pass(Xk, t, v, b, terms, weights=a, col_scale=ck, fit_intercept=fit_intercept,
+                                 need_hess=need_hess, single_hessian=single[0])
         w = v / c
         f += 0.5 * lam * float(w @ w)                 # (lam/2) ||w||^2
         g[off:] += lam * w / c                        # d/dv of the penalty
         if need_hess:
             H[off:, off:] += np.diag(lam / c ** 2)
+            if single[0] and not _well_conditioned(H):
+                single[0] = False
+                return evaluate(theta, need_hess)
             return f, g, H
         return f, g
 
     return (lambda th: evaluate(th, True)), (lambda th: evaluate(th, False))
+
+
+def _well_conditioned(H, rcond_min=1e-4):
+    """Is the equilibrated ``H`` positive definite with reciprocal condition number >= ``rcond_min``?"""
+    d = np.sqrt(np.diag(H))
+    if not (np.all(np.isfinite(H)) and np.all(d > 0)):
+        return False
+    Hs = H / np.outer(d, d)
+    C, info = scipy.linalg.lapack.dpotrf(Hs, lower=0, clean=1)
+    if info != 0:
+        return False
+    rcond, info = scipy.linalg.lapack.dpocon(C, np.abs(Hs).sum(axis=0).max())
+    return info == 0 and rcond >= rcond_min
 
 
 def fit_binary(est, X, t, a, scales, solver, max_iter, terms, b0):
@@ -84,7 +109,8 @@ def fit_binary(est, X, t, a, scales, solver, max_iter, terms, b0):
     c, m = scales                      # preconditioner, units of the stopping rule
     fi = est.fit_intercept
     off = int(fi)
-    fgh, fg = binary_objective(X, t, a, terms, est.lam, c, fi)
+    reuse = solver == "newton" and solvers.reuse_hessian(X.shape[0], X.shape[1] + off)
+    fgh, fg = binary_objective(X, t, a, terms, est.lam, c, fi, approximate_hessian=reuse)
     theta0 = np.zeros(X.shape[1] + off)
     if fi:
         theta0[0] = b0
@@ -93,7 +119,7 @@ def fit_binary(est, X, t, a, scales, solver, max_iter, terms, b0):
     watch = solvers.SeparationWatch(test) if check else None
     gscale = solvers.gradient_scale(X, a, c, m, fi)
     res = solvers.minimise(solver, fgh, fg, theta0, max_iter=max_iter, tol=est.tol, gscale=gscale,
-                           callback=watch)
+                           callback=watch, reuse_hessian=reuse)
     v = res.x[off:]
     w, b = v / c, (res.x[0] if fi else 0.0)
     est._check_result(res, w)
