@@ -18,6 +18,11 @@ binary, ``(C - 1)(D + 1)`` multinomial):
 * multinomial: Newton only while the Hessian is cheap, ``N p^2 <= 1e8`` (e.g. iris);
 * otherwise (many classes, ``D`` comparable to ``N``, wide sparse ``X``): L-BFGS.
 
+On large binary fits (``p >= 64`` and ``N p^2 >= 1e8``, where a Hessian pass costs four or
+more gradient passes) Newton reuses the factor of its last Hessian while the steps keep
+shrinking the gradient fourfold (the chord method), and forms Hessians in single precision
+while they are well conditioned; the stopping rule is unchanged.
+
 Derived in: chapter "Optimizers" § "IRLS".
 """
 
