@@ -51,16 +51,22 @@ student: env backmatter
 	$(BIN)/python tools/student_edition.py _build_student
 	@echo "Student edition built: $(CURDIR)/_build_student/_build/html/index.html"
 
-# Unit tests and nbval run in one pytest session on $(JOBS) workers (one notebook per
-# worker: cells of a notebook share a kernel). The site checks need the built book.
-# The browser test (tests/browser) runs in the same session when Chromium is present; the
-# line printed before and after says plainly whether it ran or was skipped.
-# Then nbval runs every notebook again under a second BLAS setting ($(ALT_BLAS)).
+# 1. The site build (one core) runs beside the unit tests (everything in tests/ that does not
+#    need the built site), so neither core idles while Sphinx works.
+# 2. nbval over every notebook and the checks of the built site (tests/test_site.py and the
+#    browser test, which runs when Chromium is present; the line printed before and after
+#    says plainly whether it ran), in one pytest session on $(JOBS) workers (one notebook
+#    per worker: cells of a notebook share a kernel).
+# 3. nbval runs every notebook again under a second BLAS setting ($(ALT_BLAS)).
 test: env
 	rm -rf _build/html   # no stale page from an earlier build reaches the site checks
-	$(BIN)/jupyter-book build --all -W -n --keep-going . > _build_log.txt 2>&1 || (cat _build_log.txt; exit 1)
+	@echo "site build (log: _build_log.txt) beside the unit tests"
+	@$(BIN)/jupyter-book build --all -W -n --keep-going . > _build_log.txt 2>&1 & book=$$!; \
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile -rs -m "not site" tests; unit=$$?; \
+	if ! wait $$book; then cat _build_log.txt; echo "make test: the site build failed (log above)"; exit 1; fi; \
+	exit $$unit
 	@$(BIN)/python tests/browser/browserlib.py
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile -rs $(NBVAL) tests chapters
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile -rs $(NBVAL) tests/test_site.py tests/browser chapters
 	@$(BIN)/python tests/browser/browserlib.py
 	$(MAKE) --no-print-directory nbval-alt
 
