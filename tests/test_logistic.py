@@ -497,3 +497,19 @@ def test_ill_conditioned_hessian_switches_to_double_precision():
     assert calls == [True, False, False]
     assert not binary._well_conditioned(np.diag([1.0, 1.0]) + 0.99999 * (1 - np.eye(2)))
     assert binary._well_conditioned(np.diag([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("scale", [1e-30, 1e-12, 1.0, 1e12, 1e30])
+def test_single_precision_hessian_survives_extreme_feature_units(scale):
+    """float32 spans only 1e-38..3e38: the single-precision pass standardises columns in its
+    buffer, so features in any units give the double-precision Hessian to ~1e-6."""
+    from linbook._kernels.hessian import binary_pass
+    from linbook.logistic.binary import logit_terms
+    X, y = binary_data(n=3000, d=8, seed=4)
+    t = 2.0 * y - 1
+    c = np.full(8, scale) * np.linspace(1, 3, 8)
+    Xs, v = X * c, np.linspace(-1, 1, 8) / 5
+    _, _, H1, _ = binary_pass(Xs, t, v, 0.1, logit_terms, col_scale=c)
+    _, _, H2, _ = binary_pass(Xs, t, v, 0.1, logit_terms, col_scale=c, single_hessian=True)
+    assert np.all(np.isfinite(H2))
+    np.testing.assert_allclose(H2, H1, rtol=1e-5, atol=1e-6 * np.abs(H1).max())

@@ -145,6 +145,9 @@ def binary_pass(X, t, v, b, terms, *, weights=None, col_scale=None, fit_intercep
     if need_hess:
         from ._rows_nb import scale_rows_into
         buf = np.empty((min(rows, n), d), dtype=np.float32 if single else np.float64)
+        # single precision: standardise the columns in the buffer, so that no unit of the
+        # features can overflow or underflow float32 (its range is only 1e-38 to 3e38)
+        col = inv_c if single and post else np.empty(0)
     for i, j in block_rows(n, d, rows):
         Xb = X[i:j] if post else _scaled_block(X, i, j, inv_c)
         zb = Xb @ u
@@ -160,7 +163,7 @@ def binary_pass(X, t, v, b, terms, *, weights=None, col_scale=None, fit_intercep
             rs = Xb.T @ np.column_stack([dz, d2])
             g[off:] += rs[:, 0]
             B = buf[:j - i]
-            scale_rows_into(Xb, np.sqrt(d2), B)
+            scale_rows_into(Xb, np.sqrt(d2), col, B)
             if single:
                 Hww += ssyrk(1.0, B.T, trans=0, lower=0)
             else:
@@ -176,7 +179,8 @@ def binary_pass(X, t, v, b, terms, *, weights=None, col_scale=None, fit_intercep
     if not need_hess:
         return f, g, None, z
     if post:
-        Hww *= np.outer(inv_c, inv_c)
+        if not single:                        # single precision summed standardised rows already
+            Hww *= np.outer(inv_c, inv_c)
         Hwb *= inv_c
     H = np.empty((d + off, d + off))
     H[off:, off:] = _symmetrise_upper(Hww)
