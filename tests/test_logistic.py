@@ -513,3 +513,39 @@ def test_single_precision_hessian_survives_extreme_feature_units(scale):
     _, _, H2, _ = binary_pass(Xs, t, v, 0.1, logit_terms, col_scale=c, single_hessian=True)
     assert np.all(np.isfinite(H2))
     np.testing.assert_allclose(H2, H1, rtol=1e-5, atol=1e-6 * np.abs(H1).max())
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e200, 1e300])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_features_in_extreme_units_fit_without_penalty(scale, n_classes):
+    """Without a penalty the fit is equivariant: coef(X * s) = coef(X) / s, for s down to 1e-300
+    (the preconditioner once squared the features' RMS, which underflowed below 1e-154)."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(1500, 4))
+    y = np.argmax(X @ rng.normal(size=(4, n_classes)) + rng.gumbel(size=(1500, n_classes)), axis=1)
+    ref = linbook.LogisticRegression(lam=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = linbook.LogisticRegression(lam=0).fit(X * scale, y)
+    assert m.converged_
+    np.testing.assert_allclose(m.coef_ * scale, ref.coef_, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_penalty_on_tiny_features_reaches_the_stationary_point(n_classes):
+    """Features of size 1e-200 under lam = 1: the optimum w = X'(Y - P) / lam is ~1e-199 and
+    f cannot resolve the step to it; Newton then accepts the step that shrinks the gradient
+    (it used to stop at w = 0 with a warning)."""
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(1500, 4)) * 1e-200
+    y = rng.integers(0, n_classes, 1500)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = linbook.LogisticRegression(lam=1.0).fit(X, y)
+    assert m.converged_
+    P = m.predict_proba(X)
+    Y = np.eye(n_classes)[y]
+    W = m.coef_ if n_classes > 2 else m.coef_[:1]
+    target = (X.T @ (Y - P)).T if n_classes > 2 else (X.T @ (Y - P)[:, 1:]).T
+    assert np.max(np.abs(target)) > 0
+    np.testing.assert_allclose(W, target, rtol=1e-8)

@@ -77,11 +77,13 @@ def binary_objective(X, t, a, terms, lam, c, fit_intercept, approximate_hessian=
         b, v = (theta[0] if fit_intercept else 0.0), theta[off:]
         f, g, H, _ = binary_pass(Xk, t, v, b, terms, weights=a, col_scale=ck, fit_intercept=fit_intercept,
                                  need_hess=need_hess, single_hessian=single[0])
-        w = v / c
-        f += 0.5 * lam * float(w @ w)                 # (lam/2) ||w||^2
-        g[off:] += lam * w / c                        # d/dv of the penalty
+        if lam > 0:            # lam = 0 adds nothing (and w = v / c may overflow for tiny features)
+            w = v / c
+            f += 0.5 * lam * float(w @ w)             # (lam/2) ||w||^2
+            g[off:] += (lam / c) * w                  # d/dv of the penalty
+            if need_hess:
+                H[off:, off:] += np.diag((lam / c) / c)
         if need_hess:
-            H[off:, off:] += np.diag(lam / c ** 2)
             if single[0] and not _well_conditioned(H):
                 single[0] = False
                 return evaluate(theta, need_hess)

@@ -51,16 +51,18 @@ def reduced_objective(X, yidx, a, C, lam, c, fit_intercept):
         G[:, off:] = (Xk.T @ R).T / cs
         if fit_intercept:
             G[:, 0] = R.sum(0)
-        W = V / c
-        Ws = W.sum(0)
-        f += 0.5 * lam * (float(np.sum(W * W)) - kappa * float(Ws @ Ws))
-        G[:, off:] += lam * (W - kappa * Ws) / c
+        if lam > 0:            # lam = 0 adds nothing (and W = V / c may overflow for tiny features)
+            W = V / c
+            Ws = W.sum(0)
+            f += 0.5 * lam * (float(np.sum(W * W)) - kappa * float(Ws @ Ws))
+            G[:, off:] += (lam / c) * (W - kappa * Ws)
         if not need_hess:
             return f, G.ravel()
         H = multinomial_hessian(Xk, V, b, weights=a, col_scale=ck, fit_intercept=fit_intercept)
-        mask = np.zeros(p)
-        mask[off:] = 1.0 / c ** 2
-        H += np.kron(lam * (np.eye(K) - kappa * np.ones((K, K))), np.diag(mask))
+        if lam > 0:
+            mask = np.zeros(p)
+            mask[off:] = (1.0 / c) / c
+            H += np.kron(lam * (np.eye(K) - kappa * np.ones((K, K))), np.diag(mask))
         return f, G.ravel(), H
 
     return (lambda th: evaluate(th, True)), (lambda th: evaluate(th, False))

@@ -5,7 +5,7 @@ with ``c_j`` the root-mean-square of feature ``j`` (dense ``X``; its largest ``|
 for sparse ``X``), so ``X w = (X / c) v`` (the
 objective is the same; only the units change, and the first-order methods are far
 better conditioned). The stopping rule is in *max-abs units* ``m_j = max_i |x_ij|``:
-``max_j |dF/dw_j| m_j <= tol * sum(sample_weight)``, the gradient of the *mean* NLL with
+``max_j |dF/dw_j| / m_j <= tol * sum(sample_weight)``, the gradient of the *mean* NLL with
 respect to the coefficients of max-abs-scaled features (so a rare sparse feature is not
 held to a stricter test). Both are unit-free: ``coef(X * s) = coef(X) / s``, whatever
 ``s``. Newton's direction is unit-free anyway.
@@ -95,16 +95,17 @@ def column_scales(X, weights=None, lam=0.0):
 
 
 def _jacobi(rms, lam, sw):
-    with np.errstate(over="ignore"):
-        c = np.sqrt(rms ** 2 + 4.0 * lam / sw)
-    c = np.where(np.isfinite(c), c, rms)        # rms near 1e300: the penalty is negligible
+    # sqrt(rms^2 + 4 lam / sw) without squaring rms: its square under- or overflows for
+    # features below 1e-154 or above 1e154 (then c was 1 and Newton could not move)
+    c = np.hypot(rms, np.sqrt(4.0 * lam / sw))
+    c = np.where(np.isfinite(c), c, rms)
     return np.where(c > 0, c, 1.0)
 
 
 def gradient_scale(X, weights, c, m, fit_intercept, n_rows=1):
     """Per-coordinate scale of the stopping rule in the coordinates ``v = c w``.
 
-    ``|dF/dw_j| * m_j <= tol * sum(a)`` (max-abs units ``m_j``) is, for ``dF/dv_j =
+    ``|dF/dw_j| / m_j <= tol * sum(a)`` (max-abs units ``m_j``) is, for ``dF/dv_j =
     (dF/dw_j) / c_j``, ``|dF/dv_j| <= tol * sum(a) * m_j / c_j``; the intercept's scale
     is ``sum(a)``. ``n_rows`` repeats it for each class of a multinomial model.
     """

@@ -64,6 +64,22 @@ def _newton_direction(H, g, damping=0.0):
             return -g / D ** 2, tau, None   # a diagonally scaled gradient step: always descent
 
 
+def _flat_step(fg, x, f, g, d, scale):
+    """The full step ``x + d`` when ``f`` cannot tell it from ``x`` but the gradient shrinks.
+
+    Armijo's test needs a decrease of ``f`` that rounding can show; when the whole predicted
+    decrease ``-g'd / 2`` is below ``f``'s last bits (features of size 1e-200 under a penalty,
+    say) every trial fails although ``x`` is not optimal. Near the minimum of a convex
+    function the gradient is then the better merit: take the Newton step if ``f`` stays equal
+    to rounding and ``max |g| / scale`` shrinks. Returns ``fg(x + d)`` or ``None``.
+    """
+    new = fg(x + d)
+    flat = abs(new[0] - f) <= 16 * np.finfo(float).eps * max(abs(f), 1.0)
+    if flat and np.all(np.isfinite(new[1])) and np.max(np.abs(new[1]) / scale) < np.max(np.abs(g) / scale):
+        return new
+    return None
+
+
 def _chord_direction(factor, g):
     """``-H^{-1} g`` with the Cholesky factor of an earlier (equilibrated) Hessian."""
     cho, D = factor
@@ -145,6 +161,8 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
                 break
         if line_search:
             t, new, _ = _armijo(trial, x, f, float(g @ d), d)
+            if new is None and not (fg.nonfinite or trial.nonfinite):
+                t, new = 1.0, _flat_step(trial, x, f, g, d, scale)
             if new is None:
                 k -= 1
                 if fg.nonfinite or trial.nonfinite:
