@@ -498,3 +498,18 @@ def test_verbose_progress_goes_to_stderr_only(capsys):
     assert out == "" and err.count("epoch") == 3 and "mean loss" in err
     SGDClassifier(max_iter=3, random_state=0).fit(X, y)
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("make", [lambda: SGDRegressor(random_state=0), lambda: LMS(),
+                                  lambda: OnlineGradientDescent(), lambda: SGDClassifier(random_state=0)])
+@pytest.mark.parametrize("scale", [1e-200, 1e-300])
+def test_features_whose_squares_underflow_get_a_clear_error(make, scale):
+    """Rows with ||x||^2 below 1e-300: per-sample steps cannot move the weights (the fit stayed
+    at zero, silently); now a ValueError says to scale the features."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3)) * scale
+    est = make()
+    y = (X[:, 0] > 0).astype(int) if isinstance(est, SGDClassifier) else rng.normal(size=200)
+    with pytest.raises(ValueError, match="underflow.*scale the features"):
+        est.fit(X, y)
+    est.fit(X / scale, y)                          # the same data in sensible units is fine

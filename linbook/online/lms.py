@@ -131,7 +131,7 @@ class LMS(RegressorMixin, BaseEstimator):
     def _observe(self, X):
         """Record the largest squared row norm and the nonzeros per row (for ``eta0="auto"``)."""
         top, nnz = row_stats(X)
-        self._L_x = schedules.curvature_bound(top, self._L_x)
+        self._L_x = schedules.curvature_bound(top, self._L_x, nnz)
         self._nnz += (nnz, X.shape[0])
 
     def _pass(self, X, y, order, tol):

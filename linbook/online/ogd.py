@@ -133,7 +133,8 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
         if first:
             self._check_params()
         X, y = validate_chunk(self, X, y, first=first, y_numeric=True)
-        curvature_bound(row_stats(X)[0])                # a clear error when ||x||^2 overflows
+        top, nnz = row_stats(X)
+        curvature_bound(top, nnz=nnz)                   # a clear error when ||x||^2 over- or underflows
         if first:
             self.coef_ = np.zeros(X.shape[1])
             self.t_ = 0

@@ -77,15 +77,22 @@ def check_positive_int(value, name):
     return int(value)
 
 
-def curvature_bound(top, previous=0.0):
+def curvature_bound(top, previous=0.0, nnz=0):
     """Largest squared row norm ``max_i ||x_i||^2`` seen so far (a bound on one sample's curvature).
 
-    ``top`` is the largest squared row norm of the new chunk. Raises ``ValueError`` when it
-    overflowed (features near 1e154 or larger).
+    ``top`` is the largest squared row norm of the new chunk, ``nnz`` its number of nonzero
+    entries. Raises ``ValueError`` when it overflowed (features near 1e154 or larger) or, for
+    a chunk with nonzero features, underflowed below 1e-300 (features near 1e-150 or smaller):
+    then a step of size ``1 / ||x||^2`` is not representable and per-sample steps cannot move
+    the weights, so the fit would silently stay at zero.
     """
     if not np.isfinite(top):
         raise ValueError("The squared norms of the rows of X overflow (features of order 1e154 or larger): "
                          "scale the features (e.g. StandardScaler) before fitting.")
+    if nnz > 0 and max(previous, top) < 1e-300:
+        raise ValueError("The squared norms of the rows of X underflow (features of order 1e-150 or smaller), "
+                         "so stochastic-gradient steps cannot move the weights in double precision: scale the "
+                         "features (e.g. StandardScaler) before fitting.")
     return max(previous, top)
 
 

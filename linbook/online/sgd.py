@@ -59,7 +59,7 @@ class _BaseSGD(BaseEstimator):
 
         n = X.shape[0]
         top, nnz = row_stats(X)
-        self._L_x = schedules.curvature_bound(top, self._L_x)
+        self._L_x = schedules.curvature_bound(top, self._L_x, nnz)
         self._nnz += (nnz, n)
         lam_n = float(self.lam) / n
         if isinstance(self.eta0, str):                           # "auto"
