@@ -513,3 +513,27 @@ def test_features_whose_squares_underflow_get_a_clear_error(make, scale):
     with pytest.raises(ValueError, match="underflow.*scale the features"):
         est.fit(X, y)
     est.fit(X / scale, y)                          # the same data in sensible units is fine
+
+
+@pytest.mark.parametrize("w", [1e-300, 1e-100, 1e100, 1e300])
+def test_sgd_auto_step_is_invariant_to_the_scale_of_sample_weight(w):
+    """Without a penalty, uniform sample weights do not change the minimiser; eta0='auto'
+    divides by the largest weight, so SGD's iterates do not change either (tiny weights left
+    the weights at zero, huge ones diverged)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.3 * rng.normal(size=300)
+    ref = SGDRegressor(random_state=0).fit(X, y)
+    m = SGDRegressor(random_state=0).fit(X, y, sample_weight=np.full(300, w))
+    np.testing.assert_allclose(m.coef_, ref.coef_, rtol=1e-10)
+    yc = (y > 0).astype(int)
+    refc = SGDClassifier(random_state=0).fit(X, yc)
+    mc = SGDClassifier(random_state=0).fit(X, yc, sample_weight=np.full(300, w))
+    np.testing.assert_allclose(mc.coef_, refc.coef_, rtol=1e-10)
+
+
+def test_sgd_target_overflow_names_the_target_as_the_cure():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(200, 3))
+    with pytest.raises(ValueError, match="scale the target y"):
+        SGDRegressor(random_state=0).fit(X, rng.normal(size=200) * 1e200)

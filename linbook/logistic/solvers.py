@@ -111,7 +111,8 @@ def gradient_scale(X, weights, c, m, fit_intercept, n_rows=1):
     """
     n_eff = float(X.shape[0] if weights is None else weights.sum())
     row = np.r_[np.ones(int(fit_intercept)), m / c]
-    return n_eff * np.tile(row, n_rows)
+    # tiny weights under a penalty (sum 1e-298, c ~ sqrt(lam / sum)) can underflow the product
+    return np.maximum(n_eff * np.tile(row, n_rows), np.finfo(float).tiny)
 
 
 def scaled_design(X, c):

@@ -96,22 +96,28 @@ def curvature_bound(top, previous=0.0, nnz=0):
     return max(previous, top)
 
 
-def auto_steps(L_x, lam_n, m):
+def auto_steps(L_x, lam_n, m, w_max=1.0):
     """The default ``eta0="auto"``: initial steps of the weights and of the intercept.
 
     One sample's squared loss has curvature ``||x||^2`` along the weights and 1 along
-    the intercept (the log-loss a quarter of that). With ``L = max_i ||x_i||^2 + lam/n``
-    the weights take ``1 / (2 L)``; the intercept, whose column of ones is one more
-    coordinate beside the ``m`` nonzero features of a typical row, takes the share
-    of a typical feature, ``1 / (2 (m + 1))``. A step then moves the residual of its
-    sample by at most ``eta (||x||^2 / (2L) + 1 / (2(m+1))) < 1`` of itself: the
-    squared-loss iteration cannot diverge, whatever the feature scale, and the
+    the intercept (the log-loss a quarter of that), times its sample weight. With
+    ``L = w_max max_i ||x_i||^2 + lam/n`` (``w_max`` the largest sample weight) the weights
+    take ``1 / (2 L)``; the intercept, whose column of ones is one more coordinate beside
+    the ``m`` nonzero features of a typical row, takes the share of a typical feature,
+    ``1 / (2 w_max (m + 1))``. A step then moves the residual of its sample by at most
+    ``eta (||x||^2 / (2L) + 1 / (2(m+1))) < 1`` of itself: the squared-loss iteration
+    cannot diverge, whatever the feature scale or the scale of the weights, and the
     iterates scale like ``1 / x`` when the features scale like ``x``.
 
     Returns ``(eta0_weights, eta0_intercept)``.
     """
-    L = L_x + lam_n
-    eta_b = 0.5 / (m + 1.0)
+    with np.errstate(over="ignore"):
+        L = w_max * L_x + lam_n
+    if not np.isfinite(L):
+        raise ValueError(f"sample_weight times the squared row norms overflows (largest weight {w_max:.1e}, "
+                         f"largest ||x||^2 {L_x:.1e}): rescale sample_weight (only its ratios matter "
+                         "without a penalty) or scale the features.")
+    eta_b = 0.5 / ((m + 1.0) * w_max)
     if L == 0.0:        # every row is zero so far: the weights get no gradient but the penalty
         return eta_b, eta_b
     return 0.5 / L, eta_b

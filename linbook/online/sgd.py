@@ -19,7 +19,7 @@ from ..base import check_sample_weight, encode_labels
 from ..datasets import as_rng
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
-from ._stream import diverged, predict_input, progress, row_stats, validate_chunk
+from ._stream import CURE, diverged, predict_input, progress, row_stats, validate_chunk
 
 __all__ = ["SGDRegressor", "SGDClassifier"]
 
@@ -49,6 +49,7 @@ class _BaseSGD(BaseEstimator):
         self._state = np.zeros(2)                                # [updates, iterates averaged]
         self._L_x = 0.0                                          # max ||x_i||^2 seen so far
         self._nnz = np.zeros(2)                                  # [nonzeros, rows] seen so far
+        self._w_max = 0.0                                        # largest sample weight seen so far
         self.t_ = 0
 
     def _run(self, X, T, sw, *, epochs, shuffle, rng):
@@ -66,7 +67,8 @@ class _BaseSGD(BaseEstimator):
             if self.adagrad:
                 eta0, b_ratio = 1.0, 1.0
             else:
-                eta_w, eta_b = schedules.auto_steps(self._L_x, lam_n, self._nnz[0] / self._nnz[1])
+                self._w_max = max(self._w_max, float(sw.max()))
+                eta_w, eta_b = schedules.auto_steps(self._L_x, lam_n, self._nnz[0] / self._nnz[1], self._w_max)
                 eta0, b_ratio = eta_w, eta_b / eta_w
         else:
             eta0, b_ratio = float(self.eta0), 1.0
@@ -86,7 +88,10 @@ class _BaseSGD(BaseEstimator):
                 raise diverged(self, "the shrink factor 1 - eta lam/n of the penalty",
                                "lower eta0 (or use eta0='auto') or lam")
             if status >= 0 or not (np.all(np.isfinite(self._W)) and np.all(np.isfinite(self._b))):
-                raise diverged(self, "the loss" if status >= 0 else "the weights")
+                big_y = self._loss_name() == "squared_error" and np.max(np.abs(T)) > 1e150
+                cure = ("scale the target y (its values reach 1e150 or more, so the squared loss overflows)"
+                        if big_y else CURE)
+                raise diverged(self, "the loss" if status >= 0 else "the weights", cure)
             if self.verbose:
                 progress(self, epoch, epochs, total / sw.sum())
         self.t_ = int(self._state[0])
