@@ -72,7 +72,8 @@ class DiagonalLDA(DiagonalGaussianClassifier):
         dof = counts.sum(axis=0) - C
         if np.any(dof <= 0):
             raise ValueError("DiagonalLDA needs more samples than classes (the pooled variance divides by "
-                             f"N - C = {dof.min():g}); collect more data")
+                             f"N - C = {dof.min():g}, N the sum of sample_weight when given): collect more "
+                             "data, or scale sample_weight so that it counts samples (e.g. mean 1)")
         var = class_square_sums(X, yi, self._means_z, w, self._inv_scale).sum(axis=0) / dof
         flat = np.flatnonzero(var <= ZERO_VARIANCE)
         if flat.size:

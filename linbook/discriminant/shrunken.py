@@ -66,7 +66,8 @@ class NearestShrunkenCentroids(DiagonalGaussianClassifier):
         n = counts.sum(axis=0)
         if np.any(n <= C):
             raise ValueError("NearestShrunkenCentroids needs more samples than classes (the pooled "
-                             "variance divides by N - C); collect more data")
+                             "variance divides by N - C, N the sum of sample_weight when given): collect "
+                             "more data, or scale sample_weight so that it counts samples (e.g. mean 1)")
         var = class_square_sums(X, yi, self._means_z, w, self._inv_scale).sum(axis=0) / (n - C)
         flat = np.flatnonzero(var <= ZERO_VARIANCE)
         if flat.size:
