@@ -55,18 +55,31 @@ class LDA(GaussianClassifier):
     def _fit_covariances(self, X, yi, w, counts):
         S = within_scatter(X, yi, self._means_z, self._inv_scale, w) / self.class_count_.sum()
         self._chol = cholesky(S, model=type(self).__name__, what="the pooled covariance")
-        betas_z = linalg.cho_solve((self._chol, True), self._means_z.T).T         # Sigma^{-1} mu_c
-        self._set_discriminants(betas_z, 2.0 * np.log(np.diag(self._chol)).sum())
+        solve = lambda M: linalg.cho_solve((self._chol, True), M.T).T   # noqa: E731  rows M Sigma^{-1}
+        self._set_discriminants(solve, 2.0 * np.log(np.diag(self._chol)).sum())
 
-    def _set_discriminants(self, betas_z, logdet_z):
-        """beta_c, gamma_c (4.36)-(4.37) from ``Sigma^{-1} mu_c`` in standardised units."""
-        C, D = betas_z.shape
-        self._betas = betas_z * self._inv_scale                 # in the units of X (kept features)
-        self._quad_mu = np.einsum("cd,cd->c", self._means_z, betas_z)     # mu_c^T Sigma^{-1} mu_c
+    def _set_discriminants(self, solve, logdet_z):
+        """beta_c, gamma_c (4.36)-(4.37) in standardised units; ``solve(M)`` applies ``Sigma^{-1}`` to rows.
+
+        The scores use the discriminants of the data centred at the mean ``m`` of the
+        classes' means, ``(x - m)^T Sigma^{-1} (mu_c - m) - (mu_c - m)^T Sigma^{-1} (mu_c - m) / 2``,
+        which differ from (4.36)-(4.37) by a term that does not depend on the class. With a
+        feature offset by 1e8, ``x^T Sigma^{-1} mu_c`` is ~1e16 and the classes' differences of
+        order 1 would drown in its rounding; centred, nothing large is subtracted.
+        """
+        C, D = self._means_z.shape
+        counts = self.class_count_
+        center_z = counts @ self._means_z / counts.sum()
+        centred = self._means_z - center_z
+        betas_c = solve(centred)                                # Sigma^{-1} (mu_c - m)
+        self._center = center_z * self._scale                   # m in the units of X (kept features)
+        self._betas = betas_c * self._inv_scale                 # for x - m, in the units of X
+        self._quad_mu = np.einsum("cd,cd->c", centred, betas_c)
         self._logdet = logdet_z
+        betas_z = solve(self._means_z)                          # Sigma^{-1} mu_c, as reported
         self.betas_ = np.zeros((C, self._keep.size))
-        self.betas_[:, self._keep] = self._betas
-        self.gammas_ = -0.5 * self._quad_mu + np.log(self.priors_)
+        self.betas_[:, self._keep] = betas_z * self._inv_scale
+        self.gammas_ = -0.5 * np.einsum("cd,cd->c", self._means_z, betas_z) + np.log(self.priors_)
         if C == 2:
             self.coef_ = (self.betas_[1] - self.betas_[0])[None, :]
             self.intercept_ = np.array([self.gammas_[1] - self.gammas_[0]])
@@ -76,9 +89,11 @@ class LDA(GaussianClassifier):
 
     def _log_density(self, X, exact=False):
         # log N(x | mu_c, Sigma) = beta_c^T x - mu_c^T beta_c / 2  - x^T Sigma^{-1} x / 2 - log|2 pi Sigma| / 2
-        s = linear_scores(X, self._betas, -0.5 * self._quad_mu)
+        # with x and mu_c measured from the centre m (see _set_discriminants)
+        Xc = X - self._center
+        s = linear_scores(Xc, self._betas, -0.5 * self._quad_mu)
         if exact:
-            s -= 0.5 * (self._quad(X * self._inv_scale)[:, None] + self._logdet)
+            s -= 0.5 * (self._quad(Xc * self._inv_scale)[:, None] + self._logdet)
             s += self._log_norm_const()
         return s
 
@@ -176,7 +191,7 @@ class RDA(LDA):
         self._mid = lam + (1.0 - lam) * e               # eigenvalues of the regularised R on span(V)
         logdet = (2.0 * np.log(sd).sum() + np.log(self._mid).sum()
                   + (D - e.size) * (np.log(lam) if lam > 0 else 0.0))
-        self._set_discriminants(self._apply_inverse(self._means_z), logdet)
+        self._set_discriminants(self._apply_inverse, logdet)
 
     def _apply_inverse(self, A):
         """Rows of A (standardised units) times ``Sigma^{-1}``, without forming ``Sigma``."""
