@@ -480,3 +480,16 @@ def test_weighted_aic_only_where_defined():
     assert np.isfinite(LinearRegression().fit(X, y).aic(X, y, sample_weight=w))
     with pytest.raises(ValueError, match="takes no sample_weight"):
         LeastAbsoluteDeviation().fit(X, y).aic(X, y, sample_weight=w)
+
+
+def test_lad_feature_offset_only_moves_the_intercept():
+    """LAD with an intercept is translation invariant; at an offset of 1e8 HiGHS failed."""
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(300, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + rng.laplace(size=300)
+    ref = linbook.LeastAbsoluteDeviation().fit(X, y)
+    Xo = X.copy()
+    Xo[:, 1] += 1e8
+    m = linbook.LeastAbsoluteDeviation().fit(Xo, y)
+    np.testing.assert_allclose(m.coef_, ref.coef_, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(m.predict(Xo), ref.predict(X), atol=1e-5)

@@ -71,13 +71,18 @@ class LeastAbsoluteDeviation(LinearModel):
         """
         X, y, sw = self._validate(X, y, sample_weight)
         n, d = X.shape
+        shift = None
         sw = np.ones(n) if sw is None else sw
         if sps.issparse(X):
             sx = pow2(np.asarray(abs(X).max(axis=0).todense()).ravel())
             Xs = sps.csr_matrix(X @ sps.diags(1.0 / sx))
         else:
-            sx = pow2(np.max(np.abs(X), axis=0, initial=0.0))
-            Xs = sps.csr_matrix(X / sx)
+            # with an intercept, columns whose mean exceeds their spread are centred first (only b
+            # changes, by -w' mu): a feature offset by 1e8 leaves the LP singular to rounding
+            from ..logistic.solvers import centre_offsets
+            Xc, shift = centre_offsets(X, sw, self.fit_intercept)
+            sx = pow2(np.max(np.abs(Xc), axis=0, initial=0.0))
+            Xs = sps.csr_matrix(Xc / sx)
         sy = float(pow2(np.max(np.abs(y), initial=0.0)))
         cols = [Xs]
         if self.fit_intercept:
@@ -99,6 +104,8 @@ class LeastAbsoluteDeviation(LinearModel):
         with np.errstate(over="ignore", invalid="ignore"):
             self.coef_ = sy * (np.asarray(res.x[:d], dtype=float) / sx)
             self.intercept_ = float(sy * res.x[d]) if self.fit_intercept else 0.0
+            if shift is not None:
+                self.intercept_ -= float(self.coef_ @ shift)
         if not (np.all(np.isfinite(self.coef_)) and np.isfinite(self.intercept_)):
             raise ValueError("LeastAbsoluteDeviation: the coefficients overflow float64 because y is "
                              "huge relative to the features; rescale y or the features.")

@@ -129,6 +129,7 @@ class LogisticRegression(BinaryGLM):
         self.solver_ = solvers.choose_solver(self.solver, n, d, C, self.fit_intercept,
                                              scipy.sparse.issparse(X))
         max_iter = self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]
+        X, shift = solvers.centre_offsets(X, a, self.fit_intercept)      # offset columns centred
         c, m = solvers.column_scales(X, a, self.lam)                    # standardised coordinates
         if C == 2:
             t = 2 * yidx.astype(np.int8) - 1              # labels +-1
@@ -137,6 +138,8 @@ class LogisticRegression(BinaryGLM):
             fit_binary(self, X, t, a, (c, m), self.solver_, max_iter, logit_terms, b0)
         else:
             multinomial.fit_multinomial(self, X, yidx, a, (c, m), self.solver_, max_iter)
+        if shift is not None:
+            self.intercept_ = self.intercept_ - self.coef_ @ shift      # back to the units of X
         return self
 
     @property

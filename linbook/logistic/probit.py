@@ -70,10 +70,13 @@ class ProbitRegression(BinaryGLM):
         self.solver_ = solvers.choose_solver(self.solver, X.shape[0], X.shape[1], 2,
                                              self.fit_intercept, scipy.sparse.issparse(X))
         max_iter = self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]
+        X, shift = solvers.centre_offsets(X, a, self.fit_intercept)      # offset columns centred
         c, m = solvers.column_scales(X, a, self.lam)
         t = 2 * yidx.astype(np.int8) - 1
         b0 = float(scipy.special.ndtri(np.average(yidx, weights=a)))
         fit_binary(self, X, t, a, (c, m), self.solver_, max_iter, probit_terms, b0)
+        if shift is not None:
+            self.intercept_ = self.intercept_ - self.coef_ @ shift      # back to the units of X
         return self
 
     def nll_hessian(self, X, y=None):

@@ -115,6 +115,34 @@ def gradient_scale(X, weights, c, m, fit_intercept, n_rows=1):
     return np.maximum(n_eff * np.tile(row, n_rows), np.finfo(float).tiny)
 
 
+def centre_offsets(X, weights, fit_intercept):
+    """``(X - mu, mu)`` with ``mu`` the weighted means of the dense columns whose mean exceeds
+    their spread (zeros elsewhere; ``X`` itself and ``mu = None`` when there is none, for sparse
+    ``X`` or without an intercept). With an intercept the model is translation invariant
+    (only ``b`` changes, by ``-w' mu``), but a feature offset by 1e8 makes its column almost
+    parallel to the intercept's and the Hessian singular to rounding: centring those columns
+    keeps the fit exact. The copy of ``X`` is made only when some column needs it."""
+    if not fit_intercept or scipy.sparse.issparse(X) or X.shape[0] < 2:
+        return X, None
+    a = np.ones(X.shape[0]) if weights is None else weights
+    with np.errstate(over="ignore", invalid="ignore"):
+        mu = (a @ X) / a.sum()
+        spread = np.sqrt(np.maximum(a @ (X - mu) ** 2 if X.size <= 1 << 22 else _blocked_var(X, a, mu), 0.0)
+                         / a.sum())
+    shift = np.where(np.isfinite(mu) & (np.abs(mu) > spread), mu, 0.0)
+    if not np.any(shift):
+        return X, None
+    return X - shift, shift
+
+
+def _blocked_var(X, a, mu):
+    """``a @ (X - mu)**2`` without an N x D temporary."""
+    out = np.zeros(X.shape[1])
+    for i, j in block_rows(*X.shape):
+        out += a[i:j] @ (X[i:j] - mu) ** 2
+    return out
+
+
 def scaled_design(X, c):
     """``(X_k, c_k)`` for the kernels: sparse ``X`` is scaled once (its copy is ``nnz``
     long); dense ``X`` is scaled block by block inside the kernels (no copy of ``X``)."""
