@@ -121,26 +121,25 @@ def centre_offsets(X, weights, fit_intercept):
     ``X`` or without an intercept). With an intercept the model is translation invariant
     (only ``b`` changes, by ``-w' mu``), but a feature offset by 1e8 makes its column almost
     parallel to the intercept's and the Hessian singular to rounding: centring those columns
-    keeps the fit exact. The copy of ``X`` is made only when some column needs it."""
+    keeps the fit exact. Which columns is decided on every k-th row (at most ~20,000 rows: an
+    estimate is enough, centring or not is exact either way); the copy of ``X`` is made only
+    when some column needs it."""
     if not fit_intercept or scipy.sparse.issparse(X) or X.shape[0] < 2:
         return X, None
     a = np.ones(X.shape[0]) if weights is None else weights
+    step = max(1, X.shape[0] // 20_000)
+    S, aS = X[::step], a[::step]
+    if not aS.sum() > 0:
+        S, aS = X, a
     with np.errstate(over="ignore", invalid="ignore"):
+        mu_s = (aS @ S) / aS.sum()
+        spread = np.sqrt(aS @ (S - mu_s) ** 2 / aS.sum())
+        need = np.isfinite(mu_s) & np.isfinite(spread) & (np.abs(mu_s) > spread)
+        if not np.any(need):
+            return X, None
         mu = (a @ X) / a.sum()
-        spread = np.sqrt(np.maximum(a @ (X - mu) ** 2 if X.size <= 1 << 22 else _blocked_var(X, a, mu), 0.0)
-                         / a.sum())
-    shift = np.where(np.isfinite(mu) & (np.abs(mu) > spread), mu, 0.0)
-    if not np.any(shift):
-        return X, None
+    shift = np.where(need & np.isfinite(mu), mu, 0.0)
     return X - shift, shift
-
-
-def _blocked_var(X, a, mu):
-    """``a @ (X - mu)**2`` without an N x D temporary."""
-    out = np.zeros(X.shape[1])
-    for i, j in block_rows(*X.shape):
-        out += a[i:j] @ (X[i:j] - mu) ** 2
-    return out
 
 
 def scaled_design(X, c):
