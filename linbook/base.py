@@ -17,6 +17,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import numpy as np
+import scipy.sparse
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, check_X_y
@@ -24,7 +25,7 @@ from sklearn.utils.validation import validate_data as _sk_validate_data
 
 __all__ = ["validate_data", "validate_X", "validate_fit", "validate_predict", "check_sample_weight",
            "encode_labels", "check_finite_fit", "LinbookWarning", "SeparableDataWarning",
-           "DivergenceError"]
+           "DivergenceError", "centre_offsets"]
 
 
 class LinbookWarning(UserWarning):
@@ -239,3 +240,30 @@ def encode_labels(y, *, min_classes=2, max_classes=None, model="this model"):
             + f"{model} takes at most {max_classes} classes; got {k} ({classes.tolist()[:10]})."
         )
     return classes, y_index
+
+
+def centre_offsets(X, weights, fit_intercept):
+    """``(X - mu, mu)`` with ``mu`` the weighted means of the dense columns whose mean exceeds
+    their spread (zeros elsewhere; ``X`` itself and ``mu = None`` when there is none, for sparse
+    ``X`` or without an intercept). With an intercept the model is translation invariant
+    (only ``b`` changes, by ``-w' mu``), but a feature offset by 1e8 makes its column almost
+    parallel to the intercept's and the Hessian singular to rounding: centring those columns
+    keeps the fit exact. Which columns is decided on every k-th row (at most ~20,000 rows: an
+    estimate is enough, centring or not is exact either way); the copy of ``X`` is made only
+    when some column needs it."""
+    if not fit_intercept or scipy.sparse.issparse(X) or X.shape[0] < 2:
+        return X, None
+    a = np.ones(X.shape[0]) if weights is None else weights
+    step = max(1, X.shape[0] // 20_000)
+    S, aS = X[::step], a[::step]
+    if not aS.sum() > 0:
+        S, aS = X, a
+    with np.errstate(over="ignore", invalid="ignore"):
+        mu_s = (aS @ S) / aS.sum()
+        spread = np.sqrt(aS @ (S - mu_s) ** 2 / aS.sum())
+        need = np.isfinite(mu_s) & np.isfinite(spread) & (np.abs(mu_s) > spread)
+        if not np.any(need):
+            return X, None
+        mu = (a @ X) / a.sum()
+    shift = np.where(need & np.isfinite(mu), mu, 0.0)
+    return X - shift, shift

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sps
 from scipy.optimize import linprog
 
-from ..base import validate_predict
+from ..base import centre_offsets, validate_predict
 from ._base import LinearModel, log_sum_squares  # noqa: F401  (shared validation and tags)
 from ._moments import pow2
 
@@ -79,7 +79,6 @@ class LeastAbsoluteDeviation(LinearModel):
         else:
             # with an intercept, columns whose mean exceeds their spread are centred first (only b
             # changes, by -w' mu): a feature offset by 1e8 leaves the LP singular to rounding
-            from ..logistic.solvers import centre_offsets
             Xc, shift = centre_offsets(X, sw, self.fit_intercept)
             sx = pow2(np.max(np.abs(Xc), axis=0, initial=0.0))
             Xs = sps.csr_matrix(Xc / sx)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse
 
-from ..base import validate_predict
+from ..base import centre_offsets, validate_predict
 from ..numerics import log_sigmoid, log_softmax
 from . import multinomial, solvers
 from .binary import BinaryGLM, fit_binary, logit_terms
@@ -129,7 +129,7 @@ class LogisticRegression(BinaryGLM):
         self.solver_ = solvers.choose_solver(self.solver, n, d, C, self.fit_intercept,
                                              scipy.sparse.issparse(X))
         max_iter = self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]
-        X, shift = solvers.centre_offsets(X, a, self.fit_intercept)      # offset columns centred
+        X, shift = centre_offsets(X, a, self.fit_intercept)      # offset columns centred
         c, m = solvers.column_scales(X, a, self.lam)                    # standardised coordinates
         if C == 2:
             t = 2 * yidx.astype(np.int8) - 1              # labels +-1

@@ -10,6 +10,7 @@ import scipy.sparse
 import scipy.special
 from scipy.special import log_ndtr
 
+from ..base import centre_offsets
 from . import solvers
 from .binary import BinaryGLM, fit_binary, probit_terms
 
@@ -70,7 +71,7 @@ class ProbitRegression(BinaryGLM):
         self.solver_ = solvers.choose_solver(self.solver, X.shape[0], X.shape[1], 2,
                                              self.fit_intercept, scipy.sparse.issparse(X))
         max_iter = self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]
-        X, shift = solvers.centre_offsets(X, a, self.fit_intercept)      # offset columns centred
+        X, shift = centre_offsets(X, a, self.fit_intercept)      # offset columns centred
         c, m = solvers.column_scales(X, a, self.lam)
         t = 2 * yidx.astype(np.int8) - 1
         b0 = float(scipy.special.ndtri(np.average(yidx, weights=a)))
