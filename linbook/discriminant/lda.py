@@ -90,10 +90,11 @@ class LDA(GaussianClassifier):
     def _log_density(self, X, exact=False):
         # log N(x | mu_c, Sigma) = beta_c^T x - mu_c^T beta_c / 2  - x^T Sigma^{-1} x / 2 - log|2 pi Sigma| / 2
         # with x and mu_c measured from the centre m (see _set_discriminants)
-        Xc = X - self._center
-        s = linear_scores(Xc, self._betas, -0.5 * self._quad_mu)
+        # (x - m)' b_c = x' b_c - m' b_c: with b_c = Sigma^{-1} (mu_c - m) of order 1 both terms
+        # are as large as x itself, so no copy of X is needed for the centring
+        s = linear_scores(X, self._betas, -0.5 * self._quad_mu - self._betas @ self._center)
         if exact:
-            s -= 0.5 * (self._quad(Xc * self._inv_scale)[:, None] + self._logdet)
+            s -= 0.5 * (self._quad((X - self._center) * self._inv_scale)[:, None] + self._logdet)
             s += self._log_norm_const()
         return s
 
