@@ -495,8 +495,8 @@ def test_ill_conditioned_hessian_switches_to_double_precision():
     finally:
         binary.binary_pass = original
     assert calls == [True, False, False]
-    assert not binary._well_conditioned(np.diag([1.0, 1.0]) + 0.99999 * (1 - np.eye(2)))
-    assert binary._well_conditioned(np.diag([1.0, 2.0]))
+    assert binary.equilibrated_cholesky(np.eye(2) + 0.99999 * (1 - np.eye(2)), rcond_min=1e-4) is None
+    assert binary.equilibrated_cholesky(np.diag([1.0, 2e6]), rcond_min=1e-4) is not None
 
 
 @pytest.mark.parametrize("scale", [1e-30, 1e-12, 1.0, 1e12, 1e30])

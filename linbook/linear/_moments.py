@@ -237,17 +237,13 @@ class Moments:
             return None
         if self.d == 0:
             return np.zeros(0)
+        from .._kernels.cholesky import equilibrated_cholesky
+
         A = self.G + np.diag(np.broadcast_to(np.asarray(pen, dtype=float), (self.d,)))
-        e = np.sqrt(np.diag(A))
-        if np.any(e == 0) or not np.all(np.isfinite(e)):
+        factor = equilibrated_cholesky(A, RCOND_MIN)
+        if factor is None:
             return None
-        As = A / e[:, None] / e[None, :]
-        C, info = lapack.dpotrf(As, lower=0, clean=1)
-        if info != 0:
-            return None
-        rcond, info = lapack.dpocon(C, np.abs(As).sum(axis=0).max())
-        if info != 0 or not rcond >= RCOND_MIN:
-            return None
+        C, e = factor
         v, info = lapack.dpotrs(C, (self.c / e)[:, None])
         return v[:, 0] / e
 

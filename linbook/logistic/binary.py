@@ -25,6 +25,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import type_of_target
 
+from .._kernels.cholesky import equilibrated_cholesky
 from .._kernels.hessian import binary_pass
 from ..base import (_with_advice, check_finite_fit, check_sample_weight, encode_labels,
                     validate_fit, validate_predict)
@@ -84,26 +85,13 @@ def binary_objective(X, t, a, terms, lam, c, fit_intercept, approximate_hessian=
             if need_hess:
                 H[off:, off:] += np.diag((lam / c) / c)
         if need_hess:
-            if single[0] and not _well_conditioned(H):
+            if single[0] and equilibrated_cholesky(H, rcond_min=1e-4) is None:
                 single[0] = False
                 return evaluate(theta, need_hess)
             return f, g, H
         return f, g
 
     return (lambda th: evaluate(th, True)), (lambda th: evaluate(th, False))
-
-
-def _well_conditioned(H, rcond_min=1e-4):
-    """Is the equilibrated ``H`` positive definite with reciprocal condition number >= ``rcond_min``?"""
-    d = np.sqrt(np.diag(H))
-    if not (np.all(np.isfinite(H)) and np.all(d > 0)):
-        return False
-    Hs = H / np.outer(d, d)
-    C, info = scipy.linalg.lapack.dpotrf(Hs, lower=0, clean=1)
-    if info != 0:
-        return False
-    rcond, info = scipy.linalg.lapack.dpocon(C, np.abs(Hs).sum(axis=0).max())
-    return info == 0 and rcond >= rcond_min
 
 
 def fit_binary(est, X, t, a, scales, solver, max_iter, terms, b0):
