@@ -17,6 +17,10 @@ from pathlib import Path
 
 import pytest
 
+# matplotlib builds its font cache on first import and says so on stderr; build it here, in
+# the test process, so that notice never lands in a notebook cell's output on a fresh machine.
+import matplotlib.font_manager  # noqa: E402,F401
+
 #: RMS tolerance on the 0-255 scale (see the module docstring and CONTRIBUTING.md).
 FIGURE_RMS_TOLERANCE = 0.5
 

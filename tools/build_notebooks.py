@@ -30,6 +30,7 @@ import jupytext
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
 CHAPTERS = ROOT / "chapters"
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 LANGUAGE_INFO = {"name": "python", "pygments_lexer": "ipython3"}
@@ -82,21 +83,52 @@ def _strip_volatile(nb):
             out.get("metadata", {}).pop("execution", None)
 
 
-def build(source: Path) -> str:
-    """Execute one chapter and write its notebook; returns a one-line report."""
+def execute(source: Path) -> nbformat.NotebookNode:
+    """The chapter's notebook, executed in this environment (the gate's reference)."""
+    import matplotlib.font_manager  # noqa: F401 - a first-import notice must not reach a cell
     from nbclient import NotebookClient
 
     nb = from_source(source)
     client = NotebookClient(nb, timeout=900, kernel_name="python3", record_timing=False,
                             resources={"metadata": {"path": str(source.parent)}})
-    t = time.perf_counter()
     client.execute()
     _strip_volatile(nb)
     nbformat.validate(nb)
+    return nb
+
+
+def build(source: Path) -> str:
+    """Execute one chapter, pass it through the gate, and write its notebook.
+
+    The notebook is written only when nbval passes it under every other numeric
+    configuration of ``tools/nbgate.py``; otherwise `GateError` lists each differing cell.
+    """
+    import nbgate
+
+    t = time.perf_counter()
+    nb = execute(source)
     path = notebook_path(source)
-    with open(path, "w", encoding="utf-8") as f:
-        nbformat.write(nb, f)
-    return f"built {path.relative_to(ROOT)} in {time.perf_counter() - t:.1f} s"
+    name = source.relative_to(ROOT).as_posix()
+    candidate = path.with_name(path.stem + ".gate.ipynb")
+    try:
+        with open(candidate, "w", encoding="utf-8") as f:
+            nbformat.write(nb, f)
+        configs = nbgate.configurations()[1:]
+        differences = [d for config in configs for d in nbgate.check(candidate, config, name)]
+        if differences:
+            raise GateError("\n\n".join(map(str, differences))
+                            + f"\n{name}: not stored - {len(differences)} cell(s) print differently "
+                              "across numeric configurations; print only what the maths guarantees "
+                              "(CONTRIBUTING.md, 'The gate')")
+        candidate.replace(path)
+    finally:
+        candidate.unlink(missing_ok=True)
+    return (f"built {path.relative_to(ROOT)} in {time.perf_counter() - t:.0f} s; same outputs under "
+            + ", ".join(["native"] + [c.name for c in configs]))
+
+
+class GateError(RuntimeError):
+    """A cell's output depends on the numeric configuration."""
 
 
 def _signature(nb):
@@ -153,9 +185,10 @@ def main(argv=None):
                 print(future.result(), flush=True)
             except Exception as exc:  # noqa: BLE001 - report every chapter, then fail
                 failed.append(source.relative_to(ROOT).as_posix())
-                print(f"FAILED {failed[-1]}: {str(exc)[-3000:]}", flush=True)
+                detail = str(exc) if isinstance(exc, GateError) else str(exc)[-3000:]
+                print(f"FAILED {failed[-1]}:\n{detail}", flush=True)
     if failed:
-        print("chapters that did not execute: " + ", ".join(failed))
+        print("notebooks not written: " + ", ".join(failed))
     return 1 if failed else 0
 
 
