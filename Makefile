@@ -8,17 +8,13 @@ STAMP  := $(VENV)/.linbook-installed
 # `pytest --nbval chapters` is the same check.
 NBVAL  := --nbval
 JOBS   ?= 2
-# The second run of the notebooks uses another OpenBLAS kernel and one thread, so an
-# output that depends on the kernel fails here, on any machine (not only on the CPU
-# where the outputs happened to be stored).
-ALT_BLAS ?= $(if $(filter x86_64,$(shell uname -m)),OPENBLAS_CORETYPE=Prescott) OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-
 .PHONY: help env book student test unit nbval nbval-alt notebooks bench lock backmatter clean browser
 
 help:
 	@echo "make book       build the website into _build/html (warnings are errors)"
 	@echo "make test       unit tests + nbval over every notebook + site checks"
-	@echo "make notebooks  generate chapters/NN_*.ipynb (with outputs) from the .md sources (NB=chapters/03_perceptron.md for one)"
+	@echo "make notebooks  generate chapters/NN_*.ipynb (with outputs) from the .md sources (NB=chapters/03_perceptron.md for one);"
+	@echo "                outputs are stored only when every numeric configuration prints the same (tools/nbgate.py)"
 	@echo "make student    build the student edition (no solutions) into _build_student/_build/html"
 	@echo "make browser    check the built site in headless Chromium (screenshots in tests/browser/screenshots)"
 	@echo "make bench      run the benchmark table (linbook vs scikit-learn/statsmodels)"
@@ -51,24 +47,11 @@ student: env backmatter
 	$(BIN)/python tools/student_edition.py _build_student
 	@echo "Student edition built: $(CURDIR)/_build_student/_build/html/index.html"
 
-# 1. The site build (one core) runs beside the unit tests (everything in tests/ that does not
-#    need the built site), so neither core idles while Sphinx works.
-# 2. nbval over every notebook and the checks of the built site (tests/test_site.py and the
-#    browser test, which runs when Chromium is present; the line printed before and after
-#    says plainly whether it ran), in one pytest session on $(JOBS) workers (one notebook
-#    per worker: cells of a notebook share a kernel).
-# 3. nbval runs every notebook again under a second BLAS setting ($(ALT_BLAS)).
+# make test: unit tests beside the site build, nbval + site checks under this machine's numeric
+# configuration, nbval again under the configuration farthest from it; every part runs and
+# reports before the run fails (tools/make_test.sh).
 test: env
-	rm -rf _build/html   # no stale page from an earlier build reaches the site checks
-	@echo "site build (log: _build_log.txt) beside the unit tests"
-	@$(BIN)/jupyter-book build --all -W -n --keep-going . > _build_log.txt 2>&1 & book=$$!; \
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile -rs -m "not site" tests; unit=$$?; \
-	if ! wait $$book; then cat _build_log.txt; echo "make test: the site build failed (log above)"; exit 1; fi; \
-	exit $$unit
-	@$(BIN)/python tests/browser/browserlib.py
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile -rs $(NBVAL) tests/test_site.py tests/browser chapters
-	@$(BIN)/python tests/browser/browserlib.py
-	$(MAKE) --no-print-directory nbval-alt
+	@BIN=$(BIN) JOBS=$(JOBS) bash tools/make_test.sh
 
 # Only the browser test, on the site in _build/html (built first if missing).
 browser: env
@@ -83,8 +66,7 @@ nbval: env
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile $(NBVAL) chapters
 
 nbval-alt: env
-	@echo "nbval under a second BLAS setting: $(ALT_BLAS)"
-	env $(ALT_BLAS) $(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile $(NBVAL) chapters
+	env $$($(BIN)/python tools/nbgate.py --alt-env) $(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile $(NBVAL) chapters
 
 notebooks: env
 	$(BIN)/python tools/build_notebooks.py $(NB)

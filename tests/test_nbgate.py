@@ -1,0 +1,57 @@
+"""The notebook gate (tools/nbgate.py) catches a configuration-dependent output and names it.
+
+A notebook whose one cell prints the full repr of a BLAS product is executed here, then
+checked under make test's second configuration (another OpenBLAS kernel, one thread, numba
+for a generic CPU): the gate must report that cell, by its first line, with both texts; the
+cell that prints the product rounded to what the maths guarantees must pass.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import build_notebooks  # noqa: E402
+import nbgate  # noqa: E402
+
+pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
+                                reason="needs a second OpenBLAS x86-64 kernel to differ from")
+
+SETUP = "import numpy as np\nrng = np.random.default_rng(0)\nA = rng.standard_normal((300, 300))\nx = rng.standard_normal(300)"
+RAW = "# full repr: the last digits follow the order of summation\nprint(repr(x @ A @ x))"
+ROUNDED = "print(f'{x @ A @ x:.6f}')"
+
+
+def test_configurations_cover_each_dimension():
+    configs = nbgate.configurations()
+    envs = [c.env for c in configs[1:]]
+    assert configs[0].env == {}, "the reference is the machine as it is"
+    assert any(e.get("OPENBLAS_NUM_THREADS") == "1" for e in envs)
+    assert any(e.get("NUMBA_CPU_NAME") == "generic" for e in envs)
+    assert any("OPENBLAS_CORETYPE" in e for e in envs), "another OpenBLAS kernel is always runnable on x86-64"
+    alt = nbgate.alternative()
+    assert alt.env["OPENBLAS_CORETYPE"] == "Prescott" and alt.env["NUMBA_CPU_NAME"] == "generic"
+
+
+def test_gate_names_the_cell_that_depends_on_the_blas_kernel(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in (SETUP, ROUNDED, RAW)]
+    nb.metadata["kernelspec"] = build_notebooks.KERNELSPEC
+    from nbclient import NotebookClient
+
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    candidate = tmp_path / "probe.ipynb"
+    nbformat.write(nb, candidate)
+    differences = nbgate.check(candidate, nbgate.alternative(), "probe.md")
+    assert [d.cell for d in differences] == [2], [str(d) for d in differences]
+    report = str(differences[0])
+    assert "probe.md: cell 2 ('# full repr" in report
+    assert "Prescott" in report and "--- native (would be stored)" in report
+    assert differences[0].stored != differences[0].obtained
