@@ -73,11 +73,26 @@ def from_source(source: Path) -> nbformat.NotebookNode:
     return nb
 
 
+def _coalesce_streams(outputs):
+    """Join consecutive stream outputs of one stream: how the kernel happened to flush
+    stdout (which depends on the machine's load) must not change the stored file."""
+    joined = []
+    for out in outputs:
+        if (out.get("output_type") == "stream" and joined and joined[-1].get("output_type") == "stream"
+                and joined[-1].get("name") == out.get("name")):
+            joined[-1]["text"] += out["text"]
+        else:
+            joined.append(out)
+    return joined
+
+
 def _strip_volatile(nb):
     nb.metadata["language_info"] = dict(LANGUAGE_INFO)
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.outputs = _coalesce_streams(cell.outputs)
         for out in cell.get("outputs", []):
             # matplotlib-inline records figure sizes here; keep them, drop nothing else
             out.get("metadata", {}).pop("execution", None)
