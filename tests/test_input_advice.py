@@ -199,14 +199,15 @@ def test_helper_keeps_type_and_text_and_advises_once():
 
 
 def test_every_advice_reads_as_advice_to_the_error_harness():
-    from adversarial.harness import clear_error
+    # scikit-learn's diagnosis names the input; the advice must say what to do about it
+    from adversarial.harness import says_what_to_do
     tips = [tip for _, tip in _ADVICE] + [_FALLBACK]
-    unclear = [tip for tip in tips if not clear_error(ValueError(tip))]
+    unclear = [tip for tip in tips if not says_what_to_do(tip)]
     assert not unclear, unclear
 
 
 def test_helper_falls_back_to_general_advice():
-    fallback = r"^QDA: something odd\. Check that X is a finite numeric 2-D array"
+    fallback = r"^QDA: something odd\. Pass X as a finite numeric 2-D array"
     with pytest.raises(ValueError, match=fallback), _with_advice(linbook.QDA()):
         raise ValueError("something odd")
 

@@ -46,12 +46,17 @@ ACTIONS = ("add", "call", "centre", "center", "choose", "clip", "collect", "conv
            "set", "split", "standardise", "standardize", "use")
 
 _ACTION = re.compile(r"(?:^|[.;:!?(,]\s*|\b(?:or|and|then)\s+)(?:" + "|".join(ACTIONS) + r")\b",
-                     re.I | re.M)
+                     re.IGNORECASE | re.MULTILINE)
 _LINALG_MODULES = ("numpy.linalg", "scipy.linalg")
 
 
 def _names(corrupts):
     return (corrupts,) if isinstance(corrupts, str) else tuple(corrupts)
+
+
+def says_what_to_do(message: str) -> bool:
+    """Whether ``message`` holds an imperative from :data:`ACTIONS` (at the start of a clause)."""
+    return bool(_ACTION.search(message))
 
 
 def why_unclear(exc: BaseException, corrupts) -> str | None:
@@ -65,7 +70,7 @@ def why_unclear(exc: BaseException, corrupts) -> str | None:
     names = _names(corrupts)
     if not any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", msg) for n in names):
         return f"does not name the offending input {' or '.join(names)}"
-    if not _ACTION.search(msg):
+    if not says_what_to_do(msg):
         return f"says nothing to do (no imperative among {', '.join(ACTIONS)})"
     return None
 
@@ -91,7 +96,7 @@ def answer_or_clear_error(call, *, corrupts):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             return call()
-    except Exception as exc:  # noqa: BLE001 - classifying errors is the point
+    except Exception as exc:  # classifying errors is the point
         why = why_unclear(exc, corrupts)
         if why is None:
             return None
@@ -132,7 +137,7 @@ def right_answer_required(call, *, unreachable=None, corrupts="X"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             return call()
-    except Exception as exc:  # noqa: BLE001 - classifying errors is the point
+    except Exception as exc:  # classifying errors is the point
         if not unreachable:
             raise AssertionError(f"refused extreme but valid input whose right answer is representable: "
                                  f"{type(exc).__name__}: {exc}") from exc
