@@ -77,12 +77,11 @@ CORRUPTS = {"y too short": "y", "one class": "y", "continuous y": "y", "y None":
             "a class without weight": "sample_weight", "weights wrong length": "sample_weight"}
 
 
-@pytest.mark.parametrize("est", list(ALL))
-@pytest.mark.parametrize("case", list(_bad_fits()))
+@pytest.mark.parametrize("case, est", [pytest.param(case, est, id=f"{case}-{est}")
+                                       for case, (_, _, kw) in _bad_fits().items() for est in ALL
+                                       if not (kw and est == "FisherLDA")])    # FisherLDA takes no sample_weight
 def test_bad_fit_input(est, case):
     X, y, kw = _bad_fits()[case]
-    if kw and est == "FisherLDA":
-        pytest.skip("FisherLDA takes no sample_weight")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", linbook.base.LinbookWarning)
         model = answer_or_clear_error(lambda: ALL[est]().fit(X, y, **kw), corrupts=CORRUPTS.get(case, "X"))
