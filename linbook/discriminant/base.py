@@ -152,8 +152,8 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
             need = ("at least one sample of positive weight" if self._min_per_class <= 1 else
                     f"at least {self._min_per_class} samples per class to estimate its covariance")
             raise ValueError(f"{type(self).__name__}: class {self.classes_[c]!r} of y has {n[c]} sample(s) "
-                             f"of positive weight (sample_weight); this model needs {need}. Collect more data, merge or "
-                             "drop the class, or use a model with a shared covariance (linbook.LDA, linbook.RDA).")
+                             f"of positive weight (sample_weight); this model needs {need}. Collect more "
+                             "data, merge or drop the class, or use a model with a shared covariance (linbook.LDA, linbook.RDA).")
 
     def _find_constant_features(self, lo, hi):
         name = type(self).__name__
@@ -162,8 +162,8 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
             raise ValueError(f"{name}: feature(s) {never.tolist()} are missing (NaN) in every sample; drop them")
         const = ~(hi > lo)
         if const.all():
-            raise ValueError(f"{name}: every feature (column of X) is constant; there is nothing to learn from. Pass an X "
-                             "with at least one varying column.")
+            raise ValueError(f"{name}: every feature (column of X) is constant; there is nothing to "
+                             "learn from. Pass an X with at least one varying column.")
         if const.any():
             warnings.warn(f"{name}: feature(s) {np.flatnonzero(const).tolist()} are constant in the "
                           "training data and are ignored", LinbookWarning, stacklevel=3)
