@@ -46,24 +46,26 @@ class DivergenceError(ValueError):
 
 # scikit-learn's validation says what is wrong; this table says what to do about it.
 # The first entry with a substring in the message wins, so the specific ones come first.
-# Each sentence names an action (tests/adversarial/harness.py recognises advice by such words).
+# Each sentence names the input and opens a clause with an imperative from
+# tests/adversarial/harness.py's ACTIONS ("Pass ...", "Set ..."): that is how the harness
+# recognises a clear error.
 _ADVICE = (
     (("Input sample_weight contains", "sample_weight must be finite"),
      "Weights must be finite and >= 0: fix or drop the samples whose weight is NaN or infinite."),
     (("Negative values in data passed to `sample_weight`",),
-     "Weights must be >= 0 (a weight of 0 leaves a sample out)."),
-    (("sample_weight.shape", "Sample weights must be 1D"), "sample_weight must have one weight per row of X."),
+     "Pass sample_weight >= 0 (a weight of 0 leaves a sample out)."),
+    (("sample_weight.shape", "Sample weights must be 1D"), "Pass one sample_weight per row of X."),
     (("zero for every sample", "at least one non-zero"),
-     "Give at least one sample a positive weight."),
+     "Give at least one sample a positive sample_weight."),
     (("Input y contains NaN", "Input y contains infinity"),
      "Drop the samples whose target is missing or infinite."),
     (("contains NaN",),
      "Remove or impute the missing values (e.g. sklearn.impute.SimpleImputer) first."),
     (("contains infinity",), "Remove the infinite values, or clip and scale the data, first."),
-    (("inconsistent numbers of samples",), "X and y must have one row per sample."),
-    (("0 feature(s)",), "X must have at least one column."),
-    (("sample(s) (shape=",), "Pass more samples: check the data or its train/test split."),
-    (("Found array with dim", "Expected 2D array"), "X must be 2-D, of shape (n_samples, n_features)."),
+    (("inconsistent numbers of samples",), "Pass X and y with one row per sample."),
+    (("0 feature(s)",), "Pass an X with at least one column."),
+    (("sample(s) (shape=",), "Pass more samples (rows of X): check the data or its train/test split."),
+    (("Found array with dim", "Expected 2D array"), "Reshape X to 2-D, of shape (n_samples, n_features)."),
     (("could not convert", "dtype='numeric'", "argument must be a string or a", "Unable to convert"),
      ("X must be numeric (and y too, for a regression): encode string or categorical columns first "
       "(e.g. sklearn.preprocessing.OneHotEncoder).")),
@@ -73,11 +75,11 @@ _ADVICE = (
     (("target y is None",), "Call fit(X, y) with the targets."),
     (("Unknown label type",),
      "y must hold class labels; use a regression model for a continuous target."),
-    (("y should be a 1d array",), "y must be a 1-D array of shape (n_samples,)."),
+    (("y should be a 1d array",), "Pass y as a 1-D array of shape (n_samples,)."),
     (("Sparse data was passed", "sparse"),
      "Convert X with X.toarray(), or use a model that accepts sparse input."),
 )
-_FALLBACK = "Check that X is a finite numeric 2-D array of shape (n_samples, n_features)."
+_FALLBACK = "Pass X as a finite numeric 2-D array of shape (n_samples, n_features)."
 
 
 @contextmanager
@@ -232,7 +234,8 @@ def encode_labels(y, *, min_classes=2, max_classes=None, model="this model"):
         raise ValueError(
             f"{model} needs at least {min_classes} classes in y; got {k} class{'es' if k != 1 else ''} "
             f"({classes.tolist()}). "
-            "A single class cannot be learned: check the data or its split."
+            "A single class cannot be learned: pass samples of at least two classes (check the data "
+            "or its split)."
         )
     if max_classes is not None and k > max_classes:
         raise ValueError(

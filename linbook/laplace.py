@@ -141,7 +141,7 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
         g, H = G(z), Hs(z)
         if not (np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
             raise ValueError("laplace_approximation: the gradient or Hessian is not finite during the "
-                             "mode search (overflow); scale the variables (e.g. standardise the features).")
+                             "mode search (overflow); scale the variables (for a model: standardise the columns of X).")
         try:
             L = np.linalg.cholesky(0.5 * (H + H.T))
             step = -linalg.cho_solve((L, True), g)
@@ -315,7 +315,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
                              "classes; use linbook.LogisticRegression (multinomial) for those.")
         if X.shape[0] < 2:
             raise ValueError("BayesianLogisticRegression needs at least one sample of each of two "
-                             "classes; got 1 sample.")
+                             "classes; got 1 sample. Pass more rows of X and y.")
         self.classes_, t = encode_labels(y, max_classes=2, model="BayesianLogisticRegression")
         t = t.astype(float)
         Phi = self._design(X)

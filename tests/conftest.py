@@ -34,4 +34,5 @@ def pytest_terminal_summary(terminalreporter):  # noqa: D103
     if total:
         terminalreporter.write_line(
             "adversarial suite: {} cases tried, {passed} right or clear error, {failed} silent "
-            "NaN / wrong answer / unclear error, {xfailed} expected failures".format(total, **_outcomes))
+            "NaN / wrong answer / refused valid input / unclear error, {xfailed} known defects "
+            "(strict xfail)".format(total, **_outcomes))

@@ -79,21 +79,21 @@ FIT_CASES = {
     "complex_X": (lambda X, y: (X + 1j, y, {}), ValueError,
                   "Complex data not supported", "X must be real"),
     "3d_X": (lambda X, y: (X[:, :, None], y, {}), ValueError,
-             "Found array with dim 3", "X must be 2-D, of shape (n_samples, n_features)"),
+             "Found array with dim 3", "Reshape X to 2-D, of shape (n_samples, n_features)"),
     "1d_X": (lambda X, y: (X[:, 0], y, {}), ValueError,
-             "Expected 2D array, got 1D array instead", "X must be 2-D, of shape (n_samples, n_features)"),
+             "Expected 2D array, got 1D array instead", "Reshape X to 2-D, of shape (n_samples, n_features)"),
     "mismatched_lengths": (lambda X, y: (X, y[:-1], {}), ValueError,
                            "Found input variables with inconsistent numbers of samples",
-                           "X and y must have one row per sample"),
+                           "Pass X and y with one row per sample"),
     "0_samples": (lambda X, y: (X[:0], y[:0], {}), ValueError,
                   "Found array with 0 sample(s)", "Pass more samples"),
     "0_features": (lambda X, y: (X[:, :0], y, {}), ValueError,
-                   "Found array with 0 feature(s)", "X must have at least one column"),
+                   "Found array with 0 feature(s)", "Pass an X with at least one column"),
     "y_none": (lambda X, y: (X, None, {}), ValueError,
                "requires y to be passed, but the target y is None", "call fit(X, y)"),
     "negative_sample_weight": (lambda X, y: (X, y, {"sample_weight": -np.ones(len(X))}), ValueError,
                                "Negative values in data passed to `sample_weight`",
-                               "Weights must be >= 0"),
+                               "Pass sample_weight >= 0"),
 }
 
 
@@ -199,14 +199,15 @@ def test_helper_keeps_type_and_text_and_advises_once():
 
 
 def test_every_advice_reads_as_advice_to_the_error_harness():
-    from adversarial.harness import clear_error
+    # scikit-learn's diagnosis names the input; the advice must say what to do about it
+    from adversarial.harness import says_what_to_do
     tips = [tip for _, tip in _ADVICE] + [_FALLBACK]
-    unclear = [tip for tip in tips if not clear_error(ValueError(tip))]
+    unclear = [tip for tip in tips if not says_what_to_do(tip)]
     assert not unclear, unclear
 
 
 def test_helper_falls_back_to_general_advice():
-    fallback = r"^QDA: something odd\. Check that X is a finite numeric 2-D array"
+    fallback = r"^QDA: something odd\. Pass X as a finite numeric 2-D array"
     with pytest.raises(ValueError, match=fallback), _with_advice(linbook.QDA()):
         raise ValueError("something odd")
 

@@ -163,7 +163,6 @@ def test_printed_self_checks_name_registered_exercises():
     assert found == {k for k in keys if not k.startswith("test.")}, "an exercise is never printed in a chapter"
 
 
-@pytest.mark.xfail(strict=False, reason="needs the logistic branch (default lam > 0)")
 def test_logistic_grid_search_on_breast_cancer_is_quiet():
     from sklearn.datasets import load_breast_cancer
     from sklearn.model_selection import GridSearchCV

@@ -55,11 +55,12 @@ def check_priors(priors, n_classes):
         return None
     p = np.asarray(priors, dtype=float).ravel()
     if p.size != n_classes:
-        raise ValueError(f"priors must have one entry per class: got {p.size} entries for {n_classes} classes")
+        raise ValueError(f"priors must have one entry per class: got {p.size} entries for {n_classes} classes. "
+                         "Pass one prior per class, in the order of classes_.")
     if np.any(~np.isfinite(p)) or np.any(p <= 0):
-        raise ValueError(f"priors must be finite and strictly positive; got {p.tolist()}")
+        raise ValueError(f"priors must be finite and strictly positive; got {p.tolist()}. Set every prior > 0.")
     if not np.isclose(p.sum(), 1.0):
-        raise ValueError(f"priors must sum to 1; they sum to {p.sum():.6g}")
+        raise ValueError(f"priors must sum to 1; they sum to {p.sum():.6g}. Pass priors / sum(priors).")
     return p
 
 
@@ -72,13 +73,13 @@ def cholesky(S, *, model, what, cure=SINGULAR_CURE):
     d = np.sqrt(np.diag(S))
     flat = np.flatnonzero(d * d <= ZERO_VARIANCE)
     if flat.size:
-        raise ValueError(f"{model}: {what} is singular: feature(s) {flat.tolist()} have zero variance "
+        raise ValueError(f"{model}: {what} is singular: column(s) {flat.tolist()} of X have zero variance "
                          f"there (constant within the class(es)); drop them, or {cure}")
     try:
         L = mvn_cholesky(S / d[:, None] / d[None, :], what=what)
     except ValueError:
-        raise ValueError(f"{model}: {what} is singular (too few samples for the number of features, "
-                         f"or collinear features); {cure}") from None
+        raise ValueError(f"{model}: {what} is singular (too few rows of X for its number of columns, "
+                         f"or collinear columns); {cure}") from None
     return L * d[:, None]
 
 
@@ -150,9 +151,9 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
             c = small[0]
             need = ("at least one sample of positive weight" if self._min_per_class <= 1 else
                     f"at least {self._min_per_class} samples per class to estimate its covariance")
-            raise ValueError(f"{type(self).__name__}: class {self.classes_[c]!r} has {n[c]} sample(s) "
-                             f"of positive weight; this model needs {need}. Collect more data, merge or "
-                             "drop the class, or use a model with a shared covariance (linbook.LDA, linbook.RDA).")
+            raise ValueError(f"{type(self).__name__}: class {self.classes_[c]!r} of y has {n[c]} sample(s) "
+                             f"of positive weight (sample_weight); this model needs {need}. Collect more "
+                             "data, merge or drop the class, or use a model with a shared covariance (linbook.LDA, linbook.RDA).")
 
     def _find_constant_features(self, lo, hi):
         name = type(self).__name__
@@ -161,7 +162,8 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
             raise ValueError(f"{name}: feature(s) {never.tolist()} are missing (NaN) in every sample; drop them")
         const = ~(hi > lo)
         if const.all():
-            raise ValueError(f"{name}: every feature is constant; there is nothing to learn from (check the data)")
+            raise ValueError(f"{name}: every feature (column of X) is constant; there is nothing to "
+                             "learn from. Pass an X with at least one varying column.")
         if const.any():
             warnings.warn(f"{name}: feature(s) {np.flatnonzero(const).tolist()} are constant in the "
                           "training data and are ignored", LinbookWarning, stacklevel=3)
@@ -217,8 +219,8 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         s += np.log(self.priors_)
         if np.isnan(s).any() or not np.all(np.isfinite(s.max(axis=1))):
             raise ValueError(f"{type(self).__name__}: the log-density of some rows of X overflows float64 "
-                             "(they are ~1e150 or more standard deviations from every class mean); check that "
-                             "X is in the units used in fit")
+                             "(they are ~1e150 or more standard deviations from every class mean); pass "
+                             "X in the units used in fit")
         return s
 
     def _marginal_log_density(self, X, missing):

@@ -80,7 +80,8 @@ class FisherLDA(TransformerMixin, BaseEstimator):
         L = Lmax if self.n_components is None else int(self.n_components)
         if not 1 <= L <= Lmax:
             raise ValueError(f"n_components must be between 1 and min(C - 1, D) = {Lmax} "
-                             f"(rank(Sigma_B) <= C - 1); got {self.n_components}")
+                             f"(rank(Sigma_B) <= C - 1); got {self.n_components}. Set n_components in that "
+                             "range, or None for the largest.")
         lo, hi = column_range(X)
         scale = power_of_two_scale(np.maximum(-lo, hi))
         counts = np.bincount(yi, minlength=C).astype(float)

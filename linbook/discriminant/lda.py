@@ -158,7 +158,7 @@ class RDA(LDA):
     def _fit_covariances(self, X, yi, w, counts):
         lam = float(self.shrinkage)
         if not 0.0 <= lam <= 1.0:
-            raise ValueError(f"shrinkage must be in [0, 1]; got {self.shrinkage}")
+            raise ValueError(f"shrinkage must be in [0, 1]; got {self.shrinkage}. Set shrinkage in [0, 1].")
         C, D = self._means_z.shape
         N, W = X.shape[0], self.class_count_.sum()
         if N >= D:

@@ -130,7 +130,7 @@ class GaussianNaiveBayes(DiagonalGaussianClassifier):
     def _fit_covariances(self, X, yi, w, counts):
         C, D = self._means_z.shape
         if not self.var_smoothing >= 0:
-            raise ValueError(f"var_smoothing must be >= 0; got {self.var_smoothing}")
+            raise ValueError(f"var_smoothing must be >= 0; got {self.var_smoothing}. Set var_smoothing >= 0.")
         within = class_square_sums(X, yi, self._means_z, w, self._inv_scale)        # (C, D)
         n = counts.sum(axis=0)
         m = (counts * self._means_z).sum(axis=0) / n

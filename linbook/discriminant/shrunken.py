@@ -61,7 +61,8 @@ class NearestShrunkenCentroids(DiagonalGaussianClassifier):
 
     def _fit_covariances(self, X, yi, w, counts):
         if not self.shrink_threshold >= 0:
-            raise ValueError(f"shrink_threshold must be >= 0; got {self.shrink_threshold}")
+            raise ValueError(f"shrink_threshold must be >= 0; got {self.shrink_threshold}. "
+                             "Set shrink_threshold >= 0 (0: no shrinkage).")
         C, D = self._means_z.shape
         n = counts.sum(axis=0)
         if np.any(n <= C):

@@ -281,7 +281,7 @@ class Moments:
             w = self.y_scale * (np.asarray(v, dtype=float) / self.x_scale)
         if not np.all(np.isfinite(w)):
             raise ValueError(f"{model}: the coefficients overflow float64 (|w| > 1e308), because y is "
-                             "huge relative to the features. Rescale y or the features (e.g. "
+                             "huge relative to the features. Rescale y or the columns of X (e.g. "
                              "StandardScaler) before fitting.")
         return w
 

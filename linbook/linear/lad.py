@@ -107,7 +107,7 @@ class LeastAbsoluteDeviation(LinearModel):
                 self.intercept_ -= float(self.coef_ @ shift)
         if not (np.all(np.isfinite(self.coef_)) and np.isfinite(self.intercept_)):
             raise ValueError("LeastAbsoluteDeviation: the coefficients overflow float64 because y is "
-                             "huge relative to the features; rescale y or the features.")
+                             "huge relative to the features; rescale y or the columns of X.")
         r = np.abs(y / sy - self._linear(X) / sy)
         self._log_scale = max(float(np.log(sw @ r / sw.sum()) + np.log(sy)) if np.any(sw * r > 0) else -np.inf,
                               float(np.log(np.finfo(float).tiny)))

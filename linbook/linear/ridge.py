@@ -109,7 +109,7 @@ class Ridge(LinearModel):
         if not np.all(np.isfinite(pen)):
             raise ValueError(f"Ridge: lam / (feature scale)^2 overflows float64 (features below ~1e-150 "
                              f"with lam = {lam:g}): the penalty swamps the data completely. Rescale the "
-                             "features (e.g. StandardScaler) and lam with them.")
+                             "columns of X (e.g. StandardScaler) and lam with them.")
         v = None if dense_wide else mom.cholesky_solve(pen)
         self._df, self._svd_df = None, None
         if v is not None:

@@ -136,12 +136,13 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
 
     def _check_params(self):
         if not (isinstance(self.lam, (int, float, np.number)) and np.isfinite(self.lam) and self.lam >= 0):
-            raise ValueError(f"lam must be a finite number >= 0; got {self.lam!r}")
+            raise ValueError(f"lam must be a finite number >= 0; got {self.lam!r}. Set lam >= 0 (0: no penalty).")
         if not (isinstance(self.tol, (int, float, np.number)) and self.tol > 0):
-            raise ValueError(f"tol must be a positive number; got {self.tol!r}")
+            raise ValueError(f"tol must be a positive number; got {self.tol!r}. Set tol > 0 (e.g. 1e-8).")
         if self.max_iter is not None and not (isinstance(self.max_iter, (int, np.integer))
                                               and self.max_iter >= 1):
-            raise ValueError(f"max_iter must be a positive integer or None; got {self.max_iter!r}")
+            raise ValueError(f"max_iter must be a positive integer or None; got {self.max_iter!r}. "
+                             "Set max_iter >= 1, or None for the solver's default.")
 
     def _validate(self, X, y, sample_weight, max_classes=None):
         """Validated ``(X, y, weights or None, classes_, y_index)`` for ``fit``."""
@@ -155,8 +156,8 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         name = type(self).__name__
         if np.unique(y).size == 1:
             raise ValueError(f"{name} needs samples of at least 2 classes; y has 1 class "
-                             f"({np.unique(y).tolist()}). A single class cannot be learned: check "
-                             "the data or its split.")
+                             f"({np.unique(y).tolist()}). A single class cannot be learned: pass "
+                             "samples of at least two classes (check the data or its split).")
         classes, yidx = encode_labels(y, model=name)
         if max_classes is not None and classes.size > max_classes:
             raise ValueError(f"Only binary classification is supported. {name} takes 2 classes; "
@@ -165,7 +166,8 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
             present = np.bincount(yidx, weights=a, minlength=classes.size) > 0
             if present.sum() < 2:
                 raise ValueError(f"{name} needs at least 2 classes with positive sample_weight; "
-                                 f"only class {classes[present].tolist()} has any weight.")
+                                 f"only class {classes[present].tolist()} has any weight. Give samples of a "
+                                 "second class a positive sample_weight.")
         return X, a, classes, yidx
 
     def _check_result(self, res, *params):
@@ -203,7 +205,8 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         y = np.asarray(y)
         pos = np.clip(np.searchsorted(self.classes_, y), 0, self.classes_.size - 1)
         if not np.all(self.classes_[pos] == y):
-            raise ValueError(f"y has labels not seen in fit; the model knows {self.classes_.tolist()}")
+            raise ValueError(f"y has labels not seen in fit; the model knows {self.classes_.tolist()}. "
+                             "Pass y with labels from classes_.")
         return pos
 
     def log_likelihood(self, X, y):

@@ -41,7 +41,7 @@ DEFAULT_MAX_ITER = {"newton": 100, "lbfgs": 5000, "bfgs": 2000, "gd": 20000}
 def choose_solver(solver, n, d, n_classes, fit_intercept, sparse):
     """The solver ``solver="auto"`` stands for (rule in the module docstring)."""
     if solver not in SOLVERS:
-        raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}")
+        raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}. Set solver to one of them.")
     if solver == "irls":
         return "newton"        # IRLS is Newton's method for a GLM: one driver
     if solver != "auto":

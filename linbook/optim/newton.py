@@ -299,13 +299,13 @@ def irls(X, y, w0=None, *, lam=0.0, max_iter=100, tol=1e-10):
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float).ravel()
     if X.ndim != 2 or X.shape[0] != y.size:
-        raise ValueError("X must be (N, D) and y (N,) with the same N")
+        raise ValueError("irls: pass X of shape (N, D) and y of shape (N,), with the same N")
     if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
         raise ValueError("irls: X and y must be finite (remove or impute NaN/inf)")
     if not np.all(np.isin(y, (0.0, 1.0))):
-        raise ValueError("irls needs labels y in {0, 1}")
+        raise ValueError("irls needs labels y in {0, 1}: encode y as 0/1 first")
     if not (np.isfinite(lam) and lam >= 0):
-        raise ValueError("lam must be a finite number >= 0")
+        raise ValueError("irls: lam must be a finite number >= 0; set lam >= 0 (0: no penalty)")
     w = np.zeros(X.shape[1]) if w0 is None else _x0(w0)
 
     def objective(w):

@@ -87,7 +87,7 @@ class _Counted:
         f, g = float(out[0]), np.asarray(out[1], dtype=float)
         if g.shape != x.shape:
             raise ValueError(f"the gradient has shape {g.shape} but x has shape {x.shape}; "
-                             "grad must return one partial derivative per coordinate of x")
+                             "fix grad (or fun, with grad=True) to return one partial derivative per coordinate of x")
         ok = np.isfinite(f) and np.all(np.isfinite(g))
         if not ok:
             self.nonfinite = True

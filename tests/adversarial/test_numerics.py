@@ -88,7 +88,7 @@ def test_logsumexp_extremes():
 @pytest.mark.parametrize("f", [softmax, log_softmax])
 def test_all_minus_inf_row_is_a_clear_error(f):
     a = np.array([[0.0, 1.0], [-np.inf, -np.inf]])
-    assert answer_or_clear_error(lambda: f(a, axis=1)) is None
+    assert answer_or_clear_error(lambda: f(a, axis=1), corrupts="a") is None
     with pytest.raises(ValueError, match="entirely -inf"):
         f(a, axis=1)
 

@@ -17,7 +17,8 @@ from linbook.base import DivergenceError
 from linbook.online import LMS, OnlineGradientDescent, RecursiveLeastSquares, SGDClassifier, SGDRegressor
 from linbook.perceptron import Perceptron
 
-from .harness import SCALES, answer_or_clear_error, assert_all_finite, clear_error
+from .harness import (SCALES, answer_or_clear_error, assert_all_finite, assert_clear_error, right_answer_required,
+                      unrepresentable)
 
 REGRESSORS = [SGDRegressor(random_state=0), SGDRegressor(batch_size=8, lam=1.0, random_state=0), LMS(max_iter=5),
               RecursiveLeastSquares(), RecursiveLeastSquares(prior_precision=1.0), OnlineGradientDescent()]
@@ -73,6 +74,8 @@ def _bad_inputs():
 
 
 BAD = _bad_inputs()
+#: The input each case corrupts: a clear error must name it.
+CORRUPTS = {"nan in y": "y", "y shorter than X": "y", "2-D y": "y", "y is None": "y"}
 
 
 @pytest.mark.parametrize("case", list(BAD))
@@ -81,7 +84,7 @@ def test_bad_input_gets_a_clear_error(est, case):
     X, y, labels = BAD[case]
     with pytest.raises(Exception) as info:
         _fit(est, X, _target(est, y, labels))
-    assert clear_error(info.value), f"unclear error {type(info.value).__name__}: {info.value}"
+    assert_clear_error(info.value, CORRUPTS.get(case, "X"))
 
 
 @pytest.mark.parametrize("est", CLASSIFIERS, ids=_name)
@@ -90,7 +93,7 @@ def test_one_class_and_continuous_labels(est):
     for y in (np.zeros(40, dtype=int), np.linspace(0, 1, 40)):
         with pytest.raises(ValueError) as info:
             _fit(est, X, y)
-        assert clear_error(info.value), str(info.value)
+        assert_clear_error(info.value, "y")
 
 
 @pytest.mark.parametrize("est", ALL, ids=_name)
@@ -98,14 +101,14 @@ def test_predict_bad_input_and_unfitted(est):
     X, y, labels = _data(60)
     with pytest.raises(Exception) as info:
         clone(est).predict(X)
-    assert clear_error(info.value), str(info.value)
+    assert_clear_error(info.value, "fit")
     fitted = _fit(est, X, _target(est, y, labels))
     Xn = X.copy()
     Xn[0, 0] = np.nan
     for bad in (Xn, X[:, :2], np.full((3, 3), "a")):
         with pytest.raises(ValueError) as info:
             fitted.predict(bad)
-        assert clear_error(info.value), str(info.value)
+        assert_clear_error(info.value, "X")
 
 
 # ------------------------------------------------------------------ feature-scale scan
@@ -121,16 +124,35 @@ SCANNED = [SGDRegressor(random_state=0), SGDRegressor(batch_size=8, random_state
            Perceptron(form="dual", intercept_scaling="auto", random_state=0)]
 
 
-@pytest.mark.parametrize("scale", SCALES)
-@pytest.mark.parametrize("est", SCANNED, ids=_name)
+# A known defect the strict scale rule reveals: the stochastic-gradient fits square the row norms
+# (the step eta0="auto" divides by them), which overflow for features of 1e154 and more, so they
+# refuse X * 1e300 although its answer (weights ~1e-300, the same predictions) is representable.
+# Strict: the mark fails the run once the fit is fixed, so that it is removed.
+_SQUARED_NORMS_OVERFLOW = pytest.mark.xfail(strict=True, raises=AssertionError,
+                                            reason="squared row norms overflow: refuses a representable answer")
+
+
+def _scan_cases():
+    for est in SCANNED:
+        for scale in SCALES:
+            defect = scale > 1e154 and not isinstance(est, (RecursiveLeastSquares, Perceptron))
+            yield pytest.param(est, scale, marks=[_SQUARED_NORMS_OVERFLOW] if defect else [],
+                               id=f"{_name(est)}-{scale}")
+
+
+@pytest.mark.parametrize("est, scale", list(_scan_cases()))
 def test_feature_scale_scan(est, scale):
     X, y, labels = _data(200)
     if isinstance(est, OnlineGradientDescent):
         X = np.c_[X, np.ones(200)]                       # OGD has no intercept: a column of ones
     base = _fit(est, X, _target(est, y, labels))
-    got = answer_or_clear_error(lambda: _fit(est, X * scale, _target(est, y, labels)))
-    if got is None:                                      # a clear error (e.g. squared norms overflow)
-        assert scale > 1e150, f"refused a moderate scale {scale:g}"
+    why = unrepresentable(base.coef_, 1 / scale)        # the weights of X * s are those of X over s
+    if isinstance(est, Perceptron):                      # w = sum eta y x: scores scale like s^2
+        why = why or unrepresentable(base.decision_function(X), scale, scale)
+    if isinstance(est, RecursiveLeastSquares):           # covariance_ = (X'X)^-1 scales like 1 / s^2
+        why = why or unrepresentable(np.diag(base.covariance_)[:-1], 1 / scale, 1 / scale)
+    got = right_answer_required(lambda: _fit(est, X * scale, _target(est, y, labels)), unreachable=why)
+    if got is None:
         return
     if isinstance(est, OnlineGradientDescent):
         assert_all_finite(got.coef_, what="coef_")
@@ -151,9 +173,10 @@ def test_feature_scale_scan(est, scale):
 def test_rls_scan_equals_least_squares(scale):
     X, y, _ = _data(150)
     A = np.c_[X * scale, np.ones(150)]
-    got = answer_or_clear_error(lambda: RecursiveLeastSquares().fit(X * scale, y))
+    base = RecursiveLeastSquares().fit(X, y)
+    why = unrepresentable(np.diag(base.covariance_)[:-1], 1 / scale, 1 / scale)
+    got = right_answer_required(lambda: RecursiveLeastSquares().fit(X * scale, y), unreachable=why)
     if got is None:
-        assert scale > 1e150
         return
     w = np.linalg.lstsq(np.c_[X, np.ones(150)], y, rcond=None)[0]
     np.testing.assert_allclose(got.predict(X * scale), np.c_[X, np.ones(150)] @ w, rtol=1e-8, atol=1e-8)
@@ -169,7 +192,10 @@ def test_textbook_perceptron_scan_separates_or_names_the_cure(scale):
     X, labels = X[keep], labels[keep]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        got = answer_or_clear_error(lambda: Perceptron(max_epochs=50, random_state=0).fit(X * scale, labels))
+        # w = sum eta y x grows like s, the scores w'x like s^2
+        why = unrepresentable(X @ X.T, scale, scale)
+        got = right_answer_required(lambda: Perceptron(max_epochs=50, random_state=0).fit(X * scale, labels),
+                                    unreachable=why)
     if got is None:
         return
     if got.converged_:
@@ -209,7 +235,8 @@ def test_divergent_steps_raise(est):
     X = X * 30.0
     with pytest.raises(DivergenceError) as info:
         _fit(est, X, _target(est, y * 1e3, labels))
-    assert clear_error(info.value) and "Cure" in str(info.value)
+    assert_clear_error(info.value, ("eta0", "lam"))
+    assert "Cure" in str(info.value)
 
 
 def test_rls_ill_conditioned_recursion_is_reported():
@@ -217,7 +244,8 @@ def test_rls_ill_conditioned_recursion_is_reported():
     rng = np.random.default_rng(2)
     X = rng.standard_normal((200, 3)) * np.array([1e12, 1.0, 1e-12])
     y = X @ np.array([1e-12, 1.0, 1e12]) + 0.01 * rng.standard_normal(200)
-    got = answer_or_clear_error(lambda: RecursiveLeastSquares(prior_precision=1e-30, fit_intercept=False).fit(X, y))
+    got = answer_or_clear_error(lambda: RecursiveLeastSquares(prior_precision=1e-30, fit_intercept=False).fit(X, y),
+                                corrupts="prior_precision")
     if got is not None:
         ridge = np.linalg.solve(X.T @ X + 1e-30 * np.eye(3), X.T @ y)
         np.testing.assert_allclose(got.predict(X), X @ ridge, rtol=1e-6, atol=1e-6 * np.std(y))
