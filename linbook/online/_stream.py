@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 
 import numpy as np
@@ -11,6 +12,31 @@ from sklearn.utils.validation import validate_data as _sk_validate_data
 from ..base import DivergenceError, _with_advice, validate_fit, validate_predict
 
 CURE = "scale the features (e.g. StandardScaler), lower eta0 (or use eta0='auto')"
+
+
+def transactional(method):
+    """Make a training method all-or-nothing: if it raises, the estimator is left exactly as before.
+
+    A stream update mutates its state arrays in place while it runs through a chunk;
+    a chunk that diverges half-way would otherwise leave part of itself in the model
+    (and the counters out of step with the data). Before the call, the attribute
+    dictionary is copied and every array in it saved; on an exception, the dictionary
+    is put back and the saved contents are copied into the same array objects (so an
+    array the caller also holds, like a parameter, keeps its identity).
+    """
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        attributes = dict(self.__dict__)
+        saved = {name: value.copy() for name, value in attributes.items() if isinstance(value, np.ndarray)}
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(attributes)
+            for name, contents in saved.items():
+                np.copyto(attributes[name], contents)
+            raise
+    return wrapper
 
 
 def predict_input(est, X, accept_sparse=False):

@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..numerics import log1pexp, sigmoid
-from ._stream import diverged, predict_input, row_stats, validate_chunk
+from ._stream import diverged, predict_input, row_stats, transactional, validate_chunk
 from .schedules import curvature_bound
 
 __all__ = ["OnlineGradientDescent", "best_fixed_parameter"]
@@ -125,6 +125,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
                 isinstance(self.eta0, numbers.Real) and np.isfinite(self.eta0) and self.eta0 > 0):
             raise ValueError(f"eta0 must be 'auto' or a finite number > 0; got {self.eta0!r}")
 
+    @transactional
     def partial_fit(self, X, y):
         """Play the rounds of one chunk. Returns ``self``."""
         from .._kernels.online import ogd_rounds
@@ -152,6 +153,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
         self.losses_ = np.concatenate([self.losses_, losses])
         return self
 
+    @transactional
     def fit(self, X, y):
         """Start afresh and play every sample once, in order. Returns ``self``."""
         for a in ("coef_", "losses_", "t_", "_state"):
