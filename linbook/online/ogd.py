@@ -37,6 +37,14 @@ def _check_loss(loss):
         raise ValueError(f"loss must be one of {_LOSSES}; got {loss!r}")
 
 
+def _check_targets(loss, y, who):
+    """The log-loss is the logistic NLL of labels in {0, 1}; any other value gives a meaningless fit."""
+    if loss == "log_loss" and not np.all((y == 0) | (y == 1)):
+        bad = np.unique(y[(y != 0) & (y != 1)])[:5].tolist()
+        raise ValueError(f"{who}: loss='log_loss' needs labels y in {{0, 1}}; got {bad}. "
+                         "Encode the two classes as 0 and 1 (e.g. y = (labels == positive_class)).")
+
+
 def best_fixed_parameter(X, y, *, loss="squared_error", radius=None):
     """The best fixed parameter in hindsight: ``argmin_{||theta|| <= radius} sum_t f(theta, z_t)``.
 
@@ -60,7 +68,13 @@ def best_fixed_parameter(X, y, *, loss="squared_error", radius=None):
     """
     _check_loss(loss)
     X = check_array(X, dtype=np.float64)
-    y = np.asarray(y, dtype=float)
+    y = check_array(y, dtype=np.float64, ensure_2d=False, ensure_min_samples=0, input_name="y")
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ValueError(f"best_fixed_parameter: y must be 1-D with one value per row of X ({X.shape[0]}); "
+                         f"got shape {y.shape}.")
+    _check_targets(loss, y, "best_fixed_parameter")
+    if radius is not None and not (isinstance(radius, numbers.Real) and np.isfinite(radius) and radius > 0):
+        raise ValueError(f"radius must be a finite number > 0 or None; got {radius!r}")
     if loss == "squared_error" and radius is None:
         theta = np.linalg.lstsq(X, y, rcond=None)[0]
     else:
@@ -134,6 +148,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
         if first:
             self._check_params()
         X, y = validate_chunk(self, X, y, first=first, y_numeric=True)
+        _check_targets(self.loss, y, type(self).__name__)
         top, nnz = row_stats(X)
         curvature_bound(top, nnz=nnz)                   # a clear error when ||x||^2 over- or underflows
         if first:
@@ -184,7 +199,11 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
         X, y = validate_chunk(self, X, y, first=False, y_numeric=True)
         if X.shape[0] != self.t_:
             raise ValueError(f"pass the {self.t_} samples played so far, in order; got {X.shape[0]}")
-        ks = np.arange(1, self.t_ + 1) if ks is None else np.asarray(ks, dtype=int)
+        _check_targets(self.loss, y, type(self).__name__)
+        ks = np.arange(1, self.t_ + 1) if ks is None else np.asarray(ks)
+        if ks.ndim != 1 or not np.issubdtype(ks.dtype, np.integer) or np.any((ks < 1) | (ks > self.t_)):
+            raise ValueError(f"ks must be a 1-D array of integer horizons between 1 and t_ = {self.t_}; "
+                             f"got {ks!r}")
         cum = np.cumsum(self.losses_)
         out = []
         for k in ks:
