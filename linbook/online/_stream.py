@@ -40,8 +40,16 @@ def transactional(method):
 
 
 def predict_input(est, X, accept_sparse=False):
-    """``linbook.base.validate_predict`` (advised) with the sparse formats of the streaming models."""
-    return validate_predict(est, X, accept_sparse=["csr", "csc", "coo"] if accept_sparse else False)
+    """``linbook.base.validate_predict`` (advised) with the sparse formats of the streaming models.
+
+    Sparse ``X`` comes back as canonical CSR, so that predictions do not depend on the
+    order of the stored entries (the sums run in the order of canonical X).
+    """
+    X = validate_predict(est, X, accept_sparse=["csr", "csc", "coo"] if accept_sparse else False)
+    if sp.issparse(X):
+        from .._kernels.csr import canonical_csr
+        X = canonical_csr(sp.csr_matrix(X))
+    return X
 
 
 def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
@@ -50,7 +58,7 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
     The first chunk (or ``fit``) goes through ``linbook.base.validate_fit``, which records
     ``n_features_in_`` / ``feature_names_in_``; later chunks are checked against them
     (same width, same column names), as scikit-learn's ``partial_fit`` does.
-    Sparse ``X`` comes back as CSR.
+    Sparse ``X`` comes back as canonical CSR (a copy when the caller's matrix is not).
     """
     if y is None:
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None. "
@@ -65,7 +73,8 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
         if y_numeric:
             y = np.asarray(y, dtype=np.float64)
     if sp.issparse(X):
-        X = sp.csr_matrix(X)
+        from .._kernels.csr import canonical_csr
+        X = canonical_csr(sp.csr_matrix(X))     # duplicates and unsorted indices: the answer of canonical X
     return X, y
 
 
