@@ -24,6 +24,10 @@ __all__ = ["mvn_cholesky", "mahalanobis", "mvn_logpdf", "mvn_sample", "mvn_entro
 _LOG_2PI = np.log(2.0 * np.pi)
 
 
+#: ``mvn_cholesky`` accepts ``|cov - cov.T| <= SYMMETRY_RTOL * max |cov|`` (rounding of a symmetric product).
+SYMMETRY_RTOL = 1e-10
+
+
 def mvn_cholesky(cov, *, what="covariance"):
     """Lower Cholesky factor of a covariance matrix, with a clear error when it is singular.
 
@@ -42,15 +46,24 @@ def mvn_cholesky(cov, *, what="covariance"):
     Raises
     ------
     ValueError
-        If ``cov`` is not square, not finite, or not positive definite.
+        If ``cov`` is not square, not finite, not symmetric (to ``SYMMETRY_RTOL`` of its
+        largest entry) or not positive definite.
 
     Derived in: chapter "Gaussian models and GDA" § "The multivariate normal".
     """
+    if np.iscomplexobj(cov) or hasattr(cov, "toarray"):
+        raise TypeError(f"{what} must be a dense real matrix; got {type(cov).__name__} of "
+                        f"{getattr(cov, 'dtype', 'unknown dtype')}")
     cov = np.asarray(cov, dtype=float)
     if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
         raise ValueError(f"{what} must be a square matrix; got shape {cov.shape}")
     if not np.all(np.isfinite(cov)):
         raise ValueError(f"{what} contains NaN or inf")
+    # the factorisation reads one triangle only: a non-symmetric matrix would be used as another matrix
+    asymmetry = np.max(np.abs(cov - cov.T), initial=0.0)
+    if asymmetry > SYMMETRY_RTOL * np.max(np.abs(cov), initial=0.0):
+        raise ValueError(f"{what} must be symmetric; |cov - cov.T| reaches {asymmetry:.3g}. A covariance is "
+                         "symmetric: pass (cov + cov.T) / 2 if the asymmetry is rounding, or check how it was built.")
     try:
         L = linalg.cholesky(cov, lower=True, check_finite=False)
     except linalg.LinAlgError:
@@ -83,7 +96,8 @@ def _chol(cov, chol):
             raise ValueError("give the covariance cov or its Cholesky factor chol")
         return mvn_cholesky(cov)
     L = np.asarray(chol, dtype=float)
-    if L.ndim != 2 or L.shape[0] != L.shape[1] or not np.all(np.isfinite(L)) or np.any(np.diag(L) <= 0):
+    if (L.ndim != 2 or L.shape[0] != L.shape[1] or not np.all(np.isfinite(L)) or np.any(np.diag(L) <= 0)
+            or np.any(np.triu(L, 1) != 0)):
         raise ValueError("chol must be a square lower-triangular Cholesky factor with a positive, finite "
                          "diagonal; compute it with linbook.mvn_cholesky(cov)")
     return L

@@ -31,6 +31,8 @@ from .prefetch import AHEAD, prefetch_dense_row
 _FAST = {"reassoc", "contract", "nsz"}
 
 SQUARED, LOG, PERCEPTRON = 0, 1, 2
+#: Multiclass perceptron: scores within this fraction of the largest |score| count as a tie.
+TIE_RTOL = 1e-9
 CONSTANT, ROBBINS_MONRO, OPTIMAL = 0, 1, 2
 
 
@@ -45,8 +47,11 @@ def step_size(schedule, eta0, tau0, kappa, lam_n, k):
 
 
 @njit(cache=True)
-def residual(loss, z, y, r):
+def residual(loss, z, y, r, zmag):
     """Fill ``r = dloss/dz`` for scores ``z`` and target ``y``; return the loss.
+
+    ``zmag[m]`` is ``|b_m| + sum_j |W_mj x_j|`` (the scale of the rounding error of
+    ``z[m]``); only the multiclass perceptron reads it.
 
     One output: ``y`` is the real target (squared) or 0/1 (log, perceptron).
     Several outputs: ``y`` is the class code; the loss is softmax or argmax based.
@@ -72,6 +77,17 @@ def residual(loss, z, y, r):
     for m in range(1, M):
         if z[m] > z[top]:
             top = m
+    if loss == PERCEPTRON:
+        # Scores that tie in exact arithmetic (common with integer or binary features) differ
+        # by rounding, which the dense and sparse loops do in different orders: scores within
+        # TIE_RTOL of the largest sum of |terms| count as tied; the first wins (as np.argmax).
+        tie = 0.0
+        for m in range(M):
+            tie = max(tie, TIE_RTOL * zmag[m])
+        for m in range(top):
+            if z[m] >= z[top] - tie:
+                top = m
+                break
     if loss == LOG:                          # softmax with the max subtracted
         tot = 0.0
         for m in range(M):
@@ -99,7 +115,8 @@ def sgd_epoch_dense(X, y, sw, order, batch, W, b, G2W, G2b, Wbar, bbar, state, l
     gradient of row ``m`` is ``gb[m] x`` and is used without being stored.
     """
     M, D = W.shape
-    z, r = np.empty(M), np.empty(M)
+    z, r, zmag = np.empty(M), np.empty(M), np.zeros(M)
+    ties = loss == PERCEPTRON and M > 1
     G, gb = np.zeros((M, D)), np.zeros(M)   # gradient of the minibatch mean loss
     t, n_avg = state[0], state[1]
     total = 0.0
@@ -115,7 +132,12 @@ def sgd_epoch_dense(X, y, sw, order, batch, W, b, G2W, G2b, Wbar, bbar, state, l
                 for j in range(D):
                     s += W[m, j] * x[j]
                 z[m] = s
-            f = residual(loss, z, y[order[pos]], r)
+                if ties:
+                    sa = abs(b[m])
+                    for j in range(D):
+                        sa += abs(W[m, j] * x[j])
+                    zmag[m] = sa
+            f = residual(loss, z, y[order[pos]], r, zmag)
             if not np.isfinite(f):
                 state[0], state[1] = t, n_avg
                 return total, pos

@@ -58,7 +58,7 @@ def _epoch_one_output(data, indices, indptr, y, sw, order, w, b, wbar, bbar, sta
         for p in range(lo, hi):
             s += vu[indices[p], 0] * data[p]
         z[0] = a * s + bias
-        f = residual(loss, z, y[i], r)
+        f = residual(loss, z, y[i], r, z)
         if not np.isfinite(f):
             status = pos
             break
@@ -126,7 +126,8 @@ def _epoch_general(data, indices, indptr, y, sw, order, batch, W, b, G2W, G2b, W
     VU[:, :, 0] = W
     VU[:, :, 1] = Wbar
     V, U = VU[:, :, 0], VU[:, :, 1]
-    z, r = np.empty(M), np.empty(M)
+    z, r, zmag = np.empty(M), np.empty(M), np.zeros(M)
+    ties = loss == 2 and M > 1                # the multiclass perceptron reads zmag (sgd.residual)
     gb = np.zeros(M)
     G = np.zeros((M, D)) if batch > 1 else np.zeros((M, 0))
     touched = np.empty(D if batch > 1 else 0, dtype=indices.dtype)
@@ -152,7 +153,12 @@ def _epoch_general(data, indices, indptr, y, sw, order, batch, W, b, G2W, G2b, W
                 for p in range(lo, hi):
                     s += V[m, indices[p]] * data[p]
                 z[m] = a * s + b[m]
-            f = residual(loss, z, y[i], r)
+                if ties:
+                    sa = 0.0
+                    for p in range(lo, hi):
+                        sa += abs(V[m, indices[p]] * data[p])
+                    zmag[m] = abs(a) * sa + abs(b[m])
+            f = residual(loss, z, y[i], r, zmag)
             if not np.isfinite(f):
                 status = pos
                 break

@@ -53,7 +53,7 @@ def check_priors(priors, n_classes):
     """``None`` or a valid prior vector (finite, positive, one entry per class, summing to 1)."""
     if priors is None:
         return None
-    p = np.asarray(priors, dtype=float).ravel()
+    p = np.array(priors, dtype=float).ravel()      # a copy: priors_ must not change with the caller's array
     if p.size != n_classes:
         raise ValueError(f"priors must have one entry per class: got {p.size} entries for {n_classes} classes. "
                          "Pass one prior per class, in the order of classes_.")

@@ -143,14 +143,31 @@ def minimise(solver, fgh, fg, theta0, *, max_iter, tol, gscale, callback=None, r
 
     ``reuse_hessian``: Newton's chord method (``optim.newton(fun_grad=fg)``)."""
     kw = dict(max_iter=max_iter, gtol=tol, gscale=gscale)
-    if solver == "newton":
+    if solver == "newton":                 # scale-free: sample weights of 1e300 or 1e-300 are harmless
         return optim.newton(fgh, theta0, grad=True, hess=True, xtol=0.0, callback=callback, polish=True,
                             fun_grad=fg if reuse_hessian else None, **kw)
+    # The objective grows with the sample weights; quasi-Newton and gradient steps square the
+    # gradient (g'g, y's), which overflows for weights near 1e300 and underflows near 1e-300 (both
+    # stopped at the start with a wrong answer). Minimise F / unit instead, unit = the power of two
+    # nearest the gradient's own scale (proportional to sum(sample_weight)): same minimiser, same
+    # stopping test, exact division. Scales within 1e+-100 square safely and are left as they are.
+    unit = float(np.max(gscale))
+    unit = 1.0 if 1e-100 <= unit <= 1e100 else float(2.0 ** np.round(np.log2(unit)))
+
+    def fg_in_units(theta):
+        f, g = fg(theta)
+        return f / unit, g / unit
+
+    kw["gscale"] = gscale / unit
     if solver == "lbfgs":
-        return optim.lbfgs(fg, theta0, grad=True, **kw)
-    if solver == "bfgs":
-        return optim.bfgs(fg, theta0, grad=True, **kw)
-    return optim.gradient_descent(fg, theta0, grad=True, step="backtracking", **kw)
+        res = optim.lbfgs(fg_in_units, theta0, grad=True, **kw)
+    elif solver == "bfgs":
+        res = optim.bfgs(fg_in_units, theta0, grad=True, **kw)
+    else:
+        res = optim.gradient_descent(fg_in_units, theta0, grad=True, step="backtracking", **kw)
+    res.fun = res.fun * unit
+    res.grad = None if res.grad is None else res.grad * unit
+    return res
 
 
 class SeparationWatch:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 
 import numpy as np
@@ -13,9 +14,42 @@ from ..base import DivergenceError, _with_advice, validate_fit, validate_predict
 CURE = "scale the features (e.g. StandardScaler), lower eta0 (or use eta0='auto')"
 
 
+def transactional(method):
+    """Make a training method all-or-nothing: if it raises, the estimator is left exactly as before.
+
+    A stream update mutates its state arrays in place while it runs through a chunk;
+    a chunk that diverges half-way would otherwise leave part of itself in the model
+    (and the counters out of step with the data). Before the call, the attribute
+    dictionary is copied and every array in it saved; on an exception, the dictionary
+    is put back and the saved contents are copied into the same array objects (so an
+    array the caller also holds, like a parameter, keeps its identity).
+    """
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        attributes = dict(self.__dict__)
+        saved = {name: value.copy() for name, value in attributes.items() if isinstance(value, np.ndarray)}
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(attributes)
+            for name, contents in saved.items():
+                np.copyto(attributes[name], contents)
+            raise
+    return wrapper
+
+
 def predict_input(est, X, accept_sparse=False):
-    """``linbook.base.validate_predict`` (advised) with the sparse formats of the streaming models."""
-    return validate_predict(est, X, accept_sparse=["csr", "csc", "coo"] if accept_sparse else False)
+    """``linbook.base.validate_predict`` (advised) with the sparse formats of the streaming models.
+
+    Sparse ``X`` comes back as canonical CSR, so that predictions do not depend on the
+    order of the stored entries (the sums run in the order of canonical X).
+    """
+    X = validate_predict(est, X, accept_sparse=["csr", "csc", "coo"] if accept_sparse else False)
+    if sp.issparse(X):
+        from .._kernels.csr import canonical_csr
+        X = canonical_csr(sp.csr_matrix(X))
+    return X
 
 
 def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
@@ -24,7 +58,7 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
     The first chunk (or ``fit``) goes through ``linbook.base.validate_fit``, which records
     ``n_features_in_`` / ``feature_names_in_``; later chunks are checked against them
     (same width, same column names), as scikit-learn's ``partial_fit`` does.
-    Sparse ``X`` comes back as CSR.
+    Sparse ``X`` comes back as canonical CSR (a copy when the caller's matrix is not).
     """
     if y is None:
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None. "
@@ -39,7 +73,8 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
         if y_numeric:
             y = np.asarray(y, dtype=np.float64)
     if sp.issparse(X):
-        X = sp.csr_matrix(X)
+        from .._kernels.csr import canonical_csr
+        X = canonical_csr(sp.csr_matrix(X))     # duplicates and unsorted indices: the answer of canonical X
     return X, y
 
 

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from ..datasets import as_rng
 from . import schedules
-from ._stream import diverged, predict_input, row_stats, validate_chunk
+from ._stream import diverged, predict_input, row_stats, transactional, validate_chunk
 
 __all__ = ["LMS"]
 
@@ -161,6 +161,7 @@ class LMS(RegressorMixin, BaseEstimator):
         self.coef_ = self._theta[off:].copy()
         self.intercept_ = float(self._theta[0]) if off else 0.0
 
+    @transactional
     def fit(self, X, y):
         """Run up to ``max_iter`` epochs (or until the ``tol`` test fires). Returns ``self``."""
         X, y = validate_chunk(self, X, y, first=True, y_numeric=True)
@@ -179,6 +180,7 @@ class LMS(RegressorMixin, BaseEstimator):
         self.converged_ = least_squares_optimal(X, y, self._theta, self.fit_intercept)
         return self
 
+    @transactional
     def partial_fit(self, X, y):
         """Update on each sample of the chunk in order (no ``tol`` test). Returns ``self``."""
         first = not hasattr(self, "_theta")

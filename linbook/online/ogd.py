@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..numerics import log1pexp, sigmoid
-from ._stream import diverged, predict_input, row_stats, validate_chunk
+from ._stream import diverged, predict_input, row_stats, transactional, validate_chunk
 from .schedules import curvature_bound
 
 __all__ = ["OnlineGradientDescent", "best_fixed_parameter"]
@@ -35,6 +35,14 @@ def _total_loss(loss, theta, X, y):
 def _check_loss(loss):
     if loss not in _LOSSES:
         raise ValueError(f"loss must be one of {_LOSSES}; got {loss!r}")
+
+
+def _check_targets(loss, y, who):
+    """The log-loss is the logistic NLL of labels in {0, 1}; any other value gives a meaningless fit."""
+    if loss == "log_loss" and not np.all((y == 0) | (y == 1)):
+        bad = np.unique(y[(y != 0) & (y != 1)])[:5].tolist()
+        raise ValueError(f"{who}: loss='log_loss' needs labels y in {{0, 1}}; got {bad}. "
+                         "Encode the two classes as 0 and 1 (e.g. y = (labels == positive_class)).")
 
 
 def best_fixed_parameter(X, y, *, loss="squared_error", radius=None):
@@ -60,7 +68,13 @@ def best_fixed_parameter(X, y, *, loss="squared_error", radius=None):
     """
     _check_loss(loss)
     X = check_array(X, dtype=np.float64)
-    y = np.asarray(y, dtype=float)
+    y = check_array(y, dtype=np.float64, ensure_2d=False, ensure_min_samples=0, input_name="y")
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ValueError(f"best_fixed_parameter: y must be 1-D with one value per row of X ({X.shape[0]}); "
+                         f"got shape {y.shape}.")
+    _check_targets(loss, y, "best_fixed_parameter")
+    if radius is not None and not (isinstance(radius, numbers.Real) and np.isfinite(radius) and radius > 0):
+        raise ValueError(f"radius must be a finite number > 0 or None; got {radius!r}")
     if loss == "squared_error" and radius is None:
         theta = np.linalg.lstsq(X, y, rcond=None)[0]
     else:
@@ -125,6 +139,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
                 isinstance(self.eta0, numbers.Real) and np.isfinite(self.eta0) and self.eta0 > 0):
             raise ValueError(f"eta0 must be 'auto' or a finite number > 0; got {self.eta0!r}")
 
+    @transactional
     def partial_fit(self, X, y):
         """Play the rounds of one chunk. Returns ``self``."""
         from .._kernels.online import ogd_rounds
@@ -133,6 +148,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
         if first:
             self._check_params()
         X, y = validate_chunk(self, X, y, first=first, y_numeric=True)
+        _check_targets(self.loss, y, type(self).__name__)
         top, nnz = row_stats(X)
         curvature_bound(top, nnz=nnz)                   # a clear error when ||x||^2 over- or underflows
         if first:
@@ -152,6 +168,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
         self.losses_ = np.concatenate([self.losses_, losses])
         return self
 
+    @transactional
     def fit(self, X, y):
         """Start afresh and play every sample once, in order. Returns ``self``."""
         for a in ("coef_", "losses_", "t_", "_state"):
@@ -182,7 +199,11 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
         X, y = validate_chunk(self, X, y, first=False, y_numeric=True)
         if X.shape[0] != self.t_:
             raise ValueError(f"pass the {self.t_} samples played so far, in order; got {X.shape[0]}")
-        ks = np.arange(1, self.t_ + 1) if ks is None else np.asarray(ks, dtype=int)
+        _check_targets(self.loss, y, type(self).__name__)
+        ks = np.arange(1, self.t_ + 1) if ks is None else np.asarray(ks)
+        if ks.ndim != 1 or not np.issubdtype(ks.dtype, np.integer) or np.any((ks < 1) | (ks > self.t_)):
+            raise ValueError(f"ks must be a 1-D array of integer horizons between 1 and t_ = {self.t_}; "
+                             f"got {ks!r}")
         cum = np.cumsum(self.losses_)
         out = []
         for k in ks:

@@ -70,6 +70,9 @@ def sgd_per_sample(X, y, *, loss="squared_error", eta=0.1, n_epochs=1, shuffle=T
     s = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     if loss not in _LOSSES:
         raise ValueError(f"loss must be one of {_LOSSES}; got {loss!r}")
+    if loss != "squared_error" and not np.all((y == 0) | (y == 1)):
+        raise ValueError(f"sgd_per_sample: loss={loss!r} needs labels y in {{0, 1}}; got "
+                         f"{np.unique(y[(y != 0) & (y != 1)])[:5].tolist()}. Encode the classes as 0 and 1.")
     rng = as_rng(random_state)
     theta = np.zeros(X.shape[1]) if theta0 is None else np.array(theta0, dtype=float)
     theta_bar, n_avg = theta.copy(), 0

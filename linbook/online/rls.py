@@ -10,7 +10,7 @@ from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from ..base import DivergenceError, check_sample_weight
-from ._stream import predict_input, validate_chunk
+from ._stream import predict_input, transactional, validate_chunk
 
 __all__ = ["RecursiveLeastSquares"]
 
@@ -159,6 +159,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         self.P_ = self._P.copy()
         self.covariance_ = self.noise_variance * self.P_
 
+    @transactional
     def fit(self, X, y, sample_weight=None):
         """One pass over ``(X, y)`` from the prior. Returns ``self``."""
         X, y = validate_chunk(self, X, y, first=True, y_numeric=True)
@@ -169,6 +170,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         self._publish()
         return self
 
+    @transactional
     def partial_fit(self, X, y, sample_weight=None):
         """Absorb one chunk (continuing the posterior). Returns ``self``."""
         first = not hasattr(self, "_m")

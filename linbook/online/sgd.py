@@ -19,7 +19,7 @@ from ..base import check_sample_weight, encode_labels
 from ..datasets import as_rng
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
-from ._stream import CURE, diverged, predict_input, progress, row_stats, validate_chunk
+from ._stream import CURE, diverged, predict_input, progress, row_stats, transactional, validate_chunk
 
 __all__ = ["SGDRegressor", "SGDClassifier"]
 
@@ -208,6 +208,7 @@ class SGDRegressor(RegressorMixin, _BaseSGD):
     def _loss_name(self):
         return "squared_error"
 
+    @transactional
     def fit(self, X, y, sample_weight=None):
         """Run ``max_iter`` epochs from zero parameters. Returns ``self``."""
         self._check_params()
@@ -217,6 +218,7 @@ class SGDRegressor(RegressorMixin, _BaseSGD):
         self.n_iter_ = int(self.max_iter)
         return self
 
+    @transactional
     def partial_fit(self, X, y, sample_weight=None):
         """One pass over the chunk ``(X, y)`` in its order, continuing the stream. Returns ``self``."""
         first = not hasattr(self, "_W")
@@ -303,6 +305,7 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
                              "partial_fit call.")
         return codes.astype(np.float64)
 
+    @transactional
     def fit(self, X, y, sample_weight=None):
         """Run ``max_iter`` epochs from zero parameters. Returns ``self``."""
         self._check_params()
@@ -315,6 +318,7 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
         self.n_iter_ = int(self.max_iter)
         return self
 
+    @transactional
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One pass over the chunk ``(X, y)``, continuing the stream. Returns ``self``.
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from .line_search import backtracking, wolfe_line_search
 from .result import (MSG_GTOL, MSG_NONFINITE, OptimizeResult, _Counted, _msg_max_iter,
-                     _small_grad, _small_step, _start, _stop_reason, _x0)
+                     _small_grad, _small_step, _start, _stop_reason, _x0, real_array)
 
 __all__ = ["gradient_descent", "momentum", "conjugate_gradient", "nonlinear_cg"]
 
@@ -163,8 +163,10 @@ def conjugate_gradient(A, b, x0=None, *, tol=1e-10, max_iter=None):
 
     Derived in: chapter "Optimizers" § "Conjugate gradients".
     """
-    matvec = A if callable(A) else (lambda v, A=np.asarray(A, dtype=float): A @ v)
-    b = np.asarray(b, dtype=float).ravel()
+    if not (callable(A) or (hasattr(A, "toarray") and not np.iscomplexobj(A))):   # sparse A works as is
+        A = real_array(A, "A")
+    matvec = A if callable(A) else (lambda v, A=A: A @ v)
+    b = real_array(b, "b").ravel()
     if not np.all(np.isfinite(b)):
         raise ValueError("conjugate_gradient: b must be finite (no NaN or inf)")
     x = np.zeros_like(b) if x0 is None else _x0(x0)

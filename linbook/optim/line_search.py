@@ -10,6 +10,28 @@ import numpy as np
 __all__ = ["backtracking", "wolfe_line_search"]
 
 
+def _check_search(x, f, g, d, *, t0, c1, shrink=0.5, c2=None, budget, budget_name):
+    """The arrays as float vectors of one shape and the constants in their ranges, or a clear error."""
+    from .result import real_array
+    x, g, d = real_array(x, "x"), real_array(g, "g"), real_array(d, "the direction d")
+    if not (x.shape == g.shape == d.shape and x.ndim == 1):
+        raise ValueError(f"x, g and d must be vectors of one length; got shapes {x.shape}, {g.shape}, {d.shape}")
+    if not np.all(np.isfinite(d)):
+        raise ValueError("the direction d must be finite (no NaN or inf)")
+    f = float(real_array(f, "f"))
+    checks = [(np.isfinite(t0) and t0 > 0, f"t0 must be a finite number > 0; got {t0!r}"),
+              (0 < shrink < 1, f"shrink must lie strictly between 0 and 1 (the step t is multiplied by it "
+                               f"after each failed trial); got {shrink!r}"),
+              (0 < c1 < 1, f"c1 must lie strictly between 0 and 1; got {c1!r}"),
+              (c2 is None or c1 < c2 < 1, f"c2 must lie strictly between c1 = {c1!r} and 1; got {c2!r}"),
+              (isinstance(budget, (int, np.integer)) and budget >= 1,
+               f"{budget_name} must be an integer >= 1; got {budget!r}")]
+    for ok, message in checks:
+        if not ok:
+            raise ValueError(message)
+    return x, f, g, d
+
+
 def _armijo(fg, x, f, slope, d, *, t0=1.0, c1=1e-4, shrink=0.5, max_halvings=60):
     """Shrink ``t`` until ``f(x + t d) <= f + c1 t slope``; returns ``(t, fg(x + t d), n_eval)``.
 
@@ -37,8 +59,13 @@ def backtracking(fg, x, f, g, d, *, t0=1.0, c1=1e-4, shrink=0.5, max_halvings=60
     t, f_new, g_new, n_eval : float, float, ndarray, int
         ``t = 0`` when no decrease was found (``d`` not a descent direction or rounding).
 
+    Raises ``ValueError``/``TypeError`` for arrays that are not real vectors of one length,
+    or constants outside ``t0 > 0``, ``0 < shrink < 1``, ``0 < c1 < 1``.
+
     Derived in: chapter "Optimizers" § "Line search".
     """
+    x, f, g, d = _check_search(x, f, g, d, t0=t0, c1=c1, shrink=shrink, budget=max_halvings,
+                               budget_name="max_halvings")
     t, out, k = _armijo(fg, x, f, float(g @ d), d, t0=t0, c1=c1, shrink=shrink,
                         max_halvings=max_halvings)
     if out is None:
@@ -58,8 +85,12 @@ def wolfe_line_search(fg, x, f, g, d, *, t0=1.0, c1=1e-4, c2=0.9, max_eval=30):
     t, f_new, g_new, n_eval : float, float, ndarray, int
         ``t = 0`` when the search failed.
 
+    Raises ``ValueError``/``TypeError`` for arrays that are not real vectors of one length,
+    or constants outside ``t0 > 0``, ``0 < c1 < c2 < 1``.
+
     Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
+    x, f, g, d = _check_search(x, f, g, d, t0=t0, c1=c1, c2=c2, budget=max_eval, budget_name="max_eval")
     phi0, dphi0 = f, float(g @ d)
     if dphi0 >= 0:
         return 0.0, f, g, 0

@@ -21,7 +21,7 @@ from .._kernels.hessian import weighted_gram
 from ..numerics import log1pexp, sigmoid
 from .line_search import _armijo, backtracking
 from .result import (MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted, _msg_max_iter,
-                     _small_grad, _small_step, _start, _stop_reason, _x0)
+                     _small_grad, _small_step, _start, _stop_reason, _x0, real_array)
 
 __all__ = ["newton", "truncated_newton", "irls", "levenberg_marquardt"]
 
@@ -296,8 +296,8 @@ def irls(X, y, w0=None, *, lam=0.0, max_iter=100, tol=1e-10):
 
     Derived in: chapter "Optimizers" § "IRLS".
     """
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float).ravel()
+    X = real_array(X, "X")
+    y = real_array(y, "y").ravel()
     if X.ndim != 2 or X.shape[0] != y.size:
         raise ValueError("irls: pass X of shape (N, D) and y of shape (N,), with the same N")
     if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
@@ -306,7 +306,7 @@ def irls(X, y, w0=None, *, lam=0.0, max_iter=100, tol=1e-10):
         raise ValueError("irls needs labels y in {0, 1}: encode y as 0/1 first")
     if not (np.isfinite(lam) and lam >= 0):
         raise ValueError("irls: lam must be a finite number >= 0; set lam >= 0 (0: no penalty)")
-    w = np.zeros(X.shape[1]) if w0 is None else _x0(w0)
+    w = np.zeros(X.shape[1]) if w0 is None else _x0(w0, "w0")
 
     def objective(w):
         a = X @ w
@@ -354,8 +354,8 @@ def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol
     if jac is None:
         raise ValueError("levenberg_marquardt needs jac")
     x = _x0(x0)
-    r = np.asarray(residual(x), float)
-    J = np.asarray(jac(x), float)
+    r = real_array(residual(x), "the residual")
+    J = real_array(jac(x), "the Jacobian")
     f = 0.5 * float(r @ r)
     if not (np.isfinite(f) and np.all(np.isfinite(J))):
         return OptimizeResult(x, np.nan, None, False, 0, 1, x[None, :].copy(),
@@ -380,7 +380,7 @@ def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol
                     d = None
                     break
                 continue
-            r_new = np.asarray(residual(x + d), float)
+            r_new = real_array(residual(x + d), "the residual")
             n_fev += 1
             f_new = 0.5 * float(r_new @ r_new)
             if np.isfinite(f_new) and f_new < f:
@@ -397,7 +397,7 @@ def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol
         small = _small_step(d, x, xtol)
         x = x + d
         r, f = r_new, f_new
-        J = np.asarray(jac(x), float)
+        J = real_array(jac(x), "the Jacobian")
         if not np.all(np.isfinite(J)):
             msg = "the Jacobian became non-finite: check jac (overflow?)"
             break

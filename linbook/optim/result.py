@@ -84,7 +84,7 @@ class _Counted:
         self.n += 1
         with np.errstate(over="ignore", invalid="ignore"):   # divergence is reported, not warned
             out = self._fg(x)
-        f, g = float(out[0]), np.asarray(out[1], dtype=float)
+        f, g = float(real_array(out[0], "the objective value")), real_array(out[1], "the gradient")
         if g.shape != x.shape:
             raise ValueError(f"the gradient has shape {g.shape} but x has shape {x.shape}; "
                              "fix grad (or fun, with grad=True) to return one partial derivative per coordinate of x")
@@ -98,10 +98,30 @@ class _Counted:
         return f, g
 
 
-def _x0(x0):
-    x = np.array(x0, dtype=float).ravel()
+def real_array(value, name, *, copy=False):
+    """``value`` as a float ndarray, or a clear error naming ``name``.
+
+    Refuses what ``np.asarray(value, dtype=float)`` would mangle or fail on deep inside
+    numpy: sparse matrices (an object array, "setting an array element with a
+    sequence"), complex numbers (the imaginary part dropped with a ComplexWarning) and
+    non-numeric entries.
+    """
+    if hasattr(value, "tocsr") or hasattr(value, "toarray"):
+        raise TypeError(f"{name} must be a dense array; got a sparse matrix. Pass {name}.toarray() "
+                        "(the optimisers and irls work on dense arrays).")
+    if np.iscomplexobj(value):
+        raise TypeError(f"{name} must be real; got complex numbers. Pass its real part (np.real) "
+                        "or split real and imaginary parts into separate coordinates.")
+    try:
+        return np.array(value, dtype=float, copy=True if copy else None)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of real numbers; np.asarray failed with: {exc}") from None
+
+
+def _x0(x0, name="x0"):
+    x = real_array(x0, name, copy=True).ravel()
     if not np.all(np.isfinite(x)):
-        raise ValueError("x0 must be finite: pass a starting point without NaN or inf")
+        raise ValueError(f"{name} must be finite: pass a starting point without NaN or inf")
     return x
 
 

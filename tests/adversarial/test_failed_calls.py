@@ -1,0 +1,118 @@
+"""A training call that raises leaves the estimator exactly as it was before the call.
+
+Every ``partial_fit`` estimator is fed a good chunk, then a chunk that raises half-way
+through (a divergence found at its 26th row, after 25 updates were made) or at the
+start (labels outside ``classes``), then another good chunk. After the failure every
+attribute must equal its value before the failed call (same keys, same contents), and
+the next good chunk must give the model of a stream that never saw the bad chunk.
+The same holds for a failed first call (nothing fitted is left behind) and for ``fit``.
+"""
+
+import copy
+
+import numpy as np
+import pytest
+from sklearn.base import clone, is_classifier
+
+from linbook.online import LMS, OnlineGradientDescent, RecursiveLeastSquares, SGDClassifier, SGDRegressor
+
+from .harness import clear_error
+
+# each with a constant step large enough that the bad chunk diverges inside the update loop
+STREAMERS = [SGDRegressor(eta0=1.0, average=False), SGDRegressor(eta0=0.5, batch_size=4),
+             LMS(eta0=1.0), OnlineGradientDescent(eta0=1.0), RecursiveLeastSquares(),
+             SGDClassifier(eta0=1.0, random_state=0),
+             SGDClassifier(eta0=1.0, loss="perceptron", average=False, random_state=0)]
+
+
+def _name(est):
+    return repr(est).replace(" ", "")
+
+
+def _chunks(seed=0, n=50):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.3
+    return X, y, (y > 0).astype(int)
+
+
+def _call(est, X, t, sample_weight=None):
+    kwargs = {"classes": [0, 1]} if is_classifier(est) else {}
+    if sample_weight is not None:
+        kwargs["sample_weight"] = sample_weight
+    return est.partial_fit(X, t, **kwargs)
+
+
+def _diverging_chunk(est, seed):
+    """A chunk whose second half makes the update overflow (after the first half was applied)."""
+    X, y, labels = _chunks(seed)
+    if is_classifier(est):                    # bounded gradient: overflow through the weights
+        sw = np.ones(len(labels))
+        sw[25:] = 1e300
+        return X * 1e5, labels, sw
+    X, y = X.copy(), y.copy()
+    if isinstance(est, RecursiveLeastSquares):  # exact least squares: broken by P losing definiteness
+        X[25:] *= 1e150
+        return X, y, None
+    X[25:] *= 1e5                              # eta ||x||^2 >> 2: the residual grows 1e10-fold a row
+    y[25:] *= 1e200
+    return X, y, None
+
+
+def _snapshot(est):
+    return copy.deepcopy(est.__dict__)
+
+
+def _assert_same_state(before, after):
+    assert sorted(after) == sorted(before), f"attributes changed: {set(after) ^ set(before)}"
+    for key, value in before.items():
+        other = after[key]
+        if isinstance(value, np.ndarray):
+            assert isinstance(other, np.ndarray) and other.shape == value.shape, key
+            np.testing.assert_array_equal(other, value, err_msg=key)
+        elif isinstance(value, (float, int, bool, str, type(None))):
+            assert other == value or (value != value and other != other), key
+
+
+def _raise_clearly(call):
+    with pytest.raises((ValueError, TypeError)) as info:
+        call()
+    assert clear_error(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("est", STREAMERS, ids=_name)
+def test_chunk_that_diverges_half_way_leaves_no_trace(est):
+    X1, y1, l1 = _chunks(1)
+    X3, y3, l3 = _chunks(3)
+    pick = (lambda y, lab: lab) if is_classifier(est) else (lambda y, lab: y)
+    model = _call(clone(est), X1, pick(y1, l1))
+    before = _snapshot(model)
+    Xb, tb, swb = _diverging_chunk(est, 2)
+    _raise_clearly(lambda: _call(model, Xb, tb, swb))
+    _assert_same_state(before, model.__dict__)
+    _call(model, X3, pick(y3, l3))
+    clean = _call(_call(clone(est), X1, pick(y1, l1)), X3, pick(y3, l3))
+    _assert_same_state(_snapshot(clean), model.__dict__)
+
+
+@pytest.mark.parametrize("est", STREAMERS, ids=_name)
+def test_failed_first_call_fits_nothing(est):
+    X, y, labels = _chunks(1)
+    bad_target = np.where(np.arange(len(y)) == 40, 7, labels) if is_classifier(est) else y
+    Xb = X if is_classifier(est) else np.where(np.arange(len(y))[:, None] == 40, np.nan, X)
+    model = clone(est)
+    before = _snapshot(model)
+    _raise_clearly(lambda: _call(model, Xb, bad_target))
+    _assert_same_state(before, model.__dict__)
+
+
+@pytest.mark.parametrize("est", STREAMERS, ids=_name)
+def test_failed_fit_keeps_the_previous_fit(est):
+    X1, y1, l1 = _chunks(1)
+    pick = (lambda y, lab: lab) if is_classifier(est) else (lambda y, lab: y)
+    model = clone(est).fit(X1, pick(y1, l1))
+    before = _snapshot(model)
+    Xb, tb, swb = _diverging_chunk(est, 2)
+    kwargs = {} if swb is None else {"sample_weight": swb}
+    _raise_clearly(lambda: model.fit(Xb, tb, **kwargs))
+    _assert_same_state(before, model.__dict__)

@@ -1,0 +1,174 @@
+"""Every public function validates its parameters: a clear error naming the argument, never a
+raw numpy error, a ComplexWarning, or a result computed from a mangled argument.
+
+Generators: out-of-range constants of the line searches; complex and sparse arrays handed
+to every optimiser, irls and the line searches (a list must work like an array);
+non-symmetric, complex covariances and non-triangular Cholesky factors for the Gaussian
+helpers.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from linbook import mahalanobis, mvn_cholesky, mvn_logpdf
+from linbook.optim import (backtracking, bfgs, conjugate_gradient, gradient_descent, irls, lbfgs,
+                           levenberg_marquardt, momentum, newton, nonlinear_cg, truncated_newton,
+                           wolfe_line_search)
+
+from .harness import clear_error
+
+
+def _quadratic(x):
+    x = np.asarray(x)
+    return float(0.5 * x @ x), x.copy()
+
+
+def _with_hess(x):
+    f, g = _quadratic(x)
+    return f, g, np.eye(x.size)
+
+
+X0 = np.array([1.0, -2.0])
+
+
+def _refused(call, name=None):
+    """``call`` raises a clear ValueError/TypeError (naming ``name``) and warns nothing."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises((ValueError, TypeError)) as info:
+            call()
+    assert clear_error(info.value), str(info.value)
+    if name is not None:
+        assert name in str(info.value), str(info.value)
+
+
+# ------------------------------------------------------------------ line searches
+
+SEARCHES = {"backtracking": backtracking, "wolfe": wolfe_line_search}
+BAD_CONSTANTS = {
+    "backtracking": {"shrink": [0.0, -0.5, 1.0, 1.5, np.nan], "t0": [0.0, -1.0, np.inf, np.nan],
+                     "c1": [0.0, 1.0, -0.1], "max_halvings": [0, 2.5]},
+    "wolfe": {"t0": [0.0, -1.0, np.inf], "c1": [0.0, 1.0], "c2": [1e-5, 1.0, 2.0], "max_eval": [0, 1.5]},
+}
+
+
+def _search_cases():
+    for search, table in BAD_CONSTANTS.items():
+        for name, values in table.items():
+            for v in values:
+                yield pytest.param(search, name, v, id=f"{search}-{name}={v}")
+
+
+@pytest.mark.parametrize("search, name, value", list(_search_cases()))
+def test_line_search_constants_out_of_range_are_refused(search, name, value):
+    f, g = _quadratic(X0)
+    _refused(lambda: SEARCHES[search](_quadratic, X0, f, g, -g, **{name: value}), name)
+
+
+@pytest.mark.parametrize("search", list(SEARCHES))
+def test_line_search_takes_a_list_as_direction(search):
+    f, g = _quadratic(X0)
+    as_list = SEARCHES[search](_quadratic, list(X0), f, list(g), list(-g))
+    as_array = SEARCHES[search](_quadratic, X0, f, g, -g)
+    assert as_list[0] == as_array[0] > 0
+    np.testing.assert_array_equal(as_list[2], as_array[2])
+
+
+@pytest.mark.parametrize("bad", ["complex", "sparse", "wrong length", "nan", "strings"])
+@pytest.mark.parametrize("search", list(SEARCHES))
+def test_line_search_direction_must_be_a_real_vector(search, bad):
+    f, g = _quadratic(X0)
+    d = {"complex": -g + 1j, "sparse": sp.csr_matrix(-g), "wrong length": np.r_[-g, 1.0],
+         "nan": np.array([np.nan, 1.0]), "strings": np.array(["a", "b"])}[bad]
+    _refused(lambda: SEARCHES[search](_quadratic, X0, f, g, d), "d")
+
+
+# ------------------------------------------------------------------ optimisers and irls
+
+OPTIMISERS = {
+    "gradient_descent": lambda x0: gradient_descent(_quadratic, x0, grad=True),
+    "momentum": lambda x0: momentum(_quadratic, x0, grad=True),
+    "nonlinear_cg": lambda x0: nonlinear_cg(_quadratic, x0, grad=True),
+    "newton": lambda x0: newton(_with_hess, x0, grad=True, hess=True),
+    "truncated_newton": lambda x0: truncated_newton(_quadratic, x0, grad=True, hessp=lambda x, v: v),
+    "bfgs": lambda x0: bfgs(_quadratic, x0, grad=True),
+    "lbfgs": lambda x0: lbfgs(_quadratic, x0, grad=True),
+    "levenberg_marquardt": lambda x0: levenberg_marquardt(lambda x: x - 1.0, x0, jac=lambda x: np.eye(x.size)),
+    "conjugate_gradient": lambda x0: conjugate_gradient(np.eye(2), np.ones(2), x0),
+}
+
+
+@pytest.mark.parametrize("bad", ["complex", "sparse"])
+@pytest.mark.parametrize("method", list(OPTIMISERS))
+def test_optimisers_refuse_complex_or_sparse_start(method, bad):
+    x0 = X0 + 1j if bad == "complex" else sp.csr_matrix(X0)
+    _refused(lambda: OPTIMISERS[method](x0), "x0")
+
+
+@pytest.mark.parametrize("method", ["gradient_descent", "bfgs", "lbfgs", "newton"])
+def test_optimisers_refuse_a_complex_gradient(method):
+    def complex_gradient(x):
+        return float(0.5 * x @ x), x + 1j
+
+    call = {"gradient_descent": lambda: gradient_descent(complex_gradient, X0, grad=True),
+            "bfgs": lambda: bfgs(complex_gradient, X0, grad=True),
+            "lbfgs": lambda: lbfgs(complex_gradient, X0, grad=True),
+            "newton": lambda: newton(lambda x: (*complex_gradient(x), np.eye(2)), X0, grad=True, hess=True)}
+    _refused(call[method], "gradient")
+
+
+def test_levenberg_marquardt_refuses_sparse_or_complex_jacobian():
+    _refused(lambda: levenberg_marquardt(lambda x: x - 1.0, X0, jac=lambda x: sp.eye(2, format="csr")), "Jacobian")
+    _refused(lambda: levenberg_marquardt(lambda x: x - 1.0 + 0j, X0, jac=lambda x: np.eye(2)), "residual")
+
+
+def test_conjugate_gradient_refuses_complex_system_and_keeps_sparse_A():
+    _refused(lambda: conjugate_gradient(np.eye(2) * (1 + 1j), np.ones(2)), "A")
+    _refused(lambda: conjugate_gradient(np.eye(2), np.ones(2) + 1j), "b")
+    np.testing.assert_allclose(conjugate_gradient(sp.eye(2, format="csr") * 2.0, np.ones(2)).x, [0.5, 0.5])
+
+
+def _logistic_data():
+    rng = np.random.default_rng(0)
+    X = np.c_[np.ones(40), rng.standard_normal((40, 2))]
+    return X, (rng.random(40) < 0.5).astype(float)
+
+
+@pytest.mark.parametrize("bad", ["sparse X", "complex X", "complex y", "complex w0", "sparse y"])
+def test_irls_refuses_sparse_or_complex_input(bad):
+    X, y = _logistic_data()
+    args = {"sparse X": (sp.csr_matrix(X), y, None), "complex X": (X + 0j, y, None),
+            "complex y": (X, y + 0j, None), "complex w0": (X, y, np.zeros(3) + 1j),
+            "sparse y": (X, sp.csr_matrix(y), None)}[bad]
+    _refused(lambda: irls(*args), bad.split()[-1])
+
+
+# ------------------------------------------------------------------ Gaussian helpers
+
+def test_non_symmetric_covariance_is_refused():
+    cov = np.array([[2.0, 0.5], [-0.5, 1.0]])        # lower triangle of a PD matrix, upper of another
+    for call in (lambda: mvn_logpdf(np.zeros((3, 2)), np.zeros(2), cov), lambda: mvn_cholesky(cov),
+                 lambda: mahalanobis(np.zeros((3, 2)), np.zeros(2), cov)):
+        _refused(call, "symmetric")
+
+
+def test_rounding_level_asymmetry_is_accepted():
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((4, 4))
+    cov = A @ A.T + np.eye(4)
+    cov[0, 1] *= 1 + 1e-15
+    assert np.isfinite(mvn_logpdf(np.zeros((2, 4)), np.zeros(4), cov)).all()
+
+
+@pytest.mark.parametrize("bad", ["complex", "sparse"])
+def test_complex_or_sparse_covariance_is_refused(bad):
+    cov = np.eye(2) + 0.1j if bad == "complex" else sp.eye(2, format="csr")
+    _refused(lambda: mvn_logpdf(np.zeros((3, 2)), np.zeros(2), cov), "covariance")
+
+
+def test_cholesky_factor_must_be_lower_triangular():
+    chol = np.array([[1.0, 0.5], [0.0, 1.0]])
+    _refused(lambda: mvn_logpdf(np.zeros((3, 2)), np.zeros(2), chol=chol), "chol")
