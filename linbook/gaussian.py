@@ -53,7 +53,7 @@ def mvn_cholesky(cov, *, what="covariance"):
     """
     if np.iscomplexobj(cov) or hasattr(cov, "toarray"):
         raise TypeError(f"{what} must be a dense real matrix; got {type(cov).__name__} of "
-                        f"{getattr(cov, 'dtype', 'unknown dtype')}")
+                        f"{getattr(cov, 'dtype', 'unknown dtype')}. Pass a real numpy array (.toarray() for a sparse one)")
     cov = np.asarray(cov, dtype=float)
     if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
         raise ValueError(f"{what} must be a square matrix; got shape {cov.shape}")
@@ -99,7 +99,7 @@ def _chol(cov, chol):
     if (L.ndim != 2 or L.shape[0] != L.shape[1] or not np.all(np.isfinite(L)) or np.any(np.diag(L) <= 0)
             or np.any(np.triu(L, 1) != 0)):
         raise ValueError("chol must be a square lower-triangular Cholesky factor with a positive, finite "
-                         "diagonal; compute it with linbook.mvn_cholesky(cov)")
+                         "diagonal; use linbook.mvn_cholesky(cov) to compute it")
     return L
 
 

@@ -203,7 +203,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
         ks = np.arange(1, self.t_ + 1) if ks is None else np.asarray(ks)
         if ks.ndim != 1 or not np.issubdtype(ks.dtype, np.integer) or np.any((ks < 1) | (ks > self.t_)):
             raise ValueError(f"ks must be a 1-D array of integer horizons between 1 and t_ = {self.t_}; "
-                             f"got {ks!r}")
+                             f"got {ks!r}. Pass integers in 1..t_, or leave ks=None for every horizon")
         cum = np.cumsum(self.losses_)
         out = []
         for k in ks:

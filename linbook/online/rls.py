@@ -136,7 +136,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
                 raise DivergenceError(
                     f"RecursiveLeastSquares: the update of sample {i + bad} made P lose positive "
                     "definiteness (the data are too ill-conditioned for the recursion). Cure: scale the "
-                    "features (e.g. StandardScaler) or set prior_precision > 0.")
+                    "features X (e.g. StandardScaler) or set prior_precision > 0.")
             self._P = 0.5 * (self._P + self._P.T)
 
     def _publish(self):
@@ -151,7 +151,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
                              "redundant columns, or set prior_precision > 0.")
         if not (np.all(np.isfinite(self._m)) and np.all(np.diag(self._P) > 0)):
             raise DivergenceError("RecursiveLeastSquares: the posterior became non-finite or lost positive "
-                                  "definiteness. Cure: scale the features (e.g. StandardScaler) or set "
+                                  "definiteness. Cure: scale the features X (e.g. StandardScaler) or set "
                                   "prior_precision > 0.")
         m = self._m
         self.coef_ = m[:self.n_features_in_].copy()

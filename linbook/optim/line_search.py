@@ -15,17 +15,17 @@ def _check_search(x, f, g, d, *, t0, c1, shrink=0.5, c2=None, budget, budget_nam
     from .result import real_array
     x, g, d = real_array(x, "x"), real_array(g, "g"), real_array(d, "the direction d")
     if not (x.shape == g.shape == d.shape and x.ndim == 1):
-        raise ValueError(f"x, g and d must be vectors of one length; got shapes {x.shape}, {g.shape}, {d.shape}")
+        raise ValueError(f"pass x, g and d as vectors of one length; got shapes {x.shape}, {g.shape}, {d.shape}")
     if not np.all(np.isfinite(d)):
-        raise ValueError("the direction d must be finite (no NaN or inf)")
+        raise ValueError("the direction d must be finite: pass a direction without NaN or inf")
     f = float(real_array(f, "f"))
-    checks = [(np.isfinite(t0) and t0 > 0, f"t0 must be a finite number > 0; got {t0!r}"),
+    checks = [(np.isfinite(t0) and t0 > 0, f"t0 must be a finite number > 0; got {t0!r}. Set t0 > 0 (1.0 is the usual first step)"),
               (0 < shrink < 1, f"shrink must lie strictly between 0 and 1 (the step t is multiplied by it "
-                               f"after each failed trial); got {shrink!r}"),
-              (0 < c1 < 1, f"c1 must lie strictly between 0 and 1; got {c1!r}"),
-              (c2 is None or c1 < c2 < 1, f"c2 must lie strictly between c1 = {c1!r} and 1; got {c2!r}"),
+                               f"after each failed trial); got {shrink!r}. Set shrink in (0, 1), e.g. 0.5"),
+              (0 < c1 < 1, f"c1 must lie strictly between 0 and 1; got {c1!r}. Set c1 in (0, 1), e.g. 1e-4"),
+              (c2 is None or c1 < c2 < 1, f"c2 must lie strictly between c1 = {c1!r} and 1; got {c2!r}. Set c2 in (c1, 1), e.g. 0.9"),
               (isinstance(budget, (int, np.integer)) and budget >= 1,
-               f"{budget_name} must be an integer >= 1; got {budget!r}")]
+               f"{budget_name} must be an integer >= 1; got {budget!r}. Set {budget_name} to a positive integer")]
     for ok, message in checks:
         if not ok:
             raise ValueError(message)

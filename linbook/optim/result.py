@@ -115,7 +115,8 @@ def real_array(value, name, *, copy=False):
     try:
         return np.array(value, dtype=float, copy=True if copy else None)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be an array of real numbers; np.asarray failed with: {exc}") from None
+        raise TypeError(f"{name} must be an array of real numbers; np.asarray failed with: {exc}. "
+                        f"Pass {name} as a numeric array") from None
 
 
 def _x0(x0, name="x0"):

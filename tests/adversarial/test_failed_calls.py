@@ -16,7 +16,7 @@ from sklearn.base import clone, is_classifier
 
 from linbook.online import LMS, OnlineGradientDescent, RecursiveLeastSquares, SGDClassifier, SGDRegressor
 
-from .harness import clear_error
+from .harness import assert_clear_error
 
 # each with a constant step large enough that the bad chunk diverges inside the update loop
 STREAMERS = [SGDRegressor(eta0=1.0, average=False), SGDRegressor(eta0=0.5, batch_size=4),
@@ -77,7 +77,7 @@ def _assert_same_state(before, after):
 def _raise_clearly(call):
     with pytest.raises((ValueError, TypeError)) as info:
         call()
-    assert clear_error(info.value), str(info.value)
+    assert_clear_error(info.value, ("X", "y", "eta0"))
 
 
 @pytest.mark.parametrize("est", STREAMERS, ids=_name)

@@ -13,7 +13,7 @@ import pytest
 from linbook.online import OnlineGradientDescent, best_fixed_parameter
 from linbook.online.reference import sgd_per_sample
 
-from .harness import clear_error
+from .harness import assert_clear_error
 
 BAD_LABELS = {"-1/+1": lambda z: np.where(z, 1, -1), "1/2": lambda z: z + 1, "0/0.5/1": lambda z: np.where(np.arange(z.size) % 3 == 0, 0.5, z),
               "counts": lambda z: z * 3, "one label 7": lambda z: np.where(np.arange(z.size) == 25, 7, z)}
@@ -60,7 +60,8 @@ def test_labels_outside_0_1_are_refused(entry, labels):
     y = BAD_LABELS[labels](z)
     with pytest.raises(ValueError) as info:
         ENTRY[entry](X, y)
-    assert clear_error(info.value) and "{0, 1}" in str(info.value), str(info.value)
+    assert_clear_error(info.value, "y")
+    assert "{0, 1}" in str(info.value), str(info.value)
 
 
 @pytest.mark.parametrize("labels", list(GOOD_LABELS))
@@ -77,4 +78,4 @@ def test_regret_horizons_outside_the_stream_are_refused(ks):
     est = OnlineGradientDescent(loss="log_loss").fit(X, z)
     with pytest.raises(ValueError) as info:
         est.regret(X, z, ks=ks)
-    assert clear_error(info.value), str(info.value)
+    assert_clear_error(info.value, "ks")

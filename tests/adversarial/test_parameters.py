@@ -18,7 +18,7 @@ from linbook.optim import (backtracking, bfgs, conjugate_gradient, gradient_desc
                            levenberg_marquardt, momentum, newton, nonlinear_cg, truncated_newton,
                            wolfe_line_search)
 
-from .harness import clear_error
+from .harness import assert_clear_error
 
 
 def _quadratic(x):
@@ -34,15 +34,13 @@ def _with_hess(x):
 X0 = np.array([1.0, -2.0])
 
 
-def _refused(call, name=None):
+def _refused(call, name):
     """``call`` raises a clear ValueError/TypeError (naming ``name``) and warns nothing."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises((ValueError, TypeError)) as info:
             call()
-    assert clear_error(info.value), str(info.value)
-    if name is not None:
-        assert name in str(info.value), str(info.value)
+    assert_clear_error(info.value, name)
 
 
 # ------------------------------------------------------------------ line searches
