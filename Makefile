@@ -115,6 +115,6 @@ pdf:
 	[ -n "$$(fc-list 'WenQuanYi Micro Hei' 2>/dev/null)" ] || missing="$$missing font:WenQuanYi-Micro-Hei"; \
 	if [ -n "$$missing" ]; then echo "make pdf: missing$$missing; install the Debian packages: sudo apt-get install $(PDF_DEBS)"; exit 1; fi
 	@$(MAKE) --no-print-directory backmatter
-	$(BIN)/jupyter-book build --all --builder pdflatex .
+	$(BIN)/jupyter-book build --all -W -n --keep-going --builder pdflatex .
 	$(BIN)/python -m pytest -q -rs tests/test_pdf.py
 	@echo "PDF built and checked: $(CURDIR)/_build/latex/book.pdf"

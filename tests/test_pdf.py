@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ import yaml
 import linbook
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "_ext"))
 PDF_DIR = Path(os.environ.get("LINBOOK_PDF_DIR", ROOT / "_build" / "latex"))
 PDF = PDF_DIR / "book.pdf"
 HTML = Path(os.environ.get("LINBOOK_SITE", ROOT / "_build" / "html"))
@@ -30,7 +32,8 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 # means chapters went missing; far more, that something (a table, a cell output) ran away.
 PAGES = range(300, 650)
 
-pytestmark = pytest.mark.site  # needs a built artefact: not part of the unit run of make test
+# Needs the built PDF, so not part of the unit run of make test (-m "not site"); make pdf runs it.
+needs_pdf = pytest.mark.site
 
 
 @pytest.fixture(scope="module")
@@ -120,6 +123,17 @@ def _exercise_numbers(doc):
     return re.findall(r"^`{3,}\{admonition\}\s+Exercise\s+(\d+\.\d+)", text, re.MULTILINE)
 
 
+def test_latex_numbering_of_a_document():
+    from linbook_latex import numbering_latex
+
+    assert numbering_latex({}) == "\\setcounter{secnumdepth}{-1}"
+    assert numbering_latex({"": ()}) == "\\setcounter{secnumdepth}{-1}"
+    chapter = {"": (4,), "#model": (4, 1), "#irls": (4, 3), "#irls-step": (4, 3, 1)}
+    assert numbering_latex(chapter) == "\\setcounter{secnumdepth}{2}\\setcounter{chapter}{3}"
+    section_doc = {"": (16, 2), "#a": (16, 2, 1)}
+    assert numbering_latex(section_doc) == "\\setcounter{secnumdepth}{2}\\setcounter{section}{1}"
+
+
 def test_site_numbering_is_read_from_the_sources():
     chapters = site_chapters()
     numbered = [(n, doc) for n, _, doc in chapters if n is not None]
@@ -135,11 +149,13 @@ def test_site_numbering_is_read_from_the_sources():
 
 # -- the PDF ------------------------------------------------------------------------------------------
 
+@needs_pdf
 def test_page_count(pdf):
     pages = _page_count(pdf)
     assert pages in PAGES, f"{pages} pages, expected {PAGES.start}-{PAGES.stop - 1}"
 
 
+@needs_pdf
 def test_no_missing_glyphs(pdf):
     logs = sorted(PDF_DIR.glob("*.log"))
     assert logs, f"no LaTeX log in {PDF_DIR}"
@@ -149,6 +165,7 @@ def test_no_missing_glyphs(pdf):
         assert not missing, f"{log.name}: {len(missing)} missing glyphs, e.g. {sorted(set(missing))[:5]}"
 
 
+@needs_pdf
 def test_fonts_are_embedded(pdf):
     rows = _run("pdffonts", str(pdf)).splitlines()[2:]
     assert rows, "pdffonts lists no fonts"
@@ -157,6 +174,7 @@ def test_fonts_are_embedded(pdf):
     assert not not_embedded, f"fonts not embedded: {not_embedded}"
 
 
+@needs_pdf
 def test_version_on_title_page(pdf):
     title_page = _norm(_pages_text(pdf, 1, 1)[0])
     assert f"release {linbook.__version__}" in title_page, title_page[:300]
@@ -168,18 +186,16 @@ def _contents(pdf, dests):
     text = "\n".join(_pages_text(pdf, 1, first_part - 1))
     chapters, sections = [], []
     for line in text.splitlines():
-        m = re.match(r"^(?:(\d+)\s+)?(\S.*?)(?:\s*\.(?:\s*\.)*)?\s+(\d+|[ivxlc]+)$", line)
-        if not m or re.match(r"^[IVXLC]+\s", line):  # not an entry, or a part
-            continue
-        if line[0].isspace():
-            s = re.match(r"^\s+(\d+)\.(\d+)\s+(.*?)[\s.]+\d+$", line)
-            if s:
-                sections.append((int(s.group(1)), int(s.group(2)), s.group(3)))
-        else:
-            chapters.append((int(m.group(1)) if m.group(1) else None, m.group(2)))
+        section = re.match(r"^\s+(\d+)\.(\d+)\s+(.*?)[\s.]+\d+$", line)
+        chapter = re.match(r"^(?:(\d+)\s+)?(\S.*?)\s+(\d+)$", line)
+        if section:
+            sections.append((int(section.group(1)), int(section.group(2)), section.group(3)))
+        elif chapter and not re.match(r"^[IVXLC]+\s", line):  # a part is "II   Chapters   7"
+            chapters.append((int(chapter.group(1)) if chapter.group(1) else None, chapter.group(2)))
     return chapters, sections
 
 
+@needs_pdf
 def test_contents_number_chapters_as_the_site(pdf):
     dests = _destinations(pdf)
     chapters, _ = _contents(pdf, dests)
@@ -189,6 +205,7 @@ def test_contents_number_chapters_as_the_site(pdf):
         f"  {g!s:60} {e!s}" for g, e in zip(got, expected))
 
 
+@needs_pdf
 def test_sections_number_as_the_site(pdf):
     _, sections = _contents(pdf, _destinations(pdf))
     for n, _, doc in site_chapters():
@@ -200,6 +217,7 @@ def test_sections_number_as_the_site(pdf):
         assert _norm(got[-1][1]) == want[-1], f"chapter {n}: last section {got[-1]} != {want[-1]!r}"
 
 
+@needs_pdf
 def test_chapter_pages_and_exercises_as_the_site(pdf):
     dests = _destinations(pdf)
     pages = _page_count(pdf)
@@ -217,7 +235,8 @@ def test_chapter_pages_and_exercises_as_the_site(pdf):
             f"PDF chapter {n} ({title}, pages {first}-{last}) holds exercises {found}")
 
 
-def test_site_numbers_chapters_the_same(pdf):
+@pytest.mark.site
+def test_site_numbers_chapters_the_same():
     """The built site (make book / make test) numbers each chapter as site_chapters() says."""
     if not (HTML / "index.html").exists():
         pytest.skip(f"no built site at {HTML}: run `make book`")
