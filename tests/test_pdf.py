@@ -242,6 +242,11 @@ def test_site_numbers_chapters_the_same():
         pytest.skip(f"no built site at {HTML}: run `make book`")
     for n, title, doc in site_chapters():
         page = (HTML / f"{doc}.html").read_text(encoding="utf-8")
-        h1 = re.search(r"<h1[^>]*>(.*?)</h1>", page, re.DOTALL).group(1)
+        # the page's own headings carry a permalink (the theme repeats the title without one)
+        h1 = next(h for h in re.findall(r"<h1[^>]*>(.*?)</h1>", page, re.DOTALL) if "headerlink" in h)
         shown = re.search(r'class="section-number">\s*(\d+)\.\s*<', h1)
         assert (int(shown.group(1)) if shown else None) == n, f"{doc}: site heading {h1!r}"
+        if n is not None:
+            sections = re.findall(r'<h2[^>]*><span class="section-number">(\d+)\.(\d+)\.\s*</span>', page)
+            count = sum(level == 2 for level, _ in _headings(doc))
+            assert sections == [(str(n), str(k)) for k in range(1, count + 1)], f"{doc}: site sections {sections}"
