@@ -18,6 +18,7 @@ help:
 	@echo "make student    build the student edition (no solutions) into _build_student/_build/html"
 	@echo "make browser    check the built site in headless Chromium (screenshots in tests/browser/screenshots)"
 	@echo "make bench      run the benchmark table (linbook vs scikit-learn/statsmodels)"
+	@echo "make pdf        build the book as one PDF into _build/latex/book.pdf (needs XeLaTeX) and check it"
 
 # The locked environment needs Python >= 3.11 (numpy 2.4); on 3.10 we fall back to the
 # lower-bounded ranges of pyproject.toml and say so.
@@ -82,10 +83,20 @@ lock:
 clean:
 	rm -rf _build _build_student _build_log.txt
 
-# The whole book as one PDF, offline: Jupyter Book's pdflatex builder with XeLaTeX (needs
-# texlive-xetex texlive-latex-extra texlive-fonts-recommended latexmk xindy
-# texlive-lang-chinese texlive-lang-cjk fonts-wqy-microhei; .ci/run installs them).
-.PHONY: pdf
-pdf: env backmatter
-	$(BIN)/jupyter-book build --all --builder pdflatex .
-	@echo "PDF built: $(CURDIR)/_build/latex/book.pdf"
+# The whole book as one PDF, offline: Jupyter Book's pdflatex builder with XeLaTeX, then the
+# checks of tests/test_pdf.py (page count, glyphs, fonts, chapter numbers as on the site).
+# The Debian packages it needs (.ci/run installs them; `make -s pdf-debs` prints the list):
+PDF_DEBS := texlive-xetex texlive-latex-extra texlive-fonts-recommended latexmk xindy texlive-lang-chinese texlive-lang-cjk fonts-wqy-microhei
+.PHONY: pdf pdf-debs
+pdf-debs:
+	@echo $(PDF_DEBS)
+
+# Checks the TeX tools first, so a machine without them stops at once, before the venv.
+pdf:
+	@missing=; for tool in xelatex latexmk xindy fc-list; do command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
+	[ -n "$$(fc-list 'WenQuanYi Micro Hei' 2>/dev/null)" ] || missing="$$missing font:WenQuanYi-Micro-Hei"; \
+	if [ -n "$$missing" ]; then echo "make pdf: missing$$missing; install the Debian packages: sudo apt-get install $(PDF_DEBS)"; exit 1; fi
+	@$(MAKE) --no-print-directory backmatter
+	$(BIN)/jupyter-book build --all -W -n --keep-going --builder pdflatex .
+	$(BIN)/python -m pytest -q -rs tests/test_pdf.py
+	@echo "PDF built and checked: $(CURDIR)/_build/latex/book.pdf"

@@ -3,15 +3,12 @@
 Math must render offline: every page loads MathJax from the vendored copy and no page
 references a remote script for math. The API reference is one page per module, code-cell
 names link to it, and the version and citation data agree with ``linbook.__version__``.
-The PDF edition (``make pdf``) is checked when it has been built.
 """
 
 import importlib
 import inspect
 import os
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,8 +19,6 @@ import linbook
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = Path(os.environ.get("LINBOOK_SITE", ROOT / "_build" / "html"))
-PDF_DIR = Path(os.environ.get("LINBOOK_PDF_DIR", ROOT / "_build" / "latex"))
-PDF = PDF_DIR / "book.pdf"
 site = pytest.mark.site
 
 SCRIPT = re.compile(r"<script[^>]*\bsrc=\"([^\"]+)\"", re.I)
@@ -141,40 +136,3 @@ def test_version_and_citation_agree():
 def test_version_is_shown_on_the_site():
     text = (HTML / "chapters" / "intro.html").read_text(encoding="utf-8")
     assert f"linbook {linbook.__version__}" in text and f"(v{linbook.__version__})" in text
-
-
-# -- PDF edition (make pdf) ------------------------------------------------------------------------
-needs_pdf = pytest.mark.skipif(not PDF.exists(), reason=f"no PDF at {PDF}: run `make pdf` first")
-
-
-def _chapter_titles():
-    sys.path.insert(0, str(ROOT / "tools"))
-    import gen_index
-    return [c["title"] for c in gen_index.load_chapters().values()]
-
-
-@site
-@needs_pdf
-def test_pdf_has_every_chapter():
-    if not shutil.which("pdftotext"):
-        pytest.fail("pdftotext missing (apt-get install poppler-utils)")
-    text = subprocess.run(["pdftotext", "-layout", str(PDF), "-"], capture_output=True, text=True,
-                          check=True).stdout
-    norm = " ".join(text.split())
-    pages = text.count("\f")
-    assert pages >= 100, f"only {pages} pages"
-    missing = [t for t in _chapter_titles() if " ".join(t.split()) not in norm]
-    assert not missing, f"chapter titles missing from the PDF: {missing}"
-    for back in ("Errata of the source notes", "Coverage of the source notes"):
-        assert back in norm
-
-
-@site
-@needs_pdf
-def test_pdf_log_has_no_missing_characters():
-    logs = list(PDF_DIR.glob("*.log"))
-    assert logs, f"no LaTeX log in {PDF_DIR}"
-    for log in logs:
-        text = log.read_text(encoding="utf-8", errors="replace")
-        missing = sorted(set(re.findall(r"Missing character: There is no (.) in font ([^!]*)!", text)))
-        assert not missing, f"{log.name}: {len(missing)} missing glyphs, e.g. {missing[:5]}"
