@@ -27,9 +27,14 @@ __all__ = ["Perceptron", "perceptron_reference"]
 
 _FORMS = ("primal", "dual", "pocket")
 _KEEP_ROWS = 1_000_000     # numbers of X kept for updates_
-# Below this many rows (dense primal form) fit runs its numpy loop: no compiled kernel to load
-# (which costs more than the whole fit at the chapters' sizes).
+# Dense primal fits below _NUMPY_MAX_ROWS rows run fit's numpy loop until this process has made
+# _NUMPY_UPDATES updates that way; then the compiled epoch (the same updates, tested equal). Loading
+# it costs a numba import and a cache read (~0.5 s), more than a chapter's fits; the numpy loop
+# costs a few microseconds an update, more than the compiled one in a loop of many fits.
 _NUMPY_MAX_ROWS = 1_000
+_NUMPY_UPDATES = 20_000
+_numpy_updates_left = [_NUMPY_UPDATES]
+_BLOCK = 16                # samples scored per matrix product in that loop
 _DEPRECATED = "deprecated"
 
 
@@ -252,8 +257,6 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         w, b = np.zeros(d), np.zeros(1)
         dual, pocket = self.form == "dual", self.form == "pocket"
         readable = not (dual or pocket or sp.issparse(X)) and n < _NUMPY_MAX_ROWS
-        if not readable:
-            from ._kernels import perceptron as kernel
         if dual:
             alpha, support, n_support = np.zeros(n), np.empty(n, dtype=np.int64), np.zeros(1, dtype=np.int64)
         best_w = np.zeros(d)
@@ -263,14 +266,27 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         fewest, no_change = np.inf, 0
         for epoch in range(1, max_iter + 1):
             order = rng.permutation(n) if self.shuffle else np.arange(n)
-            if readable:                     # the textbook epoch, one sample at a time
-                k = 0
-                for i in order:
-                    if t[i] * (X[i] @ w + b[0]) <= 0:
-                        w += (eta * t[i]) * X[i]
-                        b += eta_b * t[i]
-                        upd[k] = i
-                        k += 1
+            readable = readable and _numpy_updates_left[0] > 0
+            if not readable:
+                from ._kernels import perceptron as kernel
+            if readable:                     # the textbook epoch, in visiting order
+                Xo, to = X[order], t[order]
+                k = pos = 0
+                while pos < n:
+                    # margins of the next samples under the current (w, b); the first one <= 0 is
+                    # the next mistake: the samples before it are visited without an update
+                    margins = to[pos:pos + _BLOCK] * (Xo[pos:pos + _BLOCK] @ w + b[0])
+                    wrong = np.flatnonzero(margins <= 0)
+                    if wrong.size == 0:
+                        pos += _BLOCK
+                        continue
+                    pos += wrong[0]
+                    w += (eta * to[pos]) * Xo[pos]       # w <- w + eta y_i x_i
+                    b += eta_b * to[pos]                 # b <- b + eta c^2 y_i
+                    upd[k] = order[pos]
+                    k += 1
+                    pos += 1
+                _numpy_updates_left[0] -= k
             elif dual:
                 k = kernel.dual_epoch(*rows, t, order, alpha, b, eta, eta_b, upd, support, n_support)
             elif pocket:

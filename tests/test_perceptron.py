@@ -281,18 +281,27 @@ def test_separable_data_still_converge_by_default():
 
 @pytest.mark.parametrize("shuffle", [True, False])
 def test_numpy_loop_equals_compiled_kernel(monkeypatch, shuffle):
-    """fit's readable loop (small dense data) and the compiled epoch make the same updates."""
+    """fit's readable loop (small dense data) and the compiled epoch make the same updates; so does a
+    fit that switches from the one to the other when the process's numpy budget runs out."""
     import linbook.perceptron as mod
     X, y = noisy(600, 7, 0.03, 19)
     kw = dict(max_iter=6, tol=None, shuffle=shuffle, random_state=2, eta=0.3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
+        monkeypatch.setattr(mod, "_numpy_updates_left", [10 ** 9])
         readable = Perceptron(**kw).fit(X, y)
         monkeypatch.setattr(mod, "_NUMPY_MAX_ROWS", 0)
         compiled = Perceptron(**kw).fit(X, y)
     assert readable.update_indices_.tolist() == compiled.update_indices_.tolist()
     np.testing.assert_allclose(readable.coef_, compiled.coef_, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(readable.intercept_, compiled.intercept_, rtol=1e-12, atol=1e-12)
+    monkeypatch.setattr(mod, "_NUMPY_MAX_ROWS", 1000)
+    monkeypatch.setattr(mod, "_numpy_updates_left", [readable.n_mistakes_ // 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        switched = Perceptron(**kw).fit(X, y)
+    assert mod._numpy_updates_left[0] <= 0
+    assert switched.update_indices_.tolist() == readable.update_indices_.tolist()
 
 
 def test_max_epochs_is_renamed_max_iter():
