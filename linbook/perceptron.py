@@ -184,9 +184,10 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     Notes
     -----
     ``predict`` uses ``sign(0) = +1`` (a point on the hyperplane goes to ``classes_[1]``),
-    while training counts ``y_i (w.x_i + b) = 0`` as a mistake. On dense input with at
-    least 1,000 rows, and for the dual and pocket forms, the epoch runs compiled
-    (``linbook._kernels.perceptron``), tested to make the same updates as the loop in ``fit``.
+    while training counts ``y_i (w.x_i + b) = 0`` as a mistake. The primal epoch on dense
+    input below 1,000 rows runs the numpy loop in ``fit`` (until the process has made 20,000
+    updates that way); other epochs run compiled (``linbook._kernels.perceptron``), tested to
+    make the same updates as that loop.
 
     Derived in: chapter "The perceptron" § "The primal algorithm".
     """
