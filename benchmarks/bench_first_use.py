@@ -82,9 +82,12 @@ def setup_stream_wide():
 
 
 def _rls_chunks(data):
+    """The first chunk holds 2 p rows (without a prior, fewer than p leave the solution undetermined)."""
     X, y = data
     model = RecursiveLeastSquares()
-    for i in range(0, len(y), 100):
+    first = max(100, 2 * X.shape[1])
+    model.partial_fit(X[:first], y[:first])
+    for i in range(first, len(y), 100):
         model.partial_fit(X[i:i + 100], y[i:i + 100])
     return np.r_[model.coef_, model.intercept_]
 
@@ -93,12 +96,12 @@ def _resolve_chunks(data):
     X, y = data
     p = X.shape[1] + 1
     A, r, w = np.zeros((p, p)), np.zeros(p), None
-    for i in range(0, len(y), 100):
-        Xa = np.column_stack([X[i:i + 100], np.ones(len(y[i:i + 100]))])
+    first = max(100, 2 * X.shape[1])
+    for i, j in zip([0, *range(first, len(y), 100)], [first, *range(first + 100, len(y) + 100, 100)]):
+        Xa = np.column_stack([X[i:j], np.ones(len(y[i:j]))])
         A += Xa.T @ Xa
-        r += Xa.T @ y[i:i + 100]
-        if i + 100 >= p:
-            w = np.linalg.solve(A, r)
+        r += Xa.T @ y[i:j]
+        w = np.linalg.solve(A, r)
     return w
 
 
