@@ -32,6 +32,8 @@ $(STAMP): requirements.lock pyproject.toml
 	  echo "Python < 3.11: installing from pyproject ranges, not the lock file (outputs may differ)"; \
 	  $(BIN)/python -m pip install -q -e '.[book,test]' ; \
 	fi
+	@# compile the numba kernels into the on-disk cache now, not in a student's first fit
+	$(BIN)/python -m linbook._kernels.warm
 	@touch $(STAMP)
 
 env: $(STAMP)

@@ -111,6 +111,31 @@ def _with_advice(estimator=None):
         raise
 
 
+def _finite(a):
+    """Whether the float array ``a`` is all finite: its extremes are (NaN propagates into them);
+    no temporary and no overflow."""
+    return bool(np.isfinite(a.max()) and np.isfinite(a.min()))
+
+
+def _plain_input(estimator, X, y, *, reset, min_samples=1):
+    """``True`` when ``X`` (and ``y``) are plain finite float64 (numeric) ndarrays of the right shapes,
+    which scikit-learn's validation would return unchanged; then records ``n_features_in_`` as it
+    would (``reset``) or checks it. Saves its ~0.3 ms a call in small fits and streams; any other
+    input goes through scikit-learn's validation, which says what is wrong."""
+    if not (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
+            and X.shape[0] >= max(min_samples, 1) and X.shape[1] >= 1 and _finite(X)):
+        return False
+    if y is not None and not (type(y) is np.ndarray and y.ndim == 1 and y.shape[0] == X.shape[0]
+                              and y.dtype.kind in "fiu" and (y.dtype.kind != "f" or _finite(y))):
+        return False
+    if reset:
+        estimator.n_features_in_ = X.shape[1]
+        if "feature_names_in_" in vars(estimator):
+            del estimator.feature_names_in_
+        return True
+    return getattr(estimator, "n_features_in_", None) == X.shape[1] and "feature_names_in_" not in vars(estimator)
+
+
 def validate_fit(estimator, X, y=None, *, y_numeric=False, accept_sparse=False, min_samples=1,
                  allow_nan=False):
     """Validate training data and record ``n_features_in_`` / ``feature_names_in_``.
@@ -126,6 +151,8 @@ def validate_fit(estimator, X, y=None, *, y_numeric=False, accept_sparse=False, 
     """
     sparse = ["csr", "csc"] if accept_sparse is True else accept_sparse
     finite = "allow-nan" if allow_nan else True
+    if _plain_input(estimator, X, y, reset=True, min_samples=min_samples):
+        return X if y is None else (X, np.asarray(y, dtype=np.float64) if y_numeric else y)
     with _with_advice(estimator):
         if y is None:
             return _sk_validate_data(estimator, X, reset=True, dtype=np.float64, accept_sparse=sparse,
@@ -144,6 +171,8 @@ def check_sample_weight(sample_weight, X, *, estimator=None):
     Raises ``ValueError`` for negative, non-finite or all-zero weights, or a wrong length,
     named after ``estimator`` (when given) and ending with what to do.
     """
+    if sample_weight is None:
+        return np.ones(X.shape[0])
     with _with_advice(estimator):
         w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         if not np.all(np.isfinite(w)):
@@ -163,6 +192,8 @@ def validate_predict(estimator, X, *, accept_sparse=False, allow_nan=False):
     what to do.
     """
     check_is_fitted(estimator)
+    if _plain_input(estimator, X, None, reset=False):
+        return X
     sparse = ["csr", "csc"] if accept_sparse is True else accept_sparse
     with _with_advice(estimator):
         return _sk_validate_data(estimator, X, reset=False, dtype=np.float64, accept_sparse=sparse,

@@ -27,9 +27,28 @@ __all__ = ["Perceptron", "perceptron_reference"]
 
 _FORMS = ("primal", "dual", "pocket")
 _KEEP_ROWS = 1_000_000     # numbers of X kept for updates_
+# Dense primal fits below _NUMPY_MAX_ROWS rows run fit's numpy loop until this process has made
+# _NUMPY_UPDATES updates that way; then the compiled epoch (the same updates, tested equal). Loading
+# it costs a numba import and a cache read (~0.5 s), more than a chapter's fits; the numpy loop
+# costs a few microseconds an update, more than the compiled one in a loop of many fits.
+_NUMPY_MAX_ROWS = 1_000
+_NUMPY_UPDATES = 20_000
+_numpy_updates_left = [_NUMPY_UPDATES]
+_BLOCK = 16                # samples scored per matrix product in that loop
+_DEPRECATED = "deprecated"
 
 
-def perceptron_reference(X, y, *, eta=1.0, max_epochs=1, order=None, fit_intercept=True, intercept_scaling=1.0):
+def _renamed(old_value, new_value, where):
+    """``max_epochs`` (the old name) when given, with a FutureWarning naming ``max_iter``."""
+    if isinstance(old_value, str) and old_value == _DEPRECATED:
+        return new_value
+    warnings.warn(f"{where}: max_epochs was renamed max_iter in linbook 0.2 and will be removed in the "
+                  "next release; pass max_iter instead.", FutureWarning, stacklevel=3)
+    return old_value
+
+
+def perceptron_reference(X, y, *, eta=1.0, max_iter=1, order=None, fit_intercept=True, intercept_scaling=1.0,
+                         max_epochs=_DEPRECATED):
     """The textbook per-sample perceptron loop, in plain Python (for tests and teaching).
 
     Parameters
@@ -38,13 +57,15 @@ def perceptron_reference(X, y, *, eta=1.0, max_epochs=1, order=None, fit_interce
     y : ndarray of shape (n_samples,) with values in {-1, +1}
     eta : float
         Learning rate.
-    max_epochs : int
-        Passes over the data; stops early after a pass without mistakes.
+    max_iter : int
+        Passes over the data (epochs); stops early after a pass without mistakes.
     order : sequence of index arrays, optional
         ``order[e]`` is the visiting order of epoch ``e``; default ``0..N-1``.
     fit_intercept : bool
     intercept_scaling : float
         Value ``c`` of the intercept's constant feature: ``b <- b + eta c^2 y_i``.
+    max_epochs : int
+        Deprecated alias of ``max_iter`` (removed in the next release).
 
     Returns
     -------
@@ -53,9 +74,10 @@ def perceptron_reference(X, y, *, eta=1.0, max_epochs=1, order=None, fit_interce
 
     Derived in: chapter "The perceptron" § "The primal algorithm".
     """
+    max_iter = _renamed(max_epochs, max_iter, "perceptron_reference")
     X = np.asarray(X, dtype=float)
     w, b, updates = np.zeros(X.shape[1]), 0.0, []
-    for e in range(max_epochs):
+    for e in range(max_iter):
         idx = np.arange(X.shape[0]) if order is None else order[e]
         mistakes = 0
         for i in idx:
@@ -76,8 +98,18 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     Minimises the perceptron criterion ``L(w, b) = - sum_{i in M} y_i (w.x_i + b)``
     over the set ``M`` of misclassified points (``y_i (w.x_i + b) <= 0``) by stochastic
     gradient descent on one misclassified point at a time, starting from ``w = 0``,
-    ``b = 0``, with labels coded ``y in {-1, +1}``. Stops after an epoch without
-    mistakes (the data are then separated) or after ``max_epochs``.
+    ``b = 0``, with labels coded ``y in {-1, +1}``: on a mistake
+    ``w <- w + eta y_i x_i``, ``b <- b + eta c^2 y_i``.
+
+    Stopping: always after an epoch without mistakes (the data are separated, the
+    criterion is at its minimum 0: ``converged_``), and after ``max_iter`` epochs.
+    With ``tol`` a number (the default), also when the number of mistakes of an epoch
+    has not fallen below the fewest so far by more than ``tol * n_samples`` for
+    ``n_iter_no_change`` epochs in a row (scikit-learn's rule for its ``Perceptron``, on
+    the count of mistakes, which does not depend on ``eta`` or the feature scale): on
+    data that are not separable the loop otherwise runs all ``max_iter`` epochs without
+    getting better. ``tol=None`` is the textbook algorithm: "repeat until an epoch
+    without mistakes" (bounded by ``max_iter``).
 
     ``form="primal"`` updates ``w``; ``form="dual"`` keeps ``alpha_i = n_i eta``
     (``n_i`` = number of updates on sample ``i``), scores a sample with the inner
@@ -93,7 +125,14 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     eta : float, default=1.0
         Learning rate ``> 0``. With the zero start it only rescales ``w`` and ``b``;
         the predictions and the mistake sequence do not depend on it.
-    max_epochs : int, default=1000
+    max_iter : int, default=1000
+        Maximum number of epochs (passes over the data).
+    tol : float or None, default=1e-3
+        Stop when ``n_iter_no_change`` epochs in a row each make more than
+        ``(fewest mistakes of an epoch so far) - tol * n_samples`` mistakes. ``None``: run
+        until an epoch without mistakes or ``max_iter`` (the textbook algorithm).
+    n_iter_no_change : int, default=5
+        Epochs without improvement before the ``tol`` rule stops.
     shuffle : bool, default=True
         Visit the samples in a fresh random order every epoch.
     random_state : int, Generator or None
@@ -107,13 +146,17 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         which makes the run the same at every feature scale; with ``c = 1`` and features
         far from unit scale the intercept cannot keep up with ``w`` and the loop may not
         separate separable data (scale the features, or use ``"auto"``).
+    max_epochs : int
+        Deprecated alias of ``max_iter`` (a FutureWarning; removed in the next release).
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
         The two labels; ``classes_[1]`` is coded ``+1``.
-    coef_ : ndarray of shape (n_features,)
-    intercept_ : float
+    coef_ : ndarray of shape (1, n_features)
+        ``w``, shaped like scikit-learn's binary linear classifiers.
+    intercept_ : ndarray of shape (1,)
+        ``b``.
     alpha_ : ndarray of shape (n_samples,)
         Dual coefficients ``n_i eta`` (``form="dual"`` only).
     n_mistakes_ : int
@@ -122,6 +165,9 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         Epochs run.
     converged_ : bool
         Whether the last epoch was free of mistakes (the data are separated).
+    tol_reached_ : bool
+        Whether the ``tol`` rule stopped the fit (the mistakes stopped falling; the data
+        were not separated).
     update_indices_ : ndarray of int
         Sample index of every update, in order.
     updates_ : list of (int, ndarray, float)
@@ -138,34 +184,47 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     Notes
     -----
     ``predict`` uses ``sign(0) = +1`` (a point on the hyperplane goes to ``classes_[1]``),
-    while training counts ``y_i (w.x_i + b) = 0`` as a mistake.
+    while training counts ``y_i (w.x_i + b) = 0`` as a mistake. The primal epoch on dense
+    input below 1,000 rows runs the numpy loop in ``fit`` (until the process has made 20,000
+    updates that way); other epochs run compiled (``linbook._kernels.perceptron``), tested to
+    make the same updates as that loop.
 
     Derived in: chapter "The perceptron" § "The primal algorithm".
     """
 
-    def __init__(self, form="primal", eta=1.0, max_epochs=1000, shuffle=True, random_state=None,
-                 fit_intercept=True, intercept_scaling=1.0):
+    def __init__(self, form="primal", eta=1.0, max_iter=1000, tol=1e-3, n_iter_no_change=5, shuffle=True,
+                 random_state=None, fit_intercept=True, intercept_scaling=1.0, max_epochs=_DEPRECATED):
         self.form = form
         self.eta = eta
-        self.max_epochs = max_epochs
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
         self.shuffle = shuffle
         self.random_state = random_state
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.max_epochs = max_epochs
 
     def _check_params(self):
+        """The validated ``max_iter`` (``max_epochs`` when the old name is given)."""
         if self.form not in _FORMS:
             raise ValueError(f"form must be one of {_FORMS}, got {self.form!r}")
         if not (isinstance(self.eta, numbers.Real) and np.isfinite(self.eta) and self.eta > 0):
             raise ValueError(f"eta must be a positive number, got {self.eta!r}")
-        if not (isinstance(self.max_epochs, numbers.Integral) and self.max_epochs >= 1):
-            raise ValueError(f"max_epochs must be a positive integer, got {self.max_epochs!r}")
+        max_iter = _renamed(self.max_epochs, self.max_iter, "Perceptron")
+        if not (isinstance(max_iter, numbers.Integral) and max_iter >= 1):
+            raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+        if self.tol is not None and not (isinstance(self.tol, numbers.Real) and self.tol >= 0):
+            raise ValueError(f"tol must be None or a number >= 0, got {self.tol!r}")
+        if not (isinstance(self.n_iter_no_change, numbers.Integral) and self.n_iter_no_change >= 1):
+            raise ValueError(f"n_iter_no_change must be a positive integer, got {self.n_iter_no_change!r}")
         for name in ("shuffle", "fit_intercept"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False")
         c = self.intercept_scaling
         if not (c == "auto" if isinstance(c, str) else isinstance(c, numbers.Real) and np.isfinite(c) and c > 0):
             raise ValueError(f"intercept_scaling must be 'auto' or a finite number > 0, got {c!r}")
+        return int(max_iter)
 
     def fit(self, X, y):
         """Train on ``(X, y)``; returns ``self``.
@@ -179,32 +238,57 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        from ._kernels import perceptron as kernel
-
-        self._check_params()
+        max_iter = self._check_params()
         if y is None:
             raise ValueError("Perceptron requires y to be passed, but the target y is None. "
                              "Call fit(X, y) with the labels.")
         X, y = validate_fit(self, X, y, accept_sparse=["csr", "csc", "coo"])
-        self.classes_, codes = encode_labels(y, min_classes=2, max_classes=2, model="Perceptron")
+        classes, codes = encode_labels(y, min_classes=2, max_classes=2, model="Perceptron")
         t = np.where(codes == 1, 1.0, -1.0)
         X, rows = _row_arrays(X)
         rng = as_rng(self.random_state)
         n, d = X.shape
         eta = float(self.eta)
-        self._c2 = self._intercept_c2(X) if self.fit_intercept else 0.0
-        eta_b = eta * self._c2
+        R2 = _max_sq_norm(X)
+        if not np.isfinite(R2):              # the scores would overflow: every test y (w.x + b) <= 0 fails
+            raise ValueError("The squared norms of the rows of X overflow (features of order 1e154 or larger): "
+                             "scale the features before fitting.")
+        c2 = self._intercept_c2(R2) if self.fit_intercept else 0.0
+        eta_b = eta * c2
         w, b = np.zeros(d), np.zeros(1)
         dual, pocket = self.form == "dual", self.form == "pocket"
+        readable = not (dual or pocket or sp.issparse(X)) and n < _NUMPY_MAX_ROWS
         if dual:
             alpha, support, n_support = np.zeros(n), np.empty(n, dtype=np.int64), np.zeros(1, dtype=np.int64)
         best_w = np.zeros(d)
         best = np.array([float(np.sum(t < 0)), 0.0, 0.0, 0.0])     # w = 0 predicts +1 everywhere
         updates, upd = [], np.empty(n, dtype=np.int64)
-        converged = False
-        for epoch in range(1, self.max_epochs + 1):
+        converged = tol_reached = False
+        fewest, no_change = np.inf, 0
+        for epoch in range(1, max_iter + 1):
             order = rng.permutation(n) if self.shuffle else np.arange(n)
-            if dual:
+            readable = readable and _numpy_updates_left[0] > 0
+            if not readable:
+                from ._kernels import perceptron as kernel
+            if readable:                     # the textbook epoch, in visiting order
+                Xo, to = X[order], t[order]
+                k = pos = 0
+                while pos < n:
+                    # margins of the next samples under the current (w, b); the first one <= 0 is
+                    # the next mistake: the samples before it are visited without an update
+                    margins = to[pos:pos + _BLOCK] * (Xo[pos:pos + _BLOCK] @ w + b[0])
+                    wrong = np.flatnonzero(margins <= 0)
+                    if wrong.size == 0:
+                        pos += _BLOCK
+                        continue
+                    pos += wrong[0]
+                    w += (eta * to[pos]) * Xo[pos]       # w <- w + eta y_i x_i
+                    b += eta_b * to[pos]                 # b <- b + eta c^2 y_i
+                    upd[k] = order[pos]
+                    k += 1
+                    pos += 1
+                _numpy_updates_left[0] -= k
+            elif dual:
                 k = kernel.dual_epoch(*rows, t, order, alpha, b, eta, eta_b, upd, support, n_support)
             elif pocket:
                 best[3] = sum(len(u) for u in updates)
@@ -217,10 +301,19 @@ class Perceptron(ClassifierMixin, BaseEstimator):
                 break
             if pocket and best[0] == 0:
                 break
+            if self.tol is not None:         # scikit-learn's rule, on the mistakes of the epoch
+                no_change = no_change + 1 if k > fewest - self.tol * n else 0
+                fewest = min(fewest, k)
+                if no_change >= self.n_iter_no_change:
+                    tol_reached = True
+                    break
+        self.classes_ = classes
+        self._c2 = c2
         self.update_indices_ = np.concatenate(updates)
         self.n_mistakes_ = int(self.update_indices_.size)
         self.n_iter_ = epoch
         self.converged_ = converged
+        self.tol_reached_ = tol_reached
         self._t = t
         # the rows behind updates_ (a plotting aid): kept for small runs only, copying them costs
         # as much as the training loop on large ones
@@ -228,36 +321,33 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         self._X_updates = X[self.update_indices_] if keep else None
         if dual:
             self.alpha_ = alpha
-            self.coef_ = np.asarray(X.T @ (alpha * t)).ravel()
-        else:
-            if pocket:
-                w, b = best_w, best[1:2]
-                self.pocket_errors_ = int(best[0])
-                self.pocket_update_ = int(best[2])
-            self.coef_ = w.copy()
-        self.intercept_ = float(b[0])
-        if not converged and not pocket:
-            R2 = _max_sq_norm(X)
+            w = np.asarray(X.T @ (alpha * t)).ravel()
+        elif pocket:
+            w, b = best_w, best[1:2]
+            self.pocket_errors_ = int(best[0])
+            self.pocket_update_ = int(best[2])
+        self.coef_ = w.reshape(1, d).copy()
+        self.intercept_ = b.copy()
+        if not (converged or pocket):
             scale = ""
-            if self.fit_intercept and self._c2 > 0 and not 1e-4 <= R2 / self._c2 <= 1e4:
-                scale = (f" The features have squared norm up to {R2:.1e} against {self._c2:.1e} for the "
+            if self.fit_intercept and c2 > 0 and not 1e-4 <= R2 / c2 <= 1e4:
+                scale = (f" The features have squared norm up to {R2:.1e} against {c2:.1e} for the "
                          "intercept's column, so the intercept can hardly move: scale the features "
                          "(StandardScaler) or set intercept_scaling='auto'.")
-            warnings.warn(
-                f"Perceptron did not separate the data in {epoch} epochs ({self.n_mistakes_} updates): "
-                "the data may not be linearly separable. Use form='pocket' to keep the best "
-                "weights, or a probabilistic model (logistic regression)." + scale,
-                ConvergenceWarning, stacklevel=2)
+            if scale or not tol_reached:     # the tol rule stopping on noisy data is no failure
+                stop = (f"Perceptron: the mistakes stopped falling after {epoch} epochs" if tol_reached else
+                        f"Perceptron did not separate the data in {epoch} epochs")
+                warnings.warn(
+                    f"{stop} ({self.n_mistakes_} updates): the data may not be linearly separable. Use "
+                    "form='pocket' to keep the best weights, or a probabilistic model (logistic regression)."
+                    + scale, ConvergenceWarning, stacklevel=2)
         return self
 
-    def _intercept_c2(self, X):
-        """``c^2`` for the intercept's constant column (``intercept_scaling`` squared)."""
+    def _intercept_c2(self, R2):
+        """``c^2`` for the intercept's constant column (``intercept_scaling`` squared), given
+        ``R2 = max_i ||x_i||^2``."""
         if self.intercept_scaling != "auto":
             return float(self.intercept_scaling) ** 2
-        R2 = _max_sq_norm(X)
-        if not np.isfinite(R2):
-            raise ValueError("The squared norms of the rows of X overflow (features of order 1e154 or larger): "
-                             "scale the features before fitting.")
         return R2 if R2 > 0 else 1.0
 
     @property
@@ -285,7 +375,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_samples,)
         """
         X = predict_input(self, X, accept_sparse=True)
-        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+        return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
 
     def predict(self, X):
         """Class labels: ``classes_[1]`` where ``w.x + b >= 0`` (``sign(0) = +1``), else ``classes_[0]``.
@@ -310,18 +400,23 @@ class Perceptron(ClassifierMixin, BaseEstimator):
 
 def _max_sq_norm(X):
     """``max_i ||x_i||^2`` (inf when it overflows)."""
+    if not sp.issparse(X) and X.shape[0] < _NUMPY_MAX_ROWS:     # no compiled kernel to load
+        with np.errstate(over="ignore"):
+            return float(np.max(np.einsum("ij,ij->i", X, X), initial=0.0))
     return row_stats(X)[0]
 
 
 def _row_arrays(X):
-    """``X`` as a C-ordered array or CSR with sorted indices, and ``(X, data, indices, indptr)`` for the kernels."""
-    from ._kernels.csr import csr_parts
-
+    """``X`` as a C-ordered array or canonical CSR (sorted indices, no duplicates: the dual form
+    merges sorted rows), and ``(X, data, indices, indptr)`` for the kernels."""
     empty_f, empty_i = np.empty(0), np.empty(0, dtype=np.int64)
     if sp.issparse(X):
+        from ._kernels.csr import csr_parts
+
         X = sp.csr_matrix(X)
-        if not X.has_sorted_indices:
-            X = X.sorted_indices()
+        if not X.has_canonical_format:
+            X = X.copy()                     # the caller's matrix stays as it was
+            X.sum_duplicates()
         return X, (np.empty((0, 0)), *csr_parts(X))
     X = np.ascontiguousarray(X)
     return X, (X, empty_f, empty_i, empty_i)

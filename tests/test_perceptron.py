@@ -32,12 +32,12 @@ def orders(seed, n, epochs):
 def test_exact_against_textbook_loop(form, shuffle, seed):
     X, y = sep(seed=seed, d=2 + seed)
     eta = 0.7
-    m = Perceptron(form=form, eta=eta, shuffle=shuffle, random_state=seed, max_epochs=200).fit(X, y)
+    m = Perceptron(form=form, eta=eta, shuffle=shuffle, random_state=seed, max_iter=200, tol=None).fit(X, y)
     order = orders(seed, len(y), 200) if shuffle else None
-    w, b, upd = perceptron_reference(X, y, eta=eta, max_epochs=200, order=order)
+    w, b, upd = perceptron_reference(X, y, eta=eta, max_iter=200, order=order)
     assert m.update_indices_.tolist() == upd          # the same sequence of updates
-    np.testing.assert_allclose(m.coef_, w, rtol=1e-12, atol=1e-12)
-    assert m.intercept_ == pytest.approx(b, abs=1e-12)
+    np.testing.assert_allclose(m.coef_, [w], rtol=1e-12, atol=1e-12)
+    assert m.intercept_ == pytest.approx([b], abs=1e-12)
     assert m.n_mistakes_ == len(upd)
     assert m.converged_ or form == "pocket"
     assert m.score(X, y) == 1.0
@@ -48,10 +48,10 @@ def test_exact_on_larger_nonseparable_data():
     X = rng.standard_normal((3000, 8))
     y = np.where(X @ rng.standard_normal(8) + 0.8 * rng.standard_normal(3000) > 0, 1, -1)
     with pytest.warns(ConvergenceWarning):
-        m = Perceptron(max_epochs=3, random_state=4).fit(X, y)
-    w, b, upd = perceptron_reference(X, y, max_epochs=3, order=orders(4, 3000, 3))
+        m = Perceptron(max_iter=3, random_state=4).fit(X, y)
+    w, b, upd = perceptron_reference(X, y, max_iter=3, order=orders(4, 3000, 3))
     assert m.update_indices_.tolist() == upd
-    np.testing.assert_allclose(m.coef_, w, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(m.coef_, [w], rtol=1e-10, atol=1e-10)
     assert not m.converged_ and m.n_iter_ == 3
 
 
@@ -62,8 +62,8 @@ def test_dual_equals_primal_and_alpha():
     assert p.update_indices_.tolist() == d.update_indices_.tolist()
     np.testing.assert_allclose(d.coef_, p.coef_, atol=1e-10)
     t = np.where(y == d.classes_[1], 1.0, -1.0)
-    np.testing.assert_allclose(d.coef_, X.T @ (d.alpha_ * t), atol=1e-12)
-    assert d.intercept_ == pytest.approx(np.sum(d.alpha_ * t))
+    np.testing.assert_allclose(d.coef_, [X.T @ (d.alpha_ * t)], atol=1e-12)
+    assert d.intercept_ == pytest.approx([np.sum(d.alpha_ * t)])
     counts = np.bincount(d.update_indices_, minlength=len(y))
     np.testing.assert_allclose(d.alpha_, counts * d.eta)
 
@@ -73,10 +73,11 @@ def test_matches_sklearn_without_shuffle():
     for epochs in (1, 2, 3):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            a = Perceptron(shuffle=False, max_epochs=epochs).fit(X, y)
+            a = Perceptron(shuffle=False, max_iter=epochs).fit(X, y)
             b = SkPerceptron(shuffle=False, max_iter=epochs, tol=None).fit(X, y)
-        np.testing.assert_allclose(a.coef_, b.coef_.ravel(), rtol=1e-10, atol=1e-10)
-        assert a.intercept_ == pytest.approx(b.intercept_[0], abs=1e-10)
+        assert a.coef_.shape == b.coef_.shape and a.intercept_.shape == b.intercept_.shape
+        np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(a.intercept_, b.intercept_, atol=1e-10)
 
 
 def test_updates_record_and_determinism():
@@ -87,8 +88,8 @@ def test_updates_record_and_determinism():
     rec = m1.updates_
     assert len(rec) == m1.n_mistakes_
     i, w, b = rec[-1]
-    np.testing.assert_allclose(w, m1.coef_, atol=1e-12)
-    assert b == pytest.approx(m1.intercept_)
+    np.testing.assert_allclose(w, m1.coef_[0], atol=1e-12)
+    assert b == pytest.approx(m1.intercept_[0])
     # replaying the record: each update is w_prev + eta y_i x_i
     t = np.where(y == m1.classes_[1], 1.0, -1.0)
     prev = np.zeros(X.shape[1])
@@ -105,7 +106,7 @@ def test_any_two_labels_and_sign_convention():
     assert set(m.predict(X)) <= {"ham", "spam"} and m.score(X, labels) == 1.0
     # sign(0) = +1: a point on the hyperplane goes to classes_[1]
     m.coef_ = np.zeros_like(m.coef_)
-    m.intercept_ = 0.0
+    m.intercept_ = np.zeros(1)
     assert m.predict(X[:1])[0] == "spam"
 
 
@@ -121,7 +122,7 @@ def test_pocket_on_nonseparable():
     rng = np.random.default_rng(2)
     X = rng.standard_normal((200, 2))
     y = np.where(X[:, 0] + 0.5 * rng.standard_normal(200) > 0, 1, 0)
-    m = Perceptron(form="pocket", max_epochs=30, random_state=0).fit(X, y)
+    m = Perceptron(form="pocket", max_iter=30, random_state=0).fit(X, y)
     # the pocket holds the best weights visited along the primal run
     errs = [np.sum((X @ w + b >= 0).astype(int) != y) for _, w, b in m.updates_]
     assert m.pocket_errors_ == min(errs + [int(np.sum(y != 1))])
@@ -130,11 +131,11 @@ def test_pocket_on_nonseparable():
 
 def test_no_intercept():
     X, y = sep(seed=10, b=0.0)
-    m = Perceptron(fit_intercept=False, random_state=0).fit(X, y)
-    assert m.intercept_ == 0.0
-    w, b, upd = perceptron_reference(X, y, max_epochs=1000, order=orders(0, len(y), 1000),
+    m = Perceptron(fit_intercept=False, tol=None, random_state=0).fit(X, y)
+    assert m.intercept_ == [0.0]
+    w, b, upd = perceptron_reference(X, y, max_iter=1000, order=orders(0, len(y), 1000),
                                      fit_intercept=False)
-    np.testing.assert_allclose(m.coef_, w)
+    np.testing.assert_allclose(m.coef_, [w])
 
 
 def test_bad_input():
@@ -151,7 +152,7 @@ def test_bad_input():
         Perceptron().fit(X, y[:-1])
     with pytest.raises(ValueError):
         Perceptron().fit(X, y + 0.5)        # continuous target
-    for bad in (dict(form="kernel"), dict(eta=0), dict(eta=-1), dict(max_epochs=0)):
+    for bad in (dict(form="kernel"), dict(eta=0), dict(eta=-1), dict(max_iter=0), dict(tol=-1), dict(n_iter_no_change=0)):
         with pytest.raises(ValueError):
             Perceptron(**bad).fit(X, y)
     m = Perceptron(random_state=0).fit(X, y)
@@ -163,7 +164,7 @@ def test_nonseparable_warns():
     X = np.array([[0.0], [1.0], [2.0], [3.0]])
     y = np.array([1, -1, 1, -1])
     with pytest.warns(ConvergenceWarning, match="pocket"):
-        Perceptron(max_epochs=20, random_state=0).fit(X, y)
+        Perceptron(max_iter=20, tol=None, random_state=0).fit(X, y)
 
 
 def test_sklearn_plumbing():
@@ -184,9 +185,9 @@ def test_sparse_input_equals_dense(form):
     y = np.where(X @ rng.standard_normal(30) + 0.05 * rng.standard_normal(300) > 0, 1, -1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        a = Perceptron(form=form, max_epochs=20, random_state=3).fit(X, y)
-        b = Perceptron(form=form, max_epochs=20, random_state=3).fit(sp.csr_matrix(X), y)
-        c = Perceptron(form=form, max_epochs=20, random_state=3).fit(sp.csc_matrix(X), y)
+        a = Perceptron(form=form, max_iter=20, random_state=3).fit(X, y)
+        b = Perceptron(form=form, max_iter=20, random_state=3).fit(sp.csr_matrix(X), y)
+        c = Perceptron(form=form, max_iter=20, random_state=3).fit(sp.csc_matrix(X), y)
     for m in (b, c):
         assert m.update_indices_.tolist() == a.update_indices_.tolist()
         np.testing.assert_allclose(m.coef_, a.coef_, rtol=1e-12, atol=1e-12)
@@ -199,17 +200,17 @@ def test_sparse_input_equals_dense(form):
 def test_intercept_scaling_auto_is_scale_invariant_and_textbook():
     X, y = sep(n=300, d=3, seed=14, b=0.8)
     R2 = np.max(np.sum(X ** 2, axis=1))
-    m = Perceptron(intercept_scaling="auto", random_state=2).fit(X, y)
-    w, b, upd = perceptron_reference(X, y, max_epochs=1000, order=orders(2, 300, 1000),
+    m = Perceptron(intercept_scaling="auto", tol=None, random_state=2).fit(X, y)
+    w, b, upd = perceptron_reference(X, y, max_iter=1000, order=orders(2, 300, 1000),
                                      intercept_scaling=np.sqrt(R2))
     assert m.update_indices_.tolist() == upd
-    np.testing.assert_allclose(np.r_[m.coef_, m.intercept_], np.r_[w, b], rtol=1e-10)
+    np.testing.assert_allclose(np.r_[m.coef_[0], m.intercept_], np.r_[w, b], rtol=1e-10)
     for s in (1e-8, 1e6):
-        ms = Perceptron(intercept_scaling="auto", random_state=2).fit(X * s, y)
+        ms = Perceptron(intercept_scaling="auto", tol=None, random_state=2).fit(X * s, y)
         assert ms.update_indices_.tolist() == m.update_indices_.tolist() and ms.converged_
         np.testing.assert_allclose(ms.coef_ / s, m.coef_, rtol=1e-9)          # w = sum eta y x scales like x
     with pytest.warns(ConvergenceWarning, match="intercept_scaling='auto'"):   # c = 1 cannot keep up
-        Perceptron(max_epochs=5, random_state=2).fit(X * 1e4, y)
+        Perceptron(max_iter=5, tol=None, random_state=2).fit(X * 1e4, y)
     with pytest.raises(ValueError, match="intercept_scaling"):
         Perceptron(intercept_scaling=0.0).fit(X, y)
 
@@ -221,11 +222,11 @@ def test_noisy_data_runs_every_epoch_like_sklearn():
     y = np.where(X @ rng.standard_normal(10) > 0, 1, -1)
     y[rng.random(2000) < 0.03] *= -1
     with pytest.warns(ConvergenceWarning):
-        m = Perceptron(max_epochs=4, shuffle=False).fit(X, y)
+        m = Perceptron(max_iter=4, tol=None, shuffle=False).fit(X, y)
     sk = SkPerceptron(max_iter=4, tol=None, shuffle=False).fit(X, y)
     assert m.n_iter_ == 4
-    np.testing.assert_allclose(m.coef_, sk.coef_.ravel(), rtol=1e-10, atol=1e-10)
-    w, b, upd = perceptron_reference(X, y, max_epochs=4)
+    np.testing.assert_allclose(m.coef_, sk.coef_, rtol=1e-10, atol=1e-10)
+    w, b, upd = perceptron_reference(X, y, max_iter=4)
     assert m.update_indices_.tolist() == upd
 
 
@@ -241,3 +242,110 @@ def test_fit_records_feature_names_and_predict_does_not_write():
     assert set(vars(m)) == before
     with pytest.raises(ValueError, match="feature names"):
         m.predict(df[["c", "b", "a"]])
+
+
+def noisy(n, d, noise, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = np.where(X @ rng.standard_normal(d) > 0, 1, -1)
+    y[rng.random(n) < noise] *= -1
+    return X, y
+
+
+def test_default_stops_when_mistakes_stop_falling():
+    """5 % label noise: the default stops by the tol rule, at scikit-learn's accuracy; tol=None runs on."""
+    X, y = noisy(3000, 10, 0.05, 17)
+    m = Perceptron(random_state=0).fit(X, y)
+    assert m.tol_reached_ and not m.converged_ and m.n_iter_ < 100
+    with pytest.warns(ConvergenceWarning):
+        full = Perceptron(random_state=0, tol=None, max_iter=m.n_iter_ + 3).fit(X, y)
+    assert full.n_iter_ == m.n_iter_ + 3 and not full.tol_reached_
+    assert full.update_indices_[:m.n_mistakes_].tolist() == m.update_indices_.tolist()
+    # the rule, replayed from the textbook runs of 1, 2, ... epochs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        done = [Perceptron(random_state=0, tol=None, max_iter=e).fit(X, y).n_mistakes_
+                for e in range(1, m.n_iter_ + 1)]
+    per_epoch = np.diff(np.r_[0, done])
+    k = m.n_iter_no_change
+    assert np.all(per_epoch[-k:] > per_epoch[:-k].min() - m.tol * len(y))
+    sk = SkPerceptron(random_state=0).fit(X, y)
+    assert m.score(X, y) > sk.score(X, y) - 0.03
+
+
+def test_separable_data_still_converge_by_default():
+    X, y = sep(n=300, d=4, seed=18, margin=0.05)
+    m = Perceptron(random_state=1).fit(X, y)
+    assert m.converged_ and not m.tol_reached_ and m.score(X, y) == 1.0
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_numpy_loop_equals_compiled_kernel(monkeypatch, shuffle):
+    """fit's readable loop (small dense data) and the compiled epoch make the same updates; so does a
+    fit that switches from the one to the other when the process's numpy budget runs out."""
+    import linbook.perceptron as mod
+    X, y = noisy(600, 7, 0.03, 19)
+    kw = dict(max_iter=6, tol=None, shuffle=shuffle, random_state=2, eta=0.3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        monkeypatch.setattr(mod, "_numpy_updates_left", [10 ** 9])
+        readable = Perceptron(**kw).fit(X, y)
+        monkeypatch.setattr(mod, "_NUMPY_MAX_ROWS", 0)
+        compiled = Perceptron(**kw).fit(X, y)
+    assert readable.update_indices_.tolist() == compiled.update_indices_.tolist()
+    np.testing.assert_allclose(readable.coef_, compiled.coef_, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(readable.intercept_, compiled.intercept_, rtol=1e-12, atol=1e-12)
+    monkeypatch.setattr(mod, "_NUMPY_MAX_ROWS", 1000)
+    monkeypatch.setattr(mod, "_numpy_updates_left", [readable.n_mistakes_ // 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        switched = Perceptron(**kw).fit(X, y)
+    assert mod._numpy_updates_left[0] <= 0
+    assert switched.update_indices_.tolist() == readable.update_indices_.tolist()
+
+
+def test_max_epochs_is_renamed_max_iter():
+    X, y = sep(seed=20)
+    with pytest.warns(FutureWarning, match="max_iter"):
+        old = Perceptron(max_epochs=7, tol=None, random_state=0).fit(X, y)
+    new = Perceptron(max_iter=7, tol=None, random_state=0).fit(X, y)
+    assert old.update_indices_.tolist() == new.update_indices_.tolist()
+    with pytest.warns(FutureWarning, match="max_iter"):
+        w, b, _ = perceptron_reference(X, y, max_epochs=7)
+    np.testing.assert_array_equal(w, perceptron_reference(X, y, max_iter=7)[0])
+    assert clone(Perceptron(max_epochs=3)).get_params()["max_epochs"] == 3
+
+
+def test_dual_on_one_positive_in_many_rows_is_bounded():
+    """1 positive in 5,000 rows: the dual form stops by the tol rule instead of 1,000 slow epochs."""
+    X, y = noisy(5000, 5, 0.0, 21)
+    y = -np.ones(5000)
+    y[0] = 1
+    X[0] = X[1]                                    # a positive on top of a negative: not separable
+    m = Perceptron(form="dual", random_state=0).fit(X, y)
+    assert m.tol_reached_ and m.n_iter_ < 50
+    p = Perceptron(form="primal", random_state=0).fit(X, y)
+    assert p.update_indices_.tolist() == m.update_indices_.tolist()
+
+
+def test_dual_ignores_noncanonical_sparse_layout():
+    """Duplicate entries (summed) and unsorted indices give the dual form the dense answer."""
+    import scipy.sparse as sp
+    X, y = noisy(200, 6, 0.0, 22)
+    rng = np.random.default_rng(0)
+    data, indices, indptr = [], [], [0]
+    for row in X:                                   # every entry split in two, in a shuffled order
+        cols = np.r_[np.arange(6), np.arange(6)]
+        vals = np.r_[row / 2, row / 2]
+        perm = rng.permutation(12)
+        data += list(vals[perm])
+        indices += list(cols[perm])
+        indptr.append(len(data))
+    raw = sp.csr_matrix((np.array(data), np.array(indices), np.array(indptr)), shape=X.shape)
+    assert not raw.has_canonical_format
+    before = raw.indices.copy()
+    dense = Perceptron(form="dual", tol=None, random_state=1).fit(X, y)
+    got = Perceptron(form="dual", tol=None, random_state=1).fit(raw, y)
+    assert got.update_indices_.tolist() == dense.update_indices_.tolist()
+    np.testing.assert_allclose(got.coef_, dense.coef_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(raw.indices, before)               # the caller's matrix is untouched

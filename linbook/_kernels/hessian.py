@@ -143,7 +143,8 @@ def binary_pass(X, t, v, b, terms, *, weights=None, col_scale=None, fit_intercep
     if single:
         rows = block_size or max(rows, 2048)      # SSYRK is efficient from ~2000 rows on
     if need_hess:
-        from ._rows_nb import scale_rows_into
+        # small fits scale with numpy: importing numba and loading the loop costs ~0.5 s
+        scale_rows_into = _scale_rows_numpy if n * d < 100_000 and not single else _compiled_scale_rows()
         buf = np.empty((min(rows, n), d), dtype=np.float32 if single else np.float64)
         # single precision: standardise the columns in the buffer, so that no unit of the
         # features can overflow or underflow float32 (its range is only 1e-38 to 3e38)
@@ -233,3 +234,15 @@ def multinomial_hessian(X, W, b, *, weights=None, col_scale=None, fit_intercept=
         Z = (P[:, :, None] * Xt[:, None, :]).reshape(j - i, K * p)
         H -= Z.T @ (a[:, None] * Z)
     return H
+
+
+def _compiled_scale_rows():
+    from ._rows_nb import scale_rows_into
+    return scale_rows_into
+
+
+def _scale_rows_numpy(Xb, s, col, out):
+    """``_rows_nb.scale_rows_into`` in numpy: ``out[:] = Xb * s[:, None] (* col[None, :])``."""
+    np.multiply(Xb, s[:, None], out=out, casting="same_kind")
+    if col.shape[0]:
+        out *= col

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
-from ..base import DivergenceError, _with_advice, validate_fit, validate_predict
+from ..base import DivergenceError, _plain_input, _with_advice, validate_fit, validate_predict
 
 CURE = "scale the features (e.g. StandardScaler), lower eta0 (or use eta0='auto')"
 
@@ -67,9 +67,10 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
     if first:
         X, y = validate_fit(est, X, y, y_numeric=y_numeric, accept_sparse=sparse)
     else:
-        with _with_advice(est):          # same width and column names as the first chunk
-            X, y = _sk_validate_data(est, X, y, reset=False, dtype=np.float64, accept_sparse=sparse,
-                                     y_numeric=y_numeric)
+        if not _plain_input(est, X, y, reset=False):
+            with _with_advice(est):          # same width and column names as the first chunk
+                X, y = _sk_validate_data(est, X, y, reset=False, dtype=np.float64, accept_sparse=sparse,
+                                         y_numeric=y_numeric)
         if y_numeric:
             y = np.asarray(y, dtype=np.float64)
     if sp.issparse(X):

@@ -16,6 +16,46 @@ __all__ = ["RecursiveLeastSquares"]
 
 _SWITCH_COND = 1e8      # leave the information form once cond(A) (columns scaled) is below this
 _FINAL_COND = 1e12      # beyond this at the end of a chunk the design is treated as rank deficient
+_WOODBURY_MIN_PARAMS = 32   # from this many parameters a chunk goes in by blocks (Woodbury)
+
+
+def _woodbury(P, m, Xb, yb, sb, first_row=0):
+    """Absorb the ``k`` rows ``Xb`` (weights ``sb``) at once: the rank-``k`` form of the recursion.
+
+    With ``Z = diag(sqrt(s)) Xb`` and ``M = I + Z P Z^T`` (k x k, Cholesky ``L L^T``)::
+
+        P <- P - P Z^T M^{-1} Z P = P - G^T G,     G = L^{-1} Z P
+        m <- m + P Z^T M^{-1} (sqrt(s) (y - Xb m)) = m + G^T L^{-1} sqrt(s) (y - Xb m)
+
+    (Woodbury's identity; the row-by-row recursion is the case ``k = 1``, and after all rows
+    ``P = (alpha I + sum s x x^T)^{-1}`` either way). Returns new ``(P, m)``.
+    """
+    root = np.sqrt(sb)
+    Z = root[:, None] * Xb
+    with np.errstate(over="ignore", invalid="ignore"):      # an overflow is reported below
+        U = Z @ P
+        M = U @ Z.T
+    M[np.diag_indices_from(M)] += 1.0
+    try:
+        if not np.all(np.isfinite(M)):
+            raise linalg.LinAlgError
+        L = linalg.cholesky(M, lower=True, check_finite=False)
+    except linalg.LinAlgError:
+        raise _lost_definiteness(first_row) from None
+    G = linalg.solve_triangular(L, U, lower=True, check_finite=False)
+    e = linalg.solve_triangular(L, root * (yb - Xb @ m), lower=True, check_finite=False)
+    P_new = P - G.T @ G
+    P_new = 0.5 * (P_new + P_new.T)
+    if not (np.all(np.isfinite(P_new)) and np.all(np.diag(P_new) > 0)):
+        raise _lost_definiteness(first_row)
+    return P_new, m + G.T @ e
+
+
+def _lost_definiteness(row):
+    return DivergenceError(
+        f"RecursiveLeastSquares: the update of sample {row} made P lose positive "
+        "definiteness (the data are too ill-conditioned for the recursion). Cure: scale the "
+        "features X (e.g. StandardScaler) or set prior_precision > 0.")
 
 
 class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
@@ -93,55 +133,76 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             self._P = self._m = None
 
     def _augment(self, X):
-        return np.column_stack([X, np.ones(X.shape[0])]) if self.fit_intercept else np.ascontiguousarray(X)
+        if not self.fit_intercept:
+            return np.ascontiguousarray(X)
+        Xa = np.empty((X.shape[0], X.shape[1] + 1))
+        Xa[:, :-1] = X
+        Xa[:, -1] = 1.0
+        return Xa
 
-    def _try_switch(self, final=False):
-        """Leave the information form once A is well conditioned (columns scaled to unit diagonal)."""
-        A = self._A
+    @staticmethod
+    def _switch(A, r, final=False):
+        """``(P, m)`` from the information form ``(A, r)`` once ``A`` is well conditioned (columns
+        scaled to unit diagonal), else ``None``."""
         d = np.sqrt(np.diag(A))
         if np.any(d == 0):
-            return
+            return None
         C = A / np.outer(d, d)
         ev = np.linalg.eigvalsh(C)
         if not ev[0] > ev[-1] / (_FINAL_COND if final else _SWITCH_COND):
-            return
+            return None
         try:
             c = linalg.cho_factor(C, lower=True)
         except linalg.LinAlgError:
-            return
-        self._P = linalg.cho_solve(c, np.eye(A.shape[0])) / np.outer(d, d)
-        self._P = 0.5 * (self._P + self._P.T)
-        self._m = linalg.cho_solve(c, self._r / d) / d
-        self._A = self._r = None
+            return None
+        P = linalg.cho_solve(c, np.eye(A.shape[0])) / np.outer(d, d)
+        return 0.5 * (P + P.T), linalg.cho_solve(c, r / d) / d
 
     def _update(self, Xa, y, s):
-        """Absorb the rows of ``Xa`` (already augmented) with weights ``s``."""
-        from .._kernels.online import rls_pass
-
+        """Absorb the rows of ``Xa`` (already augmented) with weights ``s``: the new state, computed
+        on copies, is stored only when every row went in (a failed call leaves the model as it was)."""
         n, p, i = Xa.shape[0], Xa.shape[1], 0
-        while i < n and self._A is not None:   # information form, p rows at a time
+        A, r, P, m = self._A, self._r, self._P, self._m
+        if A is not None:
+            A, r = A.copy(), r.copy()
+        while i < n and A is not None:         # information form, p rows at a time
             j = min(n, i + p)
             Xb, sb = Xa[i:j], s[i:j]
             with np.errstate(over="ignore", invalid="ignore"):
-                self._A += Xb.T @ (sb[:, None] * Xb)
-                self._r += Xb.T @ (sb * y[i:j])
-            if not (np.all(np.isfinite(self._A)) and np.all(np.isfinite(self._r))):
+                A += Xb.T @ (sb[:, None] * Xb)
+                r += Xb.T @ (sb * y[i:j])
+            if not (np.all(np.isfinite(A)) and np.all(np.isfinite(r))):
                 raise ValueError("X^T X overflows (features or targets of order 1e150 or larger): "
                                  "scale the features and the target before fitting.")
             i = j
-            self._try_switch()
-        if self._A is None and i < n:
-            bad = rls_pass(Xa[i:], y[i:], s[i:], self._P, self._m)
-            if bad >= 0:
-                raise DivergenceError(
-                    f"RecursiveLeastSquares: the update of sample {i + bad} made P lose positive "
-                    "definiteness (the data are too ill-conditioned for the recursion). Cure: scale the "
-                    "features X (e.g. StandardScaler) or set prior_precision > 0.")
-            self._P = 0.5 * (self._P + self._P.T)
+            switched = self._switch(A, r)
+            if switched is not None:
+                (P, m), A, r = switched, None, None
+        if A is None and i < n:
+            if p >= _WOODBURY_MIN_PARAMS:      # blocks of <= p rows: BLAS-3, k x k Cholesky
+                from .._kernels.threads import _single_threaded_blas
+
+                # products this small gain nothing from BLAS threads, which wait for each other
+                # in every call on a busy machine
+                with _single_threaded_blas():
+                    for j in range(i, n, p):
+                        P, m = _woodbury(P, m, Xa[j:j + p], y[j:j + p], s[j:j + p], first_row=j)
+            else:                              # few parameters: the compiled rank-1 loop is faster
+                from .._kernels.online import rls_pass
+
+                P, m = P.copy(), m.copy()
+                bad = rls_pass(Xa[i:], y[i:], s[i:], P, m)
+                if bad >= 0:
+                    raise _lost_definiteness(i + bad)
+                P = 0.5 * (P + P.T)
+        self._A, self._r, self._P, self._m = A, r, P, m
 
     def _publish(self):
         if self._P is None:
-            self._try_switch(final=True)
+            switched = self._switch(self._A, self._r, final=True)
+            if switched is not None:
+                self._P, self._m = switched
+                self._A = self._r = None
         if self._P is None:
             n, p = self.n_samples_seen_, self._A.shape[0]
             raise ValueError(f"The design seen so far ({n} sample{'s' if n != 1 else ''}, {p} parameters) is "
@@ -149,7 +210,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
                              "duplicated columns) and prior_precision = 0: "
                              "the least-squares solution is not unique. Stream more samples, drop the "
                              "redundant columns, or set prior_precision > 0.")
-        if not (np.all(np.isfinite(self._m)) and np.all(np.diag(self._P) > 0)):
+        if not (np.isfinite(self._m).all() and (self._P.diagonal() > 0).all()):
             raise DivergenceError("RecursiveLeastSquares: the posterior became non-finite or lost positive "
                                   "definiteness. Cure: scale the features X (e.g. StandardScaler) or set "
                                   "prior_precision > 0.")

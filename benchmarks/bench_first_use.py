@@ -1,0 +1,169 @@
+"""Speed as users meet it: tiny fits in a loop, streaming RLS in chunks, the first fit of a process.
+
+* tiny loop: a 200 x 5 fit + predict repeated 200 times (what GridSearchCV or a student's loop
+  does), each estimator with its defaults against scikit-learn's counterpart with its fastest
+  solver at this size; per-call overhead dominates.
+* RLS chunks: ``RecursiveLeastSquares.partial_fit`` over chunks of 100 rows against the plain
+  numpy alternative, accumulating ``X^T X`` and ``X^T y`` and re-solving after each chunk
+  (scikit-learn has no recursive least squares); both end at the least-squares solution.
+* first fit: a fresh Python process fits the eight main estimators once each (200 x 5 data,
+  and 2,000 x 8 for the perceptron, whose compiled epoch starts at 1,000 rows) against a process
+  fitting scikit-learn's counterparts. "warm" uses the numba cache that ``make env`` fills;
+  "cold" an empty cache (every kernel the fits need is compiled), so it shows the compilation.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import warnings
+
+import numpy as np
+from sklearn import discriminant_analysis as sk_da
+from sklearn import linear_model as sk_lm
+
+import linbook
+from benchmarks.run import Case
+from linbook.online import RecursiveLeastSquares
+
+LOOPS = 200
+
+
+def setup_tiny():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 5))
+    y = X @ rng.standard_normal(5) + 0.5 * rng.standard_normal(200)
+    return X, y, (y + rng.standard_normal(200) > 0).astype(int)
+
+
+def _loop(make, target):
+    def run(data):
+        X, y = data[0], data[1 if target == "real" else 2]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(LOOPS):
+                model = make().fit(X, y)
+                model.predict(X)
+        return model
+    return run
+
+
+def _agree(data, a, b):
+    X = data[0]
+    if hasattr(a, "predict_proba") and hasattr(b, "predict_proba") and not isinstance(a, linbook.Perceptron):
+        return f"max |p_lin - p_ref| {np.abs(a.predict_proba(X) - b.predict_proba(X)).max():.1e}"
+    pa, pb = a.predict(X), b.predict(X)
+    if pa.dtype.kind == "f":
+        return f"max |pred diff| {np.abs(pa - pb).max():.1e}"
+    return f"predictions agree on {np.mean(pa == pb):.3f} of rows; train acc {np.mean(pa == data[2]):.3f} / " \
+           f"{np.mean(pb == data[2]):.3f}"
+
+
+TINY = [
+    ("LinearRegression", lambda: linbook.LinearRegression(), lambda: sk_lm.LinearRegression(),
+     "LinearRegression", "real"),
+    ("Ridge", lambda: linbook.Ridge(), lambda: sk_lm.Ridge(solver="cholesky"), "Ridge(cholesky)", "real"),
+    ("LogisticRegression", lambda: linbook.LogisticRegression(),
+     lambda: sk_lm.LogisticRegression(solver="newton-cholesky"), "LogisticRegression(newton-cholesky)", "class"),
+    ("LDA", lambda: linbook.LDA(), lambda: sk_da.LinearDiscriminantAnalysis(solver="lsqr"), "LDA(lsqr)", "class"),
+    ("Perceptron", lambda: linbook.Perceptron(random_state=0), lambda: sk_lm.Perceptron(random_state=0),
+     "Perceptron()", "class"),
+]
+
+
+def setup_stream(n=100_000, d=10):
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((n, d))
+    return X, X @ rng.standard_normal(d) + 1.0 + 0.1 * rng.standard_normal(n)
+
+
+def setup_stream_wide():
+    return setup_stream(n=10_000, d=100)
+
+
+def _rls_chunks(data):
+    """The first chunk holds 2 p rows (without a prior, fewer than p leave the solution undetermined)."""
+    X, y = data
+    model = RecursiveLeastSquares()
+    first = max(100, 2 * X.shape[1])
+    model.partial_fit(X[:first], y[:first])
+    for i in range(first, len(y), 100):
+        model.partial_fit(X[i:i + 100], y[i:i + 100])
+    return np.r_[model.coef_, model.intercept_]
+
+
+def _resolve_chunks(data):
+    X, y = data
+    p = X.shape[1] + 1
+    A, r, w = np.zeros((p, p)), np.zeros(p), None
+    first = max(100, 2 * X.shape[1])
+    for i, j in zip([0, *range(first, len(y), 100)], [first, *range(first + 100, len(y) + 100, 100)]):
+        Xa = np.column_stack([X[i:j], np.ones(len(y[i:j]))])
+        A += Xa.T @ Xa
+        r += Xa.T @ y[i:j]
+        w = np.linalg.solve(A, r)
+    return w
+
+
+FIRST_FIT = """
+import time, warnings
+t0 = time.perf_counter()
+import numpy as np
+rng = np.random.default_rng(0)
+X = rng.standard_normal((200, 5)); y = X @ rng.standard_normal(5) + rng.standard_normal(200); c = (y > 0).astype(int)
+Xp = rng.standard_normal((2000, 8)); cp = (Xp @ rng.standard_normal(8) + rng.standard_normal(2000) > 0).astype(int)
+warnings.simplefilter("ignore")
+if LIB == "linbook":
+    import linbook
+    from linbook import online
+    models = [(linbook.LinearRegression(), X, y), (linbook.Ridge(), X, y), (linbook.Lasso(lam=0.1), X, y),
+              (linbook.LogisticRegression(), X, c), (linbook.LDA(), X, c), (linbook.QDA(), X, c),
+              (linbook.Perceptron(random_state=0), Xp, cp), (online.SGDClassifier(random_state=0), X, c)]
+else:
+    from sklearn import linear_model as lm, discriminant_analysis as da
+    models = [(lm.LinearRegression(), X, y), (lm.Ridge(), X, y), (lm.Lasso(alpha=0.1), X, y),
+              (lm.LogisticRegression(), X, c), (da.LinearDiscriminantAnalysis(), X, c),
+              (da.QuadraticDiscriminantAnalysis(), X, c), (lm.Perceptron(random_state=0), Xp, cp),
+              (lm.SGDClassifier(random_state=0), X, c)]
+for m, A, b in models:
+    m.fit(A, b).predict(A)
+print(time.perf_counter() - t0)
+"""
+
+
+def _first_fit(lib, cold):
+    def run(_):
+        env = dict(os.environ)
+        with tempfile.TemporaryDirectory() as empty:
+            if cold:
+                env["NUMBA_CACHE_DIR"] = empty
+            out = subprocess.run([sys.executable, "-c", f"LIB = {lib!r}\n" + FIRST_FIT], env=env,
+                                 capture_output=True, text=True, check=True)
+        return float(out.stdout.split()[-1])
+    return run
+
+
+def _inside(data, a, b):
+    return f"time inside the processes (imports + 8 first fits): linbook {a:.2f} s, sklearn {b:.2f} s"
+
+
+CASES = [
+    Case(name=f"tiny default 200 x 5 fit+predict x {LOOPS}: {name}", setup=setup_tiny,
+         linbook=_loop(make_lin, target), reference=_loop(make_ref, target), reference_name=f"sklearn {ref_name}",
+         target=1.0, compare=_agree, repeat=5)
+    for name, make_lin, make_ref, ref_name, target in TINY
+] + [
+    Case(name="RLS default partial_fit 1e5 x 10 in chunks of 100", setup=setup_stream, linbook=_rls_chunks,
+         reference=_resolve_chunks, reference_name="numpy: accumulate X'X, re-solve per chunk", target=1.0,
+         compare=lambda d, a, b: f"max |w_rls - w_solve| {np.abs(a - b).max():.1e}", repeat=5),
+    Case(name="RLS default partial_fit 1e4 x 100 in chunks of 100 (Woodbury)", setup=setup_stream_wide,
+         linbook=_rls_chunks, reference=_resolve_chunks, reference_name="numpy: accumulate X'X, re-solve per chunk",
+         target=1.0, compare=lambda d, a, b: f"max |w_rls - w_solve| {np.abs(a - b).max():.1e}", repeat=5),
+    Case(name="first fits default, fresh process, warm numba cache (8 estimators)", setup=lambda: None,
+         linbook=_first_fit("linbook", cold=False), reference=_first_fit("sklearn", cold=False),
+         reference_name="sklearn counterparts", target=1.1, compare=_inside, repeat=5,
+         notes="wall time of the whole process, interpreter start included"),
+    Case(name="first fits default, fresh process, cold numba cache: compilation shown (8 estimators)",
+         setup=lambda: None, linbook=_first_fit("linbook", cold=True), reference=_first_fit("sklearn", cold=True),
+         reference_name="sklearn counterparts", target=2.0, compare=_inside, repeat=5),
+]

@@ -1,0 +1,48 @@
+"""linbook.base's shortcut for plain float64 arrays returns what scikit-learn's validation returns."""
+
+import numpy as np
+import pytest
+
+import linbook
+from linbook.base import check_sample_weight, validate_fit, validate_predict
+
+
+def test_plain_arrays_pass_through_and_record_width():
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((20, 3)), rng.standard_normal(20)
+    est = linbook.LinearRegression()
+    Xv, yv = validate_fit(est, X, y, y_numeric=True)
+    assert Xv is X and yv is y and est.n_features_in_ == 3
+    np.testing.assert_array_equal(check_sample_weight(None, X), np.ones(20))
+    est.fit(X, y)
+    assert validate_predict(est, X) is X
+    with pytest.raises(ValueError, match="3 features"):
+        validate_predict(est, X[:, :2])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_values_still_rejected(bad):
+    rng = np.random.default_rng(1)
+    X, y = rng.standard_normal((20, 3)), rng.standard_normal(20)
+    Xb = X.copy()
+    Xb[7, 2] = bad
+    with pytest.raises(ValueError, match="LinearRegression"):
+        linbook.LinearRegression().fit(Xb, y)
+    yb = y.copy()
+    yb[3] = bad
+    with pytest.raises(ValueError, match="LinearRegression"):
+        linbook.LinearRegression().fit(X, yb)
+    m = linbook.LinearRegression().fit(X, y)
+    with pytest.raises(ValueError, match="LinearRegression"):
+        m.predict(Xb)
+
+
+def test_feature_names_follow_scikit_learn():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(2)
+    X, y = rng.standard_normal((20, 3)), rng.standard_normal(20)
+    m = linbook.LinearRegression().fit(pd.DataFrame(X, columns=list("abc")), y)
+    with pytest.warns(UserWarning, match="feature names"):     # the shortcut steps aside
+        m.predict(X)
+    m.fit(X, y)                                                 # refit on an array forgets the names
+    assert not hasattr(m, "feature_names_in_")
