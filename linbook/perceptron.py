@@ -411,12 +411,9 @@ def _row_arrays(X):
     merges sorted rows), and ``(X, data, indices, indptr)`` for the kernels."""
     empty_f, empty_i = np.empty(0), np.empty(0, dtype=np.int64)
     if sp.issparse(X):
-        from ._kernels.csr import csr_parts
+        from ._kernels.csr import canonical_csr, csr_parts
 
-        X = sp.csr_matrix(X)
-        if not X.has_canonical_format:
-            X = X.copy()                     # the caller's matrix stays as it was
-            X.sum_duplicates()
+        X = canonical_csr(sp.csr_matrix(X))  # a copy when needed: the caller's matrix stays as it was
         return X, (np.empty((0, 0)), *csr_parts(X))
     X = np.ascontiguousarray(X)
     return X, (X, empty_f, empty_i, empty_i)

@@ -92,18 +92,10 @@ def test_generators_build_what_they_say():
             assert not A.has_canonical_format, name
 
 
-# the dual perceptron trusts scipy's cached has_canonical_format flag, which a CSR matrix built from
-# (data, indices, indptr) with duplicates reports as True: coef_ = X' (alpha t) then sums the duplicates
-# in the caller's order (2.5e-15 off). perceptron.py's _row_arrays should call _kernels.csr.canonical_csr.
-_DUAL_STALE_FLAG = pytest.mark.xfail(strict=True, reason="dual perceptron: stale has_canonical_format flag")
-
-
 def _cases():
     for est in ESTIMATORS:
         for variant in VARIANTS:
-            stale = getattr(est, "form", None) == "dual" and variant.startswith("duplicates")
-            yield pytest.param(est, variant, marks=[_DUAL_STALE_FLAG] if stale else [],
-                               id=f"{_name(est)}-{variant}")
+            yield pytest.param(est, variant, id=f"{_name(est)}-{variant}")
 
 
 @pytest.mark.parametrize("est, variant", list(_cases()))
