@@ -24,7 +24,7 @@ REGRESSORS = [SGDRegressor(random_state=0), SGDRegressor(batch_size=8, lam=1.0, 
               RecursiveLeastSquares(), RecursiveLeastSquares(prior_precision=1.0), OnlineGradientDescent()]
 CLASSIFIERS = [SGDClassifier(random_state=0), SGDClassifier(loss="perceptron", random_state=0),
                Perceptron(random_state=0), Perceptron(form="dual", random_state=0),
-               Perceptron(form="pocket", max_epochs=20, random_state=0)]
+               Perceptron(form="pocket", max_iter=20, random_state=0)]
 ALL = REGRESSORS + CLASSIFIERS
 
 
@@ -194,7 +194,7 @@ def test_textbook_perceptron_scan_separates_or_names_the_cure(scale):
         warnings.simplefilter("always")
         # w = sum eta y x grows like s, the scores w'x like s^2
         why = unrepresentable(X @ X.T, scale, scale)
-        got = right_answer_required(lambda: Perceptron(max_epochs=50, random_state=0).fit(X * scale, labels),
+        got = right_answer_required(lambda: Perceptron(max_iter=50, random_state=0).fit(X * scale, labels),
                                     unreachable=why)
     if got is None:
         return

@@ -20,7 +20,7 @@ from linbook.perceptron import Perceptron
 ESTIMATORS = [SGDRegressor(random_state=0), SGDRegressor(batch_size=4, lam=1.0, random_state=0),
               SGDRegressor(adagrad=True, random_state=0), SGDClassifier(random_state=0),
               SGDClassifier(loss="perceptron", random_state=0), Perceptron(random_state=0),
-              Perceptron(form="dual", random_state=0), Perceptron(form="pocket", max_epochs=20, random_state=0)]
+              Perceptron(form="dual", random_state=0), Perceptron(form="pocket", max_iter=20, random_state=0)]
 
 
 def _name(est):
