@@ -13,7 +13,7 @@ JOBS   ?= 2
 # where the outputs happened to be stored).
 ALT_BLAS ?= $(if $(filter x86_64,$(shell uname -m)),OPENBLAS_CORETYPE=Prescott) OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 
-.PHONY: help env book student test unit nbval nbval-alt notebooks bench lock backmatter clean browser
+.PHONY: help env book student test unit nbval nbval-alt notebooks bench lock backmatter clean browser wheel
 
 help:
 	@echo "make book       build the website into _build/html (warnings are errors)"
@@ -22,6 +22,7 @@ help:
 	@echo "make student    build the student edition (no solutions) into _build_student/_build/html"
 	@echo "make browser    check the built site in headless Chromium (screenshots in tests/browser/screenshots)"
 	@echo "make bench      run the benchmark table (linbook vs scikit-learn/statsmodels)"
+	@echo "make wheel      build the linbook package as a wheel into dist/ (pip install it anywhere)"
 
 # The locked environment needs Python >= 3.11 (numpy 2.4); on 3.10 we fall back to the
 # lower-bounded ranges of pyproject.toml and say so.
@@ -93,12 +94,19 @@ notebooks: env
 bench: env
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/python benchmarks/run.py $(BENCH)
 
+# The package alone, as a wheel any pip installs (setuptools comes from the package index).
+wheel: env
+	rm -rf build
+	$(BIN)/python -m pip wheel --no-deps -w dist .
+	rm -rf build
+	@ls dist/linbook-*.whl
+
 lock:
 	$(BIN)/python -m pip freeze --exclude-editable | grep -vi '^linbook' > requirements.lock.new
 	@(echo '# Locked environment for the book and CI (Python 3.11+). Regenerate with: make lock'; cat requirements.lock.new) > requirements.lock; rm requirements.lock.new
 
 clean:
-	rm -rf _build _build_student _build_log.txt
+	rm -rf _build _build_student _build_log.txt build dist
 
 # The whole book as one PDF, offline: Jupyter Book's pdflatex builder with XeLaTeX (needs
 # texlive-xetex texlive-latex-extra texlive-fonts-recommended latexmk xindy
