@@ -33,7 +33,7 @@ def test_every_chapter_in_sections_exists():
 
 
 def test_sections_cover_source_map():
-    """Every note named in SOURCE_MAP.md has its sections placed."""
+    """All five source notes have their sections placed."""
     sections = registry.load_sections()
     assert len(sections) == 5
     assert all(info["sections"] for info in sections.values())
