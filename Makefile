@@ -34,7 +34,7 @@ $(STAMP): requirements.lock pyproject.toml
 	  $(BIN)/python -m pip install -q --no-deps -e . ; \
 	else \
 	  echo "Python < 3.11: installing from pyproject ranges, not the lock file (outputs may differ)"; \
-	  $(BIN)/python -m pip install -q -e '.[book,test]' ; \
+	  $(BIN)/python -m pip install -q -e '.[book,test,notebooks]' ; \
 	fi
 	@touch $(STAMP)
 
