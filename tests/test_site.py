@@ -209,6 +209,19 @@ def test_site_has_repository_buttons_only_with_a_repository():
 
 
 @site
+def test_no_page_links_outside_the_book():
+    """Only the book's own repository (repository.url, when set) may be linked from a page."""
+    url = __import__("book_settings").repository_url()
+    allowed = tuple(u for u in (url, "https://mybinder.org", "https://colab.research.google.com") if url)
+    bad = set()
+    for page in _pages():
+        for link in re.findall(r'(?:href|src)="((?:https?:)?//[^"]+)"', page.read_text(encoding="utf-8")):
+            if not link.startswith(allowed or ("\0",)):
+                bad.add(f"{page.relative_to(HTML)}: {link}")
+    assert not bad, "links to places the project does not control:\n" + "\n".join(sorted(bad)[:20])
+
+
+@site
 def test_colab_cell_is_not_on_the_site():
     for nb in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")):
         text = (HTML / "chapters" / f"{nb.stem}.html").read_text(encoding="utf-8")
