@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.linbook-installed
 # `pytest --nbval chapters` is the same check.
 NBVAL  := --nbval
 JOBS   ?= 2
-.PHONY: help env book student test unit nbval nbval-alt notebooks bench lock backmatter clean browser
+.PHONY: help env book student test unit nbval nbval-alt notebooks bench lock backmatter clean browser wheel
 
 help:
 	@echo "make book       build the website into _build/html (warnings are errors)"
@@ -19,6 +19,7 @@ help:
 	@echo "make browser    check the built site in headless Chromium (screenshots in tests/browser/screenshots)"
 	@echo "make bench      run the benchmark table (linbook vs scikit-learn/statsmodels)"
 	@echo "make pdf        build the book as one PDF into _build/latex/book.pdf (needs XeLaTeX) and check it"
+	@echo "make wheel      build the linbook package as a wheel into dist/ (pip install it anywhere)"
 
 # The locked environment needs Python >= 3.11 (numpy 2.4); on 3.10 we fall back to the
 # lower-bounded ranges of pyproject.toml and say so.
@@ -30,7 +31,7 @@ $(STAMP): requirements.lock pyproject.toml
 	  $(BIN)/python -m pip install -q --no-deps -e . ; \
 	else \
 	  echo "Python < 3.11: installing from pyproject ranges, not the lock file (outputs may differ)"; \
-	  $(BIN)/python -m pip install -q -e '.[book,test]' ; \
+	  $(BIN)/python -m pip install -q -e '.[book,test,notebooks]' ; \
 	fi
 	@# compile the numba kernels into the on-disk cache now, not in a student's first fit
 	$(BIN)/python -m linbook._kernels.warm
@@ -78,12 +79,19 @@ notebooks: env
 bench: env
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/python benchmarks/run.py $(BENCH)
 
+# The package alone, as a wheel any pip installs (setuptools comes from the package index).
+wheel: env
+	rm -rf build
+	$(BIN)/python -m pip wheel --no-deps -w dist .
+	rm -rf build
+	@ls dist/linbook-*.whl
+
 lock:
 	$(BIN)/python -m pip freeze --exclude-editable | grep -vi '^linbook' > requirements.lock.new
 	@(echo '# Locked environment for the book and CI (Python 3.11+). Regenerate with: make lock'; cat requirements.lock.new) > requirements.lock; rm requirements.lock.new
 
 clean:
-	rm -rf _build _build_student _build_log.txt
+	rm -rf _build _build_student _build_log.txt build dist
 
 # The whole book as one PDF, offline: Jupyter Book's pdflatex builder with XeLaTeX, then the
 # checks of tests/test_pdf.py (page count, glyphs, fonts, chapter numbers as on the site).

@@ -5,8 +5,12 @@
   duplicate script entries before the page is rendered.
 * Lift each docstring's "Derived in: ..." paragraph (which may span lines) above the numpy
   sections, as one paragraph.
-* Show linbook's version (``linbook.__version__``) in the page title and footer, and use it as
-  Sphinx's ``version``/``release`` (the PDF's title page).
+* Show linbook's version (``linbook.__version__``) in the page title and footer, use it as
+  Sphinx's ``version``/``release`` (the PDF's title page) and as the MyST substitution
+  ``{{ linbook_version }}`` (the home page).
+* Repository, issue and launch (Binder, Colab) buttons exist only when ``repository.url`` of
+  ``_config.yml`` names the book's public repository; it is empty by default, and then the
+  site links to no repository.
 * LaTeX only: ``\\tag`` inside the ``split`` environment Sphinx wraps display math in is an
   error; tagged equations are written as ``equation*`` + ``aligned`` with the tag outside.
 """
@@ -82,6 +86,7 @@ def _version(app, config):
     except Exception:  # the site still builds without the package importable
         return
     config.version = config.release = version
+    config.myst_substitutions = {**(config.myst_substitutions or {}), "linbook_version": version}
     if config.html_title and version not in config.html_title:
         config.html_title = f"{config.html_title} (v{version})"
     opts = dict(config.html_theme_options or {})
@@ -89,6 +94,38 @@ def _version(app, config):
     if version not in footer:
         opts["extra_footer"] = (footer + " " if footer else "") + f"<p>linbook {version}</p>"
     config.html_theme_options = opts
+
+
+# Launch services offered when the book has a public repository (Binder builds binder/ from it;
+# Colab runs the chapter's first cell, which installs linbook from it).
+LAUNCH_BUTTONS = {"notebook_interface": "classic", "binderhub_url": "https://mybinder.org",
+                  "colab_url": "https://colab.research.google.com"}
+REPOSITORY_BUTTONS = ("use_repository_button", "use_issues_button")
+
+
+def repository_theme_options(options):
+    """The theme options with the repository and launch buttons on iff a repository URL is set."""
+    opts = dict(options or {})
+    url = str(opts.get("repository_url") or "").strip()
+    for button in REPOSITORY_BUTTONS:
+        opts[button] = bool(url)
+    opts.pop("use_edit_page_button", None)
+    if url:
+        opts["repository_url"] = url
+        opts["launch_buttons"] = {**LAUNCH_BUTTONS, **(opts.get("launch_buttons") or {})}
+    else:
+        opts.pop("repository_url", None)
+        launch = {k: v for k, v in (opts.get("launch_buttons") or {}).items()
+                  if k not in ("binderhub_url", "colab_url", "jupyterhub_url", "deepnote_url")}
+        if launch:
+            opts["launch_buttons"] = launch
+        else:
+            opts.pop("launch_buttons", None)
+    return opts
+
+
+def _repository(app, config):
+    config.html_theme_options = repository_theme_options(config.html_theme_options)
 
 
 def latex_tagged_math(text):
@@ -117,6 +154,7 @@ def setup(app):
     app.add_css_file("linbook_site.css")
     app.add_js_file("linbook_zoom.js")
     app.connect("config-inited", _version)
+    app.connect("config-inited", _repository)
     app.connect("html-page-context", _dedupe_scripts)
     app.connect("autodoc-process-docstring", _move_derived_in, priority=100)
     app.connect("doctree-resolved", _latex_tagged_math)

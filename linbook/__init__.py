@@ -30,8 +30,6 @@ loads numpy only (scikit-learn, scipy and numba load with the first estimator).
 from . import numerics
 from .numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid, softmax
 
-__version__ = "0.1.0"
-
 # Every chapter module loads on first use (PEP 562 ``__getattr__``): ``import linbook`` costs
 # numpy only, and ``linbook.LogisticRegression`` imports ``linbook.logistic`` (and with it
 # scikit-learn, whose ``BaseEstimator`` the estimators subclass) when it is first touched.
@@ -65,9 +63,22 @@ __all__ = (
 )
 
 
+def _installed_version():
+    """The version in the installed package's metadata, i.e. pyproject.toml's (its one source)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("linbook")
+    except PackageNotFoundError:  # imported from a source tree that was never pip-installed
+        return "0+unknown"
+
+
 def __getattr__(name):
     import importlib
 
+    if name == "__version__":   # on first use: `import linbook` loads numpy only, not importlib.metadata
+        globals()[name] = _installed_version()
+        return globals()[name]
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
     if name in _NAME_TO_MODULE:
@@ -78,4 +89,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | _SUBMODULES | set(_NAME_TO_MODULE))
+    return sorted(set(globals()) | _SUBMODULES | set(_NAME_TO_MODULE) | {"__version__"})

@@ -5,7 +5,8 @@ and draws only through ``np.random.default_rng``, so a notebook that passes a se
 gets the same data on every machine.
 
 The small real data sets the chapters use are the ones scikit-learn ships (no download):
-:func:`load` returns them as ``(X, y)`` and :func:`load_csv` as ``(header, table)``. Their
+:func:`load` returns them as ``(X, y)`` (numpy arrays, or with ``as_frame=True`` a pandas
+DataFrame with named columns and a Series) and :func:`load_csv` as ``(header, table)``. Their
 provenance and licence are in the table :data:`REAL_DATASETS` and in :func:`load`'s docstring.
 A data set that scikit-learn does not ship would live as a CSV file in ``linbook/data/``, with
 its provenance and licence in ``linbook/data/README.md`` (none does today).
@@ -190,7 +191,7 @@ def _unknown(name):
     return ValueError(f"no data set {name!r}; available: {available()}")
 
 
-def load(name):
+def load(name, *, as_frame=False):
     """A small real data set as ``(X, y)``: float features (N, D) and the target (N,).
 
     The data sets are the ones scikit-learn ships with the package (nothing is downloaded);
@@ -214,11 +215,15 @@ def load(name):
     ----------
     name : str
         One of the names above (``available()`` lists them).
+    as_frame : bool, default False
+        Return named columns, as scikit-learn's loaders do with ``as_frame=True``: ``X`` a
+        pandas DataFrame whose columns are the feature names (``"sepal length (cm)"``, ...),
+        ``y`` a pandas Series named ``"target"``. Needs pandas.
 
     Returns
     -------
-    X : ndarray of float, shape (N, D)
-    y : ndarray, shape (N,)
+    X : ndarray of float, shape (N, D), or pandas.DataFrame
+    y : ndarray, shape (N,), or pandas.Series
         Integer class labels, or floats for ``diabetes``.
 
     Derived in: not a derivation; data provenance in linbook.datasets.REAL_DATASETS.
@@ -227,7 +232,16 @@ def load(name):
         raise _unknown(name)
     from sklearn import datasets as skd   # imported here: `import linbook` stays fast
 
-    X, y = getattr(skd, REAL_DATASETS[name][0])(return_X_y=True)
+    loader = getattr(skd, REAL_DATASETS[name][0])
+    if as_frame:
+        try:
+            import pandas  # noqa: F401 - scikit-learn needs it for as_frame
+        except ImportError as exc:
+            raise ImportError(f"load({name!r}, as_frame=True) needs pandas: pip install pandas, "
+                              "or call load(name) for numpy arrays") from exc
+        X, y = loader(return_X_y=True, as_frame=True)
+        return X.astype(float), y
+    X, y = loader(return_X_y=True)
     return np.asarray(X, dtype=float), np.asarray(y)
 
 

@@ -74,3 +74,33 @@ def test_unknown_data_set_lists_the_available_ones():
         datasets.load("mnist")
     with pytest.raises(FileNotFoundError, match="available: .*'iris'"):
         datasets.load_csv("mnist")
+
+
+@pytest.mark.parametrize("name", sorted(datasets.REAL_DATASETS))
+def test_as_frame_gives_named_columns_like_scikit_learn(name):
+    pd = pytest.importorskip("pandas")
+    import sklearn.datasets as skd
+
+    X, y = datasets.load(name, as_frame=True)
+    bunch = getattr(skd, datasets.REAL_DATASETS[name][0])()
+    assert isinstance(X, pd.DataFrame) and isinstance(y, pd.Series) and y.name == "target"
+    assert list(X.columns) == [str(f) for f in bunch.feature_names]
+    assert all(dt == float for dt in X.dtypes)
+    X_np, y_np = datasets.load(name)
+    np.testing.assert_array_equal(X.to_numpy(), X_np)
+    np.testing.assert_array_equal(y.to_numpy(), y_np)
+
+
+def test_as_frame_without_pandas_says_what_to_do(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_pandas(name, *args, **kwargs):
+        if name == "pandas":
+            raise ImportError("No module named 'pandas'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    with pytest.raises(ImportError, match=r"as_frame=True\) needs pandas: pip install pandas"):
+        datasets.load("iris", as_frame=True)

@@ -1,3 +1,7 @@
+import ast
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -32,3 +36,47 @@ def test_unknown_key():
 def test_duplicate_registration():
     with pytest.raises(ValueError):
         exercise("test.square")(lambda fn: iter(()))
+
+
+def test_a_printed_result_is_not_displayed_again(capsys):
+    r = check("test.square", lambda x: x * x)
+    printed = capsys.readouterr().out
+    assert printed.count("test.square") == 1 and r.printed
+    r._ipython_display_()        # what a notebook calls for a cell's last value
+    assert capsys.readouterr().out == ""
+    quiet = check("test.square", lambda x: x * x, verbose=False)
+    assert capsys.readouterr().out == "" and not quiet.printed
+    quiet._ipython_display_()
+    assert capsys.readouterr().out == printed
+
+
+# A hint names the idea, not the answer: no equation, sum, inverse or transpose written out.
+FORMULA = re.compile(r"[A-Za-z)\]]\s*=\s*[A-Za-z(]|\bsum_|\^-1|\^\{-1\}|\b[A-Z]'\s?[A-Za-z(]|\bdiag\(|[+-]=")
+
+
+def _hints(module):
+    """The literal hints (third argument of Property, or ``hint = "..."``) of an exercise module."""
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        value = None
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Property" and len(node.args) >= 3:
+            value = node.args[2]
+        elif isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["hint"]:
+            value = node.value
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            yield value.value
+
+
+def test_hints_do_not_give_the_formula_away():
+    import importlib
+    import pkgutil
+
+    import linbook.exercises as ex
+
+    found = []
+    for info in pkgutil.iter_modules(ex.__path__):
+        module = importlib.import_module(f"linbook.exercises.{info.name}")
+        found += [(info.name, h) for h in _hints(module) if FORMULA.search(h)]
+    assert not found, "hints that state the answer:\n" + "\n".join(f"{m}: {h}" for m, h in found)
+    assert FORMULA.search("the Hessian is X' S X with S = diag(mu (1 - mu))")
+    assert FORMULA.search("update w += eta y_i x_i")

@@ -33,7 +33,7 @@ def test_every_chapter_in_sections_exists():
 
 
 def test_sections_cover_source_map():
-    """Every note named in SOURCE_MAP.md has its sections placed."""
+    """All five source notes have their sections placed."""
     sections = registry.load_sections()
     assert len(sections) == 5
     assert all(info["sections"] for info in sections.values())
@@ -42,28 +42,59 @@ def test_sections_cover_source_map():
 def test_generated_pages_are_current():
     entries, sections = registry.load_entries(), registry.load_sections()
     chapters = gen_backmatter.load_chapters()
-    assert (OUT / "errata.md").read_text(encoding="utf-8") == gen_backmatter.errata_page(entries, sections, chapters), \
-        "errata.md is stale: run make backmatter"
+    for name, text in gen_backmatter.errata_pages(entries, sections, chapters).items():
+        assert (OUT / name).exists() and (OUT / name).read_text(encoding="utf-8") == text, \
+            f"{name} is stale: run make backmatter"
     assert (OUT / "coverage.md").read_text(encoding="utf-8") == gen_backmatter.coverage_page(entries, sections, chapters), \
         "coverage.md is stale: run make backmatter"
 
 
+def _errata_files():
+    return ["errata.md"] + [f"{info['page']}.md" for info in registry.load_sections().values()]
+
+
 def test_generated_pages_have_single_backslashes_in_math():
     """YAML that keeps `\\\\mu` (an unquoted value) would show a literal backslash on the page."""
-    for name in ("errata.md", "coverage.md", "index_map.md"):
+    for name in _errata_files() + ["coverage.md", "index_map.md"]:
         text = (OUT / name).read_text(encoding="utf-8")
         bad = re.findall(r".{0,30}\\\\[A-Za-z|].{0,10}", text)
         assert not bad, f"{name}: doubled backslashes {bad[:3]}"
 
 
-def test_errata_page_has_no_tables_and_links_every_entry_to_its_section():
-    text = (OUT / "errata.md").read_text(encoding="utf-8")
-    assert not re.search(r"^\|", text, re.M), "the errata page must not use (wide) tables"
+def test_errata_pages_one_per_note_in_the_toc():
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    overview = (OUT / "errata.md").read_text(encoding="utf-8")
+    for info in registry.load_sections().values():
+        assert f"chapters/backmatter/{info['page']}\n" in toc, f"{info['page']} is not in _toc.yml"
+        assert f"<{info['page']}>`" in overview, f"errata.md does not link {info['page']}"
+
+
+def test_errata_pages_follow_the_note_and_repeat_no_heading():
     corrected = [e for e in registry.load_entries() if e["status"] == "corrected"]
-    for e in corrected:
-        card = text.split(f"(erratum-{e['id']})=", 1)[1].split("(erratum-", 1)[0]
-        assert re.search(rf"\]\(\.\./{e['chapter']}\.ipynb#[\w-]+\)", card), f"{e['id']}: no section link"
-    assert re.search(r"^## Note 000 — MLAPP", text, re.M)
+    for note, info in registry.load_sections().items():
+        text = (OUT / f"{info['page']}.md").read_text(encoding="utf-8")
+        assert not re.search(r"^\|", text, re.M), "the errata pages must not use (wide) tables"
+        assert note not in text, f"{info['page']}: the note's file name belongs on the coverage page only"
+        headings = re.findall(r"^#{1,6} (.+)$", text, re.M)
+        assert len(headings) == len(set(headings)), f"{info['page']}: repeated headings"
+        mine = [e for e in corrected if e["note"] == note]
+        for e in mine:
+            card = text.split(f"(erratum-{e['id']})=", 1)[1].split("(erratum-", 1)[0]
+            assert re.search(rf"\]\(\.\./{e['chapter']}\.ipynb#[\w-]+\)", card), f"{e['id']}: no section link"
+        # sections appear in the note's order
+        order = [str(s["id"]) for s in info["sections"]]
+        seen = [next(str(e["section"]) for e in mine if e["id"] == i)
+                for i in re.findall(r"^\(erratum-([\w-]+)\)=$", text, re.M)]
+        ranks = [order.index(s) for s in seen]
+        assert ranks == sorted(ranks) and len(seen) == len(mine), f"{info['page']}: not in the note's order"
+
+
+def test_places_are_ordered_inside_a_section():
+    place_order = gen_backmatter.place_order
+    e = lambda note_eq, locator="": {"note_eq": note_eq, "locator": locator}  # noqa: E731
+    keys = [place_order(x) for x in (e("8.3"), e(None, "before (8.4)"), e("8.4"), e(None, "after (8.4)"),
+                                     e("8.10"), e(None, "the last paragraph"))]
+    assert keys == sorted(keys)
 
 
 def test_registry_rejects_a_bad_entry():

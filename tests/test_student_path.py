@@ -2,7 +2,8 @@
 
 `import linbook` gives `linbook.exercises`; the chapters need no Jupyter Book package; the
 `notebooks` extra and Binder's environment hold what the chapters import, at the locked
-versions; every chapter's first code cell installs linbook on Colab and does nothing elsewhere;
+versions; every chapter's first code cell (hidden on the site) installs linbook on Colab from the
+book's repository and does nothing elsewhere;
 the exercises' printed self-check calls name registered exercises.
 """
 
@@ -68,11 +69,11 @@ def test_no_chapter_imports_myst_nb():
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.stem)
-def test_colab_setup_cell_is_first_and_silent_here(path):
+def test_colab_setup_cell_is_first_hidden_and_silent_here(path):
     cells = _code_cells(path)
     (tags, code), (_, imports) = cells[0], cells[1]
-    assert tags == ["colab-setup"], "the first code cell installs linbook on Colab"
-    assert 'if "google.colab" in sys.modules:' in code and "linbook" in code
+    assert tags == ["colab-setup", "remove-cell"], "the first code cell installs linbook on Colab, off the page"
+    assert 'if "google.colab" in sys.modules' in code and "linbook" in code
     assert re.search(r"^import .*\blinbook\b", imports, re.M), "the Colab cell comes right before the imports cell"
     calls = []
     out = io.StringIO()
@@ -82,16 +83,30 @@ def test_colab_setup_cell_is_first_and_silent_here(path):
     assert calls == [] and out.getvalue() == "", "off Colab the cell must do and print nothing"
 
 
-def test_colab_cell_installs_on_colab():
-    _, code = _code_cells(SOURCES[0])[0]
+def _run_on_colab(code, repository):
+    """Run a Colab cell as on a fresh Colab runtime (no linbook) for the given repository URL."""
+    import importlib.util
+
+    code = re.sub(r'^LINBOOK_REPOSITORY = ".*"$', f"LINBOOK_REPOSITORY = {repository!r}", code, flags=re.M)
     calls = []
     with pytest.MonkeyPatch.context() as mp:
         mp.setitem(sys.modules, "google.colab", object())
+        mp.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "linbook" else object())
         mp.setattr(subprocess, "run", lambda cmd, **k: calls.append(cmd))
         exec(compile(code, "colab", "exec"), {})
-    (cmd,) = calls
+    return calls
+
+
+def test_colab_cell_installs_from_the_book_repository_on_colab():
+    import book_settings
+
+    _, code = _code_cells(SOURCES[0])[0]
+    assert f'LINBOOK_REPOSITORY = "{book_settings.repository_url()}"' in code, "run make backmatter"
+    (cmd,) = _run_on_colab(code, "https://example.org/owner/book")
     assert cmd[:4] == [sys.executable, "-m", "pip", "install"]
-    assert any(c.startswith("linbook @ git+https://github.com/linbook/linbook") for c in cmd)
+    assert "linbook @ git+https://example.org/owner/book" in cmd
+    with pytest.raises(ModuleNotFoundError, match="make wheel"):
+        _run_on_colab(code, "")
 
 
 def _lock():

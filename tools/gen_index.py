@@ -27,9 +27,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-import yaml
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from book_settings import book_config, repository_branch, repository_url  # noqa: E402
 from registry import CHAPTERS, ROOT, load_entries, load_sections, note_equations  # noqa: E402
 
 OUT = ROOT / "chapters" / "backmatter" / "index_map.md"
@@ -44,19 +43,15 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 
 
 # -- configuration ------------------------------------------------------------------------------
-def _config():
-    return yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8")) or {}
-
-
 def heading_anchor_depth():
-    sphinx_cfg = (_config().get("sphinx") or {}).get("config") or {}
+    sphinx_cfg = (book_config().get("sphinx") or {}).get("config") or {}
     return int(sphinx_cfg.get("myst_heading_anchors", 0) or 0)
 
 
 def repo_blob_url():
-    repo = _config().get("repository") or {}
-    url = (repo.get("url") or "").rstrip("/")
-    return f"{url}/blob/{repo.get('branch', 'main')}/" if url else ""
+    """Base of links to files in the book's repository; "" (no links) when it names none."""
+    url = repository_url()
+    return f"{url}/blob/{repository_branch()}/" if url else ""
 
 
 # -- headings and their anchors -----------------------------------------------------------------
@@ -434,8 +429,7 @@ def build_page(chapters_dir=None):
         rows = by_note.get(note)
         if not rows:
             continue
-        lines += [f"### {sections_meta[note]['title']}", "", "```{rst-class} note-file", "```", "",
-                  f"Note file `{note}`", ""]
+        lines += [f"### {sections_meta[note]['name']}", ""]
         rows.sort(key=lambda r: (r[4] is None, _eq_key(r[4] or str(r[1]["section"])), r[1]["id"]))
         for label, e, ch, sec, _ in rows:
             syms, tests = place(ch["stem"], sec)

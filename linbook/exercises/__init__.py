@@ -10,7 +10,8 @@ ex`` works too.)
 
 ``check`` tests the function against the reference on random and edge-case inputs and
 prints one line per property (``pass`` / ``FAIL: what went wrong``), never the
-solution. It returns an :class:`ExerciseResult` (truthy when everything passed).
+solution. It returns an :class:`ExerciseResult` (truthy when everything passed), which a
+notebook does not display again after the printed report.
 
 Writing a self-check (chapter authors)
 --------------------------------------
@@ -104,6 +105,9 @@ class Property:
 class ExerciseResult:
     key: str
     properties: list = field(default_factory=list)
+    title: str = ""
+    #: True once :func:`check` has printed the report (a notebook then shows nothing more).
+    printed: bool = field(default=False, repr=False, compare=False)
 
     @property
     def passed(self):
@@ -115,6 +119,21 @@ class ExerciseResult:
     def __repr__(self):
         n = sum(p.passed for p in self.properties)
         return f"{self.key}: {n}/{len(self.properties)} properties pass"
+
+    def report(self):
+        """The text :func:`check` prints: the exercise, one line per property, the verdict."""
+        lines = [f"{self.key}{' - ' + self.title if self.title else ''}"]
+        for p in self.properties:
+            mark = "pass" if p.passed else "FAIL"
+            lines.append(f"  [{mark}] {p.name}" + (f": {p.hint}" if (not p.passed and p.hint) else ""))
+        lines.append("  all properties pass" if self.passed else "  some properties fail: revise and run again")
+        return "\n".join(lines)
+
+    def _ipython_display_(self):
+        # `check(...)` as a cell's last line: the report it printed is the result, so the
+        # notebook shows it once instead of adding the one-line repr as the cell's value.
+        if not self.printed:
+            print(self.report())
 
 
 def describe(value):
@@ -304,7 +323,7 @@ def check(key, student_fn, *, verbose=True):
         raise TypeError(f"check({key!r}, ...) needs your function itself (e.g. my_function, not "
                         f"my_function(X, y)); got {describe(student_fn)}")
     title, gen, returns = _REGISTRY[key]
-    result = ExerciseResult(key)
+    result = ExerciseResult(key, title=title)
     student = _Student(student_fn, np.geterr())
     notes = []
     try:
@@ -329,9 +348,6 @@ def check(key, student_fn, *, verbose=True):
         result.properties.append(Property("your function returns what the exercise asks for", False,
                                           f"your function returned {describe(student.last)}{expected}"))
     if verbose:
-        print(f"{key}{' - ' + title if title else ''}")
-        for p in result.properties:
-            mark = "pass" if p.passed else "FAIL"
-            print(f"  [{mark}] {p.name}" + (f": {p.hint}" if (not p.passed and p.hint) else ""))
-        print("  all properties pass" if result.passed else "  some properties fail: revise and run again")
+        print(result.report())
+        result.printed = True
     return result

@@ -31,10 +31,10 @@ def _marg(fn):
         return np.exp(lj) / np.exp(lj).sum()
     x = rng.normal(size=d)
     yield Property("complete input: the GDA posterior", close(fn(x, pis, mus, Sig), ref(x), rtol=1e-5, atol=1e-10),
-                   "use log pi_c + log N(x | mu_c, Sigma_c), normalised")
+                   "Bayes' rule over the classes, in log space, normalised")
     xm = x.copy(); xm[[1, 3]] = np.nan
     yield Property("missing entries are marginalised", close(fn(xm, pis, mus, Sig), ref(xm), rtol=1e-5, atol=1e-10),
-                   "keep the rows AND columns of Sigma_c for the observed features (not zero-filling, not the mean)")
+                   "a missing feature must be integrated out, not filled in (neither with zero nor with the mean)")
     yield Property("nothing observed gives the prior", close(fn(np.full(d, np.nan), pis, mus, Sig), pis, rtol=1e-5, atol=1e-8),
                    "with no observed feature the likelihood is 1")
 
@@ -68,4 +68,5 @@ def _fisher(fn):
 def _params(fn):
     ok = all(int(fn(M)) == 2 * M + M * (M + 1) // 2 + 1 for M in range(1, 30))
     yield Property("counts means, shared covariance and the prior", ok,
-                   "two mean vectors, a symmetric covariance, and one free prior")
+                   "count free numbers only: a symmetric matrix has fewer than D^2, "
+                   "and probabilities that sum to one lose one")

@@ -37,7 +37,7 @@ def _gaussian_mle(fn):
     if ok_shape and _close(S * (X.shape[0] - 1) / X.shape[0], ref_S):
         hint = "you divide by N - 1: that is the unbiased estimate, not the maximiser of the likelihood"
     else:
-        hint = "the scatter matrix sum_i (x_i - xbar)(x_i - xbar)^T divided by the right count"
+        hint = "differentiate the log-likelihood with respect to the covariance (the trace trick) and solve"
     yield Property("the covariance maximises the likelihood", ok_shape and _close(S, ref_S), hint)
     X1 = rng.normal(size=(7, 1))
     m1, S1 = fn(X1.copy())
@@ -56,7 +56,7 @@ def _beta_bernoulli_predictive(fn):
     cases = [(rng.binomial(1, 0.3, size=n), a, b) for n, a, b in [(10, 1.0, 1.0), (25, 2.0, 5.0), (3, 0.5, 0.5)]]
     good = all(abs(float(fn(x.copy(), a, b)) - (a + x.sum()) / (a + b + x.size)) < 1e-10 for x, a, b in cases)
     yield Property("matches the exact predictive on random data", good,
-                   "integrate Ber(1 | theta) against the posterior Beta(a + N_1, b + N_0)")
+                   "average the probability of a 1 over the posterior of theta (not the prior, not one value of theta)")
     p0 = float(fn(np.zeros(5), 1.0, 1.0))
     yield Property("never predicts probability 0 after only zeros", 0 < p0 < 1 and abs(p0 - 1 / 7) < 1e-10,
                    "a plug-in of the MLE or of the MAP gives 0 here; the predictive averages over theta")

@@ -28,7 +28,7 @@ def _mahalanobis(fn):
         ok_id = ok_id and close(fn(X, mu, np.eye(d)), ((X - mu) ** 2).sum(1), rtol=1e-5, atol=1e-8)
     yield Property("returns one distance per row", ok_shape, "return an array of shape (N,)")
     yield Property("matches (x-mu)^T Sigma^-1 (x-mu) on random covariances", ok_rand,
-                   "divide the squared rotated coordinates by the eigenvalues, not multiply")
+                   "the inverse of Sigma has the eigenvectors of Sigma: check how its eigenvalues enter")
     yield Property("equals the squared Euclidean distance for Sigma = I", ok_id, "check the centring by mu")
 
 
@@ -57,7 +57,9 @@ def _two_class(fn):
         if not shapes:
             break
     yield Property("with equal priors x0 is the midpoint of the means", ok_mid, "check the sign of the 1/2 (mu1 + mu0) term")
-    yield Property("w^T (x - x0) equals the LDA log-odds", ok, "w = Sigma^-1 (mu1 - mu0); the prior term moves x0 along mu1 - mu0")
+    yield Property("w^T (x - x0) equals the LDA log-odds", ok,
+                   "compare the classes' log-densities plus log-priors: the quadratic terms cancel, "
+                   "and x0 is where the log-odds vanish")
 
 
 @exercise("gda.soft-threshold", "Soft-thresholding of shrunken-centroid offsets",

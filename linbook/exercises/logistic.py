@@ -30,7 +30,7 @@ def _ref_nll_grad_hess(X, y, w):
     return nll, X.T @ (mu - y), X.T @ ((mu * (1 - mu))[:, None] * X)
 
 
-@exercise("logreg.nll-grad-hess", "NLL, gradient X'(mu - y) and Hessian X'SX of logistic regression",
+@exercise("logreg.nll-grad-hess", "NLL, gradient and Hessian of binary logistic regression",
           returns="(nll, grad, hess): a number, shape (D,), shape (D, D)")
 def _check_nll(fn):
     rng = np.random.default_rng(0)
@@ -38,16 +38,19 @@ def _check_nll(fn):
     w = rng.normal(size=3)
     nll, g, H = fn(X, y, w)
     rn, rg, rH = _ref_nll_grad_hess(X, y, w)
-    yield Property("NLL matches on random data", _close(nll, rn), "use sum_i log(1 + exp(z_i)) - y_i z_i, summed (not averaged)")
-    yield Property("gradient matches", _close(g, rg), "the gradient is X'(mu - y), same length as w")
-    yield Property("Hessian matches", _close(H, rH), "the Hessian is X' S X with S = diag(mu (1 - mu))")
+    yield Property("NLL matches on random data", _close(nll, rn),
+                   "the NLL is a sum over the samples (not a mean) of minus the log-probability of each label")
+    yield Property("gradient matches", _close(g, rg),
+                   "differentiate the NLL through the sigmoid with the chain rule; one entry per weight")
+    yield Property("Hessian matches", _close(H, rH),
+                   "differentiate the gradient once more; each sample is weighted by the sigmoid's slope")
     yield Property("Hessian is symmetric positive semi-definite",
                    _close(H, np.transpose(H)) and np.linalg.eigvalsh(np.asarray(H, float)).min() > -1e-10)
     wb = 500.0 * w
     nll, g, H = fn(X, y, wb)
     rn, rg, rH = _ref_nll_grad_hess(X, y, wb)
     yield Property("finite and exact for huge weights (|z| ~ 1000)", _close(nll, rn, rtol=1e-10),
-                   "log(1 + exp(z)) overflows for z > 709: use a stable softplus (linbook.log1pexp)")
+                   "log(1 + exp(z)) overflows for z > 709: rewrite it so that exp never sees a large positive argument")
 
 
 @exercise("logreg.newton-step", "One Newton (IRLS) step for l2-regularised logistic regression",
@@ -61,11 +64,13 @@ def _check_newton(fn):
         ref = w - np.linalg.solve(H + lam * np.eye(4), g + lam * w)
         out = fn(X, y, w, lam)
         yield Property(f"matches the Newton step for lam = {lam:g}", _close(out, ref),
-                       "objective NLL + (lam/2)||w||^2: gradient g + lam w, Hessian X'SX + lam I")
+                       "the penalty is part of the objective: does it enter both the gradient "
+                       "and the Hessian of your step?")
     w = np.zeros(4)
     out = fn(X, y, w, 1.0)
     _, g, H = _ref_nll_grad_hess(X, y, w)
-    yield Property("from w = 0", _close(out, -np.linalg.solve(H + np.eye(4), g)))
+    yield Property("from w = 0", _close(out, -np.linalg.solve(H + np.eye(4), g)),
+                   "at w = 0 every predicted probability is 1/2")
 
 
 @exercise("logreg.softmax-grad", "Gradient of the multinomial NLL with respect to W (D x C)",
@@ -80,12 +85,14 @@ def _check_softmax(fn):
     ref = X.T @ (softmax(X @ W, axis=1) - Y)
     out = fn(X, Y, W)
     yield Property("shape (D, C)", has_shape(out, (d, C)), "one column per class, as W")
-    yield Property("matches sum_i (mu_i - y_i) x_i' on random data", _close(out, ref),
-                   "column c is sum_i (mu_ic - y_ic) x_i")
+    yield Property("matches the gradient on random data", _close(out, ref),
+                   "differentiate the NLL with respect to one class's column of W; the softmax couples the classes")
     out = fn(X, Y, 300.0 * W)
     yield Property("finite for large scores", _close(out, X.T @ (softmax(X @ (300.0 * W), axis=1) - Y)),
-                   "subtract the row maximum before exponentiating")
-    yield Property("columns sum to zero (softmax is shift invariant)", _close(np.sum(out, axis=1), np.zeros(d), atol=1e-8))
+                   "a sample's softmax does not change when the same constant is subtracted from all its scores")
+    yield Property("columns sum to zero (softmax is shift invariant)",
+                   _close(np.sum(out, axis=1), np.zeros(d), atol=1e-8),
+                   "each sample's class probabilities sum to one, like its one-hot label")
 
 
 @exercise("logreg.probit-nll", "Stable probit NLL and gradient",
@@ -106,6 +113,8 @@ def _check_probit(fn):
         nll, g = fn(X, y, w)
         rn, rg = ref(w)
         yield Property(f"NLL matches (|w| scale {scale:g})", _close(nll, rn, rtol=1e-9),
-                       "use scipy.special.log_ndtr for log Phi; 1 - Phi(z) = Phi(-z)")
+                       "compute log Phi without forming Phi (it underflows for large negative arguments); "
+                       "one sign covers both labels")
         yield Property(f"gradient matches (|w| scale {scale:g})", _close(g, rg, rtol=1e-7),
-                       "d/dz log Phi(u) = phi(u)/Phi(u); compute the ratio as exp(log phi - log Phi)")
+                       "the derivative of log Phi is a ratio of two tiny numbers for large negative "
+                       "arguments: form it in log space")

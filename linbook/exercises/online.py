@@ -35,7 +35,7 @@ def _polyak(fn):
                    "after k updates the result must equal the plain average of the k iterates (8.80)")
     first = np.asarray(fn(np.full(3, 7.0), thetas[0], 1), dtype=float)
     yield Property("k = 1 returns the first iterate, whatever the old average",
-                   _close(first, thetas[0]), "with k = 1 the weight on the new iterate is 1/k = 1")
+                   _close(first, thetas[0]), "the average of a single iterate is that iterate")
     old = np.array([1.0, -2.0, 0.5])
     yield Property("does not modify its inputs in place", (fn(old, thetas[1], 3) is not None) and
                    _close(old, [1.0, -2.0, 0.5]), "return a new array instead of updating theta_bar in place")
@@ -61,11 +61,14 @@ def _rls(fn):
         m, P = np.asarray(out[0], float), np.asarray(out[1], float)
     ridge = np.linalg.solve(X.T @ X + lam * np.eye(D), X.T @ y)
     yield Property("after all samples the mean equals the batch ridge solution (prior precision 0.5)",
-                   _close(m, ridge, 1e-8), "the posterior mean after N samples must be (X'X + lam I)^-1 X'y")
+                   _close(m, ridge, 1e-8),
+                   "after all samples the recursion must reproduce the batch ridge fit: check the gain vector")
     yield Property("P is the inverse of the accumulated precision",
                    _close(P, np.linalg.inv(X.T @ X + lam * np.eye(D)), 1e-8),
-                   "P_k must equal (P_(k-1)^-1 + x x')^-1: check the denominator 1 + x'Px")
-    yield Property("P stays symmetric", _close(P, P.T, 1e-10), "use the outer product of the same vector P x")
+                   "P is the inverse of the accumulated precision: apply the Sherman-Morrison identity "
+                   "and check its denominator")
+    yield Property("P stays symmetric", _close(P, P.T, 1e-10),
+                   "a symmetric update subtracts a symmetric rank-one matrix")
 
 
 @exercise("online.adagrad-step", "One adagrad step (8.84)-(8.85)",
@@ -81,10 +84,11 @@ def _adagrad(fn):
         return
     s_new = s + g ** 2
     yield Property("accumulates squared gradients (8.85)", _close(out[1], s_new),
-                   "s must grow by the elementwise square of the gradient")
+                   "check what (8.85) adds to s, coordinate by coordinate")
     yield Property("steps with the updated accumulator (8.84)",
                    _close(out[0], theta - eta * g / (tau0 + np.sqrt(s_new))),
-                   "divide each coordinate by tau0 + sqrt(s_i) with s already including this gradient")
+                   "update s first, then take the step (8.84) with the updated s")
     t2, s2 = fn(np.zeros(2), np.array([1e-3, 1e3]), np.zeros(2), 1.0, 0.0)
     yield Property("first step moves every coordinate by eta, whatever its gradient scale",
-                   _close(np.abs(t2), [1.0, 1.0]), "with s = 0 and tau0 = 0 the first step is eta * sign(g)")
+                   _close(np.abs(t2), [1.0, 1.0]),
+                   "the step is normalised coordinate by coordinate by the size of the accumulated gradients")

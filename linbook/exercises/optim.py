@@ -38,7 +38,7 @@ def _check_backtracking(fn):
         ok_armijo &= f(x + t * d) <= f(x) + 1e-4 * t * g(x) @ d + 1e-12
         ok_max &= 0 < t <= 1.0
     yield Property("returned step satisfies the Armijo condition (c1 = 1e-4)", bool(ok_armijo),
-                   "shrink t until f(x + t d) <= f(x) + c1 t g'd")
+                   "halve t until the sufficient-decrease (Armijo) condition holds")
     yield Property("step is in (0, 1]", bool(ok_max), "start from t = 1 and only shrink")
     # f(x + d) < f(x) but not by the Armijo margin: a plain "any decrease" test accepts t = 1
     f1 = lambda x: 0.5 * float(x @ x)   # noqa: E731
@@ -67,7 +67,8 @@ def _check_bfgs(fn):
     y = A @ s                        # y's > 0
     out = np.asarray(fn(H.copy(), s, y), float)
     yield Property("matches the reference update", _close(out, bfgs_update_H(H, s, y)),
-                   "H+ = (I - rho s y') H (I - rho y s') + rho s s', rho = 1/(y's)")
+                   "update the inverse directly (not B, then invert it); "
+                   "compare each factor with the chapter's inverse update")
     yield Property("secant condition H+ y = s", _close(out @ y, s), "the inverse update must map y to s")
     yield Property("stays symmetric positive definite",
                    _close(out, out.T) and np.linalg.eigvalsh(out).min() > 0)
@@ -85,7 +86,8 @@ def _check_two_loop(fn):
     ref = lbfgs_two_loop(g, S, Y)
     out = fn(g.copy(), [s.copy() for s in S], [y.copy() for y in Y])
     yield Property("matches H g of the two-loop recursion (gamma = s'y/y'y of the newest pair)",
-                   _close(out, ref), "first loop newest to oldest, scale by gamma, second loop oldest to newest")
+                   _close(out, ref),
+                   "check the order in which each loop visits the pairs and where the initial scaling gamma enters")
     gamma = S[-1] @ Y[-1] / (Y[-1] @ Y[-1])
     Hd = gamma * np.eye(d)
     for s, y in zip(S, Y):
@@ -105,5 +107,6 @@ def _check_irls(fn):
         mu = sigmoid(X @ w)
         s = mu * (1 - mu)
         ref = w - np.linalg.solve(X.T @ (s[:, None] * X), X.T @ (mu - y))
-        yield Property("equals the Newton step w - H^{-1} g", _close(fn(X, y, w), ref),
-                       "z = Xw + (y - mu)/s; solve (X'SX) w = X'Sz")
+        yield Property("equals the Newton step", _close(fn(X, y, w), ref),
+                       "the weights and the working response (8.25) come from the current w; "
+                       "solve the weighted least-squares problem for the new w, not for a step")

@@ -41,14 +41,15 @@ def _epoch(fn):
     yield Property("counts the updates", int(n) == rn,
                    "a point with y (w.x + b) <= 0 (zero included) is a mistake")
     yield Property("matches the textbook pass from w = 0", close(w, rw, rtol=1e-5, atol=1e-8) and close(b, rb, rtol=1e-5, atol=1e-8),
-                   "update w += eta y_i x_i and b += eta y_i immediately, before the next sample")
+                   "update right after each mistake, before looking at the next sample; "
+                   "check the updates of both w and b")
     yield Property("does not modify the input w", np.all(w0 == 0), "copy w before updating it")
     rng = np.random.default_rng(1)
     ws, bs = rng.normal(size=3), 0.4
     w, b, n = fn(X, y, ws.copy(), bs, 0.3)
     rw, rb, rn = _ref_epoch(X, y, ws, bs, 0.3)
     yield Property("matches from a non-zero start with eta = 0.3", close(w, rw, rtol=1e-5, atol=1e-8) and close(b, rb, rtol=1e-5, atol=1e-8) and n == rn,
-                   "the step is eta y_i x_i (and eta y_i for b)")
+                   "the learning rate scales the updates of both w and b")
 
 
 @exercise("perceptron.dual-to-primal", "Primal weights from the dual coefficients",
@@ -57,8 +58,10 @@ def _dual(fn):
     X, y = _data(2, n=15, d=4)
     alpha = np.abs(np.random.default_rng(3).normal(size=15)).round(1)
     w, b = fn(alpha.copy(), X.copy(), y.copy())
-    yield Property("w = sum alpha_i y_i x_i", close(w, X.T @ (alpha * y), rtol=1e-5, atol=1e-8), "weight each x_i by alpha_i y_i")
-    yield Property("b = sum alpha_i y_i", close(b, float(np.sum(alpha * y)), rtol=1e-5, atol=1e-8), "the bias collects eta y_i per update")
+    yield Property("w matches the primal weights", close(w, X.T @ (alpha * y), rtol=1e-5, atol=1e-8),
+                   "alpha_i counts (eta times) the updates made on sample i: what did each of them add to w?")
+    yield Property("b matches the primal bias", close(b, float(np.sum(alpha * y)), rtol=1e-5, atol=1e-8),
+                   "what did each of those updates add to b?")
 
 
 @exercise("perceptron.margin", "Geometric margin of a hyperplane on a data set",

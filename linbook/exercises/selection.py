@@ -36,7 +36,7 @@ def _mi(fn):
         y = np.where(rng.uniform(size=300) < 0.6, x % 3, rng.integers(0, 3, 300))
         ok = ok and close(fn(x, y), mutual_info_score(x, y), rtol=1e-10, atol=1e-12)
     yield Property("matches the plug-in MI on random discrete data", ok,
-                   "sum over all (x, y) cells of p(x, y) log[p(x, y) / (p(x) p(y))], in nats")
+                   "compare the empirical joint distribution with the product of its marginals; natural logarithms")
     x = rng.integers(0, 3, 200)
     yield Property("independent constant gives 0", close(fn(x, np.zeros(200, int)), 0.0, rtol=1e-5, atol=1e-12),
                    "a constant variable shares no information")
