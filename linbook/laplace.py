@@ -23,7 +23,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from .base import encode_labels, validate_fit, validate_predict
+from .base import DEPRECATED, encode_labels, renamed_param, validate_fit, validate_predict
 from .criteria import aic, bic  # noqa: F401  (re-exported for ``from linbook.laplace import bic``)
 from .numerics import log1pexp, sigmoid
 
@@ -241,6 +241,9 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         Add a constant feature (with the prior above).
     tol, max_iter : float, int
         Passed to :func:`laplace_approximation`.
+    prior_var : float, deprecated
+        The old parameter, the prior variance: works as ``prior_precision = 1 / prior_var``
+        with a FutureWarning; removed in linbook 0.3.
 
     Attributes
     ----------
@@ -263,8 +266,9 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, prior_precision=0.01, predictive="probit", n_samples=1000, random_state=None,
-                 fit_intercept=True, tol=1e-14, max_iter=200):
+                 fit_intercept=True, tol=1e-14, max_iter=200, *, prior_var=DEPRECATED):
         self.prior_precision = prior_precision
+        self.prior_var = prior_var
         self.predictive = predictive
         self.n_samples = n_samples
         self.random_state = random_state
@@ -280,8 +284,12 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     def _design(self, X):
         return np.hstack([np.ones((X.shape[0], 1)), X]) if self.fit_intercept else X
 
+    def _prior_precision(self, warn=True):
+        return renamed_param(self, "prior_precision", "prior_var", convert=lambda var: 1.0 / var,
+                             formula="prior_precision=1/prior_var", warn=warn)
+
     def _check_params(self):
-        a = self.prior_precision
+        a = self._prior_precision()
         if not (np.isscalar(a) and isinstance(a, (int, float, np.number)) and np.isfinite(a) and a > 0):
             raise ValueError(f"prior_precision must be a positive finite number; got {a!r}")
         if self.predictive not in ("probit", "mc", "plugin"):
@@ -319,7 +327,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         self.classes_, t = encode_labels(y, max_classes=2, model="BayesianLogisticRegression")
         t = t.astype(float)
         Phi = self._design(X)
-        m, alpha = Phi.shape[1], float(self.prior_precision)
+        m, alpha = Phi.shape[1], float(self._prior_precision(warn=False))
         const = 0.5 * m * np.log(2 * np.pi / alpha)
 
         def energy(w):
