@@ -23,7 +23,8 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse
 from sklearn.exceptions import NotFittedError
-from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
+from sklearn.utils._param_validation import StrOptions  # noqa: F401  (for the estimators' constraints)
+from sklearn.utils._param_validation import Interval, validate_parameter_constraints
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, check_X_y
 from sklearn.utils.validation import validate_data as _sk_validate_data

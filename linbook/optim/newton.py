@@ -1,8 +1,9 @@
-"""Newton's method (the one Newton driver), truncated Newton, IRLS and Levenberg-Marquardt.
+"""Newton's method (the one Newton driver), truncated Newton and Levenberg-Marquardt.
 
-:func:`newton` is the single Newton/IRLS driver of linbook: :func:`irls` and
-:class:`linbook.LogisticRegression` (``solver="newton"``/``"irls"``) call it with their
-own objective, gradient and Hessian, so the safeguards live in one place: the
+:func:`newton` is the single Newton/IRLS driver of linbook: :func:`linbook.irls`,
+:class:`linbook.LogisticRegression` and :class:`linbook.ProbitRegression`
+(``solver="newton"``/``"irls"``) and :func:`linbook.laplace_approximation` call it with
+their own objective, gradient and Hessian, so the safeguards live in one place: the
 Hessian is equilibrated and factored by Cholesky, a failed factorisation is retried
 with a growing ridge, the step is chosen by Armijo backtracking, and the method stops
 at once (saying so) on a non-finite objective.
@@ -12,33 +13,33 @@ Derived in: chapter "Optimizers" § "Newton's method".
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import scipy.linalg
 
-from .._kernels.hessian import weighted_gram
-from ..numerics import log1pexp, sigmoid
+from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from .line_search import _armijo, backtracking
 from .result import (MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted, _msg_max_iter,
                      _small_grad, _small_step, _start, _stop_reason, _x0)
 
-__all__ = ["newton", "truncated_newton", "irls", "levenberg_marquardt"]
+__all__ = ["newton", "truncated_newton", "levenberg_marquardt"]
 
 # The chord method keeps the last Hessian's factor while each step shrinks max|g| at least
 # this much. For a GLM a new Hessian costs about three gradient passes, so one chord step
 # that shrinks the gradient 4x gains about as much per pass as a Newton step shrinking it
 # 4^4 = 256x (Newton's own ratios were 0.2-0.01 on the benchmark problems).
 CHORD_CONTRACTION = 0.25
+MSG_DECREMENT = "Newton decrement g'H^{-1}g/2 below decrement_tol"
 
 
 def _newton_direction(H, g, damping=0.0):
     """Solve ``(H + tau I) d = -g`` by Cholesky with the smallest workable ridge ``tau``.
 
-    ``H`` is first equilibrated, ``D^{-1} H D^{-1}`` with ``D = sqrt(diag H)``, so the
-    factorisation and the ridge do not depend on the units of the coordinates. ``tau``
-    grows until the factor exists and ``d`` is a descent direction (Levenberg-Marquardt).
-    Returns ``(d, tau, factor)``; ``factor`` solves with the same matrix again
+    ``H`` is first equilibrated, ``D^{-1} H D^{-1}`` with ``D = sqrt(diag H)``
+    (:func:`linbook._kernels.cholesky.equilibrated_cholesky`), so the factorisation and the
+    ridge do not depend on the units of the coordinates. ``tau`` grows until the factor
+    exists and ``d`` is a descent direction (Levenberg-Marquardt). Returns
+    ``(d, tau, factor)``; ``factor`` solves with the same matrix again
     (:func:`_chord_direction`), ``None`` after the scaled-gradient fallback.
     """
     H = np.atleast_2d(np.asarray(H, dtype=float))
@@ -47,21 +48,17 @@ def _newton_direction(H, g, damping=0.0):
                          "objective for overflow (scale the features or add a penalty)")
     if damping:
         H = H + damping * np.eye(H.shape[0])
-    dg = np.diag(H)
-    D = np.sqrt(np.where(dg > 0, dg, 1.0))
-    Hs = H / np.outer(D, D)
     tau = 0.0
     while True:
-        try:
-            factor = (scipy.linalg.cho_factor(Hs + tau * np.eye(Hs.shape[0]), lower=True, check_finite=False), D)
+        factor = equilibrated_cholesky(H, ridge=tau)
+        if factor is not None:
             d = _chord_direction(factor, g)
             if float(g @ d) < 0 and np.all(np.isfinite(d)):
                 return d, tau, factor
-        except np.linalg.LinAlgError:
-            pass
         tau = max(10.0 * tau, 1e-12)
         if tau > 1e12:
-            return -g / D ** 2, tau, None   # a diagonally scaled gradient step: always descent
+            dg = np.diag(H)
+            return -g / np.where(dg > 0, dg, 1.0), tau, None   # a diagonally scaled gradient step: always descent
 
 
 def _flat_step(fg, x, f, g, d, scale):
@@ -83,12 +80,12 @@ def _flat_step(fg, x, f, g, d, scale):
 
 def _chord_direction(factor, g):
     """``-H^{-1} g`` with the Cholesky factor of an earlier (equilibrated) Hessian."""
-    cho, D = factor
-    return -scipy.linalg.cho_solve(cho, g / D, check_finite=False) / D
+    return -equilibrated_solve(factor, g)
 
 
 def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gtol=1e-8,
-           xtol=1e-12, gscale=None, damping=None, callback=None, polish=False, fun_grad=None):
+           xtol=1e-12, gscale=None, damping=None, callback=None, polish=False, fun_grad=None,
+           decrement_tol=None):
     """Newton's method with a backtracking line search (Algorithm 8.1 of MLAPP).
 
     Each step solves ``H d = -g`` by Cholesky and moves to ``x + t d`` with the largest
@@ -127,6 +124,11 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
         Near the optimum most steps then cost one gradient. The stopping test is the same
         (the exact gradient); ``polish`` then takes a last chord step, whose error is about
         ``CHORD_CONTRACTION`` times the current one instead of its square.
+    decrement_tol : float, optional
+        Also stop (converged) when the Newton decrement ``g' H^{-1} g / 2`` -- the decrease
+        the quadratic model predicts, affine invariant -- is at most ``decrement_tol``
+        (Boyd and Vandenberghe's stopping rule; tested before each step whose ``H`` is
+        positive definite).
 
     Returns
     -------
@@ -160,6 +162,9 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
             except ValueError as exc:
                 msg, k = str(exc), k - 1
                 break
+        if decrement_tol is not None and tau == 0.0 and -0.5 * float(g @ d) <= decrement_tol:
+            converged, msg, k = True, MSG_DECREMENT, k - 1
+            break
         if line_search:
             t, new, _ = _armijo(trial, x, f, float(g @ d), d)
             if new is None and not (fg.nonfinite or trial.nonfinite):
@@ -270,63 +275,6 @@ def truncated_newton(fun, x0, grad=None, hessp=None, *, max_iter=100, gtol=1e-8,
             converged, msg = stop
             break
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
-
-
-def irls(X, y, w0=None, *, lam=0.0, max_iter=100, tol=1e-10):
-    """Iteratively reweighted least squares for logistic regression (Algorithm 8.2 of MLAPP).
-
-    Minimises ``NLL(w) + (lam/2) ||w||^2`` with ``NLL(w) = sum_i [log(1 + exp(w'x_i)) - y_i w'x_i]``
-    for ``y_i`` in {0, 1} (no separate intercept: add a column of ones to ``X`` and note
-    that ``lam`` then penalises it too). Each step solves the weighted least-squares problem
-
-    ``w_new = argmin sum_i s_i (z_i - w'x_i)^2 + lam ||w||^2``, with weights
-    ``s_i = mu_i (1 - mu_i)`` and working response ``z_i = w'x_i + (y_i - mu_i) / s_i``,
-
-    i.e. ``w_new = (X'SX + lam I)^{-1} X'S z``, which is exactly the Newton step
-    ``w - H^{-1} g`` with ``g = X'(mu - y) + lam w`` and ``H = X'SX + lam I``. It is run by
-    :func:`newton` (Cholesky with a ridge fallback, backtracking), so duplicated columns
-    do not break it; ``X'SX`` is formed by a blocked BLAS kernel. Stops when the
-    gradient falls below ``tol`` times its size at ``w0``, or a step below ``tol * |w|``.
-
-    Returns
-    -------
-    OptimizeResult
-        ``fun`` is the penalised NLL. On separable data with ``lam = 0`` (no finite MLE)
-        ``converged`` is False, the message says so and a ``SeparableDataWarning`` is given.
-
-    Derived in: chapter "Optimizers" § "IRLS".
-    """
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float).ravel()
-    if X.ndim != 2 or X.shape[0] != y.size:
-        raise ValueError("X must be (N, D) and y (N,) with the same N")
-    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
-        raise ValueError("irls: X and y must be finite (remove or impute NaN/inf)")
-    if not np.all(np.isin(y, (0.0, 1.0))):
-        raise ValueError("irls needs labels y in {0, 1}")
-    if not (np.isfinite(lam) and lam >= 0):
-        raise ValueError("lam must be a finite number >= 0")
-    w = np.zeros(X.shape[1]) if w0 is None else _x0(w0)
-
-    def objective(w):
-        a = X @ w
-        mu = sigmoid(a)
-        f = float(np.sum(log1pexp(a) - y * a) + 0.5 * lam * w @ w)
-        g = X.T @ (mu - y) + lam * w                            # gradient
-        H = weighted_gram(X, mu * (1 - mu)) + lam * np.eye(w.size)   # X' S X + lam I
-        return f, g, H
-
-    res = newton(objective, w, grad=True, hess=True, max_iter=max_iter, gtol=tol, xtol=tol)
-    saturated = np.any((2 * y - 1) * (X @ res.x) > 25.0)      # p(y_i | x_i) > 1 - 1e-11
-    if lam == 0 and np.isfinite(res.fun) and (saturated or not res.converged):
-        from ..logistic.separation import separable   # local: logistic imports optim
-        if separable(X, 2 * y - 1, fit_intercept=False):
-            from ..base import SeparableDataWarning
-            res.converged = False
-            res.message = ("the classes are (quasi-)separable, so the maximum-likelihood estimate "
-                           "does not exist (||w|| grows without bound); set lam > 0")
-            warnings.warn("irls: " + res.message, SeparableDataWarning, stacklevel=2)
-    return res
 
 
 def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol=1e-10, xtol=1e-12):
