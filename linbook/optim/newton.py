@@ -42,6 +42,8 @@ def _newton_direction(H, g, damping=0.0):
     ``(d, tau, factor)``; ``factor`` solves with the same matrix again
     (:func:`_chord_direction`), ``None`` after the scaled-gradient fallback.
     """
+    if H is None:                  # the objective or gradient was not finite where H was asked for
+        raise ValueError(MSG_NONFINITE)
     H = np.atleast_2d(np.asarray(H, dtype=float))
     if not np.all(np.isfinite(H)):
         raise ValueError("newton: the Hessian is not finite at the current point; check the "
@@ -76,6 +78,33 @@ def _flat_step(fg, x, f, g, d, scale):
     if flat and np.all(np.isfinite(new[1])) and np.max(np.abs(new[1]) / scale) < np.max(np.abs(g) / scale):
         return new
     return None
+
+
+def _line_search(fg, trial, x, f, g, d, scale, gtol):
+    """Armijo backtracking along ``d``, then the flat step: ``(t, fg(x + t d), None)``, or
+    ``(t, None, (message, converged))`` when no step can be taken."""
+    t, new, _ = _armijo(trial, x, f, float(g @ d), d)
+    if new is None and not (fg.nonfinite or trial.nonfinite):
+        t, new = 1.0, _flat_step(trial, x, f, g, d, scale)
+    if new is not None:
+        return t, new, None
+    if fg.nonfinite or trial.nonfinite:
+        return t, None, (MSG_NONFINITE, False)
+    return t, None, ("line search failed: no decrease of f at rounding level (x is optimal to the "
+                     "precision f can resolve if the gradient is small)",
+                     bool(_small_grad(g, 1e3 * gtol, scale)))
+
+
+def _polished(x, out, g, factor, tau, damping):
+    """``x`` after one more full Newton step with the Hessian already at hand (no evaluation):
+    a chord step with the kept factor, else a step with ``out``'s Hessian when it is positive definite."""
+    if factor is not None and tau == 0.0:
+        return x + _chord_direction(factor, g)
+    if len(out) == 3:
+        d, tau, _ = _newton_direction(out[2], g, damping)
+        if tau == 0.0:
+            return x + d
+    return x
 
 
 def _chord_direction(factor, g):
@@ -154,9 +183,6 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
         if d is None or not (float(g @ d) < 0 and np.all(np.isfinite(d))):
             if len(out) < 3 and hess is True:                # a trial point: evaluate its Hessian
                 out = fg(x)
-                if out[2] is None:
-                    msg, k = MSG_NONFINITE, k - 1
-                    break
             try:
                 d, tau, factor = _newton_direction(hessian(x, out), g, damping or 0.0)
             except ValueError as exc:
@@ -166,17 +192,9 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
             converged, msg, k = True, MSG_DECREMENT, k - 1
             break
         if line_search:
-            t, new, _ = _armijo(trial, x, f, float(g @ d), d)
-            if new is None and not (fg.nonfinite or trial.nonfinite):
-                t, new = 1.0, _flat_step(trial, x, f, g, d, scale)
-            if new is None:
-                k -= 1
-                if fg.nonfinite or trial.nonfinite:
-                    msg = MSG_NONFINITE
-                else:
-                    msg = ("line search failed: no decrease of f at rounding level (x is optimal "
-                           "to the precision f can resolve if the gradient is small)")
-                    converged = bool(_small_grad(g, 1e3 * gtol, scale))
+            t, new, stop = _line_search(fg, trial, x, f, g, d, scale, gtol)
+            if stop:
+                (msg, converged), k = stop, k - 1
                 break
         else:
             t, new = 1.0, trial(x + d)
@@ -185,8 +203,7 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
                 path.append(x.copy())
                 f, g, msg = np.nan, new[1], "diverged: the objective is not finite after a full Newton step"
                 break
-        step = t * d
-        small = _small_step(step, x, xtol)
+        step, small = t * d, _small_step(t * d, x, xtol)
         if not (chord and t == 1.0 and np.max(np.abs(new[1])) <= CHORD_CONTRACTION * np.max(np.abs(g))):
             factor = None
         x, out = x + step, new
@@ -198,14 +215,8 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
         if _small_grad(g, gtol, scale):
             converged, msg = True, MSG_GTOL
             if polish and hess is True:
-                if factor is not None and tau == 0.0:         # one more chord step, free
-                    x = x + _chord_direction(factor, g)
-                    path[-1] = x.copy()
-                elif len(out) == 3:
-                    d, tau, _ = _newton_direction(out[2], g, damping or 0.0)
-                    if tau == 0.0:
-                        x = x + d
-                        path[-1] = x.copy()
+                x = _polished(x, out, g, factor, tau, damping or 0.0)
+                path[-1] = x.copy()
             break
         if small:
             converged, msg = True, MSG_XTOL
