@@ -14,7 +14,7 @@ plotting      shared figure helpers
 estimation    MLE / MAP / Bayesian estimation of simple models (chapter 1)
 linear        LinearRegression, Ridge, Lasso, LeastAbsoluteDeviation (chapter 2)
 perceptron    Perceptron (primal, dual, pocket) (chapter 3)
-logistic      LogisticRegression, ProbitRegression (chapter 4)
+logistic      LogisticRegression, ProbitRegression, irls (chapter 4)
 optim         gradient descent, Newton, IRLS, BFGS, L-BFGS, ... (chapter 5)
 gaussian      multivariate-normal helpers (chapter 6)
 discriminant  QDA, LDA, RDA, DiagonalLDA, NearestShrunkenCentroids, GaussianNaiveBayes, FisherLDA
@@ -40,7 +40,7 @@ _EXPORTS = {
                    "ridge_lambda_from_prior", "lasso_lambda_from_prior"],
     "linear": ["LinearRegression", "Ridge", "Lasso", "LeastAbsoluteDeviation"],
     "perceptron": ["Perceptron", "perceptron_reference"],
-    "logistic": ["LogisticRegression", "ProbitRegression"],
+    "logistic": ["LogisticRegression", "ProbitRegression", "irls"],
     "gaussian": ["mvn_cholesky", "mahalanobis", "mvn_logpdf", "mvn_sample", "mvn_entropy"],
     "discriminant": ["QDA", "LDA", "RDA", "DiagonalLDA", "GaussianNaiveBayes", "NearestShrunkenCentroids",
                      "FisherLDA"],

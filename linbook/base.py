@@ -14,18 +14,26 @@ Derived in: not a derivation; conventions are stated in the chapter
 
 from __future__ import annotations
 
+import functools
+import inspect
+import re
+import warnings
 from contextlib import contextmanager
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse
 from sklearn.exceptions import NotFittedError
+from sklearn.utils._param_validation import StrOptions  # noqa: F401  (for the estimators' constraints)
+from sklearn.utils._param_validation import Interval, InvalidParameterError, validate_parameter_constraints
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, check_X_y
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
 __all__ = ["validate_data", "validate_X", "validate_fit", "validate_predict", "check_sample_weight",
            "encode_labels", "check_finite_fit", "LinbookWarning", "SeparableDataWarning",
-           "DivergenceError", "centre_offsets"]
+           "DivergenceError", "centre_offsets", "check_params", "require_y", "renamed_param",
+           "renamed_kwargs", "DEPRECATED", "NON_NEGATIVE", "POSITIVE", "POSITIVE_INT"]
 
 
 class LinbookWarning(UserWarning):
@@ -301,3 +309,123 @@ def centre_offsets(X, weights, fit_intercept):
         mu = (a @ X) / a.sum()
     shift = np.where(need & np.isfinite(mu), mu, 0.0)
     return X - shift, shift
+
+
+# ---------------------------------------------------------------- hyperparameters
+# One scheme, scikit-learn's: each estimator states ``_parameter_constraints`` (a dict
+# ``name: [constraint, ...]``, satisfied when any one holds) and calls :func:`check_params`
+# at the start of ``fit``. The message is scikit-learn's one wording: "The 'lam' parameter of
+# LogisticRegression must be a float in the range [0.0, inf). Got -1 instead."
+# (InvalidParameterError, a ValueError and a TypeError). The finite upper bound ``inf``
+# with an open end rejects inf as well as NaN.
+NON_NEGATIVE = Interval(Real, 0, np.inf, closed="left")     # a finite number >= 0
+POSITIVE = Interval(Real, 0, np.inf, closed="neither")      # a finite number > 0
+POSITIVE_INT = Interval(Integral, 1, None, closed="left")   # 1, 2, ...
+
+
+def check_params(estimator):
+    """Validate ``estimator``'s parameters against its class's ``_parameter_constraints``.
+
+    Raises scikit-learn's ``InvalidParameterError`` (a ``ValueError``) naming the parameter,
+    the estimator, what is allowed and what was given. Parameters without a constraint (and
+    renamed ones still set to :data:`DEPRECATED`) are not checked here.
+    """
+    try:
+        validate_parameter_constraints(type(estimator)._parameter_constraints,
+                                       estimator.get_params(deep=False),
+                                       caller_name=type(estimator).__name__)
+    except InvalidParameterError as exc:
+        # scikit-learn's wording, plus what to do: "... Got -1 instead. Set lam to a float in ..."
+        found = re.match(r"The '(\w+)' parameter of \w+ must be (.*?)\. Got ", str(exc), re.S)
+        if found is None:
+            raise
+        raise InvalidParameterError(f"{exc} Set {found[1]} to {found[2]}.") from None
+
+
+def require_y(estimator, y):
+    """Raise the one "requires y" error of a supervised ``fit`` called without targets."""
+    if y is None:
+        raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target y is "
+                         "None. Call fit(X, y) with one target per row of X.")
+
+
+# ---------------------------------------------------------------- renamed parameters
+# A renamed public parameter keeps working for one release: the estimator keeps the old
+# name in its __init__ as a keyword-only parameter whose default is DEPRECATED (stored
+# unchanged, so clone/get_params/set_params work as scikit-learn requires), and fit reads
+# the value through :func:`renamed_param`, which warns (FutureWarning) naming the new
+# parameter. Functions use the decorator :func:`renamed_kwargs`. CHANGELOG.md lists them.
+DEPRECATED = "deprecated"
+RENAMED_IN, REMOVED_IN = "0.2", "0.3"
+
+
+def _is_unset(value):
+    return isinstance(value, str) and value == DEPRECATED
+
+
+def _renamed_message(owner, old, new, replacement):
+    return (f"{owner}: the parameter {old!r} was renamed {new!r} in linbook {RENAMED_IN}; "
+            f"{old!r} will stop working in linbook {REMOVED_IN}. Pass {replacement} instead.")
+
+
+def renamed_param(estimator, new, old, *, convert=None, formula=None, warn=True):
+    """The value of parameter ``new``, or (FutureWarning) of its old name ``old`` when that was set.
+
+    ``convert`` maps an old value to the new parameter's value when the meaning changed
+    too (e.g. a prior variance to a precision); ``formula`` says it in the warning
+    (``"prior_precision=1/prior_var"``). Setting both names raises ``ValueError`` (which
+    one was meant is unknowable). ``old = None`` means the parameter was removed: a set
+    value is ignored with a FutureWarning saying so. ``warn=False`` reads the value again
+    without a second warning.
+    """
+    owner = type(estimator).__name__
+    old_value = getattr(estimator, old)
+    if _is_unset(old_value):
+        return getattr(estimator, new) if new is not None else None
+    if new is None:
+        if warn:
+            warnings.warn(f"{owner}: the parameter {old!r} was removed in linbook {RENAMED_IN} and has no "
+                          f"effect; it will raise an error from linbook {REMOVED_IN} on. Remove it.",
+                          FutureWarning, stacklevel=3)
+        return None
+    default = inspect.signature(type(estimator).__init__).parameters[new].default
+    new_value = getattr(estimator, new)
+    if not (new_value is default or _same_value(new_value, default)):
+        raise ValueError(f"{owner}: pass {new!r} only; {old!r} is its old name (deprecated), and "
+                         f"both were set ({new}={new_value!r}, {old}={old_value!r}).")
+    value = old_value if convert is None else convert(old_value)
+    if warn:
+        warnings.warn(_renamed_message(owner, old, new, formula or f"{new}={value!r}"),
+                      FutureWarning, stacklevel=3)
+    return value
+
+
+def _same_value(a, b):
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def renamed_kwargs(**renames):
+    """Decorator: a function's renamed keyword arguments keep working for one release.
+
+    ``@renamed_kwargs(alpha="lam")``: a call with ``alpha=...`` warns (FutureWarning) and
+    passes the value as ``lam``; a call with both raises ``TypeError``. The signature shown
+    (``inspect.signature``) is the function's own.
+    """
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            for old, new in renames.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise TypeError(f"{func.__name__}() got both {new!r} and its old name {old!r}; "
+                                        f"pass {new!r} only.")
+                    value = kwargs.pop(old)
+                    warnings.warn(_renamed_message(f"{func.__name__}()", old, new, f"{new}={value!r}"),
+                                  FutureWarning, stacklevel=2)
+                    kwargs[new] = value
+            return func(*args, **kwargs)
+        return wrapper
+    return decorate

@@ -23,9 +23,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from .base import encode_labels, validate_fit, validate_predict
+from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, Integral, StrOptions, check_params,
+                   encode_labels, renamed_param, require_y, validate_fit, validate_predict)
 from .criteria import aic, bic  # noqa: F401  (re-exported for ``from linbook.laplace import bic``)
-from .numerics import log1pexp, sigmoid
+from .logistic.logistic_regression import logistic_loss
+from .numerics import sigmoid
+from .optim.newton import newton
+from .optim.result import MSG_NONFINITE, MSG_UNBOUNDED
 
 __all__ = ["LaplaceResult", "laplace_approximation", "probit_kappa", "moderated_sigmoid",
            "BayesianLogisticRegression"]
@@ -52,7 +56,7 @@ class LaplaceResult:
     log_evidence : float
         ``-E(z0) + (M/2) log(2 pi) - (1/2) log |A|``, the Laplace estimate of ``log Z``.
     n_iter : int
-        Newton iterations used.
+        Newton steps taken.
 
     Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "The Laplace approximation in M dimensions".
     """
@@ -86,8 +90,8 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
     """Laplace approximation of ``p(z) = exp(-E(z)) / Z``.
 
     The mode is found by Newton's method with a backtracking (Armijo) line search on the
-    energy ``E``; where the Hessian is not positive definite the step falls back to steepest
-    descent. At the mode, ``A = hess(z0)`` must be positive definite (a strict local
+    energy ``E`` (:func:`linbook.optim.newton`, the one Newton driver; where the Hessian is
+    not positive definite it adds the smallest ridge that gives a descent step). At the mode, ``A = hess(z0)`` must be positive definite (a strict local
     minimum of ``E``), otherwise a ``ValueError`` is raised.
 
     Parameters
@@ -95,9 +99,10 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
     neg_log_density : callable
         ``E(z)``: the negative log of the *unnormalised* density (any additive constant in
         ``E`` shifts ``log_evidence`` by the same amount).
-    grad : callable
-        Gradient of ``E``, returns shape (M,).
-    hess : callable
+    grad : callable or True
+        Gradient of ``E``, returns shape (M,); ``True`` when ``neg_log_density`` returns
+        ``(E, gradient, Hessian)`` from one evaluation (then ``hess=True`` too).
+    hess : callable or True
         Hessian of ``E``, returns shape (M, M).
     x0 : float or array-like of shape (M,)
         Starting point.
@@ -117,74 +122,50 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
     z = np.atleast_1d(np.asarray(x0, dtype=float)).ravel().copy()
     if not np.all(np.isfinite(z)):
         raise ValueError("x0 must be finite")
-    m = z.size
+    m, scalar = z.size, np.ndim(x0) == 0
 
-    scalar = np.ndim(x0) == 0
+    def energy(v):          # E, its gradient and Hessian, with the caller's shapes (scalar or (M,))
+        v = float(v[0]) if scalar else v
+        e, g, H = neg_log_density(v) if grad is True else (neg_log_density(v), grad(v), hess(v))
+        return float(e), np.asarray(g, dtype=float).reshape(m), np.asarray(H, dtype=float).reshape(m, m)
 
-    def arg(v):
-        return float(v[0]) if scalar else v
-
-    def E(v):
-        return float(neg_log_density(arg(v)))
-
-    def G(v):
-        return np.asarray(grad(arg(v)), dtype=float).reshape(m)
-
-    def Hs(v):
-        return np.asarray(hess(arg(v)), dtype=float).reshape(m, m)
-
-    e = E(z)
-    if not np.isfinite(e):
-        raise ValueError(f"the energy E(x0) is not finite ({e}); start where the density is positive")
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):
-        g, H = G(z), Hs(z)
-        if not (np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
-            raise ValueError("laplace_approximation: the gradient or Hessian is not finite during the "
-                             "mode search (overflow); scale the variables (for a model: standardise the columns of X).")
-        try:
-            L = np.linalg.cholesky(0.5 * (H + H.T))
-            step = -linalg.cho_solve((L, True), g)
-        except np.linalg.LinAlgError:
-            step = -g / max(1.0, np.linalg.norm(g))
-        decrement = -float(g @ step)
-        if decrement < 0:          # not a descent direction (cannot happen for PD H)
-            step, decrement = -g, float(g @ g)
-        if 0.5 * decrement <= tol:
-            break
-        t = 1.0
-        while True:
-            z_new = z + t * step
-            e_new = E(z_new)
-            if np.isfinite(e_new) and e_new <= e - 1e-4 * t * decrement:
-                break
-            t *= 0.5
-            if t < 1e-14:
-                break
-        if t < 1e-14:
-            # no decrease along a descent direction: at the mode to rounding, unless the model
-            # still predicts a large decrease (then the energy is not smooth or badly scaled)
-            if 0.5 * decrement > 1e-8 * max(1.0, abs(e)):
-                raise ValueError("laplace_approximation: the line search stalled away from the mode "
-                                 f"(Newton decrement {0.5 * decrement:.3g}); check that E, grad and "
-                                 "hess agree, or scale the variables.")
-            break
-        z, e = z_new, e_new
-    else:
+    e0 = energy(z)[0]
+    if not np.isfinite(e0):
+        raise ValueError(f"the energy E(x0) is not finite ({e0}); start where the density is positive")
+    # the mode: Newton's method with backtracking (linbook.optim.newton), stopped by the decrement
+    res = newton(energy, z, grad=True, hess=True, max_iter=max_iter, gtol=0.0, xtol=0.0, decrement_tol=tol)
+    z0, (e, g, A) = res.x, energy(res.x)
+    A = 0.5 * (A + A.T)
+    overflow = res.message in (MSG_NONFINITE, MSG_UNBOUNDED) or res.message.startswith("newton: the Hessian")
+    if overflow or not (np.isfinite(e) and np.all(np.isfinite(g)) and np.all(np.isfinite(A))):
+        raise ValueError("laplace_approximation: the gradient or Hessian is not finite during the "
+                         "mode search (overflow); scale the variables (for a model: standardise the columns of X).")
+    if not res.converged and res.n_iter >= max_iter:
         raise ValueError(f"laplace_approximation did not reach the mode in {max_iter} iterations; "
                          "is the density unbounded (e.g. an improper posterior)?")
-    A = Hs(z)
-    A = 0.5 * (A + A.T)
     try:
-        L = np.linalg.cholesky(A)
+        L = np.linalg.cholesky(A)                             # A = L L'
     except np.linalg.LinAlgError:
         raise ValueError("the Hessian of E at the mode is not positive definite: the point is not a "
                          "strict local maximum of the density, so no Gaussian approximation exists") from None
+    if not res.converged:
+        _check_stalled_at_mode(L, g, e)
     cov = linalg.cho_solve((L, True), np.eye(m))
     logdet = 2.0 * float(np.sum(np.log(np.diag(L))))
-    log_z = -e + 0.5 * m * np.log(2 * np.pi) - 0.5 * logdet
-    return LaplaceResult(mode=z, energy=e, precision=A, covariance=0.5 * (cov + cov.T), chol=L,
-                         log_det_precision=logdet, log_evidence=log_z, n_iter=n_iter)
+    log_z = -e + 0.5 * m * np.log(2 * np.pi) - 0.5 * logdet    # log Z ~= -E(z0) + (M/2) log 2pi - log|A|/2
+    return LaplaceResult(mode=z0, energy=e, precision=A, covariance=0.5 * (cov + cov.T), chol=L,
+                         log_det_precision=logdet, log_evidence=log_z, n_iter=res.n_iter)
+
+
+def _check_stalled_at_mode(L, g, e):
+    """Accept a Newton run whose line search stalled short of ``decrement_tol`` only at the mode
+    to rounding: where the decrement ``g'A^{-1}g/2`` is below ``1e-8 max(1, |E|)``."""
+    v = linalg.solve_triangular(L, g, lower=True)
+    decrement = 0.5 * float(v @ v)
+    if decrement > 1e-8 * max(1.0, abs(e)):
+        raise ValueError("laplace_approximation: the line search stalled away from the mode "
+                         f"(Newton decrement {decrement:.3g}); check that E, grad and hess agree, "
+                         "or scale the variables.")
 
 
 def probit_kappa(var):
@@ -241,6 +222,9 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         Add a constant feature (with the prior above).
     tol, max_iter : float, int
         Passed to :func:`laplace_approximation`.
+    prior_var : float, deprecated
+        The old parameter, the prior variance: works as ``prior_precision = 1 / prior_var``
+        with a FutureWarning; removed in linbook 0.3.
 
     Attributes
     ----------
@@ -263,14 +247,22 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, prior_precision=0.01, predictive="probit", n_samples=1000, random_state=None,
-                 fit_intercept=True, tol=1e-14, max_iter=200):
+                 fit_intercept=True, tol=1e-14, max_iter=200, *, prior_var=DEPRECATED):
         self.prior_precision = prior_precision
+        self.prior_var = prior_var
         self.predictive = predictive
         self.n_samples = n_samples
         self.random_state = random_state
         self.fit_intercept = fit_intercept
         self.tol = tol
         self.max_iter = max_iter
+
+    _parameter_constraints = {
+        "prior_precision": [POSITIVE], "prior_var": [POSITIVE, StrOptions({DEPRECATED})],
+        "predictive": [StrOptions({"probit", "mc", "plugin"})], "n_samples": [POSITIVE_INT],
+        "random_state": [None, Integral, np.random.Generator, np.random.RandomState],
+        "fit_intercept": ["boolean"], "tol": [NON_NEGATIVE], "max_iter": [POSITIVE_INT],
+    }
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -280,14 +272,9 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     def _design(self, X):
         return np.hstack([np.ones((X.shape[0], 1)), X]) if self.fit_intercept else X
 
-    def _check_params(self):
-        a = self.prior_precision
-        if not (np.isscalar(a) and isinstance(a, (int, float, np.number)) and np.isfinite(a) and a > 0):
-            raise ValueError(f"prior_precision must be a positive finite number; got {a!r}")
-        if self.predictive not in ("probit", "mc", "plugin"):
-            raise ValueError(f"predictive must be 'probit', 'mc' or 'plugin'; got {self.predictive!r}")
-        if not (isinstance(self.n_samples, (int, np.integer)) and self.n_samples >= 1):
-            raise ValueError(f"n_samples must be an integer >= 1; got {self.n_samples!r}")
+    def _prior_precision(self):
+        return renamed_param(self, "prior_precision", "prior_var", convert=lambda var: 1.0 / var,
+                             formula="prior_precision=1/prior_var")
 
     def fit(self, X, y):
         """Find ``w_MAP`` by Newton's method and the Laplace posterior; returns ``self``.
@@ -302,10 +289,8 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self._check_params()
-        if y is None:
-            raise ValueError("BayesianLogisticRegression requires y to be passed, but the target y is None. "
-                             "Call fit(X, y) with the class labels.")
+        check_params(self)
+        require_y(self, y)
         X, y = validate_fit(self, X, y)
         kind = type_of_target(y)
         if kind == "unknown":
@@ -319,23 +304,14 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         self.classes_, t = encode_labels(y, max_classes=2, model="BayesianLogisticRegression")
         t = t.astype(float)
         Phi = self._design(X)
-        m, alpha = Phi.shape[1], float(self.prior_precision)
+        m, alpha = Phi.shape[1], float(self._prior_precision())
         const = 0.5 * m * np.log(2 * np.pi / alpha)
 
-        def energy(w):
-            a = Phi @ w
-            return float(np.sum(log1pexp(a) - t * a) + 0.5 * alpha * (w @ w) + const)
+        def energy(w):   # E(w) = NLL(w) + (alpha/2) ||w||^2 + (M/2) log(2 pi / alpha), its g and H
+            E, g, H = logistic_loss(w, Phi, t, alpha)     # g = Phi'(mu - t) + alpha w, H = Phi'S Phi + alpha I
+            return E + const, g, H
 
-        def grad(w):
-            return Phi.T @ (sigmoid(Phi @ w) - t) + alpha * w
-
-        def hess(w):
-            mu = sigmoid(Phi @ w)
-            H = Phi.T @ ((mu * (1 - mu))[:, None] * Phi)
-            H[np.diag_indices(m)] += alpha
-            return H
-
-        res = laplace_approximation(energy, grad, hess, np.zeros(m), tol=self.tol, max_iter=self.max_iter)
+        res = laplace_approximation(energy, True, True, np.zeros(m), tol=self.tol, max_iter=self.max_iter)
         self.laplace_ = res
         self.posterior_mean_ = res.mode
         self.posterior_cov_ = res.covariance

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from .base import encode_labels, validate_fit
+from .base import DEPRECATED, encode_labels, renamed_kwargs, renamed_param, validate_fit
 from .datasets import as_rng
 from .online._stream import predict_input, row_stats
 
@@ -35,20 +35,9 @@ _NUMPY_MAX_ROWS = 1_000
 _NUMPY_UPDATES = 20_000
 _numpy_updates_left = [_NUMPY_UPDATES]
 _BLOCK = 16                # samples scored per matrix product in that loop
-_DEPRECATED = "deprecated"
 
-
-def _renamed(old_value, new_value, where):
-    """``max_epochs`` (the old name) when given, with a FutureWarning naming ``max_iter``."""
-    if isinstance(old_value, str) and old_value == _DEPRECATED:
-        return new_value
-    warnings.warn(f"{where}: max_epochs was renamed max_iter in linbook 0.2 and will be removed in the "
-                  "next release; pass max_iter instead.", FutureWarning, stacklevel=3)
-    return old_value
-
-
-def perceptron_reference(X, y, *, eta=1.0, max_iter=1, order=None, fit_intercept=True, intercept_scaling=1.0,
-                         max_epochs=_DEPRECATED):
+@renamed_kwargs(max_epochs="max_iter")
+def perceptron_reference(X, y, *, eta=1.0, max_iter=1, order=None, fit_intercept=True, intercept_scaling=1.0):
     """The textbook per-sample perceptron loop, in plain Python (for tests and teaching).
 
     Parameters
@@ -64,8 +53,8 @@ def perceptron_reference(X, y, *, eta=1.0, max_iter=1, order=None, fit_intercept
     fit_intercept : bool
     intercept_scaling : float
         Value ``c`` of the intercept's constant feature: ``b <- b + eta c^2 y_i``.
-    max_epochs : int
-        Deprecated alias of ``max_iter`` (removed in the next release).
+
+    ``max_epochs=`` still works as the old name of ``max_iter`` (FutureWarning) for one release.
 
     Returns
     -------
@@ -74,7 +63,6 @@ def perceptron_reference(X, y, *, eta=1.0, max_iter=1, order=None, fit_intercept
 
     Derived in: chapter "The perceptron" § "The primal algorithm".
     """
-    max_iter = _renamed(max_epochs, max_iter, "perceptron_reference")
     X = np.asarray(X, dtype=float)
     w, b, updates = np.zeros(X.shape[1]), 0.0, []
     for e in range(max_iter):
@@ -193,7 +181,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, form="primal", eta=1.0, max_iter=1000, tol=1e-3, n_iter_no_change=5, shuffle=True,
-                 random_state=None, fit_intercept=True, intercept_scaling=1.0, max_epochs=_DEPRECATED):
+                 random_state=None, fit_intercept=True, intercept_scaling=1.0, max_epochs=DEPRECATED):
         self.form = form
         self.eta = eta
         self.max_iter = max_iter
@@ -211,7 +199,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             raise ValueError(f"form must be one of {_FORMS}, got {self.form!r}")
         if not (isinstance(self.eta, numbers.Real) and np.isfinite(self.eta) and self.eta > 0):
             raise ValueError(f"eta must be a positive number, got {self.eta!r}")
-        max_iter = _renamed(self.max_epochs, self.max_iter, "Perceptron")
+        max_iter = renamed_param(self, "max_iter", "max_epochs")
         if not (isinstance(max_iter, numbers.Integral) and max_iter >= 1):
             raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
         if self.tol is not None and not (isinstance(self.tol, numbers.Real) and self.tol >= 0):

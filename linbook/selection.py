@@ -26,6 +26,8 @@ from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 from sklearn.utils.validation import check_array, check_X_y
 
+from .base import renamed_kwargs
+
 __all__ = ["hat_diagonal", "loocv_least_squares", "loocv_ridge", "SearchResult",
            "forward_selection", "backward_selection", "mutual_information",
            "mutual_information_scores", "kl_divergence"]
@@ -115,6 +117,7 @@ def loocv_least_squares(X, y, *, fit_intercept=True, return_residuals=False):
     return (mse, r) if return_residuals else mse
 
 
+@renamed_kwargs(alpha="lam")
 def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
     """Leave-one-out mean squared error of ridge regression, without refitting.
 

@@ -1,31 +1,34 @@
 """Cholesky factor of an equilibrated symmetric matrix, with its condition checked.
 
-    equilibrated_cholesky(A) == (cholesky(A / outer(e, e)) upper, e)  with e = sqrt(diag A)
+    equilibrated_cholesky(A, ridge=r) == (cholesky(A / outer(e, e) + r I) upper, e)  with e = sqrt(diag A)
 
-Symmetric diagonal scaling first, so that neither the factorisation nor the condition
-number depends on the units of the coordinates. Used by least squares / ridge (to decide
-between Cholesky and an orthogonal fallback) and by logistic regression (to decide whether
-a single-precision Hessian is good enough).
+Symmetric diagonal scaling first, so that neither the factorisation, the ridge nor the
+condition number depends on the units of the coordinates. The one equilibrated Cholesky
+of linbook: least squares / ridge (to decide between Cholesky and an orthogonal
+fallback), Newton's method (its step, with a growing ridge where the Hessian is not
+positive definite) and logistic regression (whether a single-precision Hessian is good
+enough).
 """
 
 import numpy as np
 from scipy.linalg import lapack
 
 
-def equilibrated_cholesky(A, rcond_min=0.0):
-    """``(C, e)``: the upper Cholesky factor ``C`` of ``A / outer(e, e)`` and ``e = sqrt(diag A)``.
+def equilibrated_cholesky(A, rcond_min=0.0, ridge=0.0):
+    """``(C, e)``: the upper Cholesky factor ``C`` of ``A / outer(e, e) + ridge I``, ``e = sqrt(diag A)``.
 
-    ``None`` when ``A`` is not finite, has a non-positive diagonal, is not numerically positive
-    definite, or the reciprocal condition number of the scaled matrix (LAPACK's 1-norm
-    estimate) is below ``rcond_min``.
+    ``e_j = 1`` where ``A_jj <= 0`` (then only a ``ridge > 0`` can make the factor exist).
+    ``None`` when ``A`` is not finite, the scaled matrix is not numerically positive definite,
+    or its reciprocal condition number (LAPACK's 1-norm estimate) is below ``rcond_min``.
     """
     A = np.asarray(A, dtype=float)
     if not np.all(np.isfinite(A)):
         return None
-    e = np.sqrt(np.diag(A))
-    if not np.all(e > 0):
-        return None
+    diag = np.diag(A)
+    e = np.sqrt(np.where(diag > 0, diag, 1.0))
     As = A / e[:, None] / e[None, :]
+    if ridge:
+        As[np.diag_indices_from(As)] += ridge
     C, info = lapack.dpotrf(As, lower=0, clean=1)
     if info != 0:
         return None
@@ -34,3 +37,9 @@ def equilibrated_cholesky(A, rcond_min=0.0):
         if info != 0 or not rcond >= rcond_min:
             return None
     return C, e
+
+
+def equilibrated_solve(factor, b):
+    """``A^{-1} b`` (with the ridge of the factor) from ``factor = equilibrated_cholesky(A, ...)``."""
+    C, e = factor
+    return lapack.dpotrs(C, b / e, lower=0)[0] / e

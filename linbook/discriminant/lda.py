@@ -5,11 +5,14 @@ Derived in: chapter "Gaussian models and GDA" § "Linear discriminant analysis".
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy import linalg
 
 from .._kernels.scatter import within_scatter
 from .._kernels.scores import linear_scores
+from ..base import DEPRECATED, renamed_param
 from .base import SINGULAR_CURE, ZERO_VARIANCE, GaussianClassifier, cholesky
 
 __all__ = ["LDA", "RDA"]
@@ -134,6 +137,8 @@ class RDA(LDA):
     shrinkage : float in [0, 1]
         Weight of ``diag(S)`` in the mixture (``lambda`` in note 003).
     priors : array_like, shape (C,), optional
+    lam : float, deprecated
+        The old name of ``shrinkage`` (FutureWarning; removed in linbook 0.3).
 
     Attributes
     ----------
@@ -151,14 +156,15 @@ class RDA(LDA):
     Derived in: chapter "Gaussian models and GDA" § "Regularised LDA and the SVD trick".
     """
 
-    def __init__(self, shrinkage=0.5, priors=None):
+    def __init__(self, shrinkage=0.5, priors=None, *, lam=DEPRECATED):
         self.shrinkage = shrinkage
         self.priors = priors
+        self.lam = lam
 
     def _fit_covariances(self, X, yi, w, counts):
-        lam = float(self.shrinkage)
+        lam = float(renamed_param(self, "shrinkage", "lam"))
         if not 0.0 <= lam <= 1.0:
-            raise ValueError(f"shrinkage must be in [0, 1]; got {self.shrinkage}. Set shrinkage in [0, 1].")
+            raise ValueError(f"shrinkage must be in [0, 1]; got {lam}. Set shrinkage in [0, 1].")
         C, D = self._means_z.shape
         N, W = X.shape[0], self.class_count_.sum()
         if N >= D:
@@ -188,7 +194,7 @@ class RDA(LDA):
             raise ValueError(f"RDA(shrinkage=0) is LDA and its pooled covariance is singular (rank {e.size} "
                              f"< D = {D}); {SINGULAR_CURE}")
         self.components_ = V.T
-        self._eig, self._sd = e, sd
+        self._eig, self._sd, self._shrinkage = e, sd, lam
         self._mid = lam + (1.0 - lam) * e               # eigenvalues of the regularised R on span(V)
         logdet = (2.0 * np.log(sd).sum() + np.log(self._mid).sum()
                   + (D - e.size) * (np.log(lam) if lam > 0 else 0.0))
@@ -200,8 +206,8 @@ class RDA(LDA):
         V = self.components_.T
         P = U @ V
         out = (P / self._mid) @ V.T
-        if self.shrinkage > 0:
-            out += (U - P @ V.T) / self.shrinkage
+        if self._shrinkage > 0:
+            out += (U - P @ V.T) / self._shrinkage
         return out / self._sd
 
     def _quad(self, Z):
@@ -209,7 +215,7 @@ class RDA(LDA):
 
     def _covariance_z(self):
         V = self.components_.T
-        lam = float(self.shrinkage)
+        lam = self._shrinkage
         R = lam * np.eye(V.shape[0]) + (1.0 - lam) * (V * self._eig) @ V.T
         return self._sd[:, None] * R * self._sd[None, :]
 
@@ -217,3 +223,10 @@ class RDA(LDA):
     def variances_(self):
         """``diag(S)``, the pooled within-class MLE variances, shape (D,), in the units of X."""
         return self._in_units_of_X(self._sd ** 2, "variances_")
+
+    def covariance(self):
+        """Deprecated: the attribute :attr:`covariance_` (FutureWarning; removed in linbook 0.3)."""
+        warnings.warn("RDA.covariance() was replaced by the attribute RDA.covariance_ in linbook 0.2; "
+                      "the method will stop working in linbook 0.3. Read covariance_ instead.",
+                      FutureWarning, stacklevel=2)
+        return self.covariance_

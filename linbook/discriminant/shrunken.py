@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels.scatter import class_square_sums
+from ..base import DEPRECATED, renamed_param
 from .base import ZERO_VARIANCE
 from .naive_bayes import DiagonalGaussianClassifier
 
@@ -39,6 +40,8 @@ class NearestShrunkenCentroids(DiagonalGaussianClassifier):
         The soft threshold on the standardised offsets (lambda in note 003; scikit-learn's
         name).
     priors : array_like, shape (C,), optional
+    shrink : float, deprecated
+        The old name of ``shrink_threshold`` (FutureWarning; removed in linbook 0.3).
 
     Attributes
     ----------
@@ -55,13 +58,15 @@ class NearestShrunkenCentroids(DiagonalGaussianClassifier):
     Derived in: chapter "Gaussian models and GDA" § "Nearest shrunken centroids".
     """
 
-    def __init__(self, shrink_threshold=0.0, priors=None):
+    def __init__(self, shrink_threshold=0.0, priors=None, *, shrink=DEPRECATED):
         self.shrink_threshold = shrink_threshold
         self.priors = priors
+        self.shrink = shrink
 
     def _fit_covariances(self, X, yi, w, counts):
-        if not self.shrink_threshold >= 0:
-            raise ValueError(f"shrink_threshold must be >= 0; got {self.shrink_threshold}. "
+        threshold = renamed_param(self, "shrink_threshold", "shrink")
+        if not threshold >= 0:
+            raise ValueError(f"shrink_threshold must be >= 0; got {threshold}. "
                              "Set shrink_threshold >= 0 (0: no shrinkage).")
         C, D = self._means_z.shape
         n = counts.sum(axis=0)
@@ -81,7 +86,7 @@ class NearestShrunkenCentroids(DiagonalGaussianClassifier):
         mc = np.sqrt(1.0 / counts - 1.0 / n)
         spread = mc * (s + s0)
         d = (self._means_z - m) / spread
-        d = np.sign(d) * np.maximum(np.abs(d) - self.shrink_threshold, 0.0)
+        d = np.sign(d) * np.maximum(np.abs(d) - threshold, 0.0)
         centroids = m + spread * d
         self.deviations_ = self._in_units_of_X(d, "deviations_", power=0)
         self.centroids_ = self._in_units_of_X(centroids, "centroids_", power=1)

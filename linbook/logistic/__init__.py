@@ -9,9 +9,10 @@ weights, 1 by default), not averaged. With ``lam = 1 / C`` this is exactly
 scikit-learn's ``LogisticRegression(C=C)``; with ``lam = 0`` it is the maximum-likelihood
 fit of statsmodels ``Logit`` / ``MNLogit`` / ``Probit``.
 
-Modules: :mod:`~linbook.logistic.logistic_regression` (the model),
+Modules: :mod:`~linbook.logistic.logistic_regression` (the model and ``logistic_loss``, the
+objective, gradient and Hessian in numpy),
 :mod:`~linbook.logistic.binary` (the binary GLM: link terms, objective),
-:mod:`~linbook.logistic.multinomial`, :mod:`~linbook.logistic.probit`,
+:mod:`~linbook.logistic.multinomial`, :mod:`~linbook.logistic.probit`, :mod:`~linbook.logistic.irls` (IRLS),
 :mod:`~linbook.logistic.separation` (exact LP tests), :mod:`~linbook.logistic.solvers`
 (``solver="auto"``, scaled coordinates).
 
@@ -19,7 +20,8 @@ Derived in: chapter "Logistic regression" (model, NLL, gradient, Hessian, MAP,
 multinomial) and chapter "Optimizers" § "IRLS" (the solver).
 """
 
+from .irls import irls
 from .logistic_regression import LogisticRegression
 from .probit import ProbitRegression
 
-__all__ = ["LogisticRegression", "ProbitRegression"]
+__all__ = ["LogisticRegression", "ProbitRegression", "irls"]

@@ -27,8 +27,9 @@ from sklearn.utils.multiclass import type_of_target
 
 from .._kernels.cholesky import equilibrated_cholesky
 from .._kernels.hessian import binary_pass
-from ..base import (_with_advice, check_finite_fit, check_sample_weight, encode_labels,
-                    validate_fit, validate_predict)
+from ..base import (NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, _with_advice, centre_offsets,
+                    check_finite_fit, check_params, check_sample_weight, encode_labels, require_y, validate_fit,
+                    validate_predict)
 from ..criteria import InformationCriteriaMixin
 from . import solvers
 from .separation import separable, warn_separable
@@ -94,11 +95,20 @@ def binary_objective(X, t, a, terms, lam, c, fit_intercept, approximate_hessian=
     return (lambda th: evaluate(th, True)), (lambda th: evaluate(th, False))
 
 
-def fit_binary(est, X, t, a, scales, solver, max_iter, terms, b0):
-    """Fit a binary GLM; sets ``coef_``, ``intercept_``, ``n_iter_``, ``converged_``, ``separable_``."""
-    c, m = scales                      # preconditioner, units of the stopping rule
-    fi = est.fit_intercept
-    off = int(fi)
+def fit_binary(est, X, t, a, solver, max_iter, terms, b0):
+    """The private fast path of a binary GLM fit: ``(w, b, result, separable)`` in the units of ``X``.
+
+    Minimises the objective of the module docstring (``est.lam``, ``est.fit_intercept``,
+    ``est.tol``) from ``b = b0, w = 0``. Offset columns are centred (:func:`centre_offsets`),
+    coefficients live in standardised coordinates (:func:`solvers.column_scales`), ``F, g, H``
+    come from one blocked pass (:func:`binary_pass`: single-precision SYRK and the chord
+    method on large fits) -- the same ``F, g, H`` as :func:`linbook.logistic.logistic_regression.logistic_loss`
+    on ``[1, X]`` (tests/test_logistic_readable.py). With ``lam = 0`` the exact separation
+    test runs when the iterates diverge.
+    """
+    fi, off = est.fit_intercept, int(est.fit_intercept)
+    X, shift = centre_offsets(X, a, fi)                  # offset columns centred
+    c, m = solvers.column_scales(X, a, est.lam)          # standardised coordinates v = c w
     reuse = solver == "newton" and solvers.reuse_hessian(X.shape[0], X.shape[1] + off)
     fgh, fg = binary_objective(X, t, a, terms, est.lam, c, fi, approximate_hessian=reuse)
     theta0 = np.zeros(X.shape[1] + off)
@@ -110,45 +120,38 @@ def fit_binary(est, X, t, a, scales, solver, max_iter, terms, b0):
     gscale = solvers.gradient_scale(X, a, c, m, fi)
     res = solvers.minimise(solver, fgh, fg, theta0, max_iter=max_iter, tol=est.tol, gscale=gscale,
                            callback=watch, reuse_hessian=reuse)
-    v = res.x[off:]
-    w, b = v / c, (res.x[0] if fi else 0.0)
+    w, b = res.x[off:] / c, (res.x[0] if fi else 0.0)
     est._check_result(res, w)
     sep = bool(watch and watch.separable)
     if check and not sep:
         margin = t * (X @ w + b)
         if np.any(margin > (6.7 if terms is probit_terms else _SATURATED)) or not res.converged:
             sep = watch.separable if watch.tested else test()
-    est.coef_ = w[None, :].copy()
-    est.intercept_ = np.array([b if fi else 0.0])
-    est.n_iter_ = int(res.n_iter)
-    est.separable_ = sep
-    est.converged_ = bool(res.converged and not sep)
-    if sep:
-        warn_separable(type(est).__name__)
-    elif not res.converged:
-        est._warn_not_converged(res, solver)
+    if shift is not None:
+        b = b - w @ shift                                # back to the units of X
+    return w, b, res, sep
 
 
 class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
     """Prediction and likelihood methods of a fitted binary GLM (not public)."""
 
     _terms = staticmethod(logit_terms)
+    _parameter_constraints = {
+        "lam": [NON_NEGATIVE], "solver": [StrOptions(set(solvers.SOLVERS))], "fit_intercept": ["boolean"],
+        "max_iter": [POSITIVE_INT, None], "tol": [POSITIVE],
+    }
 
-    def _check_params(self):
-        if not (isinstance(self.lam, (int, float, np.number)) and np.isfinite(self.lam) and self.lam >= 0):
-            raise ValueError(f"lam must be a finite number >= 0; got {self.lam!r}. Set lam >= 0 (0: no penalty).")
-        if not (isinstance(self.tol, (int, float, np.number)) and self.tol > 0):
-            raise ValueError(f"tol must be a positive number; got {self.tol!r}. Set tol > 0 (e.g. 1e-8).")
-        if self.max_iter is not None and not (isinstance(self.max_iter, (int, np.integer))
-                                              and self.max_iter >= 1):
-            raise ValueError(f"max_iter must be a positive integer or None; got {self.max_iter!r}. "
-                             "Set max_iter >= 1, or None for the solver's default.")
+    def _prepare_fit(self, X, y, sample_weight, max_classes=None):
+        """Check the parameters and the data, choose the solver: ``(X, weights, y_index, max_iter)``."""
+        check_params(self)
+        X, a, self.classes_, yidx = self._validate(X, y, sample_weight, max_classes)
+        self.solver_ = solvers.choose_solver(self.solver, *X.shape, self.classes_.size, self.fit_intercept,
+                                             scipy.sparse.issparse(X))
+        return X, a, yidx, self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]
 
     def _validate(self, X, y, sample_weight, max_classes=None):
         """Validated ``(X, y, weights or None, classes_, y_index)`` for ``fit``."""
-        if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is "
-                             "None: call fit(X, y) with one class label per row of X.")
+        require_y(self, y)
         X, y = validate_fit(self, X, y, accept_sparse=True)
         with _with_advice(self):
             type_of_target(y, input_name="y", raise_unknown=True)
@@ -169,6 +172,18 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
                                  f"only class {classes[present].tolist()} has any weight. Give samples of a "
                                  "second class a positive sample_weight.")
         return X, a, classes, yidx
+
+    def _set_binary_fit(self, w, b, res, separable):
+        """Store a binary fit (``coef_`` of shape (1, D) as scikit-learn's) and warn when it is not one."""
+        self.coef_ = w[None, :].copy()
+        self.intercept_ = np.array([b if self.fit_intercept else 0.0])
+        self.n_iter_ = int(res.n_iter)
+        self.separable_ = separable
+        self.converged_ = bool(res.converged and not separable)
+        if separable:
+            warn_separable(type(self).__name__)
+        elif not res.converged:
+            self._warn_not_converged(res, self.solver_)
 
     def _check_result(self, res, *params):
         check_finite_fit(self, res.fun, *params, what="the optimisation",

@@ -1,19 +1,57 @@
 """Logistic regression (binary and multinomial) with an l2 penalty.
 
+:func:`logistic_loss` states the binary objective, its gradient and Hessian in numpy, as
+the chapter derives them; :class:`LogisticRegression` minimises it by Newton's method.
+It is the one statement of the logistic loss: :func:`linbook.irls`,
+:class:`linbook.BayesianLogisticRegression` and the tests of the fast path use it.
+
 Derived in: chapter "Logistic regression" § "Negative log-likelihood, gradient and Hessian".
 """
 
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse
 
 from ..base import centre_offsets, validate_predict
-from ..numerics import log_sigmoid, log_softmax
+from ..numerics import log1pexp, log_sigmoid, log_softmax, sigmoid
 from . import multinomial, solvers
 from .binary import BinaryGLM, fit_binary, logit_terms
 
 __all__ = ["LogisticRegression"]
+
+
+def logistic_loss(w, X, y, lam=0.0, *, sample_weight=None, penalised=None, hessian=True):
+    """``(F, g, H)`` of the penalised logistic NLL at ``w`` (``H`` is None unless ``hessian``).
+
+    For labels ``y_i`` in {0, 1}, weights ``a_i``, ``z = X w`` and ``mu = sigmoid(z)``::
+
+        F(w) = sum_i a_i [log(1 + exp(z_i)) - y_i z_i] + (lam / 2) sum_j r_j w_j^2
+        g    = X' (a * (mu - y)) + lam r * w
+        H    = X' S X + lam diag(r),      S = diag(a * mu * (1 - mu))
+
+    with ``r_j = 1`` for a penalised coefficient and 0 for one left free (an intercept column).
+
+    Parameters
+    ----------
+    w : (D,) coefficients; X : (N, D); y : (N,) labels in {0, 1}
+    lam : float, the l2 penalty
+    sample_weight : (N,) non-negative weights ``a_i``, optional
+    penalised : (D,) array of 0/1, optional
+        Which coefficients the penalty applies to (default: all).
+
+    Derived in: chapter "Logistic regression" § "Negative log-likelihood, gradient and Hessian".
+    """
+    a = 1.0 if sample_weight is None else sample_weight
+    r = lam * (np.ones_like(w) if penalised is None else penalised)
+    z = X @ w
+    mu = sigmoid(z)
+    F = float(np.sum(a * (log1pexp(z) - y * z)) + 0.5 * np.sum(r * w * w))
+    g = X.T @ (a * (mu - y)) + r * w
+    if not hessian:
+        return F, g, None
+    s = a * mu * sigmoid(-z)                  # mu (1 - mu), exact also where mu rounds to 1
+    H = X.T @ (s[:, None] * X) + np.diag(r)   # X' S X + lam diag(r), never an N x N matrix
+    return F, g, H
 
 
 class LogisticRegression(BinaryGLM):
@@ -29,10 +67,11 @@ class LogisticRegression(BinaryGLM):
     ``Logit`` / ``MNLogit``. Two classes give the binary model ``p(y = classes_[1] | x) =
     sigmoid(x'w + b)``; three or more the multinomial (softmax) model.
 
-    The binary Newton/IRLS step, as the book writes it (``mu = sigmoid(X~ theta)``)::
+    The binary Newton/IRLS step, as the book writes it (``mu = sigmoid(X~ theta)``,
+    :func:`logistic_loss`)::
 
         g = X~' (mu - y) + lam [0, w]                    # gradient
-        H = X~' diag(mu (1 - mu)) X~ + lam diag(0, 1..1) # Hessian: kernel binary_pass (blocked SYRK)
+        H = X~' diag(mu (1 - mu)) X~ + lam diag(0, 1..1) # Hessian
         theta <- theta - t H^{-1} g                      # optim.newton: Cholesky, backtracking
 
     Parameters
@@ -122,22 +161,26 @@ class LogisticRegression(BinaryGLM):
         SeparableDataWarning
             ``lam = 0`` and the classes are (quasi-)separable (no finite MLE).
         """
-        self._check_params()
-        X, a, self.classes_, yidx = self._validate(X, y, sample_weight)
-        n, d = X.shape
-        C = self.classes_.size
-        self.solver_ = solvers.choose_solver(self.solver, n, d, C, self.fit_intercept,
-                                             scipy.sparse.issparse(X))
-        max_iter = self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]
+        X, a, yidx, max_iter = self._prepare_fit(X, y, sample_weight)
+        if self.classes_.size > 2:
+            return self._fit_multinomial(X, yidx, a, max_iter)
+        # Binary: minimise over theta = [b, w], with z = X~ theta, X~ = [1, X], y in {0, 1},
+        #     F(theta) = sum_i a_i [log(1 + exp(z_i)) - y_i z_i] + (lam/2) ||w||^2,
+        # by Newton's method (linbook.optim.newton: Cholesky step, backtracking). One step:
+        #     mu = sigmoid(X~ theta);  g = X~'(a (mu - y)) + lam [0, w];
+        #     H = X~' diag(a mu (1 - mu)) X~ + lam diag(0, 1, ..., 1);  theta <- theta - t H^{-1} g
+        # -- logistic_loss(theta, X~, y, lam, penalised=[0, 1, ..., 1]) above. fit_binary evaluates the
+        # same F, g, H fast (centred and scaled columns, blocked SYRK; tested equal to logistic_loss).
+        ybar = np.average(yidx, weights=a)
+        b0 = float(np.log(ybar / (1 - ybar)))               # start: the intercept-only MLE
+        t = 2 * yidx.astype(np.int8) - 1                     # labels +-1 for the kernel
+        self._set_binary_fit(*fit_binary(self, X, t, a, self.solver_, max_iter, logit_terms, b0))
+        return self
+
+    def _fit_multinomial(self, X, yidx, a, max_iter):
         X, shift = centre_offsets(X, a, self.fit_intercept)      # offset columns centred
         c, m = solvers.column_scales(X, a, self.lam)                    # standardised coordinates
-        if C == 2:
-            t = 2 * yidx.astype(np.int8) - 1              # labels +-1
-            ybar = np.average(yidx, weights=a)
-            b0 = float(np.log(ybar / (1 - ybar)))         # intercept-only MLE: the start
-            fit_binary(self, X, t, a, (c, m), self.solver_, max_iter, logit_terms, b0)
-        else:
-            multinomial.fit_multinomial(self, X, yidx, a, (c, m), self.solver_, max_iter)
+        multinomial.fit_multinomial(self, X, yidx, a, (c, m), self.solver_, max_iter)
         if shift is not None:
             self.intercept_ = self.intercept_ - self.coef_ @ shift      # back to the units of X
         return self

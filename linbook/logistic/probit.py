@@ -6,12 +6,9 @@ Derived in: chapter "Logistic regression" § "Probit regression".
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse
 import scipy.special
 from scipy.special import log_ndtr
 
-from ..base import centre_offsets
-from . import solvers
 from .binary import BinaryGLM, fit_binary, probit_terms
 
 __all__ = ["ProbitRegression"]
@@ -66,18 +63,12 @@ class ProbitRegression(BinaryGLM):
 
     def fit(self, X, y, sample_weight=None):
         """Fit by Newton's method; returns ``self`` (warns on separable data with ``lam = 0``)."""
-        self._check_params()
-        X, a, self.classes_, yidx = self._validate(X, y, sample_weight, max_classes=2)
-        self.solver_ = solvers.choose_solver(self.solver, X.shape[0], X.shape[1], 2,
-                                             self.fit_intercept, scipy.sparse.issparse(X))
-        max_iter = self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]
-        X, shift = centre_offsets(X, a, self.fit_intercept)      # offset columns centred
-        c, m = solvers.column_scales(X, a, self.lam)
+        X, a, yidx, max_iter = self._prepare_fit(X, y, sample_weight, max_classes=2)
+        # minimise F(theta) = -sum_i a_i log Phi(t_i z_i) + (lam/2) ||w||^2, z = X~ theta, t = +-1,
+        # by Newton's method; the step of LogisticRegression with probit_terms for the logit's terms
+        b0 = float(scipy.special.ndtri(np.average(yidx, weights=a)))   # start: the intercept-only MLE
         t = 2 * yidx.astype(np.int8) - 1
-        b0 = float(scipy.special.ndtri(np.average(yidx, weights=a)))
-        fit_binary(self, X, t, a, (c, m), self.solver_, max_iter, probit_terms, b0)
-        if shift is not None:
-            self.intercept_ = self.intercept_ - self.coef_ @ shift      # back to the units of X
+        self._set_binary_fit(*fit_binary(self, X, t, a, self.solver_, max_iter, probit_terms, b0))
         return self
 
     def nll_hessian(self, X, y=None):

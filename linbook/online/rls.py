@@ -9,7 +9,7 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from ..base import DivergenceError, check_sample_weight
+from ..base import DEPRECATED, DivergenceError, check_sample_weight, renamed_param
 from ._stream import predict_input, transactional, validate_chunk
 
 __all__ = ["RecursiveLeastSquares"]
@@ -91,6 +91,10 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     fit_intercept : bool, default True
     noise_variance : float, default 1.0
         ``sigma^2``; only scales ``covariance_``.
+    alpha : float, deprecated
+        The old name of ``prior_precision`` (FutureWarning; removed in linbook 0.3).
+    block_size : int, deprecated
+        Removed (the update is one compiled loop): has no effect (FutureWarning).
 
     Attributes
     ----------
@@ -109,13 +113,17 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     Derived in: chapter "Online learning and stochastic optimisation" § "The Bayesian view".
     """
 
-    def __init__(self, *, prior_precision=0.0, fit_intercept=True, noise_variance=1.0):
+    def __init__(self, *, prior_precision=0.0, fit_intercept=True, noise_variance=1.0, alpha=DEPRECATED,
+                 block_size=DEPRECATED):
         self.prior_precision = prior_precision
         self.fit_intercept = fit_intercept
         self.noise_variance = noise_variance
+        self.alpha = alpha
+        self.block_size = block_size
 
     def _start(self, d):
-        a = self.prior_precision
+        renamed_param(self, None, "block_size")
+        a = renamed_param(self, "prior_precision", "alpha")
         if not (np.isscalar(a) and np.isfinite(a) and a >= 0):
             raise ValueError(f"prior_precision must be a finite number >= 0; got {a!r}")
         if not (np.isscalar(self.noise_variance) and self.noise_variance > 0):

@@ -9,11 +9,14 @@ import numbers
 
 import numpy as np
 
+from ..base import renamed_kwargs
+
 __all__ = ["learning_rate_schedule"]
 
 SCHEDULES = ("constant", "robbins_monro", "optimal")
 
 
+@renamed_kwargs(alpha="lam_n")
 def learning_rate_schedule(k, schedule="robbins_monro", *, eta0=0.1, tau0=1.0, kappa=0.75, lam_n=0.0):
     """Step size ``eta_k`` of update number ``k = 1, 2, ...``.
 

@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import metadata_routing
 from sklearn.utils.metaestimators import available_if
 
-from ..base import check_sample_weight, encode_labels
+from ..base import DEPRECATED, check_sample_weight, encode_labels, renamed_param
 from ..datasets import as_rng
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
@@ -30,9 +30,11 @@ class _BaseSGD(BaseEstimator):
     """Shared engine: parameters ``W`` (M, D), ``b`` (M,), one compiled epoch at a time."""
 
     def _check_params(self):
-        schedules.check_schedule(self, lam=self.lam)
-        if not (np.isscalar(self.lam) and np.isfinite(self.lam) and self.lam >= 0):
-            raise ValueError(f"lam must be a finite number >= 0; got {self.lam!r}")
+        lam = renamed_param(self, "lam", "alpha", formula="lam=alpha * n_samples (alpha was the per-sample "
+                            "share lam / n)")
+        schedules.check_schedule(self, lam=lam)
+        if not (np.isscalar(lam) and np.isfinite(lam) and lam >= 0):
+            raise ValueError(f"lam must be a finite number >= 0; got {lam!r}")
         schedules.check_positive_int(self.batch_size, "batch_size")
         schedules.check_positive_int(self.max_iter, "max_iter")
         if not (self.average is False or self.average is True or
@@ -62,7 +64,7 @@ class _BaseSGD(BaseEstimator):
         top, nnz = row_stats(X)
         self._L_x = schedules.curvature_bound(top, self._L_x, nnz)
         self._nnz += (nnz, n)
-        lam_n = float(self.lam) / n
+        lam_n = float(renamed_param(self, "lam", "alpha", convert=lambda alpha: alpha * n, warn=False)) / n
         if isinstance(self.eta0, str):                           # "auto"
             if self.adagrad:
                 eta0, b_ratio = 1.0, 1.0
@@ -157,6 +159,9 @@ _SGD_DOC_PARAMS = """
     random_state : int, Generator or None
     verbose : int, default 0
         If > 0, print one progress line per epoch (plain text, stderr).
+    alpha : float, deprecated
+        The old parameter (scikit-learn's ``alpha``, the per-sample share ``lam / n``):
+        works as ``lam = alpha * n`` with a FutureWarning; removed in linbook 0.3.
 """
 
 _SGD_DOC_ATTRS = """
@@ -189,8 +194,9 @@ class SGDRegressor(RegressorMixin, _BaseSGD):
 
     def __init__(self, *, lam=0.0, fit_intercept=True, learning_rate="constant", eta0="auto", tau0=1.0,
                  kappa=0.6, average=True, adagrad=False, adagrad_tau0=1e-8, batch_size=1, max_iter=5,
-                 shuffle=True, random_state=None, verbose=0):
+                 shuffle=True, random_state=None, verbose=0, alpha=DEPRECATED):
         self.lam = lam
+        self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.learning_rate = learning_rate
         self.eta0 = eta0
@@ -270,9 +276,10 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
 
     def __init__(self, *, loss="log_loss", lam=0.0, fit_intercept=True, learning_rate="constant", eta0="auto",
                  tau0=1.0, kappa=0.6, average=True, adagrad=False, adagrad_tau0=1e-8, batch_size=1,
-                 max_iter=5, shuffle=True, random_state=None, verbose=0):
+                 max_iter=5, shuffle=True, random_state=None, verbose=0, alpha=DEPRECATED):
         self.loss = loss
         self.lam = lam
+        self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.learning_rate = learning_rate
         self.eta0 = eta0

@@ -20,19 +20,34 @@ method at once with ``converged = False`` and a message saying so.
 Modules: :mod:`~linbook.optim.line_search` (Armijo, Wolfe),
 :mod:`~linbook.optim.first_order` (gradient descent, momentum, CG),
 :mod:`~linbook.optim.newton` (Newton, the one Newton/IRLS driver; truncated Newton;
-IRLS; Levenberg-Marquardt), :mod:`~linbook.optim.quasi_newton` (BFGS, L-BFGS).
+Levenberg-Marquardt), :mod:`~linbook.optim.quasi_newton` (BFGS, L-BFGS).
 
 Derived in: chapter "Optimizers" (one section per method).
 """
 
 from .first_order import conjugate_gradient, gradient_descent, momentum, nonlinear_cg
 from .line_search import backtracking, wolfe_line_search
-from .newton import irls, levenberg_marquardt, newton, truncated_newton
+from .newton import levenberg_marquardt, newton, truncated_newton
 from .quasi_newton import bfgs, bfgs_update_B, bfgs_update_H, lbfgs, lbfgs_two_loop
 from .result import OptimizeResult
 
 __all__ = [
     "OptimizeResult", "backtracking", "wolfe_line_search", "gradient_descent", "momentum",
-    "conjugate_gradient", "nonlinear_cg", "newton", "truncated_newton", "irls", "bfgs",
+    "conjugate_gradient", "nonlinear_cg", "newton", "truncated_newton", "bfgs",
     "lbfgs", "levenberg_marquardt", "bfgs_update_B", "bfgs_update_H", "lbfgs_two_loop",
 ]
+
+
+def __getattr__(name):
+    # IRLS is logistic regression's Newton method and lives with it (linbook.irls); this
+    # forwarder keeps ``linbook.optim.irls`` working for one release, through the public
+    # top-level name at call time (optim itself imports nothing from logistic).
+    if name == "irls":
+        import warnings
+
+        import linbook
+
+        warnings.warn("linbook.optim.irls moved to linbook.irls in linbook 0.2; linbook.optim.irls will "
+                      "stop working in linbook 0.3. Call linbook.irls instead.", FutureWarning, stacklevel=2)
+        return linbook.irls
+    raise AttributeError(f"module 'linbook.optim' has no attribute {name!r}")

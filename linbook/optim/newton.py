@@ -1,8 +1,9 @@
-"""Newton's method (the one Newton driver), truncated Newton, IRLS and Levenberg-Marquardt.
+"""Newton's method (the one Newton driver), truncated Newton and Levenberg-Marquardt.
 
-:func:`newton` is the single Newton/IRLS driver of linbook: :func:`irls` and
-:class:`linbook.LogisticRegression` (``solver="newton"``/``"irls"``) call it with their
-own objective, gradient and Hessian, so the safeguards live in one place: the
+:func:`newton` is the single Newton/IRLS driver of linbook: :func:`linbook.irls`,
+:class:`linbook.LogisticRegression` and :class:`linbook.ProbitRegression`
+(``solver="newton"``/``"irls"``) and :func:`linbook.laplace_approximation` call it with
+their own objective, gradient and Hessian, so the safeguards live in one place: the
 Hessian is equilibrated and factored by Cholesky, a failed factorisation is retried
 with a growing ridge, the step is chosen by Armijo backtracking, and the method stops
 at once (saying so) on a non-finite objective.
@@ -12,56 +13,54 @@ Derived in: chapter "Optimizers" § "Newton's method".
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import scipy.linalg
 
-from .._kernels.hessian import weighted_gram
-from ..numerics import log1pexp, sigmoid
+from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from .line_search import _armijo, backtracking
 from .result import (MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted, _msg_max_iter,
                      _small_grad, _small_step, _start, _stop_reason, _x0, real_array)
 
-__all__ = ["newton", "truncated_newton", "irls", "levenberg_marquardt"]
+__all__ = ["newton", "truncated_newton", "levenberg_marquardt"]
 
 # The chord method keeps the last Hessian's factor while each step shrinks max|g| at least
 # this much. For a GLM a new Hessian costs about three gradient passes, so one chord step
 # that shrinks the gradient 4x gains about as much per pass as a Newton step shrinking it
 # 4^4 = 256x (Newton's own ratios were 0.2-0.01 on the benchmark problems).
 CHORD_CONTRACTION = 0.25
+MSG_DECREMENT = "Newton decrement g'H^{-1}g/2 below decrement_tol"
 
 
 def _newton_direction(H, g, damping=0.0):
     """Solve ``(H + tau I) d = -g`` by Cholesky with the smallest workable ridge ``tau``.
 
-    ``H`` is first equilibrated, ``D^{-1} H D^{-1}`` with ``D = sqrt(diag H)``, so the
-    factorisation and the ridge do not depend on the units of the coordinates. ``tau``
-    grows until the factor exists and ``d`` is a descent direction (Levenberg-Marquardt).
-    Returns ``(d, tau, factor)``; ``factor`` solves with the same matrix again
+    ``H`` is first equilibrated, ``D^{-1} H D^{-1}`` with ``D = sqrt(diag H)``
+    (:func:`linbook._kernels.cholesky.equilibrated_cholesky`), so the factorisation and the
+    ridge do not depend on the units of the coordinates. ``tau`` grows until the factor
+    exists and ``d`` is a descent direction (Levenberg-Marquardt). Returns
+    ``(d, tau, factor)``; ``factor`` solves with the same matrix again
     (:func:`_chord_direction`), ``None`` after the scaled-gradient fallback.
     """
+    if H is None:                  # the objective or gradient was not finite where H was asked for
+        raise ValueError(MSG_NONFINITE)
     H = np.atleast_2d(np.asarray(H, dtype=float))
     if not np.all(np.isfinite(H)):
         raise ValueError("newton: the Hessian is not finite at the current point; check the "
                          "objective for overflow (scale the features or add a penalty)")
     if damping:
         H = H + damping * np.eye(H.shape[0])
-    dg = np.diag(H)
-    D = np.sqrt(np.where(dg > 0, dg, 1.0))
-    Hs = H / np.outer(D, D)
     tau = 0.0
     while True:
-        try:
-            factor = (scipy.linalg.cho_factor(Hs + tau * np.eye(Hs.shape[0]), lower=True, check_finite=False), D)
+        factor = equilibrated_cholesky(H, ridge=tau)
+        if factor is not None:
             d = _chord_direction(factor, g)
             if float(g @ d) < 0 and np.all(np.isfinite(d)):
                 return d, tau, factor
-        except np.linalg.LinAlgError:
-            pass
         tau = max(10.0 * tau, 1e-12)
         if tau > 1e12:
-            return -g / D ** 2, tau, None   # a diagonally scaled gradient step: always descent
+            dg = np.diag(H)
+            return -g / np.where(dg > 0, dg, 1.0), tau, None   # a diagonally scaled gradient step: always descent
 
 
 def _flat_step(fg, x, f, g, d, scale):
@@ -81,14 +80,41 @@ def _flat_step(fg, x, f, g, d, scale):
     return None
 
 
+def _line_search(fg, trial, x, f, g, d, scale, gtol):
+    """Armijo backtracking along ``d``, then the flat step: ``(t, fg(x + t d), None)``, or
+    ``(t, None, (message, converged))`` when no step can be taken."""
+    t, new, _ = _armijo(trial, x, f, float(g @ d), d)
+    if new is None and not (fg.nonfinite or trial.nonfinite):
+        t, new = 1.0, _flat_step(trial, x, f, g, d, scale)
+    if new is not None:
+        return t, new, None
+    if fg.nonfinite or trial.nonfinite:
+        return t, None, (MSG_NONFINITE, False)
+    return t, None, ("line search failed: no decrease of f at rounding level (x is optimal to the "
+                     "precision f can resolve if the gradient is small)",
+                     bool(_small_grad(g, 1e3 * gtol, scale)))
+
+
+def _polished(x, out, g, factor, tau, damping):
+    """``x`` after one more full Newton step with the Hessian already at hand (no evaluation):
+    a chord step with the kept factor, else a step with ``out``'s Hessian when it is positive definite."""
+    if factor is not None and tau == 0.0:
+        return x + _chord_direction(factor, g)
+    if len(out) == 3:
+        d, tau, _ = _newton_direction(out[2], g, damping)
+        if tau == 0.0:
+            return x + d
+    return x
+
+
 def _chord_direction(factor, g):
     """``-H^{-1} g`` with the Cholesky factor of an earlier (equilibrated) Hessian."""
-    cho, D = factor
-    return -scipy.linalg.cho_solve(cho, g / D, check_finite=False) / D
+    return -equilibrated_solve(factor, g)
 
 
 def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gtol=1e-8,
-           xtol=1e-12, gscale=None, damping=None, callback=None, polish=False, fun_grad=None):
+           xtol=1e-12, gscale=None, damping=None, callback=None, polish=False, fun_grad=None,
+           decrement_tol=None):
     """Newton's method with a backtracking line search (Algorithm 8.1 of MLAPP).
 
     Each step solves ``H d = -g`` by Cholesky and moves to ``x + t d`` with the largest
@@ -127,6 +153,11 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
         Near the optimum most steps then cost one gradient. The stopping test is the same
         (the exact gradient); ``polish`` then takes a last chord step, whose error is about
         ``CHORD_CONTRACTION`` times the current one instead of its square.
+    decrement_tol : float, optional
+        Also stop (converged) when the Newton decrement ``g' H^{-1} g / 2`` -- the decrease
+        the quadratic model predicts, affine invariant -- is at most ``decrement_tol``
+        (Boyd and Vandenberghe's stopping rule; tested before each step whose ``H`` is
+        positive definite).
 
     Returns
     -------
@@ -152,26 +183,18 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
         if d is None or not (float(g @ d) < 0 and np.all(np.isfinite(d))):
             if len(out) < 3 and hess is True:                # a trial point: evaluate its Hessian
                 out = fg(x)
-                if out[2] is None:
-                    msg, k = MSG_NONFINITE, k - 1
-                    break
             try:
                 d, tau, factor = _newton_direction(hessian(x, out), g, damping or 0.0)
             except ValueError as exc:
                 msg, k = str(exc), k - 1
                 break
+        if decrement_tol is not None and tau == 0.0 and -0.5 * float(g @ d) <= decrement_tol:
+            converged, msg, k = True, MSG_DECREMENT, k - 1
+            break
         if line_search:
-            t, new, _ = _armijo(trial, x, f, float(g @ d), d)
-            if new is None and not (fg.nonfinite or trial.nonfinite):
-                t, new = 1.0, _flat_step(trial, x, f, g, d, scale)
-            if new is None:
-                k -= 1
-                if fg.nonfinite or trial.nonfinite:
-                    msg = MSG_NONFINITE
-                else:
-                    msg = ("line search failed: no decrease of f at rounding level (x is optimal "
-                           "to the precision f can resolve if the gradient is small)")
-                    converged = bool(_small_grad(g, 1e3 * gtol, scale))
+            t, new, stop = _line_search(fg, trial, x, f, g, d, scale, gtol)
+            if stop:
+                (msg, converged), k = stop, k - 1
                 break
         else:
             t, new = 1.0, trial(x + d)
@@ -180,8 +203,7 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
                 path.append(x.copy())
                 f, g, msg = np.nan, new[1], "diverged: the objective is not finite after a full Newton step"
                 break
-        step = t * d
-        small = _small_step(step, x, xtol)
+        step, small = t * d, _small_step(t * d, x, xtol)
         if not (chord and t == 1.0 and np.max(np.abs(new[1])) <= CHORD_CONTRACTION * np.max(np.abs(g))):
             factor = None
         x, out = x + step, new
@@ -193,14 +215,8 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
         if _small_grad(g, gtol, scale):
             converged, msg = True, MSG_GTOL
             if polish and hess is True:
-                if factor is not None and tau == 0.0:         # one more chord step, free
-                    x = x + _chord_direction(factor, g)
-                    path[-1] = x.copy()
-                elif len(out) == 3:
-                    d, tau, _ = _newton_direction(out[2], g, damping or 0.0)
-                    if tau == 0.0:
-                        x = x + d
-                        path[-1] = x.copy()
+                x = _polished(x, out, g, factor, tau, damping or 0.0)
+                path[-1] = x.copy()
             break
         if small:
             converged, msg = True, MSG_XTOL
@@ -270,63 +286,6 @@ def truncated_newton(fun, x0, grad=None, hessp=None, *, max_iter=100, gtol=1e-8,
             converged, msg = stop
             break
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
-
-
-def irls(X, y, w0=None, *, lam=0.0, max_iter=100, tol=1e-10):
-    """Iteratively reweighted least squares for logistic regression (Algorithm 8.2 of MLAPP).
-
-    Minimises ``NLL(w) + (lam/2) ||w||^2`` with ``NLL(w) = sum_i [log(1 + exp(w'x_i)) - y_i w'x_i]``
-    for ``y_i`` in {0, 1} (no separate intercept: add a column of ones to ``X`` and note
-    that ``lam`` then penalises it too). Each step solves the weighted least-squares problem
-
-    ``w_new = argmin sum_i s_i (z_i - w'x_i)^2 + lam ||w||^2``, with weights
-    ``s_i = mu_i (1 - mu_i)`` and working response ``z_i = w'x_i + (y_i - mu_i) / s_i``,
-
-    i.e. ``w_new = (X'SX + lam I)^{-1} X'S z``, which is exactly the Newton step
-    ``w - H^{-1} g`` with ``g = X'(mu - y) + lam w`` and ``H = X'SX + lam I``. It is run by
-    :func:`newton` (Cholesky with a ridge fallback, backtracking), so duplicated columns
-    do not break it; ``X'SX`` is formed by a blocked BLAS kernel. Stops when the
-    gradient falls below ``tol`` times its size at ``w0``, or a step below ``tol * |w|``.
-
-    Returns
-    -------
-    OptimizeResult
-        ``fun`` is the penalised NLL. On separable data with ``lam = 0`` (no finite MLE)
-        ``converged`` is False, the message says so and a ``SeparableDataWarning`` is given.
-
-    Derived in: chapter "Optimizers" § "IRLS".
-    """
-    X = real_array(X, "X")
-    y = real_array(y, "y").ravel()
-    if X.ndim != 2 or X.shape[0] != y.size:
-        raise ValueError("irls: pass X of shape (N, D) and y of shape (N,), with the same N")
-    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
-        raise ValueError("irls: X and y must be finite (remove or impute NaN/inf)")
-    if not np.all(np.isin(y, (0.0, 1.0))):
-        raise ValueError("irls needs labels y in {0, 1}: encode y as 0/1 first")
-    if not (np.isfinite(lam) and lam >= 0):
-        raise ValueError("irls: lam must be a finite number >= 0; set lam >= 0 (0: no penalty)")
-    w = np.zeros(X.shape[1]) if w0 is None else _x0(w0, "w0")
-
-    def objective(w):
-        a = X @ w
-        mu = sigmoid(a)
-        f = float(np.sum(log1pexp(a) - y * a) + 0.5 * lam * w @ w)
-        g = X.T @ (mu - y) + lam * w                            # gradient
-        H = weighted_gram(X, mu * (1 - mu)) + lam * np.eye(w.size)   # X' S X + lam I
-        return f, g, H
-
-    res = newton(objective, w, grad=True, hess=True, max_iter=max_iter, gtol=tol, xtol=tol)
-    saturated = np.any((2 * y - 1) * (X @ res.x) > 25.0)      # p(y_i | x_i) > 1 - 1e-11
-    if lam == 0 and np.isfinite(res.fun) and (saturated or not res.converged):
-        from ..logistic.separation import separable   # local: logistic imports optim
-        if separable(X, 2 * y - 1, fit_intercept=False):
-            from ..base import SeparableDataWarning
-            res.converged = False
-            res.message = ("the classes are (quasi-)separable, so the maximum-likelihood estimate "
-                           "does not exist (||w|| grows without bound); set lam > 0")
-            warnings.warn("irls: " + res.message, SeparableDataWarning, stacklevel=2)
-    return res
 
 
 def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol=1e-10, xtol=1e-12):
