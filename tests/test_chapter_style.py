@@ -35,3 +35,15 @@ def test_code_cells_follow_the_style(source, tmp_path):
                           str(nb)], capture_output=True, text=True)
     assert fmt.returncode == 0, (f"{source.name} is not formatted; run: jupytext --pipe 'ruff format "
                                  f"--line-length 100 -' --pipe-fmt py:percent {source.relative_to(ROOT)}")
+
+
+def test_prose_is_one_sentence_per_line():
+    """CONTRIBUTING promises one-line diffs for one-sentence edits (tools/sentence_lines.py)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, str(root / "tools" / "sentence_lines.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

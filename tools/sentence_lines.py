@@ -143,7 +143,9 @@ def reflow(text: str) -> str:
 
 
 def pages(args):
-    return [Path(a) for a in args] or sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md"))
+    chapters = ROOT / "chapters"
+    return [Path(a) for a in args] or [chapters / "intro.md", chapters / "notation.md",
+                                       *sorted(chapters.glob("[0-9][0-9]_*.md"))]
 
 
 def main(argv):
