@@ -13,7 +13,7 @@ JOBS   ?= 2
 # where the outputs happened to be stored).
 ALT_BLAS ?= $(if $(filter x86_64,$(shell uname -m)),OPENBLAS_CORETYPE=Prescott) OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 
-.PHONY: help env book student test unit nbval nbval-alt notebooks bench lock backmatter clean browser
+.PHONY: help env book student test unit nbval nbval-alt notebooks bench lock backmatter clean browser live
 
 help:
 	@echo "make book       build the website into _build/html (warnings are errors)"
@@ -21,6 +21,7 @@ help:
 	@echo "make notebooks  generate chapters/NN_*.ipynb (with outputs) from the .md sources (NB=chapters/03_perceptron.md for one)"
 	@echo "make student    build the student edition (no solutions) into _build_student/_build/html"
 	@echo "make browser    check the built site in headless Chromium (screenshots in tests/browser/screenshots)"
+	@echo "make live       serve the site with \"Live code\": its cells run on a local Jupyter kernel (Ctrl-C stops)"
 	@echo "make bench      run the benchmark table (linbook vs scikit-learn/statsmodels)"
 
 # The locked environment needs Python >= 3.11 (numpy 2.4); on 3.10 we fall back to the
@@ -75,6 +76,12 @@ browser: env
 	@test -f _build/html/index.html || $(MAKE) book
 	@$(BIN)/python tests/browser/browserlib.py
 	$(BIN)/python -m pytest -q -rs tests/browser
+
+# The site (built first if missing) and a Jupyter server, both on 127.0.0.1 (tools/live.py):
+# prints the site's address; a chapter's "Live code" runs its cells there. Ctrl-C stops both.
+live: env
+	@test -f _build/html/index.html || $(MAKE) --no-print-directory book
+	@$(BIN)/python tools/live.py
 
 unit: env
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile tests -m "not site"

@@ -27,7 +27,6 @@ Install: ``apt-get install chromium chromium-driver``.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 import time
@@ -37,11 +36,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browserlib import Browser, SiteServer, find_chromium  # noqa: E402
+from browserlib import HTML, SHOTS, Browser, SiteServer, require_chromium  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-HTML = Path(os.environ.get("LINBOOK_SITE", ROOT / "_build" / "html")).resolve()
-SHOTS = Path(__file__).resolve().parent / "screenshots"
 PHONE_WIDTH = 390
 DESKTOP_WIDTH = 1280
 WIDTHS = (DESKTOP_WIDTH, PHONE_WIDTH)
@@ -137,18 +133,6 @@ def _pages():
     return [p.relative_to(HTML).as_posix() for p in pages]
 
 
-def _require_chromium():
-    browser, driver = find_chromium()
-    if browser and driver:
-        return browser, driver
-    missing = " and ".join(n for n, p in (("chromium", browser), ("chromedriver", driver)) if not p)
-    msg = (f"Chromium not found ({missing} missing): the browser test is SKIPPED. "
-           "Install with: apt-get install chromium chromium-driver")
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail("CI=true but " + msg.replace("SKIPPED", "required in CI"), pytrace=False)
-    pytest.skip(msg)
-
-
 class Crawl:
     """Every page loaded once; what each page reported, and its console messages."""
 
@@ -180,7 +164,7 @@ FULL_PAGE_AT_PHONE = ["chapters/backmatter/errata.html", "chapters/01_estimation
 
 @pytest.fixture(scope="module")
 def site():
-    browser, driver = _require_chromium()
+    browser, driver = require_chromium()
     if not (HTML / "index.html").exists():
         pytest.fail(f"no built site at {HTML}: run `make book` first (make test builds it)", pytrace=False)
     SHOTS.mkdir(exist_ok=True)
