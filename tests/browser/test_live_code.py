@@ -122,21 +122,24 @@ def test_run_all_then_edit_a_cell(browser, live_site):
     assert first["live"].strip() == first["stored"].strip(), first
 
     # Edit the first code cell in its editor (as a reader types) and run it with its button.
-    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-    cell = br.driver.find_elements(By.CSS_SELECTOR, ".thebe-cell")[1]
+    # the second visible editor (hide-input cells keep theirs folded)
+    index = br.script("const c = Array.from(document.querySelectorAll('.thebe-cell'));"
+                      "return c.indexOf(c.filter(e => !e.closest('details:not([open])'))[1]);")
+    assert index >= 1
+    cell = br.driver.find_elements(By.CSS_SELECTOR, ".thebe-cell")[index]
     br.script("arguments[0].scrollIntoView({block: 'center'});", cell)
-    editor = cell.find_element(By.CSS_SELECTOR, ".CodeMirror")
-    ActionChains(br.driver).click(editor).perform()
-    ActionChains(br.driver).key_down(Keys.CONTROL).send_keys("a").key_up(Keys.CONTROL) \
-        .send_keys("print('live', 6 * 7)").perform()
+    br.script("arguments[0].querySelector('.CodeMirror').CodeMirror.focus();", cell)
+    typing = br.driver.switch_to.active_element  # the editor's input
+    typing.send_keys(Keys.CONTROL, "a")
+    typing.send_keys("print('live', 6 * 7)")
     source = br.script("return arguments[0].querySelector('.CodeMirror').CodeMirror.getValue();", cell)
     assert source == "print('live', 6 * 7)", source
     cell.find_element(By.CSS_SELECTOR, ".thebe-run-button").click()
     out = _wait(br, "const o = arguments[0].closest('div.cell').querySelector('.linbook-live-output');"
                     "return o && o.textContent.includes('live 42') ? o.textContent : null;"
-                    .replace("arguments[0]", "document.querySelectorAll('.thebe-cell')[1]"),
+                    .replace("arguments[0]", f"document.querySelectorAll('.thebe-cell')[{index}]"),
                 60, "the edited cell's output")
     assert out.strip() == "live 42", out
