@@ -143,3 +143,19 @@ def test_run_all_then_edit_a_cell(browser, live_site):
                     .replace("arguments[0]", f"document.querySelectorAll('.thebe-cell')[{index}]"),
                 60, "the edited cell's output")
     assert out.strip() == "live 42", out
+
+    # A sympy result (text/latex) is typeset by the page's own MathJax, not one from a CDN.
+    br.script("arguments[0].querySelector('.CodeMirror').CodeMirror.focus();", cell)
+    typing = br.driver.switch_to.active_element
+    typing.send_keys(Keys.CONTROL, "a")
+    typing.send_keys("sp.Rational(1, 2) * sp.Symbol('x') ** 2")
+    cell.find_element(By.CSS_SELECTOR, ".thebe-run-button").click()
+    _wait(br, f"const o = document.querySelectorAll('.thebe-cell')[{index}].closest('div.cell')"
+              ".querySelector('.linbook-live-output');"
+              "return o && o.querySelector('mjx-container');", 60, "a typeset LaTeX output")
+    br.screenshot(SHOTS / "live_edited.png")
+    errors = [m for m in br.logs() if m.get("level") == "SEVERE" and "favicon.ico" not in m.get("message", "")]
+    assert not errors, errors
+    requested = br.script("return performance.getEntriesByType('resource').map(e => e.name);")
+    foreign = [u for u in requested if not u.startswith(("http://127.0.0.1:", "ws://127.0.0.1:", "data:"))]
+    assert not foreign, f"requests that left the machine: {foreign}"
