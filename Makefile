@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.linbook-installed
 # `pytest --nbval chapters` is the same check.
 NBVAL  := --nbval
 JOBS   ?= 2
-.PHONY: help env book student test unit nbval nbval-alt notebooks bench lock backmatter clean browser wheel
+.PHONY: help env book student test unit nbval nbval-alt notebooks bench lock backmatter clean browser wheel live
 
 help:
 	@echo "make book       build the website into _build/html (warnings are errors)"
@@ -17,6 +17,7 @@ help:
 	@echo "                outputs are stored only when every numeric configuration prints the same (tools/nbgate.py)"
 	@echo "make student    build the student edition (no solutions) into _build_student/_build/html"
 	@echo "make browser    check the built site in headless Chromium (screenshots in tests/browser/screenshots)"
+	@echo "make live       serve the site with \"Live code\": its cells run on a local Jupyter kernel (Ctrl-C stops)"
 	@echo "make bench      run the benchmark table (linbook vs scikit-learn/statsmodels)"
 	@echo "make pdf        build the book as one PDF into _build/latex/book.pdf (needs XeLaTeX) and check it"
 	@echo "make wheel      build the linbook package as a wheel into dist/ (pip install it anywhere)"
@@ -62,6 +63,12 @@ browser: env
 	@test -f _build/html/index.html || $(MAKE) book
 	@$(BIN)/python tests/browser/browserlib.py
 	$(BIN)/python -m pytest -q -rs tests/browser
+
+# The site (built first if missing) and a Jupyter server, both on 127.0.0.1 (tools/live.py):
+# prints the site's address; a chapter's "Live code" runs its cells there. Ctrl-C stops both.
+live: env
+	@test -f _build/html/index.html || $(MAKE) --no-print-directory book
+	@$(BIN)/python tools/live.py
 
 unit: env
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile tests -m "not site"

@@ -153,6 +153,10 @@ def _latex_tagged_math(app, doctree, docname):
 def setup(app):
     app.add_css_file("linbook_site.css")
     app.add_js_file("linbook_zoom.js")
+    app.add_js_file("linbook_math.js")
+    # "Live code" (make live): the control, and the vendored thebe it loads on a click.
+    app.add_css_file("linbook_live.css")
+    app.add_js_file("linbook_live.js")
     app.connect("config-inited", _version)
     app.connect("config-inited", _repository)
     app.connect("html-page-context", _dedupe_scripts)

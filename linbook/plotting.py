@@ -10,32 +10,67 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Ellipse
+from matplotlib.text import Text
 
 __all__ = ["use_book_style", "CLASS_COLORS", "TEXT_WIDTH", "book_figure", "add_colorbar",
            "legend_below", "plot_classes", "plot_decision_boundary", "plot_gaussian_ellipse",
-           "plot_contours_with_path", "grid_2d"]
+           "plot_contours_with_path", "grid_2d", "smallest_text_pt", "MIN_TEXT_KEY"]
 
 CLASS_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2",
                 "#7f7f7f", "#bcbd22", "#17becf"]
 _MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
 
 #: Width of a book figure in inches. At 150 dpi, cropped to its content, a figure this wide is
-#: stored 950-1050 px wide: shown at the text column's width (about 7 in) its 10 pt text stays
-#: 10 pt, and a phone that halves it still shows legible ticks and legends.
+#: stored 950-1050 px wide. Its text is 12 pt (25 px in the PNG, ``font.size``; never set a
+#: smaller ``fontsize``): a 390 px phone shows the figure 358 CSS px wide, about 0.345 of its
+#: stored width, so that text is 8.6 CSS px there (at least 8, checked by the site's browser
+#: test), and about 16 CSS px in the 688 px desktop column.
 TEXT_WIDTH = 6.8
 #: Most panels side by side on a book figure (each panel is then >= 3 in wide).
 MAX_COLUMNS = 2
+
+
+#: PNG text entry in which a notebook figure records the height of its smallest font in pixels
+#: of the PNG (points x dpi / 72); the browser test turns it into CSS px on a phone.
+MIN_TEXT_KEY = "linbook:min-text-px"
+
+
+def smallest_text_pt(fig):
+    """Size in points of the smallest font of any visible, non-empty text of ``fig``.
+
+    Counts every text artist (tick labels, axis labels, titles, legends, colourbars,
+    annotations), also tick labels outside the view limits, so it may be smaller than what is
+    drawn, never larger. ``None`` for a figure without text.
+
+    Derived in: not a derivation; the book's figure style.
+    """
+    sizes = [t.get_fontsize() for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip()]
+    return min(sizes) if sizes else None
+
+
+def _png_recording_text_size(fig):
+    """The inline backend's PNG of ``fig`` (cropped, no "Software" entry) with ``MIN_TEXT_KEY``."""
+    from IPython.core.pylabtools import print_figure
+
+    metadata = {"Software": None}
+    pt = smallest_text_pt(fig)
+    if pt is not None:
+        metadata[MIN_TEXT_KEY] = f"{pt * fig.dpi / 72:.2f}"
+    return print_figure(fig, fmt="png", base64=True, bbox_inches="tight", metadata=metadata)
 
 
 def use_book_style():
     """Set the book's matplotlib defaults (size, resolution, grid, fonts). Call once per notebook.
 
     Figures are ``TEXT_WIDTH`` x 4.25 in (6.8 x 4.25) at 150 dpi (about 950 px wide once
-    cropped), sized for the text column so that text stays legible when a phone scales
-    the page. Multi-panel figures come from :func:`book_figure`. Layout is constrained
+    cropped) with 12 pt text, sized for the text column so that text stays at least 8 CSS px
+    when a 390 px phone scales the page. Multi-panel figures come from :func:`book_figure`. Layout is constrained
     (no ``tight_layout`` calls needed). In a notebook, PNGs are
     written without the "Software" metadata entry, so a stored figure is
-    byte-identical wherever it is rendered with the same matplotlib.
+    byte-identical wherever it is rendered with the same matplotlib, and with the size of
+    their smallest text (``MIN_TEXT_KEY``, see :func:`smallest_text_pt`), so the site's
+    browser test can measure it as a phone shows it.
 
     Derived in: not a derivation; the book's figure style.
     """
@@ -50,15 +85,18 @@ def use_book_style():
         "grid.alpha": 0.3,
         "axes.spines.top": False,
         "axes.spines.right": False,
-        "font.size": 10,
+        "font.size": 12,
         "legend.frameon": False,
         "axes.prop_cycle": plt.cycler(color=CLASS_COLORS),
     })
     try:
         from IPython import get_ipython
-        if get_ipython() is not None:
+        ip = get_ipython()
+        if ip is not None:
+            from matplotlib.figure import Figure
             from matplotlib_inline.backend_inline import set_matplotlib_formats
             set_matplotlib_formats("png", bbox_inches="tight", metadata={"Software": None})
+            ip.display_formatter.formatters["image/png"].for_type(Figure, _png_recording_text_size)
     except ImportError:  # not in IPython / no inline backend: nothing to configure
         pass
 
@@ -69,8 +107,8 @@ def book_figure(nrows=1, ncols=1, *, height=None, width=TEXT_WIDTH, **kw):
     The figure is ``width`` inches wide (default ``TEXT_WIDTH``) and ``height`` inches
     per row of panels (default 4.25 for one column, 3.2 for two), with constrained
     layout, so colourbars and :func:`legend_below` find room without overlapping.
-    More than ``MAX_COLUMNS`` panels per row would shrink their text below 8 pt when
-    the page is read on a phone: stack rows instead.
+    More than ``MAX_COLUMNS`` panels per row leave each panel too narrow for its 12 pt
+    labels on a phone: stack rows instead.
 
     Parameters
     ----------

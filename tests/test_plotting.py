@@ -115,3 +115,26 @@ def test_contours_with_path_colorbar():
     plotting.plot_contours_with_path(lambda a, b: a**2 + b**2, ax=ax, colorbar_label=r"$f(\theta)$")
     assert any(a.get_ylabel() == r"$f(\theta)$" for a in fig.axes if a is not ax)
     plt.close(fig)
+
+
+def test_smallest_text_is_recorded_in_the_notebook_png():
+    import base64
+    import io
+
+    from PIL import Image
+
+    plotting.use_book_style()
+    fig, ax = plotting.book_figure()
+    ax.plot([0, 1], [0, 1], label="line")
+    ax.legend()
+    assert plotting.smallest_text_pt(fig) == 12  # ticks and legend at font.size
+    ax.text(0.5, 0.5, "note", fontsize=7)
+    ax.text(0.2, 0.2, "hidden", fontsize=3).set_visible(False)
+    ax.text(0.3, 0.3, "   ", fontsize=2)
+    assert plotting.smallest_text_pt(fig) == 7
+    png = plotting._png_recording_text_size(fig)
+    with Image.open(io.BytesIO(base64.b64decode(png))) as im:
+        assert float(im.text[plotting.MIN_TEXT_KEY]) == pytest.approx(7 * fig.dpi / 72, abs=0.01)
+        assert "Software" not in im.text
+    assert plotting.smallest_text_pt(plt.figure()) is None
+    plt.close("all")

@@ -42,6 +42,28 @@ def find_chromium():
     return ok(browser), ok(driver)
 
 
+ROOT = Path(__file__).resolve().parents[2]
+#: The site the browser tests check: ``_build/html``, or ``$LINBOOK_SITE``.
+HTML = Path(os.environ.get("LINBOOK_SITE", ROOT / "_build" / "html")).resolve()
+#: Screenshots of the browser tests (gitignored).
+SHOTS = Path(__file__).resolve().parent / "screenshots"
+
+
+def require_chromium():
+    """(browser, chromedriver) paths; skip the test without them (fail it when ``CI=true``)."""
+    import pytest
+
+    browser, driver = find_chromium()
+    if browser and driver:
+        return browser, driver
+    missing = " and ".join(n for n, p in (("chromium", browser), ("chromedriver", driver)) if not p)
+    msg = (f"Chromium not found ({missing} missing): the browser test is SKIPPED. "
+           "Install with: apt-get install chromium chromium-driver")
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail("CI=true but " + msg.replace("SKIPPED", "required in CI"), pytrace=False)
+    pytest.skip(msg)
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):  # keep pytest output clean
         pass

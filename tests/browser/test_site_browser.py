@@ -15,7 +15,10 @@ and the search page finds a term. Every page is loaded twice, at 1280 px and at 
 390 px, and at both widths must have no horizontal overflow (the document, the main content,
 prose, cell outputs and tables all fit: ``scrollWidth <= clientWidth``), no MathJax error,
 and each display equation wider than the column must scroll inside its own box with a
-visible scroll cue. Code input blocks scroll inside their box (their lines do not wrap).
+visible scroll cue after linbook_math.js has scaled it down as far as it may. At 390 px every
+figure's smallest text is at least 8 CSS px (the PNG records its text size), and in the theme's
+dark mode every figure stays on white, undimmed.
+Code input blocks scroll inside their box (their lines do not wrap).
 Screenshots of every page at both widths go to ``tests/browser/screenshots/`` (gitignored;
 the errata page and the first two chapters also as full-page shots at 390 px).
 
@@ -27,7 +30,6 @@ Install: ``apt-get install chromium chromium-driver``.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 import time
@@ -37,15 +39,16 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browserlib import Browser, SiteServer, find_chromium  # noqa: E402
+from browserlib import HTML, SHOTS, Browser, SiteServer, require_chromium  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-HTML = Path(os.environ.get("LINBOOK_SITE", ROOT / "_build" / "html")).resolve()
-SHOTS = Path(__file__).resolve().parent / "screenshots"
 PHONE_WIDTH = 390
 DESKTOP_WIDTH = 1280
 WIDTHS = (DESKTOP_WIDTH, PHONE_WIDTH)
 SEARCH_TERM = "Hessian"
+#: Smallest figure text on a phone, in CSS px (linbook.plotting sets 12 pt for this).
+MIN_FIGURE_TEXT_CSS_PX = 8.0
+#: The least linbook_math.js scales a display equation down before it scrolls instead.
+MIN_MATH_SCALE = 0.6
 pytestmark = pytest.mark.site
 
 # Console messages that are not defects of the book: the browser asks every server for
@@ -116,9 +119,14 @@ for (const e of document.querySelectorAll('div.math, mjx-container[display="true
   // Inline formulas are covered by the paragraph check (on a phone they scroll, with the cue).
   if (cs.display === 'inline' || e.scrollWidth <= e.clientWidth + 1) continue;
   math.push({what: desc(e), scrolls: ['auto', 'scroll'].includes(cs.overflowX),
+             scale: e.getAttribute('data-linbook-scale'),
              cue: /gradient/.test(cs.backgroundImage)});
 }
-return {overflow: out.slice(0, 10), wide_math: math};
+const scaled = document.querySelectorAll('mjx-container[data-linbook-scale]').length;
+// Figures of cell outputs: shown width vs the PNG's own (the PNG records its smallest text).
+const figures = Array.from(document.querySelectorAll('.cell_output img')).map(i => ({
+    src: i.currentSrc || i.src, shown: i.getBoundingClientRect().width, natural: i.naturalWidth}));
+return {overflow: out.slice(0, 10), wide_math: math, n_scaled_math: scaled, figures};
 """
 
 RAW_TEX = [
@@ -135,18 +143,6 @@ def _pages():
     pages = sorted(p for p in HTML.rglob("*.html")
                    if not {"_static", "_sources", "_images"} & set(p.relative_to(HTML).parts))
     return [p.relative_to(HTML).as_posix() for p in pages]
-
-
-def _require_chromium():
-    browser, driver = find_chromium()
-    if browser and driver:
-        return browser, driver
-    missing = " and ".join(n for n, p in (("chromium", browser), ("chromedriver", driver)) if not p)
-    msg = (f"Chromium not found ({missing} missing): the browser test is SKIPPED. "
-           "Install with: apt-get install chromium chromium-driver")
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail("CI=true but " + msg.replace("SKIPPED", "required in CI"), pytrace=False)
-    pytest.skip(msg)
 
 
 class Crawl:
@@ -180,7 +176,7 @@ FULL_PAGE_AT_PHONE = ["chapters/backmatter/errata.html", "chapters/01_estimation
 
 @pytest.fixture(scope="module")
 def site():
-    browser, driver = _require_chromium()
+    browser, driver = require_chromium()
     if not (HTML / "index.html").exists():
         pytest.fail(f"no built site at {HTML}: run `make book` first (make test builds it)", pytrace=False)
     SHOTS.mkdir(exist_ok=True)
@@ -302,15 +298,102 @@ def test_no_horizontal_overflow(site, width):
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_long_display_equations_scroll_with_a_cue(site, width):
+def test_long_display_equations_scale_then_scroll_with_a_cue(site, width):
+    """A display equation wider than the column is scaled to fit (linbook_math.js), down to
+    MIN_SCALE; only one still too wide at that scale scrolls in its box, with a visible cue.
+    Nothing is cut off."""
     problems, wide = [], 0
     for rel, r in site.by_width[width].items():
         for m in r["wide_math"]:
             wide += 1
-            if not (m["scrolls"] and m["cue"]):
-                problems.append(f"{rel}: {m['what']} is wider than the column "
-                                f"(scrolls in its box: {m['scrolls']}, visible scroll cue: {m['cue']})")
+            if not (m["scrolls"] and m["cue"] and m["scale"] == f"{MIN_MATH_SCALE:.3f}"):
+                problems.append(f"{rel}: {m['what']} is wider than the column (scaled to: "
+                                f"{m['scale']}, scrolls in its box: {m['scrolls']}, cue: {m['cue']})")
     _fail_if(problems, f"display equations at {width} px")
+    scaled = sum(r["n_scaled_math"] for r in site.by_width[width].values())
+    print(f"{width} px: {scaled} display equations scaled down, {wide} of them still scroll")
+
+
+def _png_min_text_px(src):
+    """The smallest text height (px of the PNG) a figure records (linbook.plotting.MIN_TEXT_KEY)."""
+    from PIL import Image
+
+    from linbook.plotting import MIN_TEXT_KEY
+
+    path = HTML / urllib.parse.unquote(urllib.parse.urlsplit(src).path).lstrip("/")
+    if not path.is_file():
+        return None
+    with Image.open(path) as im:
+        value = im.text.get(MIN_TEXT_KEY) if hasattr(im, "text") else None
+    return float(value) if value else None
+
+
+def test_figure_text_readable_on_a_phone(site):
+    """At 390 px every figure's smallest text is >= 8 CSS px: its size in the PNG times the
+    width the page shows the PNG at over the PNG's own width."""
+    problems, measured = [], []
+    for rel, r in site.by_width[PHONE_WIDTH].items():
+        for fig in r["figures"]:
+            name = fig["src"].rsplit("/", 1)[-1]
+            px = _png_min_text_px(fig["src"])
+            if px is None:
+                problems.append(f"{rel}: {name} does not record its text size "
+                                "(regenerate the notebook: make notebooks)")
+                continue
+            css = px * fig["shown"] / fig["natural"]
+            measured.append(css)
+            if css < MIN_FIGURE_TEXT_CSS_PX:
+                problems.append(f"{rel}: {name}: smallest text {css:.1f} CSS px "
+                                f"({px:.1f} px in a {fig['natural']} px PNG shown {fig['shown']:.0f} px wide)")
+    assert measured or problems, "no figure on any page"
+    _fail_if(problems, f"figures with text under {MIN_FIGURE_TEXT_CSS_PX} CSS px at {PHONE_WIDTH} px")
+    print(f"{len(measured)} figures: smallest text at {PHONE_WIDTH} px is {min(measured):.1f} CSS px")
+
+
+DARK_JS = r"""
+const done = arguments[arguments.length - 1];
+const report = () => {
+  const imgs = Array.from(document.querySelectorAll('.cell_output img'));
+  const cs = e => getComputedStyle(e);
+  done({theme: document.documentElement.dataset.theme,
+        page_bg: cs(document.body).backgroundColor,
+        figures: imgs.map(i => ({src: (i.currentSrc || i.src).split('/').pop(),
+                                 bg: cs(i).backgroundColor, filter: cs(i).filter,
+                                 opacity: cs(i).opacity}))});
+};
+const mj = (window.MathJax && MathJax.startup && MathJax.startup.promise) || Promise.resolve();
+mj.then(report, report);
+"""
+
+
+def _luminance(css_rgb):
+    r, g, b = (int(v) for v in re.findall(r"\d+", css_rgb)[:3])
+    return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
+
+
+def test_dark_mode_keeps_figures_on_white(site):
+    """In the theme's dark mode every figure sits on a white background, undimmed."""
+    br, problems, n = site.browser, [], 0
+    chapters = [rel for rel, r in site.pages.items() if r["figures"]]
+    assert chapters
+    try:
+        br.get(site.base + chapters[0])
+        br.script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
+        for rel in chapters:
+            br.get(site.base + rel)
+            r = br.async_script(DARK_JS)
+            assert r["theme"] == "dark", r["theme"]
+            assert _luminance(r["page_bg"]) < 0.3, f"{rel}: dark mode page background {r['page_bg']}"
+            for f in r["figures"]:
+                n += 1
+                if _luminance(f["bg"]) < 0.95 or f["filter"] != "none" or f["opacity"] != "1":
+                    problems.append(f"{rel}: {f['src']}: background {f['bg']}, filter {f['filter']}, "
+                                    f"opacity {f['opacity']}")
+        br.screenshot(SHOTS / f"{_shot_name(chapters[0])}_dark.png")
+    finally:
+        br.script("localStorage.removeItem('mode'); localStorage.removeItem('theme');")
+    assert n > 0
+    _fail_if(problems, "figures not on white in dark mode")
 
 
 def test_screenshots(site):
