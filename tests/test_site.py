@@ -9,6 +9,7 @@ import importlib
 import inspect
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 

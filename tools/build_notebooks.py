@@ -124,7 +124,8 @@ def build(source: Path) -> str:
     nb = execute(source)
     path = notebook_path(source)
     name = source.relative_to(ROOT).as_posix()
-    candidate = path.with_name(path.stem + ".gate.ipynb")
+    # a hidden name: no glob of the chapters (registry, tests, the book) ever sees the candidate
+    candidate = path.with_name("." + path.stem + ".gate.ipynb")
     try:
         with open(candidate, "w", encoding="utf-8") as f:
             nbformat.write(nb, f)
