@@ -328,7 +328,7 @@ def check_params(estimator):
 
     Raises scikit-learn's ``InvalidParameterError`` (a ``ValueError``) naming the parameter,
     the estimator, what is allowed and what was given. Parameters without a constraint (and
-    renamed ones still set to :data:`DEPRECATED`) are not checked here.
+    renamed ones still set to ``DEPRECATED``) are not checked here.
     """
     try:
         validate_parameter_constraints(type(estimator)._parameter_constraints,

@@ -225,7 +225,7 @@ class RDA(LDA):
         return self._in_units_of_X(self._sd ** 2, "variances_")
 
     def covariance(self):
-        """Deprecated: the attribute :attr:`covariance_` (FutureWarning; removed in linbook 0.3)."""
+        """Deprecated: the attribute ``covariance_`` (FutureWarning; removed in linbook 0.3)."""
         warnings.warn("RDA.covariance() was replaced by the attribute RDA.covariance_ in linbook 0.2; "
                       "the method will stop working in linbook 0.3. Read covariance_ instead.",
                       FutureWarning, stacklevel=2)

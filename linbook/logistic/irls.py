@@ -32,7 +32,7 @@ def irls(X, y, w0=None, *, lam=0.0, max_iter=100, tol=1e-10):
 
     i.e. ``w_new = (X'SX + lam I)^{-1} X'S z``, which is exactly the Newton step
     ``w - H^{-1} g`` with ``g = X'(mu - y) + lam w`` and ``H = X'SX + lam I``
-    (:func:`linbook.logistic.logistic_regression.logistic_loss`). It is run by :func:`linbook.optim.newton`
+    (``linbook.logistic.logistic_regression.logistic_loss``). It is run by :func:`linbook.optim.newton`
     (Cholesky with a ridge fallback, backtracking), so duplicated columns do not break it.
     Stops when the gradient falls below ``tol`` times its size at ``w0``, or a step below
     ``tol * |w|``.

@@ -1,6 +1,6 @@
 """Logistic regression (binary and multinomial) with an l2 penalty.
 
-:func:`logistic_loss` states the binary objective, its gradient and Hessian in numpy, as
+``logistic_loss`` states the binary objective, its gradient and Hessian in numpy, as
 the chapter derives them; :class:`LogisticRegression` minimises it by Newton's method.
 It is the one statement of the logistic loss: :func:`linbook.irls`,
 :class:`linbook.BayesianLogisticRegression` and the tests of the fast path use it.
@@ -68,7 +68,7 @@ class LogisticRegression(BinaryGLM):
     sigmoid(x'w + b)``; three or more the multinomial (softmax) model.
 
     The binary Newton/IRLS step, as the book writes it (``mu = sigmoid(X~ theta)``,
-    :func:`logistic_loss`)::
+    ``logistic_loss``)::
 
         g = X~' (mu - y) + lam [0, w]                    # gradient
         H = X~' diag(mu (1 - mu)) X~ + lam diag(0, 1..1) # Hessian
