@@ -14,25 +14,16 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted
 
 import linbook
 import linbook.online
+from adversarial.harness import public_estimators as _public_estimators
 from linbook.base import _ADVICE, _FALLBACK, _with_advice
 from linbook.discriminant.base import GaussianClassifier
 
-
-def _public_estimators():
-    found = {}
-    for module in (linbook, linbook.online):
-        for name in module.__all__:
-            obj = getattr(module, name)
-            if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
-                found[obj.__name__] = obj
-    return [found[name] for name in sorted(found)]
 
 
 ESTIMATORS = _public_estimators()

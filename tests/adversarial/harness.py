@@ -152,3 +152,21 @@ def assert_all_finite(*arrays, what="result"):
     for a in arrays:
         a = np.asarray(a, dtype=float)
         assert np.all(np.isfinite(a)), f"silent non-finite {what}: {a.ravel()[:5]}"
+
+
+def public_estimators():
+    """Every public estimator class of linbook (top level and ``linbook.online``), by name."""
+    import inspect
+
+    from sklearn.base import BaseEstimator
+
+    import linbook
+    import linbook.online
+
+    found = {}
+    for module in (linbook, linbook.online):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
+                found[obj.__name__] = obj
+    return [found[name] for name in sorted(found)]

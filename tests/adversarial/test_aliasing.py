@@ -14,25 +14,15 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import clone
 from sklearn.utils import get_tags
 
-import linbook
-import linbook.online
+from .harness import public_estimators as _public_estimators
 
 # array values for the parameters that accept one (D = 3 features, 2 classes)
 ARRAY_PARAMS = {"priors": np.array([0.3, 0.7]), "theta0": np.array([0.1, 0.2, 0.3, 0.4]),
                 "prior_precision": np.array([0.5, 0.5, 0.5, 0.5])}
 
-
-def _public_estimators():
-    found = {}
-    for module in (linbook, linbook.online):
-        for name in module.__all__:
-            obj = getattr(module, name)
-            if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
-                found[obj.__name__] = obj
-    return [found[name] for name in sorted(found)]
 
 
 def _problem(cls):
