@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from ..datasets import as_rng
+from ..base import as_rng, predict_input, row_stats
 from . import schedules
-from ._stream import diverged, predict_input, row_stats, transactional, validate_chunk
+from ._stream import diverged, transactional, validate_chunk
 
 __all__ = ["LMS"]
 

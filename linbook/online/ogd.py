@@ -12,8 +12,9 @@ from scipy import optimize
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from ..base import predict_input, row_stats
 from ..numerics import log1pexp, sigmoid
-from ._stream import diverged, predict_input, row_stats, transactional, validate_chunk
+from ._stream import diverged, transactional, validate_chunk
 from .schedules import curvature_bound
 
 __all__ = ["OnlineGradientDescent", "best_fixed_parameter"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..datasets import as_rng
+from ..base import as_rng
 from ..numerics import sigmoid
 
 __all__ = ["sgd_per_sample"]

@@ -9,8 +9,8 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from ..base import DEPRECATED, DivergenceError, check_sample_weight, renamed_param
-from ._stream import predict_input, transactional, validate_chunk
+from ..base import DEPRECATED, DivergenceError, check_sample_weight, predict_input, renamed_param
+from ._stream import transactional, validate_chunk
 
 __all__ = ["RecursiveLeastSquares"]
 

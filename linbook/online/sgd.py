@@ -15,11 +15,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import metadata_routing
 from sklearn.utils.metaestimators import available_if
 
-from ..base import DEPRECATED, check_sample_weight, encode_labels, renamed_param
-from ..datasets import as_rng
+from ..base import DEPRECATED, as_rng, check_sample_weight, encode_labels, predict_input, renamed_param, row_stats
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
-from ._stream import CURE, diverged, predict_input, progress, row_stats, transactional, validate_chunk
+from ._stream import CURE, diverged, progress, transactional, validate_chunk
 
 __all__ = ["SGDRegressor", "SGDClassifier"]
 
