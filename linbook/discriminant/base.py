@@ -35,8 +35,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._kernels.scatter import class_sums, column_range, power_of_two_scale
-from ..base import (LinbookWarning, _with_advice, check_sample_weight, encode_labels, validate_fit,
-                    validate_predict)
+from ..base import (LinbookWarning, _with_advice, check_params, check_sample_weight, encode_labels, require_y,
+                    validate_fit, validate_predict)
 from ..criteria import InformationCriteriaMixin
 from ..gaussian import mvn_cholesky
 from ..numerics import log_softmax
@@ -86,6 +86,7 @@ def cholesky(S, *, model, what, cure=SINGULAR_CURE):
 class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
     """Base class: validation, priors, class means, standardisation, posterior, missing values."""
 
+    _parameter_constraints = {"priors": ["array-like", None]}
     _min_per_class = 1      # rows of positive weight each class needs
     _nan_in_fit = False     # True: the likelihood factorises over features and fit uses observed entries
 
@@ -112,9 +113,8 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         self
         """
         name = type(self).__name__
-        if y is None:
-            raise ValueError(f"{name} requires y to be passed, but the target y is None. Call fit(X, y) "
-                             "with the class labels.")
+        check_params(self)
+        require_y(self, y)
         X, y = validate_fit(self, X, y, allow_nan=self._nan_in_fit, min_samples=2)
         if y.dtype == object:                   # "Unknown label type" for non-label objects
             with _with_advice(self):

@@ -6,13 +6,14 @@ Derived in: chapter "Gaussian models and GDA" § "Linear discriminant analysis".
 from __future__ import annotations
 
 import warnings
+from numbers import Real
 
 import numpy as np
 from scipy import linalg
 
 from .._kernels.scatter import within_scatter
 from .._kernels.scores import linear_scores
-from ..base import DEPRECATED, renamed_param
+from ..base import DEPRECATED, Interval, check_params, renamed_param
 from .base import SINGULAR_CURE, ZERO_VARIANCE, GaussianClassifier, cholesky
 
 __all__ = ["LDA", "RDA"]
@@ -156,15 +157,17 @@ class RDA(LDA):
     Derived in: chapter "Gaussian models and GDA" § "Regularised LDA and the SVD trick".
     """
 
+    _parameter_constraints = {**LDA._parameter_constraints, "shrinkage": [Interval(Real, 0.0, 1.0, closed="both")]}
+
     def __init__(self, shrinkage=0.5, priors=None, *, lam=DEPRECATED):
         self.shrinkage = shrinkage
         self.priors = priors
         self.lam = lam
 
     def _fit_covariances(self, X, yi, w, counts):
-        lam = float(renamed_param(self, "shrinkage", "lam"))
-        if not 0.0 <= lam <= 1.0:
-            raise ValueError(f"shrinkage must be in [0, 1]; got {lam}. Set shrinkage in [0, 1].")
+        lam = renamed_param(self, "shrinkage", "lam")
+        check_params(self, shrinkage=lam)                      # the value of the old name too
+        lam = float(lam)
         C, D = self._means_z.shape
         N, W = X.shape[0], self.class_count_.sum()
         if N >= D:

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._kernels.scatter import class_square_sums
 from .._kernels.scores import diagonal_log_density
+from ..base import NON_NEGATIVE
 from .base import ZERO_VARIANCE, GaussianClassifier
 
 __all__ = ["DiagonalLDA", "GaussianNaiveBayes"]
@@ -123,14 +124,14 @@ class GaussianNaiveBayes(DiagonalGaussianClassifier):
     Derived in: chapter "Generative vs discriminative classifiers" § "Missing data".
     """
 
+    _parameter_constraints = {**GaussianClassifier._parameter_constraints, "var_smoothing": [NON_NEGATIVE]}
+
     def __init__(self, priors=None, var_smoothing=1e-9):
         self.priors = priors
         self.var_smoothing = var_smoothing
 
     def _fit_covariances(self, X, yi, w, counts):
         C, D = self._means_z.shape
-        if not self.var_smoothing >= 0:
-            raise ValueError(f"var_smoothing must be >= 0; got {self.var_smoothing}. Set var_smoothing >= 0.")
         within = class_square_sums(X, yi, self._means_z, w, self._inv_scale)        # (C, D)
         n = counts.sum(axis=0)
         m = (counts * self._means_z).sum(axis=0) / n

@@ -11,20 +11,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from ..base import check_sample_weight, validate_fit, validate_predict
+from ..base import check_params, check_sample_weight, require_y, validate_fit, validate_predict
 from ..criteria import InformationCriteriaMixin
 from ._moments import Moments, pow2
-
-
-def check_flag(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-
-
-def check_lam(lam):
-    if not (np.isscalar(lam) and isinstance(lam, (int, float, np.number)) and np.isfinite(lam) and lam >= 0):
-        raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
-    return float(lam)
 
 
 def log_sum_squares(r, w=None):
@@ -40,6 +29,7 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
     """``predict``, tags and the Gaussian log-likelihood of the least-squares family."""
 
     _accept_sparse = True
+    _parameter_constraints = {"fit_intercept": ["boolean"]}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -47,10 +37,9 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         return tags
 
     def _validate(self, X, y, sample_weight):
-        check_flag(self.fit_intercept, "fit_intercept")
-        if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None. "
-                             "Call fit(X, y) with the targets.")
+        """Check the parameters and the data: ``(X, y, sample_weight or None)``."""
+        check_params(self)
+        require_y(self, y)
         X, y = validate_fit(self, X, y, y_numeric=True, accept_sparse=["csr", "csc"])
         sw = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
         return X, y, sw

@@ -10,8 +10,10 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ..base import check_finite_fit
-from ._base import LinearModel, check_lam, moments
+from numbers import Real
+
+from ..base import NON_NEGATIVE, POSITIVE_INT, Interval, check_finite_fit
+from ._base import LinearModel, moments
 
 __all__ = ["Lasso"]
 
@@ -123,14 +125,8 @@ class Lasso(LinearModel):
         self.max_iter = max_iter
         self.tol = tol
 
-    def _check_params(self):
-        lam = check_lam(self.lam)
-        if not (isinstance(self.max_iter, (int, np.integer)) and not isinstance(self.max_iter, bool)
-                and self.max_iter >= 1):
-            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
-        if not (np.isscalar(self.tol) and np.isfinite(self.tol) and 0 < self.tol < 1):
-            raise ValueError(f"tol must be a number in (0, 1), got {self.tol!r}")
-        return lam
+    _parameter_constraints = {**LinearModel._parameter_constraints, "lam": [NON_NEGATIVE],
+                              "max_iter": [POSITIVE_INT], "tol": [Interval(Real, 0.0, 1.0, closed="neither")]}
 
     def fit(self, X, y, sample_weight=None):
         """Fit by cyclic coordinate descent; returns ``self``.
@@ -146,8 +142,8 @@ class Lasso(LinearModel):
         -------
         self
         """
-        lam = self._check_params()
         X, y, sw = self._validate(X, y, sample_weight)
+        lam = float(self.lam)
         sparse = not isinstance(X, np.ndarray)
         mom = moments(self, X, y, sw, gram=sparse or X.shape[0] >= X.shape[1])
         if sparse and not mom.gram_built:

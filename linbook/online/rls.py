@@ -9,7 +9,8 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from ..base import DEPRECATED, DivergenceError, check_sample_weight, predict_input, renamed_param
+from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, check_params, check_sample_weight,
+                    predict_input, renamed_param)
 from ._stream import transactional, validate_chunk
 
 __all__ = ["RecursiveLeastSquares"]
@@ -121,16 +122,16 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         self.alpha = alpha
         self.block_size = block_size
 
+    _parameter_constraints = {"prior_precision": [NON_NEGATIVE], "fit_intercept": ["boolean"],
+                              "noise_variance": [POSITIVE]}
+
     def _start(self, d):
         renamed_param(self, None, "block_size")
-        a = renamed_param(self, "prior_precision", "alpha")
-        if not (np.isscalar(a) and np.isfinite(a) and a >= 0):
-            raise ValueError(f"prior_precision must be a finite number >= 0; got {a!r}")
-        if not (np.isscalar(self.noise_variance) and self.noise_variance > 0):
-            raise ValueError(f"noise_variance must be > 0; got {self.noise_variance!r}")
+        prior_precision = renamed_param(self, "prior_precision", "alpha")
+        check_params(self, prior_precision=prior_precision)
         p = d + int(self.fit_intercept)
         self.n_samples_seen_ = 0
-        prior = np.full(p, float(a))
+        prior = np.full(p, float(prior_precision))
         if self.fit_intercept:
             prior[-1] = 0.0
         if np.all(prior > 0):      # proper prior: Kalman filter from N(0, P0)
