@@ -38,7 +38,8 @@ from .._kernels.scatter import class_sums, column_range, power_of_two_scale
 from ..base import (LinbookWarning, _with_advice, check_params, check_sample_weight, encode_labels, require_y,
                     validate_fit, validate_predict)
 from ..criteria import InformationCriteriaMixin
-from ..gaussian import mvn_cholesky
+from .._kernels.cholesky import equilibrated_cholesky
+from ..gaussian import tiny_pivot
 from ..numerics import log_softmax
 
 _LOG_2PI = np.log(2.0 * np.pi)
@@ -67,20 +68,21 @@ def check_priors(priors, n_classes):
 def cholesky(S, *, model, what, cure=SINGULAR_CURE):
     """Lower Cholesky factor of a covariance in standardised units, or a clear error.
 
-    The test for singularity is made on the correlation matrix ``S / (d d^T)``,
-    ``d = sqrt(diag S)``, so it does not depend on the units of the features.
+    The factor is linbook's one equilibrated Cholesky (``_kernels/cholesky``): that of the
+    correlation matrix ``S / (d d^T)``, ``d = sqrt(diag S)``, scaled back, so the test for
+    singularity does not depend on the units of the features.
     """
     d = np.sqrt(np.diag(S))
     flat = np.flatnonzero(d * d <= ZERO_VARIANCE)
     if flat.size:
         raise ValueError(f"{model}: {what} is singular: column(s) {flat.tolist()} of X have zero variance "
                          f"there (constant within the class(es)); drop them, or {cure}")
-    try:
-        L = mvn_cholesky(S / d[:, None] / d[None, :], what=what)
-    except ValueError:
+    factor = equilibrated_cholesky(S)
+    if factor is None or tiny_pivot(np.diag(factor[0])):
         raise ValueError(f"{model}: {what} is singular (too few rows of X for its number of columns, "
-                         f"or collinear columns); {cure}") from None
-    return L * d[:, None]
+                         f"or collinear columns); {cure}")
+    upper, e = factor
+    return upper.T * e[:, None]
 
 
 class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):

@@ -151,21 +151,20 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
 
     @staticmethod
     def _switch(A, r, final=False):
-        """``(P, m)`` from the information form ``(A, r)`` once ``A`` is well conditioned (columns
-        scaled to unit diagonal), else ``None``."""
-        d = np.sqrt(np.diag(A))
-        if np.any(d == 0):
+        """``(P, m)`` from the information form ``(A, r)`` once ``A`` is well conditioned (its
+        2-norm condition number with the columns scaled to unit diagonal below the limit), else
+        ``None``. The scaled factor is linbook's one equilibrated Cholesky."""
+        from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
+
+        factor = equilibrated_cholesky(A)
+        if factor is None:                     # not positive definite: a zero or dependent column
             return None
-        C = A / np.outer(d, d)
-        ev = np.linalg.eigvalsh(C)
-        if not ev[0] > ev[-1] / (_FINAL_COND if final else _SWITCH_COND):
+        C, e = factor
+        sv = linalg.svdvals(C)                 # cond(A / (e e^T)) = (sv_max / sv_min)^2
+        if not sv[-1] ** 2 > sv[0] ** 2 / (_FINAL_COND if final else _SWITCH_COND):
             return None
-        try:
-            c = linalg.cho_factor(C, lower=True)
-        except linalg.LinAlgError:
-            return None
-        P = linalg.cho_solve(c, np.eye(A.shape[0])) / np.outer(d, d)
-        return 0.5 * (P + P.T), linalg.cho_solve(c, r / d) / d
+        P = linalg.cho_solve((C, False), np.eye(A.shape[0])) / np.outer(e, e)
+        return 0.5 * (P + P.T), equilibrated_solve(factor, r)
 
     def _update(self, Xa, y, s):
         """Absorb the rows of ``Xa`` (already augmented) with weights ``s``: the new state, computed
