@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse
 
 
-def centre_offsets(X, weights, fit_intercept):
+def centre_offsets(X, sw, fit_intercept):
     """``(X - mu, mu)`` with ``mu`` the weighted means of the dense columns whose mean exceeds
     their spread (zeros elsewhere; ``X`` itself and ``mu = None`` when there is none, for sparse
     ``X`` or without an intercept). With an intercept the model is translation invariant
@@ -17,20 +17,20 @@ def centre_offsets(X, weights, fit_intercept):
     parallel to the intercept's and the Hessian singular to rounding: centring those columns
     keeps the fit exact. Which columns is decided on every k-th row (at most ~20,000 rows: an
     estimate is enough, centring or not is exact either way); the copy of ``X`` is made only
-    when some column needs it."""
+    when some column needs it. ``sw``: the sample weights (None: ones)."""
     if not fit_intercept or scipy.sparse.issparse(X) or X.shape[0] < 2:
         return X, None
-    a = np.ones(X.shape[0]) if weights is None else weights
+    sw = np.ones(X.shape[0]) if sw is None else sw
     step = max(1, X.shape[0] // 20_000)
-    S, aS = X[::step], a[::step]
-    if not aS.sum() > 0:
-        S, aS = X, a
+    S, sw_S = X[::step], sw[::step]
+    if not sw_S.sum() > 0:
+        S, sw_S = X, sw
     with np.errstate(over="ignore", invalid="ignore"):
-        mu_s = (aS @ S) / aS.sum()
-        spread = np.sqrt(aS @ (S - mu_s) ** 2 / aS.sum())
+        mu_s = (sw_S @ S) / sw_S.sum()
+        spread = np.sqrt(sw_S @ (S - mu_s) ** 2 / sw_S.sum())
         need = np.isfinite(mu_s) & np.isfinite(spread) & (np.abs(mu_s) > spread)
         if not np.any(need):
             return X, None
-        mu = (a @ X) / a.sum()
+        mu = (sw @ X) / sw.sum()
     shift = np.where(need & np.isfinite(mu), mu, 0.0)
     return X - shift, shift

@@ -121,19 +121,19 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         if y.dtype == object:                   # "Unknown label type" for non-label objects
             with _with_advice(self):
                 check_classification_targets(y)
-        w = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
+        sw = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
         self.classes_, yi = encode_labels(y, model=name)
         C = self.classes_.size
-        self._check_class_sizes(yi, w)
-        self.class_count_ = np.bincount(yi, weights=w, minlength=C).astype(float)
+        self._check_class_sizes(yi, sw)
+        self.class_count_ = np.bincount(yi, weights=sw, minlength=C).astype(float)
         p = check_priors(self.priors, C)
         self.priors_ = self.class_count_ / self.class_count_.sum() if p is None else p
-        lo, hi = column_range(X, w)
+        lo, hi = column_range(X, sw)
         keep = self._find_constant_features(lo, hi)
         Xk = X if keep.all() else X[:, keep]
         self._scale = power_of_two_scale(np.maximum(-lo[keep], hi[keep]))
         self._inv_scale = 1.0 / self._scale
-        sums, counts = class_sums(Xk, yi, C, w, self._inv_scale)
+        sums, counts = class_sums(Xk, yi, C, sw, self._inv_scale)
         if np.any(counts <= 0):
             c, j = np.argwhere(counts <= 0)[0]
             raise ValueError(f"{name}: class {self.classes_[c]!r} has no observed value of feature "
@@ -143,11 +143,11 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         self.means_ = np.empty((C, X.shape[1]))
         self.means_[:, keep] = self._means_z * self._scale
         self.means_[:, ~keep] = lo[~keep]
-        self._fit_covariances(Xk, yi, w, counts)
+        self._fit_covariances(Xk, yi, sw, counts)
         return self
 
-    def _check_class_sizes(self, yi, w):
-        n = np.bincount(yi if w is None else yi[w > 0], minlength=self.classes_.size)
+    def _check_class_sizes(self, yi, sw):
+        n = np.bincount(yi if sw is None else yi[sw > 0], minlength=self.classes_.size)
         small = np.flatnonzero(n < max(self._min_per_class, 1))
         if small.size:
             c = small[0]
@@ -173,7 +173,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         self._keep = ~const
         return self._keep
 
-    def _fit_covariances(self, X, yi, w, counts):  # pragma: no cover - abstract
+    def _fit_covariances(self, X, yi, sw, counts):  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _in_units_of_X(self, a_z, what, power=2, matrix=False, fill=0.0):

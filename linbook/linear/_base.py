@@ -16,12 +16,13 @@ from ..criteria import InformationCriteriaMixin
 from ._moments import Moments, pow2
 
 
-def log_sum_squares(r, w=None):
-    """``log(sum_i w_i r_i^2)`` without overflow or underflow (``-inf`` for a zero residual)."""
+def log_sum_squares(r, sw=None):
+    """``log(sum_i s_i r_i^2)`` (``s_i`` the sample weights ``sw``) without overflow or underflow
+    (``-inf`` for a zero residual)."""
     r = np.asarray(r, dtype=float)
     s = float(pow2(np.max(np.abs(r), initial=0.0)))
     q = (r / s) ** 2
-    t = float(q.sum() if w is None else w @ q)
+    t = float(q.sum() if sw is None else sw @ q)
     return (np.log(t) + 2.0 * np.log(s)) if t > 0 else -np.inf
 
 
@@ -103,14 +104,14 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
             raise ValueError("y must be finite and have one value per row of X")
         r = y - self._linear(X)
         if sample_weight is None:
-            w, n, log_w = None, y.shape[0], 0.0
+            sw, n, log_sw = None, y.shape[0], 0.0
         else:
-            w = check_sample_weight(sample_weight, X, estimator=self)
-            keep = w > 0
-            w, r = w[keep], r[keep]
-            n, log_w = int(keep.sum()), float(np.sum(np.log(w)))
-        ratio = np.exp(log_sum_squares(r, w) - self._log_sigma2)
-        return float(-0.5 * n * (np.log(2 * np.pi) + self._log_sigma2) + 0.5 * log_w - 0.5 * ratio)
+            sw = check_sample_weight(sample_weight, X, estimator=self)
+            keep = sw > 0
+            sw, r = sw[keep], r[keep]
+            n, log_sw = int(keep.sum()), float(np.sum(np.log(sw)))
+        ratio = np.exp(log_sum_squares(r, sw) - self._log_sigma2)
+        return float(-0.5 * n * (np.log(2 * np.pi) + self._log_sigma2) + 0.5 * log_sw - 0.5 * ratio)
 
 
 def moments(est, X, y, sw, gram=True):

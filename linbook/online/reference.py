@@ -58,7 +58,7 @@ def sgd_per_sample(X, y, *, loss="squared_error", eta=0.1, n_epochs=1, shuffle=T
 
     Derived in: chapter "Online learning and stochastic optimisation" § "Algorithm 8.3".
     """
-    X, y, s = _reference_inputs(X, y, loss, sample_weight)
+    X, y, sw = _reference_inputs(X, y, loss, sample_weight)
     rng = as_rng(random_state)
     theta = np.zeros(X.shape[1]) if theta0 is None else np.array(theta0, dtype=float)
     theta_bar, n_avg, s2, path, k = theta.copy(), 0, np.zeros_like(theta), [theta.copy()], 0
@@ -67,7 +67,7 @@ def sgd_per_sample(X, y, *, loss="squared_error", eta=0.1, n_epochs=1, shuffle=T
     for _ in range(n_epochs):
         order = rng.permutation(len(y)) if shuffle else np.arange(len(y))
         for batch in np.array_split(order, np.arange(batch_size, len(y), batch_size)):
-            g = _minibatch_gradient(X, y, s, batch, theta, loss, lam_n)
+            g = _minibatch_gradient(X, y, sw, batch, theta, loss, lam_n)
             k += 1
             if adagrad:                                   # (8.84)-(8.85)
                 s2 = s2 + g * g
@@ -90,7 +90,7 @@ def _reference_inputs(X, y, loss, sample_weight):
     return X, y, np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
 
 
-def _minibatch_gradient(X, y, s, batch, theta, loss, lam_n):
+def _minibatch_gradient(X, y, sw, batch, theta, loss, lam_n):
     """``g = (1/|B|) sum_{i in B} s_i (yhat_i - y_i) x_i + lam_n theta``, one sample at a time."""
     g = lam_n * theta
     for i in batch:
@@ -101,6 +101,6 @@ def _minibatch_gradient(X, y, s, batch, theta, loss, lam_n):
             yhat = float(sigmoid(z))                      # (8.88)
         else:
             yhat = 1.0 if z > 0 else 0.0                  # (8.90)
-        g = g + s[i] * (yhat - y[i]) * X[i] / len(batch)
+        g = g + sw[i] * (yhat - y[i]) * X[i] / len(batch)
     return g
 
