@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import as_rng  # noqa: F401  (public here too: its old import path)
+from .base import StrOptions, as_rng, check_param_values  # as_rng is public here too (its old import path)
 
 __all__ = [
     "as_rng",
@@ -165,7 +165,8 @@ def make_regression(n_samples=100, n_features=1, *, coef=None, intercept=0.0, no
     elif noise == "none":
         e = np.zeros(n_samples)
     else:
-        raise ValueError("noise must be 'gaussian', 'laplace', 'student-t' or 'none'")
+        check_param_values("make_regression", {"noise": [StrOptions({"gaussian", "laplace", "student-t", "none"})]},
+                           {"noise": noise})
     return X, X @ coef + intercept + e, coef
 
 

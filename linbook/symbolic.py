@@ -50,6 +50,8 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
+from .base import StrOptions, check_param_values
+
 __all__ = [
     "DerivationError",
     "Check",
@@ -206,8 +208,7 @@ def check_equal(lhs, rhs, label="step", *, method="auto", n_points=12, seed=0, r
 
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """
-    if method not in ("auto", "symbolic", "numeric"):
-        raise ValueError("method must be 'auto', 'symbolic' or 'numeric'")
+    check_param_values("check_equal", {"method": [StrOptions({"auto", "symbolic", "numeric"})]}, {"method": method})
     used = "symbolic"
     for a, b in _entry_pairs(lhs, rhs, label):
         a, b = sp.sympify(a), sp.sympify(b)

@@ -9,7 +9,7 @@ from numbers import Real
 
 import numpy as np
 
-from ..base import POSITIVE, Interval, StrOptions, renamed_kwargs
+from ..base import POSITIVE, Interval, StrOptions, check_param_values, renamed_kwargs
 
 __all__ = ["learning_rate_schedule"]
 
@@ -52,7 +52,7 @@ def learning_rate_schedule(k, schedule="robbins_monro", *, eta0=0.1, tau0=1.0, k
     elif schedule == "optimal":
         out = eta0 / (1.0 + lam_n * eta0 * (k - 1.0))
     else:
-        raise ValueError(f"schedule must be one of {SCHEDULES}; got {schedule!r}")
+        check_param_values("learning_rate_schedule", {"schedule": [StrOptions(set(SCHEDULES))]}, {"schedule": schedule})
     return out[()] if out.ndim == 0 else out
 
 
