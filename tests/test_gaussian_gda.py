@@ -3,7 +3,6 @@ classifiers (linbook.discriminant; GaussianNaiveBayes and FisherLDA share their 
 tested here too). The chapter's exercises are tested in test_exercises_gaussian.py.
 """
 
-
 import numpy as np
 import pytest
 from scipy import linalg, stats
