@@ -146,3 +146,28 @@ def test_wrong_lengths_and_continuous_labels(client):
         linbook.LogisticRegression().fit(da.from_array(X, chunks=200), da.from_array(y[:-1], chunks=200))
     with pytest.raises(ValueError, match="continuous"):
         linbook.LogisticRegression().fit(da.from_array(X, chunks=200), da.from_array(X[:, 0], chunks=200))
+
+
+# --------------------------------------------------------------------------- least squares and ridge
+def _regression(n=3000, d=5, seed=5):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * np.linspace(0.5, 3.0, d)
+    X[:, 0] += 1e3                              # far from zero: the blocks' Grams are combined centred
+    return X, X @ rng.standard_normal(d) + rng.standard_normal(n), rng.uniform(0.2, 2.0, n)
+
+
+@pytest.mark.parametrize("make", [lambda: linbook.LinearRegression(), lambda: linbook.Ridge(lam=3.0),
+                                  lambda: linbook.LinearRegression(fit_intercept=False)],
+                         ids=["ols", "ridge", "ols-no-intercept"])
+def test_least_squares_equal_in_memory(client, make):
+    X, y, a = _regression()
+    Xd, yd, ad = client.persist([da.from_array(X, chunks=700), da.from_array(y, chunks=700),
+                                 da.from_array(a, chunks=700)])
+    for weights, weights_d in ((None, None), (a, ad)):
+        mem, dsk = make().fit(X, y, sample_weight=weights), make().fit(Xd, yd, sample_weight=weights_d)
+        _fitted_equal(mem, dsk, ["coef_"])
+        _close([mem.intercept_, mem.sigma2_], [dsk.intercept_, dsk.sigma2_])
+        assert dsk.solver_ == mem.solver_ == "cholesky"
+    pred = dsk.predict(Xd)
+    assert isinstance(pred, da.Array)
+    _close(mem.predict(X), pred.compute())

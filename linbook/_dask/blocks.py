@@ -144,6 +144,7 @@ class Summary:
     """What one pass over the blocks finds: sizes, classes, moments, extremes (all global)."""
 
     n: int                      # rows
+    n_positive: int             # rows of positive weight
     sw: float                   # sum of the weights
     labels: np.ndarray          # the distinct values of y, sorted (empty without y)
     label_weight: np.ndarray    # their summed weights
@@ -199,7 +200,7 @@ def _summarise_block(Xb, yb, ab, index, model, labels_needed):
     pos = Xb[a > 0]
     xmax = pos.max(axis=0) if pos.shape[0] else np.full(d, -np.inf)
     xmin = pos.min(axis=0) if pos.shape[0] else np.full(d, np.inf)
-    return Summary(n, sw, labels, label_weight, mean, m2, xmax, xmin, bool(ab is not None and np.any(a != 1)))
+    return Summary(n, int(np.count_nonzero(a > 0)), sw, labels, label_weight, mean, m2, xmax, xmin, bool(ab is not None and np.any(a != 1)))
 
 
 def _combine_summaries(*parts):
@@ -216,7 +217,7 @@ def _combine_summaries(*parts):
         labels, inv = np.unique(np.concatenate([out.labels, s.labels]), return_inverse=True)
         label_weight = np.bincount(inv.ravel(), weights=np.concatenate([out.label_weight, s.label_weight]),
                                    minlength=labels.size)
-        out = Summary(out.n + s.n, sw, labels, label_weight, mean, m2, np.maximum(out.xmax, s.xmax),
+        out = Summary(out.n + s.n, out.n_positive + s.n_positive, sw, labels, label_weight, mean, m2, np.maximum(out.xmax, s.xmax),
                       np.minimum(out.xmin, s.xmin), out.weighted or s.weighted)
     return out
 
