@@ -171,3 +171,40 @@ def test_least_squares_equal_in_memory(client, make):
     pred = dsk.predict(Xd)
     assert isinstance(pred, da.Array)
     _close(mem.predict(X), pred.compute())
+
+
+# --------------------------------------------------------------------------- Gaussian classifiers
+@pytest.fixture(scope="module")
+def gaussian_data(client):
+    rng = np.random.default_rng(6)
+    n = 2400
+    y = rng.integers(0, 3, n)
+    X = rng.standard_normal((n, 4)) + y[:, None] * np.array([1.0, 0.5, 0.0, 2.0]) + np.array([0.0, 1e3, 0.0, 0.0])
+    X[:, 3] *= 1e-3                             # a small-unit feature: the power-of-two scales differ
+    a = rng.uniform(0.2, 2.0, n)
+    order = np.argsort(y, kind="stable")        # blocks of one class
+    X, y, a = X[order], y[order], a[order]
+    return (X, y, a), client.persist([da.from_array(X, chunks=600), da.from_array(y, chunks=800),
+                                      da.from_array(a, chunks=600)])
+
+
+@pytest.mark.parametrize("make, names", [
+    (lambda: linbook.LDA(), ["coef_", "intercept_", "covariance_"]),
+    (lambda: linbook.QDA(), ["covariances_"]),
+    (lambda: linbook.GaussianNaiveBayes(), ["var_"]),
+    (lambda: linbook.DiagonalLDA(), ["var_"]),
+    (lambda: linbook.NearestShrunkenCentroids(shrink_threshold=0.5), ["centroids_", "deviations_"]),
+], ids=["LDA", "QDA", "GaussianNaiveBayes", "DiagonalLDA", "NearestShrunkenCentroids"])
+def test_gaussian_classifiers_equal_in_memory(gaussian_data, make, names):
+    (X, y, a), (Xd, yd, ad) = gaussian_data
+    mem, dsk = make().fit(X, y, sample_weight=a), make().fit(Xd, yd, sample_weight=ad)
+    _fitted_equal(mem, dsk, ["means_", "priors_", "class_count_"] + names)
+    proba = dsk.predict_proba(Xd)
+    assert isinstance(proba, da.Array)
+    _close(mem.predict_proba(X), proba.compute(), rtol=1e-10)
+
+
+def test_rda_says_it_cannot_fit_dask(gaussian_data):
+    _, (Xd, yd, _) = gaussian_data
+    with pytest.raises(TypeError, match=r"RDA cannot fit dask collections yet.*X.compute\(\)"):
+        linbook.RDA().fit(Xd, yd)

@@ -20,6 +20,8 @@ import dask
 import dask.array as da
 import numpy as np
 
+from .._kernels.scatter import column_range
+
 __all__ = ["Blocks", "Summary", "row_blocks", "summarise", "map_reduce", "map_method", "tree_sum"]
 
 # Blocks' results are added FAN_IN at a time, in a tree of tasks on the workers: no worker
@@ -148,18 +150,18 @@ class Summary:
     sw: float                   # sum of the weights
     labels: np.ndarray          # the distinct values of y, sorted (empty without y)
     label_weight: np.ndarray    # their summed weights
+    label_rows: np.ndarray      # their numbers of rows of positive weight
     mean: np.ndarray            # weighted column means of X
     m2: np.ndarray              # weighted sums of squared deviations from the mean
-    xmax: np.ndarray            # column maxima and minima over the rows of positive weight
+    xmax: np.ndarray            # column maxima and minima over the rows of positive weight (NaN skipped)
     xmin: np.ndarray
-    weighted: bool              # some weight differs from 1
 
     def spread(self):
         """Weighted column standard deviations."""
         return np.sqrt(self.m2 / self.sw)
 
 
-def _summarise_block(Xb, yb, ab, index, model, labels_needed):
+def _summarise_block(Xb, yb, ab, index, model, labels_needed, allow_nan):
     Xb = np.asarray(Xb, dtype=np.float64)
     n = Xb.shape[0]
     if yb is not None and np.shape(yb)[0] != n:
@@ -170,8 +172,8 @@ def _summarise_block(Xb, yb, ab, index, model, labels_needed):
         raise ValueError(f"{model}: row block {index} of X has {n} rows but the matching block of "
                          f"sample_weight has {np.shape(ab)[0]}. Pass one sample_weight per row of X, split as X "
                          "(call compute_chunk_sizes() on both).")
-    if n and not (np.isfinite(Xb.max()) and np.isfinite(Xb.min())):
-        bad = "NaN" if np.isnan(Xb).any() else "infinity"
+    if n and not (np.isfinite(Xb.max()) and np.isfinite(Xb.min())) and not (allow_nan and not np.isinf(Xb).any()):
+        bad = "infinity" if np.isinf(Xb).any() else "NaN"
         raise ValueError(f"{model}: X contains {bad} (in row block {index}). Remove or impute the missing "
                          "or infinite values (e.g. X[~da.isnan(X).any(axis=1)]) first.")
     a = np.ones(n) if ab is None else np.asarray(ab, dtype=np.float64)
@@ -186,10 +188,11 @@ def _summarise_block(Xb, yb, ab, index, model, labels_needed):
         if labels_needed:
             labels, inv = np.unique(yb, return_inverse=True)
             label_weight = np.bincount(inv.ravel(), weights=a, minlength=labels.size)
+            label_rows = np.bincount(inv.ravel()[a > 0], minlength=labels.size)
         else:
-            labels, label_weight = np.empty(0), np.empty(0)
+            labels, label_weight, label_rows = np.empty(0), np.empty(0), np.empty(0, dtype=int)
     else:
-        labels, label_weight = np.empty(0), np.empty(0)
+        labels, label_weight, label_rows = np.empty(0), np.empty(0), np.empty(0, dtype=int)
     sw = float(a.sum())
     d = Xb.shape[1]
     if sw > 0:
@@ -197,10 +200,8 @@ def _summarise_block(Xb, yb, ab, index, model, labels_needed):
         m2 = a @ (Xb - mean) ** 2
     else:
         mean, m2 = np.zeros(d), np.zeros(d)
-    pos = Xb[a > 0]
-    xmax = pos.max(axis=0) if pos.shape[0] else np.full(d, -np.inf)
-    xmin = pos.min(axis=0) if pos.shape[0] else np.full(d, np.inf)
-    return Summary(n, int(np.count_nonzero(a > 0)), sw, labels, label_weight, mean, m2, xmax, xmin, bool(ab is not None and np.any(a != 1)))
+    xmin, xmax = column_range(Xb, ab)     # over the rows of positive weight, NaN skipped
+    return Summary(n, int(np.count_nonzero(a > 0)), sw, labels, label_weight, label_rows, mean, m2, xmax, xmin)
 
 
 def _combine_summaries(*parts):
@@ -217,16 +218,18 @@ def _combine_summaries(*parts):
         labels, inv = np.unique(np.concatenate([out.labels, s.labels]), return_inverse=True)
         label_weight = np.bincount(inv.ravel(), weights=np.concatenate([out.label_weight, s.label_weight]),
                                    minlength=labels.size)
-        out = Summary(out.n + s.n, out.n_positive + s.n_positive, sw, labels, label_weight, mean, m2, np.maximum(out.xmax, s.xmax),
-                      np.minimum(out.xmin, s.xmin), out.weighted or s.weighted)
+        label_rows = np.bincount(inv.ravel(), weights=np.concatenate([out.label_rows, s.label_rows]),
+                                 minlength=labels.size).astype(int)
+        out = Summary(out.n + s.n, out.n_positive + s.n_positive, sw, labels, label_weight, label_rows, mean, m2,
+                      np.maximum(out.xmax, s.xmax), np.minimum(out.xmin, s.xmin))
     return out
 
 
-def summarise(blocks, model, labels=True):
+def summarise(blocks, model, labels=True, allow_nan=False):
     """One pass over the blocks: checks every block (the errors name the input and the block) and
     returns the :class:`Summary`. A block holding one class only is fine: classes are global."""
     f = dask.delayed(_summarise_block, pure=True)
-    parts = [f(*part, i, model, labels) for i, part in enumerate(blocks.parts)]
+    parts = [f(*part, i, model, labels, allow_nan) for i, part in enumerate(blocks.parts)]
     (total,) = dask.compute(tree_sum(parts, _combine_summaries))
     if total.n == 0:
         raise ValueError(f"{model}: X has 0 samples. Pass more samples (rows of X): check the data or its split.")
