@@ -208,3 +208,42 @@ def test_rda_says_it_cannot_fit_dask(gaussian_data):
     _, (Xd, yd, _) = gaussian_data
     with pytest.raises(TypeError, match=r"RDA cannot fit dask collections yet.*X.compute\(\)"):
         linbook.RDA().fit(Xd, yd)
+
+
+# --------------------------------------------------------------------------- streaming models
+def _stream_data():
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((2000, 4))
+    y = X @ rng.standard_normal(4) + 0.1 * rng.standard_normal(2000)
+    return X, y, (y > 0).astype(int)
+
+
+@pytest.mark.parametrize("name, target, kwargs", [
+    ("SGDRegressor", "y", {}), ("SGDClassifier", "labels", {"classes": [0, 1]}), ("LMS", "y", {}),
+    ("RecursiveLeastSquares", "y", {}), ("OnlineGradientDescent", "y", {})])
+def test_streaming_partial_fit_over_blocks_in_order(client, name, target, kwargs):
+    """partial_fit on a dask array = partial_fit on its blocks in memory, in the same order."""
+    X, y, labels = _stream_data()
+    Y = {"y": y, "labels": labels}[target]
+    model = getattr(linbook.online, name)
+    mem = model()
+    for i in range(0, 2000, 500):
+        mem.partial_fit(X[i:i + 500], Y[i:i + 500], **kwargs)
+    Xd, Yd = client.persist([da.from_array(X, chunks=500), da.from_array(Y, chunks=500)])
+    dsk = model().partial_fit(Xd, Yd, **kwargs)
+    _fitted_equal(mem, dsk, ["coef_"])
+    _close(np.atleast_1d(mem.intercept_) if hasattr(mem, "intercept_") else [1.0],
+           np.atleast_1d(dsk.intercept_) if hasattr(dsk, "intercept_") else [1.0])
+    pred = dsk.predict(Xd)
+    assert isinstance(pred, da.Array) and np.array_equal(pred.compute(), mem.predict(X))
+
+
+def test_rls_on_dask_is_the_batch_solution(client):
+    """RecursiveLeastSquares.fit on a dask array (blocks of unequal size) is the in-memory batch answer."""
+    X, y, _ = _stream_data()
+    mem = linbook.online.RecursiveLeastSquares().fit(X, y)
+    dsk = linbook.online.RecursiveLeastSquares().fit(da.from_array(X, chunks=((300, 900, 800), 4)),
+                                                     da.from_array(y, chunks=700))
+    _fitted_equal(mem, dsk, ["coef_", "P_"])
+    with pytest.raises(TypeError, match=r"partial_fit\(X, y\)"):
+        linbook.online.SGDRegressor().fit(da.from_array(X, chunks=500), da.from_array(y, chunks=500))
