@@ -27,6 +27,8 @@ __all__ = ["Blocks", "Summary", "row_blocks", "summarise", "map_reduce", "map_me
 # Blocks' results are added FAN_IN at a time, in a tree of tasks on the workers: no worker
 # (and not the client) ever holds more than FAN_IN partial sums of size O(D^2 x classes).
 FAN_IN = 8
+# More distinct labels than this is not a classification problem (and would grow the client's share)
+MAX_CLASSES = 10_000
 
 
 @dataclass
@@ -186,6 +188,11 @@ def _summarise_block(Xb, yb, ab, index, model, labels_needed, allow_nan):
             raise ValueError(f"{model}: y contains NaN or infinity (in row block {index}). Drop the samples "
                              "whose target is missing or infinite.")
         if labels_needed:
+            if yb.dtype.kind == "f" and n and np.any(yb != np.round(yb)):
+                # continuous targets would make the set of "classes" O(N): refuse them in the block
+                raise ValueError(f"{model}: Unknown label type: 'continuous'. {model} needs class labels, but y "
+                                 f"looks 'continuous' (row block {index}). Use a regression model for a continuous "
+                                 "target.")
             labels, inv = np.unique(yb, return_inverse=True)
             label_weight = np.bincount(inv.ravel(), weights=a, minlength=labels.size)
             label_rows = np.bincount(inv.ravel()[a > 0], minlength=labels.size)
@@ -220,6 +227,9 @@ def _combine_summaries(*parts):
                                    minlength=labels.size)
         label_rows = np.bincount(inv.ravel(), weights=np.concatenate([out.label_rows, s.label_rows]),
                                  minlength=labels.size).astype(int)
+        if labels.size > MAX_CLASSES:
+            raise ValueError(f"y has more than {MAX_CLASSES} distinct labels: pass class labels (a classifier "
+                             "needs a few classes), or use a regression model for a continuous target.")
         out = Summary(out.n + s.n, out.n_positive + s.n_positive, sw, labels, label_weight, label_rows, mean, m2,
                       np.maximum(out.xmax, s.xmax), np.minimum(out.xmin, s.xmin))
     return out
