@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import linbook
+import linbook.base
 
 da = pytest.importorskip("dask.array", reason="the dask extra is not installed (pip install 'linbook[dask]')")
 distributed = pytest.importorskip("distributed")
@@ -247,3 +248,15 @@ def test_rls_on_dask_is_the_batch_solution(client):
     _fitted_equal(mem, dsk, ["coef_", "P_"])
     with pytest.raises(TypeError, match=r"partial_fit\(X, y\)"):
         linbook.online.SGDRegressor().fit(da.from_array(X, chunks=500), da.from_array(y, chunks=500))
+
+
+def test_separable_data_without_penalty_is_reported(client):
+    """lam = 0 on separable classes has no MLE: the Dask fit warns and is not "converged" (in memory
+    the exact separation test says so; on Dask a saturated margin does)."""
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((400, 2))
+    y = (X[:, 0] > 0).astype(int)
+    Xd, yd = client.persist([da.from_array(X, chunks=100), da.from_array(y, chunks=100)])
+    with pytest.warns(linbook.base.SeparableDataWarning, match="probably .*separable.*Set lam > 0"):
+        model = linbook.LogisticRegression(lam=0.0).fit(Xd, yd)
+    assert not model.converged_
