@@ -35,7 +35,8 @@ from ._design import centre_offsets  # noqa: F401  (its old import path, public)
 __all__ = ["validate_data", "validate_X", "validate_fit", "validate_predict", "check_sample_weight",
            "encode_labels", "check_finite_fit", "LinbookWarning", "SeparableDataWarning",
            "DivergenceError", "centre_offsets", "check_params", "check_param_values", "require_y", "renamed_param",
-           "renamed_kwargs", "as_rng", "DEPRECATED", "NON_NEGATIVE", "POSITIVE", "POSITIVE_INT"]
+           "renamed_kwargs", "as_rng", "is_dask", "fit_dask", "dask_blocks", "DEPRECATED", "NON_NEGATIVE", "POSITIVE",
+           "POSITIVE_INT"]
 
 
 class LinbookWarning(UserWarning):
@@ -367,6 +368,42 @@ def require_y(estimator, y):
     if y is None:
         raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target y is "
                          "None. Call fit(X, y) with one target per row of X.")
+
+
+# ---------------------------------------------------------------- Dask collections
+# A dask array or DataFrame passed to ``fit`` or a predict method goes to linbook._dask (a
+# map-reduce over its row blocks), imported only then: ``import linbook`` never imports dask.
+def is_dask(*values):
+    """Whether any of ``values`` is a dask collection (array, DataFrame, Series), without importing dask."""
+    return any(hasattr(v, "__dask_graph__") for v in values)
+
+
+def fit_dask(estimator, X, y=None, sample_weight=None):
+    """``estimator`` fitted on dask collections, on the active Dask scheduler (see :mod:`linbook._dask`).
+
+    Derived in: chapter "Optimizers" § "When the data do not fit: the Newton step as a map-reduce".
+    """
+    from . import _dask
+
+    if getattr(estimator, "_parameter_constraints", None):
+        check_params(estimator)          # the same hyperparameter errors as the in-memory fit, before any pass
+    require_y(estimator, y)
+    return _dask.fit(estimator, X, y, sample_weight)
+
+
+def dask_blocks(method):
+    """Decorator of a predict-like method ``method(self, X)``: on a dask collection ``X`` it returns a
+    dask array, the method applied to each row block (``map_blocks``); otherwise it is the method."""
+
+    @functools.wraps(method)
+    def on_blocks_or_array(self, X, *args, **kwargs):
+        if is_dask(X):
+            from ._dask import map_method
+
+            return map_method(self, method, X, *args, **kwargs)
+        return method(self, X, *args, **kwargs)
+
+    return on_blocks_or_array
 
 
 # ---------------------------------------------------------------- renamed parameters

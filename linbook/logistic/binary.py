@@ -27,7 +27,7 @@ from sklearn.utils.multiclass import type_of_target
 
 from .._kernels.cholesky import equilibrated_cholesky
 from .._kernels.hessian import binary_pass
-from ..base import (NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, _with_advice, centre_offsets,
+from ..base import (NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, _with_advice, centre_offsets, dask_blocks,
                     check_finite_fit, check_params, check_sample_weight, encode_labels, require_y, validate_fit,
                     validate_predict)
 from ..criteria import InformationCriteriaMixin
@@ -198,20 +198,24 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         X = validate_predict(self, X, accept_sparse=True)
         return X @ self.coef_[0] + self.intercept_[0]
 
+    @dask_blocks
     def decision_function(self, X):
         """Linear predictor ``z = x'w + b`` (shape ``(n,)``); class ``classes_[1]`` when ``z > 0``."""
         return self._z(X)
 
+    @dask_blocks
     def predict(self, X):
         """Most probable class label."""
         z = self._z(X)
         return self.classes_[(z > 0).astype(int)]
 
+    @dask_blocks
     def predict_log_proba(self, X):
         """Log class probabilities, shape ``(n, 2)``, computed without underflow."""
         z = self._z(X)
         return np.column_stack([self._log_p(-z), self._log_p(z)])
 
+    @dask_blocks
     def predict_proba(self, X):
         """Class probabilities, shape ``(n, 2)``, columns in the order of ``classes_``."""
         return np.exp(self.predict_log_proba(X))

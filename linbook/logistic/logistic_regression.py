@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import centre_offsets, validate_predict
+from ..base import centre_offsets, dask_blocks, fit_dask, is_dask, validate_predict
 from ..numerics import log1pexp, log_sigmoid, log_softmax, sigmoid
 from . import multinomial, solvers
 from .binary import BinaryGLM, fit_binary, logit_terms
@@ -161,6 +161,8 @@ class LogisticRegression(BinaryGLM):
         SeparableDataWarning
             ``lam = 0`` and the classes are (quasi-)separable (no finite MLE).
         """
+        if is_dask(X, y, sample_weight):       # a dask array or DataFrame: Newton as a map-reduce
+            return fit_dask(self, X, y, sample_weight)
         X, a, yidx, max_iter = self._prepare_fit(X, y, sample_weight)
         if self.classes_.size > 2:
             return self._fit_multinomial(X, yidx, a, max_iter)
@@ -189,6 +191,7 @@ class LogisticRegression(BinaryGLM):
     def _multi(self):
         return self.classes_.size > 2
 
+    @dask_blocks
     def decision_function(self, X):
         """Binary: ``z = x'w + b``, shape ``(n,)``. Multinomial: centred scores ``X W' + b``, ``(n, C)``."""
         X = validate_predict(self, X, accept_sparse=True)
@@ -196,6 +199,7 @@ class LogisticRegression(BinaryGLM):
             return np.asarray(X @ self.coef_.T) + self.intercept_
         return X @ self.coef_[0] + self.intercept_[0]
 
+    @dask_blocks
     def predict(self, X):
         """Most probable class label."""
         a = self.decision_function(X)
@@ -203,6 +207,7 @@ class LogisticRegression(BinaryGLM):
             return self.classes_[np.argmax(a, axis=1)]
         return self.classes_[(a > 0).astype(int)]
 
+    @dask_blocks
     def predict_log_proba(self, X):
         """Log class probabilities ``(n, C)`` (stable log-sigmoid / log-softmax)."""
         a = self.decision_function(X)

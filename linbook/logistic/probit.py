@@ -9,6 +9,7 @@ import numpy as np
 import scipy.special
 from scipy.special import log_ndtr
 
+from ..base import fit_dask, is_dask
 from .binary import BinaryGLM, fit_binary, probit_terms
 
 __all__ = ["ProbitRegression"]
@@ -63,6 +64,8 @@ class ProbitRegression(BinaryGLM):
 
     def fit(self, X, y, sample_weight=None):
         """Fit by Newton's method; returns ``self`` (warns on separable data with ``lam = 0``)."""
+        if is_dask(X, y, sample_weight):       # a dask array or DataFrame: Newton as a map-reduce
+            return fit_dask(self, X, y, sample_weight)
         X, a, yidx, max_iter = self._prepare_fit(X, y, sample_weight, max_classes=2)
         # minimise F(theta) = -sum_i a_i log Phi(t_i z_i) + (lam/2) ||w||^2, z = X~ theta, t = +-1,
         # by Newton's method; the step of LogisticRegression with probit_terms for the logit's terms

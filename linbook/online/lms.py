@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from ..base import NON_NEGATIVE, POSITIVE_INT, StrOptions, as_rng, check_params, predict_input, row_stats
+from ..base import NON_NEGATIVE, POSITIVE_INT, StrOptions, as_rng, check_params, dask_blocks, predict_input, row_stats
 from . import schedules
 from ._stream import diverged, transactional, validate_chunk
 
@@ -197,6 +197,7 @@ class LMS(RegressorMixin, BaseEstimator):
         self._publish()
         return self
 
+    @dask_blocks
     def predict(self, X):
         """``X coef_ + intercept_``."""
         X = predict_input(self, X)

@@ -10,7 +10,7 @@ from scipy import optimize
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from ..base import POSITIVE, StrOptions, check_param_values, check_params, predict_input, row_stats
+from ..base import POSITIVE, StrOptions, check_param_values, check_params, dask_blocks, predict_input, row_stats
 from ..numerics import log1pexp, sigmoid
 from ._stream import diverged, transactional, validate_chunk
 from .schedules import curvature_bound
@@ -167,6 +167,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
             self.__dict__.pop(a, None)
         return self.partial_fit(X, y)
 
+    @dask_blocks
     def predict(self, X):
         """``X coef_`` (for ``loss="log_loss"`` the log-odds)."""
         X = predict_input(self, X)

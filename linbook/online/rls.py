@@ -10,7 +10,7 @@ from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, check_params, check_sample_weight,
-                    predict_input, renamed_param)
+                    dask_blocks, predict_input, renamed_param)
 from ._stream import transactional, validate_chunk
 
 __all__ = ["RecursiveLeastSquares"]
@@ -252,6 +252,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         self._publish()
         return self
 
+    @dask_blocks
     def predict(self, X):
         """Posterior mean prediction ``X coef_ + intercept_``."""
         X = predict_input(self, X)

@@ -16,7 +16,7 @@ from sklearn.utils import metadata_routing
 from sklearn.utils.metaestimators import available_if
 
 from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, as_rng, check_params,
-                    check_sample_weight, encode_labels, predict_input, renamed_param, row_stats)
+                    check_sample_weight, dask_blocks, encode_labels, predict_input, renamed_param, row_stats)
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
 from ._stream import CURE, diverged, progress, transactional, validate_chunk
@@ -241,6 +241,7 @@ class SGDRegressor(RegressorMixin, _BaseSGD):
         self.coef_ = W[0].copy()
         self.intercept_ = float(b[0])
 
+    @dask_blocks
     def predict(self, X):
         """Predicted means ``X w + b``."""
         return self._decision(X)
@@ -368,6 +369,7 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
         self.coef_ = W.copy()
         self.intercept_ = b.copy()
 
+    @dask_blocks
     def decision_function(self, X):
         """``X w + b``: shape (n,) for two classes, (n, K) otherwise."""
         Z = self._decision(X)
@@ -379,6 +381,7 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
         return True
 
     @available_if(_has_proba)
+    @dask_blocks
     def predict_proba(self, X):
         """Class probabilities (columns in the order of ``classes_``); only for ``loss="log_loss"``."""
         Z = self._decision(X)
@@ -388,6 +391,7 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
         return softmax(Z, axis=1)
 
     @available_if(_has_proba)
+    @dask_blocks
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba` (computed stably)."""
         Z = self._decision(X)
@@ -395,6 +399,7 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
             return np.column_stack([log_sigmoid(-Z[:, 0]), log_sigmoid(Z[:, 0])])
         return log_softmax(Z, axis=1)
 
+    @dask_blocks
     def predict(self, X):
         """Most probable class."""
         Z = self._decision(X)

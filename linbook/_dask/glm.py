@@ -1,0 +1,274 @@
+"""Logistic (binary and multinomial) and probit regression on row blocks: Newton as a map-reduce.
+
+The binary objective is a sum over samples, so over row blocks::
+
+    F(theta) = sum_b F_b(theta),  g = sum_b X_b'(a_b (mu_b - y_b)),  H = sum_b X_b' S_b X_b,
+
+each block's ``(F_b, g_b, H_b)`` computed on a worker by the in-memory model's own function
+(:func:`linbook.logistic.logistic_regression.logistic_loss` with no penalty), the sum formed on
+the workers, the penalty added on the client -- as the loss of no data, by the same function --
+and the step taken by :func:`linbook.optim.newton` (Cholesky, Armijo backtracking) exactly as
+the in-memory fit takes it. Wide problems use :func:`linbook.optim.lbfgs` on ``(F, g)`` alone.
+
+Coordinates are the in-memory fit's: offset columns centred, each column divided by the
+Jacobi scale ``c`` of :func:`linbook.logistic.solvers.column_scales`, the stopping rule in
+max-abs units (:func:`linbook.logistic.solvers.gradient_scale`): the same optimum, the same
+test, so the same coefficients.
+
+Derived in: chapter "Optimizers" § "When the data do not fit: the Newton step as a map-reduce".
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..base import SeparableDataWarning, check_params, encode_labels, require_y
+from ..logistic import ProbitRegression, multinomial, solvers
+from ..logistic.binary import _SATURATED, binary_objective, probit_terms
+from ..logistic.logistic_regression import logistic_loss
+from .blocks import map_reduce, row_blocks, summarise
+
+__all__ = ["fit_logistic", "fit_probit"]
+
+
+class Frame:
+    """The in-memory fit's coordinates: ``x -> (x - shift) / c``, and back to the units of ``X``.
+
+    ``shift`` centres the columns whose mean exceeds their spread (as :func:`linbook.base.centre_offsets`,
+    here decided on all rows), only with an intercept; ``c`` is :func:`solvers.column_scales`'s
+    Jacobi scale ``hypot(rms, sqrt(4 lam / sum(a)))`` of the centred columns; ``m`` their largest
+    absolute value (the units of the stopping rule).
+    """
+
+    def __init__(self, summary, lam, fit_intercept):
+        s = summary
+        spread = s.spread()
+        need = fit_intercept & np.isfinite(s.mean) & (np.abs(s.mean) > spread)
+        self.shift = np.where(need, s.mean, 0.0) if fit_intercept and np.any(need) else None
+        shift = 0.0 if self.shift is None else self.shift
+        # the rms of the centred columns from the mean and spread: sum a (x - shift)^2 / sum a
+        rms = np.sqrt(spread ** 2 + (s.mean - shift) ** 2)
+        self.c = solvers._jacobi(rms, lam, s.sw)
+        m = np.maximum(np.abs(s.xmax - shift), np.abs(s.xmin - shift))
+        self.m = np.where(m > 0, m, 1.0)
+        self.fit_intercept = fit_intercept
+
+    def centred(self, Xb):
+        """The block with offset columns centred (the columns the kernels then scale by ``c``)."""
+        Xb = np.asarray(Xb, dtype=np.float64)
+        return Xb if self.shift is None else Xb - self.shift
+
+    def design(self, Xb):
+        """``X~_b = [1, (X_b - shift) / c]``: the block in the coordinates of ``theta = [b, v]``."""
+        Z = self.centred(Xb) / self.c
+        return np.column_stack([np.ones(Z.shape[0]), Z]) if self.fit_intercept else Z
+
+    def to_units(self, V, b):
+        """Coefficients ``V`` (rows, standardised) and intercepts ``b`` back in the units of ``X``."""
+        W = V / self.c
+        if self.shift is not None:
+            b = b - W @ self.shift
+        return W, b
+
+
+def _prepare(est, X, y, sample_weight):
+    """Parameters checked, blocks formed, one pass read: ``(blocks, summary, classes, frame, solver, max_iter)``."""
+    check_params(est)
+    model = type(est).__name__
+    require_y(est, y)
+    blocks = row_blocks(X, y, sample_weight, model=model)
+    summary = summarise(blocks, model)
+    classes, _ = encode_labels(summary.labels, model=model)     # the global classes, whatever each block holds
+    present = summary.label_weight > 0
+    if present.sum() < 2:
+        raise ValueError(f"{model} needs at least 2 classes with positive sample_weight; only class "
+                         f"{classes[present].tolist()} has any weight. Give samples of a second class a positive "
+                         "sample_weight.")
+    solver = solvers.choose_solver(est.solver, summary.n, blocks.n_features, classes.size, est.fit_intercept, False)
+    frame = Frame(summary, est.lam, est.fit_intercept)
+    return blocks, summary, classes, frame, solver, est.max_iter or solvers.DEFAULT_MAX_ITER[solver]
+
+
+# ------------------------------------------------------------------------------- binary logit
+def _logistic_block(Xb, yb, ab, theta, classes, frame, need_hess):
+    """One block's ``(F_b, g_b, H_b)``: the in-memory ``logistic_loss`` on ``[1, (X_b - shift) / c]``, no penalty."""
+    y01 = (np.asarray(yb) == classes[1]).astype(np.float64)
+    a = None if ab is None else np.asarray(ab, dtype=np.float64)
+    return logistic_loss(theta, frame.design(Xb), y01, 0.0, sample_weight=a, hessian=need_hess)
+
+
+def _binary_penalty(frame):
+    """``r`` with ``(lam/2) sum_j r_j v_j^2 = (lam/2) ||w||^2`` for ``w = v / c``; the intercept is free."""
+    r = 1.0 / frame.c ** 2
+    return np.r_[np.zeros(int(frame.fit_intercept)), r]
+
+
+def fit_logistic(est, X, y, sample_weight=None):
+    """``LogisticRegression.fit`` on dask collections: binary or multinomial, the same optimum."""
+    blocks, summary, classes, frame, solver, max_iter = _prepare(est, X, y, sample_weight)
+    if classes.size > 2:
+        return _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter)
+    p = blocks.n_features + int(est.fit_intercept)
+    r = _binary_penalty(frame)
+    no_data = (np.empty((0, p)), np.empty(0))
+
+    def evaluate(theta, need_hess):
+        F, g, H = map_reduce(_logistic_block, blocks, theta, classes, frame, need_hess)
+        Fp, gp, Hp = logistic_loss(theta, *no_data, est.lam, penalised=r, hessian=need_hess)  # the penalty
+        return (F + Fp, g + gp, H + Hp) if need_hess else (F + Fp, g + gp)
+
+    ybar = summary.label_weight[1] / summary.sw
+    b0 = float(np.log(ybar / (1 - ybar)))                # start: the intercept-only MLE (as in memory)
+    return _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, max_iter)
+
+
+def _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, max_iter):
+    fi = est.fit_intercept
+    theta0 = np.zeros(blocks.n_features + int(fi))
+    if fi:
+        theta0[0] = b0
+    gscale = solvers.gradient_scale(None, np.array([summary.sw]), frame.c, frame.m, fi)
+    res = solvers.minimise(solver, lambda th: evaluate(th, True), lambda th: evaluate(th, False), theta0,
+                           max_iter=max_iter, tol=est.tol, gscale=gscale)
+    W, b = frame.to_units(res.x[None, int(fi):], np.array([res.x[0] if fi else 0.0]))
+    est._check_result(res, W)
+    saturated = 6.7 if isinstance(est, ProbitRegression) else _SATURATED
+    suspect = _suspect_separation(est, blocks, classes, W, b, res, saturated, evaluate)
+    _set_common(est, blocks, classes, solver)
+    est._set_binary_fit(W[0], float(b[0]), res, False)
+    est.converged_ = est.converged_ and not suspect
+    return est
+
+
+# ------------------------------------------------------------------------------- separation
+# With lam = 0 the in-memory fit runs an exact separation test (a linear programme over all rows)
+# when the iterates diverge or a margin saturates. That test needs every row at once. Here one
+# more pass finds the largest margin; when it is saturated, a second pass evaluates the loss at
+# 2 theta: at a finite minimiser F(2 theta) > F(theta) (F is strictly convex), while on separable
+# classes F keeps falling along the ray. Quasi-separation with overlapping classes can escape it.
+def _largest(*parts):
+    return max(parts)
+
+
+def _margin_block(Xb, yb, ab, W, b, classes):
+    """The largest margin of the block's rows of positive weight: ``t z`` (binary), or the
+    true class's score minus the best other class's (multinomial)."""
+    X = np.asarray(Xb, dtype=np.float64)
+    yi = np.searchsorted(classes, np.asarray(yb))
+    if ab is not None:
+        keep = np.asarray(ab) > 0
+        X, yi = X[keep], yi[keep]
+    if X.shape[0] == 0:
+        return -np.inf
+    A = X @ W.T + b
+    if W.shape[0] == 1:
+        return float(np.max((2.0 * yi - 1.0) * A[:, 0]))
+    rows = np.arange(X.shape[0])
+    own = A[rows, yi]
+    A[rows, yi] = -np.inf
+    return float(np.max(own - A.max(axis=1)))
+
+
+def _suspect_separation(est, blocks, classes, W, b, res, saturated, evaluate):
+    """``lam = 0`` and no convergence, or a saturated margin with ``F(2 theta) <= F(theta)``: separable classes."""
+    if est.lam != 0:
+        return False
+    if res.converged:
+        if map_reduce(_margin_block, blocks, W, b, classes, combine=_largest) <= saturated:
+            return False
+        if evaluate(2.0 * res.x, False)[0] > res.fun:      # F rises along the ray: a finite minimiser
+            return False
+    warnings.warn(f"{type(est).__name__}: with lam = 0 the loss keeps falling as the coefficients grow (or Newton "
+                  "did not converge): the classes are probably (quasi-)separable, and then the maximum-likelihood "
+                  "estimate does not exist. On Dask the exact separation test (it needs all rows in memory) is not "
+                  "run, so converged_ is False. Set lam > 0 for a unique finite fit.",
+                  SeparableDataWarning, stacklevel=4)
+    return True
+
+
+def _set_common(est, blocks, classes, solver):
+    est.classes_ = classes
+    est.solver_ = solver
+    est.n_features_in_ = blocks.n_features
+    if blocks.feature_names is not None:
+        est.feature_names_in_ = blocks.feature_names
+    elif "feature_names_in_" in vars(est):
+        del est.feature_names_in_
+
+
+# ------------------------------------------------------------------------------- multinomial
+def _multinomial_block(Xb, yb, ab, theta, classes, frame, C, need_hess):
+    """One block's ``(F_b, g_b[, H_b])`` in the reduced parameters: the in-memory ``reduced_objective``, no penalty."""
+    yidx = np.searchsorted(classes, np.asarray(yb))
+    a = None if ab is None else np.asarray(ab, dtype=np.float64)
+    fgh, fg = multinomial.reduced_objective(frame.centred(Xb), yidx, a, C, 0.0, frame.c, frame.fit_intercept)
+    return fgh(theta) if need_hess else fg(theta)
+
+
+def _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter):
+    C, fi, d = classes.size, est.fit_intercept, blocks.n_features
+    off, p = int(fi), d + int(fi)
+    # the penalty is the reduced objective of no data
+    pen_fgh, pen_fg = multinomial.reduced_objective(np.empty((0, d)), np.empty(0, dtype=int), np.empty(0), C,
+                                                    est.lam, frame.c, fi)
+
+    def evaluate(theta, need_hess):
+        data = map_reduce(_multinomial_block, blocks, theta, classes, frame, C, need_hess)
+        pen = pen_fgh(theta) if need_hess else pen_fg(theta)
+        return tuple(x + y for x, y in zip(data, pen))
+
+    th0 = np.zeros((C - 1, p))
+    if fi:
+        counts = np.maximum(summary.label_weight, 1e-12 * summary.label_weight.sum())
+        th0[:, 0] = np.log(counts[1:] / counts[0])         # start as in memory
+    gscale = solvers.gradient_scale(None, np.array([summary.sw]), frame.c, frame.m, fi, C - 1)
+    res = solvers.minimise(solver, lambda th: evaluate(th, True), lambda th: evaluate(th, False), th0.ravel(),
+                           max_iter=max_iter, tol=est.tol, gscale=gscale)
+    T = res.x.reshape(C - 1, p)
+    V, b = np.zeros((C, d)), np.zeros(C)
+    V[1:] = T[:, off:]
+    if fi:
+        b[1:] = T[:, 0]
+    W, b = frame.to_units(V, b)
+    est._check_result(res, W, b)
+    suspect = _suspect_separation(est, blocks, classes, W, b, res, _SATURATED, evaluate)
+    _set_common(est, blocks, classes, solver)
+    est.coef_ = W - W.mean(0)
+    est.intercept_ = b - b.mean()
+    est.n_iter_ = int(res.n_iter)
+    est.separable_ = False
+    est.converged_ = bool(res.converged and not suspect)
+    if not res.converged and not suspect:
+        est._warn_not_converged(res, solver)
+    return est
+
+
+# ------------------------------------------------------------------------------- probit
+def _probit_block(Xb, yb, ab, theta, classes, frame, need_hess):
+    """One block's ``(F_b, g_b[, H_b])``: the in-memory ``binary_objective`` with the probit terms, no penalty."""
+    t = 2.0 * (np.asarray(yb) == classes[1]) - 1.0
+    a = None if ab is None else np.asarray(ab, dtype=np.float64)
+    fgh, fg = binary_objective(frame.centred(Xb), t, a, probit_terms, 0.0, frame.c, frame.fit_intercept)
+    return fgh(theta) if need_hess else fg(theta)
+
+
+def fit_probit(est, X, y, sample_weight=None):
+    """``ProbitRegression.fit`` on dask collections."""
+    import scipy.special
+
+    blocks, summary, classes, frame, solver, max_iter = _prepare(est, X, y, sample_weight)
+    if classes.size > 2:
+        raise ValueError(f"Only binary classification is supported. ProbitRegression takes 2 classes; got "
+                         f"{classes.size}: use LogisticRegression for more.")
+    r = _binary_penalty(frame)
+    no_data = (np.empty((0, r.size)), np.empty(0))
+
+    def evaluate(theta, need_hess):
+        data = map_reduce(_probit_block, blocks, theta, classes, frame, need_hess)
+        pen = logistic_loss(theta, *no_data, est.lam, penalised=r, hessian=need_hess)   # the penalty alone
+        return tuple(x + y for x, y in zip(data, pen))
+
+    b0 = float(scipy.special.ndtri(summary.label_weight[1] / summary.sw))
+    return _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, max_iter)
