@@ -229,9 +229,34 @@ def derived_in(obj):
     return " ".join(m.group(1).split()) if m else ""
 
 
-def qualified(obj, public):
+API = ROOT / "chapters" / "backmatter" / "api"
+
+
+def documented_modules():
+    """The modules the API pages document (``.. automodule::``)."""
+    found = set()
+    for page in API.glob("*.md"):
+        found |= set(re.findall(r"^\.\. automodule::\s*(\S+)", page.read_text(encoding="utf-8"), re.M))
+    return found
+
+
+def qualified(obj, public, documented=None):
+    """The name the API pages document ``obj`` under (the target of its link).
+
+    Its defining module's path when that module has an API page; otherwise the documented
+    package that lists it in ``__all__`` (``linbook.optim.bfgs``, defined in a private file).
+    """
     mod = getattr(obj, "__module__", "") or ""
-    return f"{mod}.{obj.__qualname__}" if mod.startswith("linbook") else public
+    if not mod.startswith("linbook"):
+        return public
+    documented = documented_modules() if documented is None else documented
+    if mod not in documented:
+        for pkg in sorted(documented):
+            module = importlib.import_module(pkg)
+            for name in getattr(module, "__all__", ()):
+                if getattr(module, name, None) is obj:
+                    return f"{pkg}.{name}"
+    return f"{mod}.{obj.__qualname__}"
 
 
 class _Resolver:
@@ -343,7 +368,8 @@ def build_page(chapters_dir=None):
     by_title = {c["title"]: c for c in chapters.values()}
     symbols = public_symbols()
     resolver = _Resolver(symbols)
-    targets = {public: qualified(obj, public) for public, obj in symbols}
+    documented = documented_modules()
+    targets = {public: qualified(obj, public, documented) for public, obj in symbols}
     used_in = {stem: chapter_usage(ch, resolver) for stem, ch in chapters.items()}
     tested = test_usage(resolver)
     blob = repo_blob_url()
