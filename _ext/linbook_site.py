@@ -61,6 +61,12 @@ def _move_derived_in(app, what, name, obj, options, lines):
     Docstrings end with that sentence (the book's cross-reference convention), but napoleon
     would read it as one more entry of the last numpy section ("Raises", "Attributes").
     Runs before napoleon (lower priority number) and rewrites it as its own paragraph.
+
+    napoleon's ``napoleon_custom_sections`` cannot do this (measured with Sphinx 7.4.7): a numpy
+    section header is a line of its own with a dashed underline, so with ``["Derived in"]`` or
+    ``[("Derived in", "notes")]`` the inline sentence still renders as a second "Returns" item,
+    "**Derived in** (*chapter ...*)". It would take rewriting the 165 "Derived in:" lines of 55
+    modules as underlined sections, shown after the numpy sections instead of under the summary.
     """
     rest, derived = derived_in_paragraphs(list(lines))
     if not derived:

@@ -195,3 +195,31 @@ def test_another_chapter_quoting_the_id_must_be_in_see_also(tmp_path):
     problems = registry.validate([e], registry.load_sections(), chapters=tmp_path)
     assert len(problems) == 1 and "02_b also quotes" in problems[0], problems
     assert not registry.validate([dict(e, see_also=["02_b"])], registry.load_sections(), chapters=tmp_path)
+
+
+def test_schema_is_valid_json_schema():
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    Draft202012Validator.check_schema(json.loads(registry.SCHEMA.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("change, says", [
+    ({"foo": 1}, "'foo' was unexpected"),
+    ({"see_also": "05_optimizers"}, "see_also: '05_optimizers' is not of type 'array'"),
+    ({"see_also": ["Optimizers"]}, "see_also: 'Optimizers' does not match"),
+    ({"locator": None}, "locator: None is not of type 'string'"),
+    ({"id": "two words"}, "id: 'two words' does not match"),
+    ({"note_says": ""}, "note_says: '' should be non-empty"),
+])
+def test_schema_names_the_field_and_the_fault(change, says):
+    problems = registry.validate([_entry(**change)], registry.load_sections())
+    assert any(p.startswith("t.yaml:") and says in p for p in problems), problems
+
+
+def test_missing_field_is_named_and_stops_the_cross_checks():
+    e = _entry()
+    del e["chapter"]
+    problems = registry.validate([e], registry.load_sections())
+    assert problems == ["t.yaml:x-1: 'chapter' is a required property"]

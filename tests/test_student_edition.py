@@ -1,15 +1,20 @@
 """The student edition (make student) removes solutions and keeps exercises.
 
-Unit tests of the stripping in tools/student_edition.py on a small synthetic notebook; the
-full build is `make student` (not run here: it builds the whole book).
+Unit tests of tools/student_edition.py (nbconvert's TagRemovePreprocessor on the cells tagged
+``solution``) on a small synthetic notebook, and of the convention it relies on in every chapter
+source: each solution is a cell of its own, tagged. The full build is `make student` (not run
+here: it builds the whole book).
 """
 
 import json
+from pathlib import Path
 
 import nbformat
 import pytest
 
 import student_edition as se
+
+ROOT = Path(__file__).resolve().parents[1]
 
 EXERCISE = """```{admonition} Exercise 4.2
 Derive the gradient of the NLL. Then run
@@ -43,6 +48,8 @@ DROPDOWN_NOTE = """```{admonition} Why the Hessian is PSD
 Not a solution: kept.
 ```"""
 
+SOLUTION = {"tags": ["solution"]}
+
 
 def _nb():
     nb = nbformat.v4.new_notebook()
@@ -50,11 +57,14 @@ def _nb():
     nb.cells = [
         nbformat.v4.new_markdown_cell("# Logistic regression\n\nText."),
         nbformat.v4.new_code_cell("import linbook"),
-        nbformat.v4.new_markdown_cell("## Exercises\n\n" + EXERCISE + "\n\n" + SOLUTION_4 + "\n\nAfter the solution."),
+        nbformat.v4.new_markdown_cell("## Exercises\n\n" + EXERCISE),
+        nbformat.v4.new_markdown_cell(SOLUTION_4, metadata=SOLUTION),
+        nbformat.v4.new_markdown_cell("After the solution."),
         nbformat.v4.new_code_cell("answer = 42  # SECRET-ANSWER-4", metadata={"tags": ["solution", "hide-input"]}),
         nbformat.v4.new_code_cell("linbook.exercises.available()", metadata={"tags": ["hide-input"]}),
-        nbformat.v4.new_markdown_cell(SOLUTION_COLON),
-        nbformat.v4.new_markdown_cell(TITLED_SOLUTION + "\n\n" + DROPDOWN_NOTE),
+        nbformat.v4.new_markdown_cell(SOLUTION_COLON, metadata=SOLUTION),
+        nbformat.v4.new_markdown_cell(TITLED_SOLUTION, metadata=SOLUTION),
+        nbformat.v4.new_markdown_cell(DROPDOWN_NOTE),
     ]
     return json.loads(nbformat.writes(nb))
 
@@ -73,7 +83,8 @@ def test_solutions_stripped_exercises_kept():
     assert sources[0].startswith("# Logistic regression")
     assert "import linbook" in sources[1]
     assert any("exercises.available" in s for s in sources), "an untagged code cell was removed"
-    assert len(nb["cells"]) == 5  # the tagged cell and the solution-only cell are gone
+    assert len(nb["cells"]) == 6
+    assert se.untagged_solutions(nb) == []
     nbformat.validate(nbformat.reads(json.dumps(nb), as_version=4))
 
 
@@ -83,24 +94,26 @@ def test_strip_is_idempotent_and_reports_nothing_left():
     assert se.strip_notebook(nb) == 0
 
 
-def test_markdown_page_and_inner_code_fences():
-    text = "# Page\n\n" + EXERCISE + "\n\n" + SOLUTION_4 + "\n\n## Next section\n\nbody\n"
-    out, n = se.strip_markdown(text)
-    assert n == 1
-    assert "SECRET-ANSWER-1" not in out and "def grad" not in out
-    assert "## Next section" in out and "body" in out and "Exercise 4.2" in out
-
-
-def test_unclosed_fence_removes_to_end_not_beyond_file():
-    out, n = se.strip_markdown("intro\n\n```{admonition} Solution 1\n:class: dropdown solution\nx\n")
-    assert n == 1 and out.strip() == "intro"
+@pytest.mark.parametrize("block", [SOLUTION_4, SOLUTION_COLON, TITLED_SOLUTION])
+def test_untagged_solution_is_found_not_published(block, tmp_path):
+    """A solution block left in an untagged cell (e.g. inside the exercise's cell) stops the build."""
+    nb = _nb()
+    nb["cells"][2]["source"] += "\n\n" + block
+    assert se.untagged_solutions(nb) == [2]
+    se.strip_notebook(nb)
+    assert se.untagged_solutions(nb) == [2], "the exercise's cell must not be removed with it"
+    (tmp_path / "chapters").mkdir()
+    nbformat.write(nbformat.from_dict(nb), tmp_path / "chapters" / "n.ipynb")
+    assert se.leftover_solutions(tmp_path) == ["n.ipynb"]
 
 
 @pytest.mark.parametrize("opening", ["```{note}", "```python", ":::{tip}"])
 def test_other_blocks_untouched(opening):
     fence = opening[:3]
-    text = f"{opening}\n:class: dropdown\nkeep me\n{fence}\n"
-    assert se.strip_markdown(text) == (text, 0)
+    nb = _nb()
+    nb["cells"].append(nbformat.v4.new_markdown_cell(f"{opening}\n:class: dropdown\nkeep me\n{fence}\n"))
+    se.strip_notebook(nb)
+    assert se.untagged_solutions(nb) == [] and "keep me" in nb["cells"][-1]["source"]
 
 
 def test_tree_copy_excludes_build_and_venv(tmp_path):
@@ -109,16 +122,47 @@ def test_tree_copy_excludes_build_and_venv(tmp_path):
     (src / ".venv" / "bin").mkdir(parents=True)
     (src / "_build" / "html").mkdir(parents=True)
     (src / "_config.yml").write_text('title: "Book"\n')
-    (src / "chapters" / "c.md").write_text("# C\n\n" + SOLUTION_COLON + "\n")
+    (src / "chapters" / "c.md").write_text("# C\n\nA page.\n")
     nb = _nb()
     (src / "chapters" / "n.ipynb").write_text(json.dumps(nb))
     out = se.copy_sources(tmp_path / "student", root=src)
     assert not (out / ".venv").exists() and not (out / "_build").exists()
     counts = se.strip_tree(out)
-    assert counts == {"chapters/c.md": 1, "chapters/n.ipynb": 4}
+    assert counts == {"chapters/n.ipynb": 4}
     assert se.leftover_solutions(out) == []
     assert 'title: "Book (student edition)"' in (out / "_config.yml").read_text()
-    assert "SECRET-ANSWER-2" in (src / "chapters" / "c.md").read_text(), "the source was modified"
+    assert "SECRET-ANSWER-2" in (src / "chapters" / "n.ipynb").read_text(), "the source was modified"
+    # a page (not a notebook) cannot hold a solution: nothing would remove it
+    (out / "chapters" / "c.md").write_text("# C\n\n" + SOLUTION_COLON + "\n")
+    assert se.leftover_solutions(out) == ["c.md"]
+
+
+def _sources():
+    return sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md"))
+
+
+@pytest.mark.parametrize("source", _sources(), ids=lambda p: p.stem)
+def test_every_solution_is_a_tagged_cell_of_its_own(source):
+    """The chapter sources follow the convention the student edition relies on."""
+    import jupytext
+
+    nb = json.loads(nbformat.writes(jupytext.read(source)))
+    assert se.untagged_solutions(nb) == [], f"{source.name}: a solution block in an untagged cell"
+    tagged = [c for c in nb["cells"] if "solution" in c["metadata"].get("tags", [])]
+    assert any(c["cell_type"] == "markdown" for c in tagged), f"{source.name}: no solution cell"
+    for cell in tagged:
+        if cell["cell_type"] == "markdown":
+            text = "".join(cell["source"]).strip()
+            assert text.startswith("```{admonition} Solution") and text.endswith("```"), (
+                f"{source.name}: a markdown cell tagged solution holds more than its solution:\n{text[:200]}")
+            assert "{admonition} Exercise" not in text, f"{source.name}: an exercise inside a solution cell"
+    student = json.loads(json.dumps(nb))
+    se.strip_notebook(student)
+
+    def exercises(book):
+        return "".join("".join(c["source"]) for c in book["cells"]).count("{admonition} Exercise")
+
+    assert exercises(student) == exercises(nb) > 0, f"{source.name}: an exercise went with the solutions"
 
 
 # --- the student edition of a real chapter runs as printed ----------------------------------
@@ -135,9 +179,7 @@ import copy  # noqa: E402
 import os  # noqa: E402
 import re  # noqa: E402
 import shutil  # noqa: E402
-from pathlib import Path  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 PRINTED_CHECK = re.compile(r'`(linbook\.exercises\.check\("([\w.-]+)",\s*(\w+)\))`')
 DEFAULT_CHAPTERS = "03"
 

@@ -5,9 +5,12 @@ Built only from structured sources and real references, never from prose:
 * the **errata registry** (``tools/registry.py``): each entry's note, ``note_eq`` (the note's
   own equation numbers), ``locator`` and chapter; the chapter section is the heading above
   the code cell that quotes the entry's id (the check that proves it);
-* the **chapter sources** (``chapters/<chapter>.md``, falling back to the ``.ipynb``): headings
-  and their anchors, and the linbook names each code cell uses, found by parsing the cell
-  with ``ast`` and resolving imports and aliases;
+* the **chapter sources** (``chapters/<chapter>.md`` read with jupytext, falling back to the
+  ``.ipynb``): headings and their anchors, and the linbook names each section's code cells use,
+  found by parsing the cell with ``ast`` and resolving imports and aliases. (sphinx-codeautolink's
+  ``autolink-examples`` tables were tried for the per-symbol list: they key a use by the resolved
+  location, which for functions re-exported by a package is not the documented name, and they
+  give neither the section-to-names rows nor the tests, so this parser stays.)
 * the **tests**: the linbook names each ``tests/**/test_*.py`` file imports and uses (``ast``);
 * linbook's docstrings: each public symbol's ``Derived in: chapter "<title>" § "<section>"``.
 
@@ -83,45 +86,10 @@ def slugify(title):
 # -- chapter sources ----------------------------------------------------------------------------
 def _md_cells(text):
     """Cells of a MyST (jupytext) text notebook: ``[("markdown"|"code", source)]``."""
-    if text.startswith("---\n"):
-        end = text.find("\n---\n", 4)
-        text = text[end + 5:] if end >= 0 else text
-    cells, md, code, fence = [], [], None, None
+    import jupytext
 
-    def flush_md():
-        if any(ln.strip() for ln in md):
-            cells.append(("markdown", "\n".join(md)))
-        md.clear()
-
-    for line in text.split("\n"):
-        if code is not None:
-            if re.match(r"^\s*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}\s*$", line):
-                cells.append(("code", _strip_cell_options("\n".join(code))))
-                code, fence = None, None
-            else:
-                code.append(line)
-            continue
-        m = _FENCE.match(line)
-        if fence is None and m and m.group("info").strip().startswith("{code-cell}"):
-            flush_md()
-            code, fence = [], m.group("fence")
-            continue
-        if line.strip() == "+++" and fence is None:
-            flush_md()
-            continue
-        md.append(line)
-    flush_md()
-    return cells
-
-
-def _strip_cell_options(src):
-    lines = src.split("\n")
-    if lines and lines[0].strip() == "---":
-        end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), 0)
-        lines = lines[end + 1:]
-    while lines and re.match(r"^:[\w-]+:", lines[0]):
-        lines = lines[1:]
-    return "\n".join(lines)
+    return [("code" if c.cell_type == "code" else "markdown", c.source)
+            for c in jupytext.reads(text, fmt="md:myst").cells]
 
 
 def _ipynb_cells(text):
@@ -261,9 +229,34 @@ def derived_in(obj):
     return " ".join(m.group(1).split()) if m else ""
 
 
-def qualified(obj, public):
+API = ROOT / "chapters" / "backmatter" / "api"
+
+
+def documented_modules():
+    """The modules the API pages document (``.. automodule::``)."""
+    found = set()
+    for page in API.glob("*.md"):
+        found |= set(re.findall(r"^\.\. automodule::\s*(\S+)", page.read_text(encoding="utf-8"), re.M))
+    return found
+
+
+def qualified(obj, public, documented=None):
+    """The name the API pages document ``obj`` under (the target of its link).
+
+    Its defining module's path when that module has an API page; otherwise the documented
+    package that lists it in ``__all__`` (``linbook.optim.bfgs``, defined in a private file).
+    """
     mod = getattr(obj, "__module__", "") or ""
-    return f"{mod}.{obj.__qualname__}" if mod.startswith("linbook") else public
+    if not mod.startswith("linbook"):
+        return public
+    documented = documented_modules() if documented is None else documented
+    if mod not in documented:
+        for pkg in sorted(documented):
+            module = importlib.import_module(pkg)
+            for name in getattr(module, "__all__", ()):
+                if getattr(module, name, None) is obj:
+                    return f"{pkg}.{name}"
+    return f"{mod}.{obj.__qualname__}"
 
 
 class _Resolver:
@@ -375,7 +368,8 @@ def build_page(chapters_dir=None):
     by_title = {c["title"]: c for c in chapters.values()}
     symbols = public_symbols()
     resolver = _Resolver(symbols)
-    targets = {public: qualified(obj, public) for public, obj in symbols}
+    documented = documented_modules()
+    targets = {public: qualified(obj, public, documented) for public, obj in symbols}
     used_in = {stem: chapter_usage(ch, resolver) for stem, ch in chapters.items()}
     tested = test_usage(resolver)
     blob = repo_blob_url()

@@ -1,7 +1,8 @@
 """The errata and coverage registry: the notes' claims the book checks.
 
 One YAML file per chapter, ``errata/<chapter>.yaml`` (a list of entries), plus
-``errata/sections.yaml`` (every note section and its home chapter). Entry fields:
+``errata/sections.yaml`` (every note section and its home chapter). Entry fields (their types
+and formats are the JSON Schema ``errata/registry.schema.json``, checked with jsonschema):
 
 id          unique kebab-case id; the chapter's checking code cell quotes it in its
             check label (``check_equal(..., "(8.9) [erratum opt-89-function]")``), and a
@@ -33,6 +34,7 @@ mistake). It is idempotent: run it again after merging entries written the old w
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -43,15 +45,13 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 ERRATA = ROOT / "errata"
 CHAPTERS = ROOT / "chapters"
-FIELDS = ("id", "note", "section", "note_eq", "locator", "status", "note_says", "correct",
-          "checked_by", "chapter")
-NULLABLE = ("note_eq",)
-OPTIONAL = ("see_also",)
-STATUSES = ("verified", "corrected")
+# The fields, their types and formats: errata/registry.schema.json (checked with jsonschema).
+SCHEMA = ERRATA / "registry.schema.json"
+# Fields the cross-checks of validate() read; an entry with one of them malformed is not cross-checked.
+CROSS_CHECKED = ("id", "note", "section", "chapter", "see_also", "equation")
 TEXT_FIELDS = ("locator", "note_says", "correct", "checked_by")
 
 _NUM = r"\d+(?:\.\d+)*[a-z]?"
-NOTE_EQ = re.compile(rf"^{_NUM}(?:-{_NUM})?(?:, {_NUM}(?:-{_NUM})?)*$")
 
 
 def load_sections():
@@ -129,8 +129,41 @@ def quoting_chapters(ident, chapters=None):
     return {stem for stem, text in _QUOTES[key].items() if pat.search(text)}
 
 
+@functools.cache
+def _schema_validator():
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def schema_problems(entry):
+    """``(problems, usable)``: the entry against errata/registry.schema.json (jsonschema).
+
+    ``usable`` is false when a field the cross-checks read is missing or malformed.
+    """
+    where = f"{entry.get('_file')}:{entry.get('id')}"
+    problems, usable = [], True
+    data = [{k: v for k, v in entry.items() if k != "_file"}]
+    for err in sorted(_schema_validator().iter_errors(data), key=lambda err: list(map(str, err.path))):
+        field = err.path[1] if len(err.path) > 1 else None
+        hint = err.schema.get("description") if isinstance(err.schema, dict) else None
+        # a "not" schema's own message only repeats it; its description says what is wrong
+        message = f"{err.instance!r:.60} {hint}" if err.validator == "not" and hint else (
+            err.message + (f" ({hint})" if hint else ""))
+        problems.append(f"{where}: {field + ': ' if field else ''}{message}")
+        if err.validator == "required" or field in CROSS_CHECKED:
+            usable = False
+    return problems, usable
+
+
 def validate(entries=None, sections=None, chapters=None):
-    """Return a list of problems (empty when the registry is consistent)."""
+    """Return a list of problems (empty when the registry is consistent).
+
+    Each entry's fields against the schema, then what the schema cannot say: ids unique,
+    note and section in sections.yaml, the chapter quoting the id, see_also, one home per claim.
+    """
     entries = load_entries() if entries is None else entries
     sections = load_sections() if sections is None else sections
     chapters = CHAPTERS if chapters is None else chapters
@@ -145,30 +178,13 @@ def validate(entries=None, sections=None, chapters=None):
 
     for e in entries:
         where = f"{e.get('_file')}:{e.get('id')}"
-        if "equation" in e:
-            problems.append(f"{where}: old field 'equation': run `.venv/bin/python tools/registry.py migrate`")
+        found, usable = schema_problems(e)
+        problems += found
+        if not usable:
             continue
-        missing = [k for k in FIELDS if k not in e or (e[k] is None and k not in NULLABLE)]
-        if missing:
-            problems.append(f"{where}: missing fields {missing}")
-            continue
-        unknown = sorted(set(e) - set(FIELDS) - set(OPTIONAL) - {"_file"})
-        if unknown:
-            problems.append(f"{where}: unknown fields {unknown}")
         if e["id"] in seen:
             problems.append(f"{where}: duplicate id")
         seen.add(e["id"])
-        if e["status"] not in STATUSES:
-            problems.append(f"{where}: status must be one of {STATUSES}")
-        if e["note_eq"] is not None and not (isinstance(e["note_eq"], str) and NOTE_EQ.match(e["note_eq"])):
-            problems.append(f"{where}: note_eq {e['note_eq']!r} must be null or a quoted string like "
-                            f"\"8.9\", \"8.5-8.7\" or \"4.11, 4.17\"")
-        if not isinstance(e["locator"], str):
-            problems.append(f"{where}: locator must be a string (\"\" if none)")
-        for k in FIELDS:
-            if isinstance(e.get(k), str) and "\\\\" in e[k]:
-                problems.append(f"{where}: {k} holds a doubled backslash ({e[k][:40]!r}...): put the value "
-                                "in double quotes or write single backslashes")
         if e["note"] not in sections:
             problems.append(f"{where}: unknown note {e['note']}")
         elif str(e["section"]) not in {str(s["id"]) for s in sections[e["note"]]["sections"]}:
@@ -179,9 +195,6 @@ def validate(entries=None, sections=None, chapters=None):
         elif e["id"] not in text:
             problems.append(f"{where}: chapter {e['chapter']} never mentions the id (no check quotes it)")
         see_also = e.get("see_also") or []
-        if not isinstance(see_also, list):
-            problems.append(f"{where}: see_also must be a list of chapter names")
-            see_also = []
         for ch in see_also:
             if ch == e["chapter"]:
                 problems.append(f"{where}: see_also names the entry's own chapter {ch}")

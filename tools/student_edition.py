@@ -5,103 +5,59 @@ Usage::
     .venv/bin/python tools/student_edition.py OUTDIR        # copy, strip, build (make student)
     .venv/bin/python tools/student_edition.py OUTDIR --no-build
 
-Copies the book sources (not ``.venv``, ``_build``, ``.git``, caches) to OUTDIR, removes the
-solutions and builds OUTDIR with Jupyter Book into ``OUTDIR/_build/html`` with warnings as
-errors. Removed (the convention of CONTRIBUTING.md):
+Copies the book sources (not ``.venv``, ``_build``, ``.git``, caches) to OUTDIR, removes every
+cell tagged ``solution`` from the chapter notebooks with nbconvert's ``TagRemovePreprocessor``
+and builds OUTDIR with Jupyter Book into ``OUTDIR/_build/html`` with warnings as errors.
 
-* markdown directive blocks (```` ```{admonition} ```` or ``:::{admonition}`` fences, any
-  fence length) whose ``:class:`` option contains ``solution`` (e.g. ``:class: dropdown
-  solution``), and admonitions titled "Solution ..." -- in notebooks and in ``.md`` pages;
-* code cells tagged ``solution``.
-
-Exercises, their self-checks and everything else stay.
+A solution is a cell of its own tagged ``solution`` (CONTRIBUTING.md): the code cell
+(``:tags: [solution, hide-input]``) and the markdown cell holding the
+```` ```{admonition} Solution 4.2 ```` block (``+++ {"tags": ["solution"]}`` above it in the
+MyST source, ``+++`` below it when more markdown follows). Exercises, their self-checks and
+everything else stay. A solution marker left in any page after stripping (an untagged
+``:class: ... solution`` admonition, or a "Solution" admonition) stops the build.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
+from nbconvert.preprocessors import TagRemovePreprocessor
+
 ROOT = Path(__file__).resolve().parents[1]
 SKIP_DIRS = {".venv", "_build", "_build_student", ".git", ".pytest_cache", "__pycache__",
              ".ipynb_checkpoints", ".jupyter_cache", "node_modules", "screenshots", "results"}
 STUDENT_SUFFIX = " (student edition)"
-
-_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:-]+)\}(?P<arg>.*)$")
-_OPTION = re.compile(r"^\s*:(?P<key>[\w-]+):\s*(?P<value>.*)$")
-
-
-def _block_end(lines, start, fence):
-    """Index of the line closing the fence opened at ``start`` (or len(lines)).
-
-    As in CommonMark/MyST: a line of only the same character, at least as long as the
-    opening fence. Inner code blocks use shorter fences (```` ```` ```` around ``` ```), so they
-    do not close it.
-    """
-    close = re.compile(r"^\s*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}\s*$")
-    for j in range(start + 1, len(lines)):
-        if close.match(lines[j]):
-            return j
-    return len(lines)
+SOLUTION_TAG = "solution"
+# What a solution looks like in markdown: a directive with the class "solution", or an
+# admonition titled "Solution ...". Used only to find solutions left untagged.
+_SOLUTION_MARK = re.compile(r"^\s*:class:.*\bsolution\b|^\s*(`{3,}|:{3,})\{admonition\}\s*Solution\b",
+                            re.M | re.I)
 
 
-def _is_solution(lines, start, m):
-    if m.group("name") == "admonition" and re.match(r"\s*Solution\b", m.group("arg"), re.I):
-        return True
-    for line in lines[start + 1:]:
-        opt = _OPTION.match(line)
-        if not opt:
-            break
-        if opt.group("key") == "class" and "solution" in opt.group("value").split():
-            return True
-    return False
+def strip_notebook(nb):
+    """Remove the cells tagged ``solution`` from a notebook dict in place; return how many."""
+    before = len(nb["cells"])
+    node = nbformat.from_dict(nb)
+    TagRemovePreprocessor(remove_cell_tags={SOLUTION_TAG}, enabled=True).preprocess(node, {})
+    nb["cells"] = list(node.cells)
+    return before - len(nb["cells"])
 
 
-def strip_markdown(text):
-    """Return ``(text without solution blocks, number of blocks removed)``."""
-    lines = text.split("\n")
-    out, removed, i = [], 0, 0
-    while i < len(lines):
-        m = _OPEN.match(lines[i])
-        if m and _is_solution(lines, i, m):
-            i = _block_end(lines, i, m.group("fence")) + 1
-            removed += 1
-            # drop one blank line left behind so paragraphs do not pile up
-            if out and not out[-1].strip() and i < len(lines) and not lines[i].strip():
-                i += 1
-            continue
-        out.append(lines[i])
-        i += 1
-    return "\n".join(out), removed
+def untagged_solutions(nb):
+    """Indices of markdown cells that hold a solution block but are not tagged ``solution``."""
+    return [i for i, c in enumerate(nb["cells"])
+            if c["cell_type"] == "markdown" and SOLUTION_TAG not in c.get("metadata", {}).get("tags", [])
+            and _SOLUTION_MARK.search(_source(c))]
 
 
 def _source(cell):
     src = cell.get("source", "")
     return "".join(src) if isinstance(src, list) else src
-
-
-def strip_notebook(nb):
-    """Remove solutions from a notebook dict in place; return the number removed."""
-    removed, cells = 0, []
-    for cell in nb.get("cells", []):
-        tags = cell.get("metadata", {}).get("tags", [])
-        if cell.get("cell_type") == "code" and "solution" in tags:
-            removed += 1
-            continue
-        if cell.get("cell_type") == "markdown":
-            new, n = strip_markdown(_source(cell))
-            if n:
-                removed += n
-                if not new.strip():
-                    continue
-                cell["source"] = new
-        cells.append(cell)
-    nb["cells"] = cells
-    return removed
 
 
 def copy_sources(outdir, root=ROOT):
@@ -118,26 +74,18 @@ def copy_sources(outdir, root=ROOT):
 
 
 def strip_tree(outdir):
-    """Strip every notebook and markdown page of the book in ``outdir``; return {file: n}."""
+    """Strip every chapter notebook in ``outdir``; return {file: cells removed}."""
     counts = {}
     # A chapter's MyST source holds its solution cells too; the student edition is built
     # from the generated notebooks, so the sources are left out of it.
     for source in Path(outdir, "chapters").glob("[0-9][0-9]_*.md"):
         if source.with_suffix(".ipynb").exists():
             source.unlink()
-    for path in sorted(Path(outdir, "chapters").rglob("*")):
-        if path.suffix == ".ipynb":
-            nb = json.loads(path.read_text(encoding="utf-8"))
-            n = strip_notebook(nb)
-            if n:
-                path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        elif path.suffix == ".md":
-            text, n = strip_markdown(path.read_text(encoding="utf-8"))
-            if n:
-                path.write_text(text, encoding="utf-8")
-        else:
-            continue
+    for path in sorted(Path(outdir, "chapters").rglob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        n = strip_notebook(nb)
         if n:
+            nbformat.write(nbformat.from_dict(nb), path)
             counts[path.relative_to(outdir).as_posix()] = n
     cfg = Path(outdir, "_config.yml")
     text = cfg.read_text(encoding="utf-8")
@@ -148,16 +96,14 @@ def strip_tree(outdir):
 
 
 def leftover_solutions(outdir):
-    """Files that still hold a solution marker after stripping (should be empty)."""
+    """Pages that still hold a solution after stripping (should be empty)."""
     bad = []
-    for path in Path(outdir, "chapters").rglob("*"):
+    for path in sorted(Path(outdir, "chapters").rglob("*")):
         if path.suffix == ".ipynb":
-            nb = json.loads(path.read_text(encoding="utf-8"))
-            for c in nb["cells"]:
-                if "solution" in c.get("metadata", {}).get("tags", []) or (
-                        c["cell_type"] == "markdown" and strip_markdown(_source(c))[1]):
-                    bad.append(path.name)
-        elif path.suffix == ".md" and strip_markdown(path.read_text(encoding="utf-8"))[1]:
+            nb = nbformat.read(path, as_version=4)
+            if any(SOLUTION_TAG in c.metadata.get("tags", []) for c in nb.cells) or untagged_solutions(nb):
+                bad.append(path.name)
+        elif path.suffix == ".md" and _SOLUTION_MARK.search(path.read_text(encoding="utf-8")):
             bad.append(path.name)
     return bad
 
@@ -170,12 +116,13 @@ def main(argv=None):
     outdir = copy_sources(argv[0])
     counts = strip_tree(outdir)
     total = sum(counts.values())
-    print(f"student edition: removed {total} solution blocks/cells from {len(counts)} files")
+    print(f"student edition: removed {total} solution cells from {len(counts)} notebooks")
     for name, n in counts.items():
         print(f"  {name}: {n}")
     bad = leftover_solutions(outdir)
     if bad:
-        print(f"solutions left in {sorted(set(bad))}", file=sys.stderr)
+        print(f"solutions left (untagged) in {bad}: give each solution a cell of its own tagged "
+              f"'solution' (CONTRIBUTING.md, Exercises)", file=sys.stderr)
         return 1
     if "--no-build" in argv:
         return 0
