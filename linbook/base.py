@@ -160,6 +160,12 @@ def validate_fit(estimator, X, y=None, *, y_numeric=False, accept_sparse=False, 
     the estimator and ending with what to do. Validate weights with
     :func:`check_sample_weight`.
     """
+    if is_dask(X, y):
+        # Models whose fit is not a sum over rows have no map-reduce; pulling every block onto the
+        # client would run out of memory exactly when Dask was needed, so say so instead.
+        raise TypeError(f"{type(estimator).__name__} cannot fit dask collections: its fit is not a sum over "
+                        "rows. Call X.compute() and y.compute() to fit in memory if the data fit, or use a model "
+                        "that fits on Dask (README, 'Beyond one machine: Dask').")
     sparse = ["csr", "csc"] if accept_sparse is True else accept_sparse
     finite = "allow-nan" if allow_nan else True
     if _plain_input(estimator, X, y, reset=True, min_samples=min_samples):

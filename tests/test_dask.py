@@ -212,6 +212,20 @@ def test_rda_says_it_cannot_fit_dask(gaussian_data):
         linbook.RDA().fit(Xd, yd)
 
 
+@pytest.mark.parametrize("make", [lambda: linbook.Lasso(lam=1.0), lambda: linbook.LeastAbsoluteDeviation(),
+                                  lambda: linbook.Perceptron(), lambda: linbook.BayesianLogisticRegression()],
+                         ids=["Lasso", "LeastAbsoluteDeviation", "Perceptron", "BayesianLogisticRegression"])
+def test_models_without_a_map_reduce_refuse_dask_before_computing(make):
+    """No silent X.compute(): a model whose fit is not a sum over rows says so, and is left unfitted."""
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    model = make()
+    with pytest.raises(TypeError, match=r"cannot fit dask collections.*X\.compute\(\)"):
+        model.fit(da.from_array(X, chunks=50), da.from_array(y, chunks=50))
+    assert not hasattr(model, "n_features_in_")
+
+
 # --------------------------------------------------------------------------- streaming models
 def _stream_data():
     rng = np.random.default_rng(7)
