@@ -108,6 +108,24 @@ def scaled_design(X, c):
 _SATURATED = {"logit": 25.0, "probit": 6.7}   # margins t_i z_i beyond which p(y_i | x_i) > 1 - 1e-11
 
 
+class ScaledColumns:
+    """The columns of ``X`` as the fits use them, made in one place: ``X`` centred where a column's
+    offset exceeds its spread (``X - shift``), coefficients in units ``v = c w`` (``c``,
+    :func:`column_scales`), the kernels' design ``Xk`` (sparse: ``(X - shift) / c``, copied once;
+    dense: ``X - shift`` with the scale ``ck = c`` applied block by block), and the max-abs units
+    ``m`` of the stopping rule."""
+
+    def __init__(self, X, sample_weight, lam, fit_intercept):
+        self.X, self.shift = centre_offsets(X, sample_weight, fit_intercept)
+        self.c, self.m = column_scales(self.X, sample_weight, lam)
+        self.Xk, self.ck = scaled_design(self.X, self.c)
+        self.sample_weight, self.fit_intercept = sample_weight, fit_intercept
+
+    def gradient_scale(self, n_rows=1):
+        """The stopping rule's per-coordinate scale (:func:`gradient_scale`)."""
+        return gradient_scale(self.X, self.sample_weight, self.c, self.m, self.fit_intercept, n_rows)
+
+
 class BinaryLoss:
     """``loss(theta) -> (F, g, H)``: ``logistic_loss`` of a binary GLM on centred, scaled columns.
 
@@ -118,8 +136,9 @@ class BinaryLoss:
         g = X~' (a * dnll/dz) + lam [0, w],    H = X~' diag(a * d2nll/dz2) X~ + lam diag(0, 1, ..., 1)
 
     (logit: ``dnll/dz = mu - y``, ``d2nll/dz2 = mu (1 - mu)``, exactly ``logistic_loss``), in
-    the coordinates ``theta = [b', v]``: ``v = c * w`` on the centred columns ``X - shift``,
-    ``b' = b + w' shift``. :meth:`coordinates` and :meth:`coefficients` convert.
+    the coordinates ``theta = [b', v]`` of :class:`ScaledColumns`: ``v = c * w`` on the centred
+    columns ``X - shift``, ``b' = b + w' shift``. :meth:`coordinates` and :meth:`coefficients`
+    convert.
 
     ``approximate_hessian``: for Newton with Hessian reuse (the chord method), which needs
     the Hessian only approximately, form it in single precision (twice as fast) while it is
@@ -130,15 +149,13 @@ class BinaryLoss:
 
     def __init__(self, X, y, sample_weight, lam, fit_intercept, terms, *, link="logit",
                  approximate_hessian=False):
-        self.X, self.shift = centre_offsets(X, sample_weight, fit_intercept)
+        cols = ScaledColumns(X, sample_weight, lam, fit_intercept)
+        self.X, self.shift, self.c, self._Xk, self._ck = cols.X, cols.shift, cols.c, cols.Xk, cols.ck
+        self.gscale = cols.gradient_scale()
         self.t = 2 * np.asarray(y).astype(np.int8) - 1
         self.sample_weight, self.lam, self.fit_intercept = sample_weight, lam, fit_intercept
         self.terms, self.link = terms, link
-        self.c, m = column_scales(self.X, sample_weight, lam)
-        self.gscale = gradient_scale(self.X, sample_weight, self.c, m, fit_intercept)
-        self._Xk, self._ck = scaled_design(self.X, self.c)
         self._single = approximate_hessian and not scipy.sparse.issparse(self._Xk)
-        self.n_params = self.X.shape[1] + int(fit_intercept)
 
     def __call__(self, theta):
         return self._evaluate(theta, need_hess=True)

@@ -20,10 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels.hessian import multinomial_hessian
-from ..base import centre_offsets
 from ..numerics import logsumexp
 from . import solvers
-from ._scaled import column_scales, gradient_scale, scaled_design
+from ._scaled import ScaledColumns, scaled_design
 from .separation import separable_multinomial
 
 __all__ = []
@@ -31,9 +30,13 @@ __all__ = []
 
 def reduced_objective(X, yidx, a, C, lam, c, fit_intercept):
     """``(fgh, fg)`` in the reduced standardised parameters ``theta = [b_k, v_k]_{k=1..C-1}``."""
-    Xk, ck = scaled_design(X, c)
-    cs = np.ones(X.shape[1]) if ck is None else ck     # the design's own column scale
-    n, d = X.shape
+    return _reduced_objective(*scaled_design(X, c), c, yidx, a, C, lam, fit_intercept)
+
+
+def _reduced_objective(Xk, ck, c, yidx, a, C, lam, fit_intercept):
+    """:func:`reduced_objective` on the kernels' design ``(Xk, ck)`` (:class:`ScaledColumns`)."""
+    cs = np.ones(Xk.shape[1]) if ck is None else ck     # the design's own column scale
+    n, d = Xk.shape
     off = int(fit_intercept)
     p, K, kappa = d + off, C - 1, 1.0 / C
     rows = np.arange(n)
@@ -70,11 +73,11 @@ def reduced_objective(X, yidx, a, C, lam, c, fit_intercept):
     return (lambda th: evaluate(th, True)), (lambda th: evaluate(th, False))
 
 
-def symmetric_objective(X, yidx, a, C, lam, c, fit_intercept):
-    """``fg`` in the symmetric standardised parameters (C rows of ``[b_c, v_c]``), ``lam > 0``."""
-    Xk, ck = scaled_design(X, c)
-    cs = np.ones(X.shape[1]) if ck is None else ck
-    n, d = X.shape
+def symmetric_objective(Xk, ck, c, yidx, a, C, lam, fit_intercept):
+    """``fg`` in the symmetric standardised parameters (C rows of ``[b_c, v_c]``), ``lam > 0``, on
+    the kernels' design ``(Xk, ck)`` (:class:`ScaledColumns`)."""
+    cs = np.ones(Xk.shape[1]) if ck is None else ck
+    n, d = Xk.shape
     off = int(fit_intercept)
     p = d + off
     sparse = ck is None
@@ -117,27 +120,24 @@ def fit_multinomial(X, yidx, a, C, lam, fit_intercept, solver, max_iter, tol):
     with ``lam > 0`` in the symmetric ones. With ``lam = 0`` the exact separation test runs
     where the margins saturate or the solver did not converge.
     """
-    X, shift = centre_offsets(X, a, fit_intercept)         # offset columns centred
-    c, m = column_scales(X, a, lam)                        # standardised coordinates v = c w
+    cols = ScaledColumns(X, a, lam, fit_intercept)         # centred, standardised coordinates v = c w
     counts = np.bincount(yidx, weights=a, minlength=C)
     counts = np.maximum(counts, 1e-12 * counts.sum())
     start = np.log(counts[1:] / counts[0]) if fit_intercept else None    # the intercept-only MLE
+    design = (cols.Xk, cols.ck, cols.c, yidx, a, C, lam, fit_intercept)
     if solver != "newton" and lam > 0:
-        loss = _Loss(None, symmetric_objective(X, yidx, a, C, lam, c, fit_intercept),
-                     gradient_scale(X, a, c, m, fit_intercept, C))
+        loss = _Loss(None, symmetric_objective(*design), cols.gradient_scale(C))
         res = solvers.minimise(solver, loss, _symmetric_start(start, C, X.shape[1]), max_iter=max_iter, tol=tol)
-        W, b = _unpack(res.x, C, c, fit_intercept, reference=False)
     else:
-        loss = _Loss(*reduced_objective(X, yidx, a, C, lam, c, fit_intercept),
-                     gradient_scale(X, a, c, m, fit_intercept, C - 1))
+        loss = _Loss(*_reduced_objective(*design), cols.gradient_scale(C - 1))
         theta0 = np.zeros((C - 1, X.shape[1] + int(fit_intercept)))
         if fit_intercept:
             theta0[:, 0] = start
         res = solvers.minimise(solver, loss, theta0.ravel(), max_iter=max_iter, tol=tol)
-        W, b = _unpack(res.x, C, c, fit_intercept, reference=True)
-    sep = lam == 0 and np.all(np.isfinite(W)) and _separated(X, yidx, W, b, res.converged, C, fit_intercept, c, a)
-    if shift is not None:
-        b = b - W @ shift                                  # back to the units of X
+    W, b = _unpack(res.x, C, cols.c, fit_intercept, reference=loss.fgh is not None)
+    sep = lam == 0 and np.all(np.isfinite(W)) and _separated(cols, yidx, W, b, res.converged, C)
+    if cols.shift is not None:
+        b = b - W @ cols.shift                             # back to the units of X
     return W - W.mean(0), b - b.mean(), res, bool(sep)
 
 
@@ -170,13 +170,15 @@ def _unpack(theta, C, c, fit_intercept, reference):
     return W, b
 
 
-def _separated(X, yidx, W, b, converged, C, fit_intercept, c, a):
-    A = X @ W.T + b
-    n = X.shape[0]
+def _separated(cols, yidx, W, b, converged, C):
+    """With ``lam = 0``: the exact test where the margins saturate or the solver did not converge."""
+    A = cols.X @ W.T + b
+    n = A.shape[0]
     A -= A[np.arange(n), yidx][:, None]
     A[np.arange(n), yidx] = -np.inf
     if np.any(-A.max(axis=1) > 25.0) or not converged:
-        return separable_multinomial(X, yidx, C, fit_intercept, col_scale=c, weights=a)
+        return separable_multinomial(cols.X, yidx, C, cols.fit_intercept, col_scale=cols.c,
+                                     weights=cols.sample_weight)
     return False
 
 
