@@ -127,13 +127,13 @@ def fit_multinomial(X, yidx, a, C, lam, fit_intercept, solver, max_iter, tol):
     design = (cols.Xk, cols.ck, cols.c, yidx, a, C, lam, fit_intercept)
     if solver != "newton" and lam > 0:
         loss = _Loss(None, symmetric_objective(*design), cols.gradient_scale(C))
-        res = solvers.minimise(solver, loss, _symmetric_start(start, C, X.shape[1]), max_iter=max_iter, tol=tol)
+        theta0 = _symmetric_start(start, C, X.shape[1])
     else:
         loss = _Loss(*_reduced_objective(*design), cols.gradient_scale(C - 1))
         theta0 = np.zeros((C - 1, X.shape[1] + int(fit_intercept)))
         if fit_intercept:
             theta0[:, 0] = start
-        res = solvers.minimise(solver, loss, theta0.ravel(), max_iter=max_iter, tol=tol)
+    res = solvers.minimise(solver, loss, theta0.ravel(), max_iter=max_iter, tol=tol)
     W, b = _unpack(res.x, C, cols.c, fit_intercept, reference=loss.fgh is not None)
     sep = lam == 0 and np.all(np.isfinite(W)) and _separated(cols, yidx, W, b, res.converged, C)
     if cols.shift is not None:
