@@ -177,7 +177,7 @@ class LogisticRegression(BinaryGLM):
         chord = self.solver_ == "newton" and solvers.reuse_hessian(X.shape[0], X.shape[1] + self.fit_intercept)
         loss = BinaryLoss(X, y, a, self.lam, self.fit_intercept, logit_terms, approximate_hessian=chord)
         ybar = np.average(y, weights=a)
-        theta = loss.coordinates(b=np.log(ybar / (1 - ybar)), w=None)   # start: the intercept-only MLE
+        theta = loss.coordinates(b=np.log(ybar / (1 - ybar)))   # start: the intercept-only MLE, w = 0
         watch = solvers.SeparationWatch(loss.separable) if self.lam == 0 else None   # no finite MLE?
         # solver "newton": optim.newton(loss, theta, grad=True, hess=True, ...), the one Newton driver
         res = solvers.minimise(self.solver_, loss, theta, max_iter=max_iter, tol=self.tol, callback=watch,
