@@ -135,6 +135,17 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
     # the mode: Newton's method with backtracking (linbook.optim.newton), stopped by the decrement
     res = newton(energy, z, grad=True, hess=True, max_iter=max_iter, gtol=0.0, xtol=0.0, decrement_tol=tol)
     z0, (e, g, A) = res.x, energy(res.x)
+    A, L = _precision_and_factor(res, e, g, A, max_iter)       # A = hess E(z0) = L L'
+    cov = linalg.cho_solve((L, True), np.eye(m))
+    logdet = 2.0 * float(np.sum(np.log(np.diag(L))))
+    log_z = -e + 0.5 * m * np.log(2 * np.pi) - 0.5 * logdet    # log Z ~= -E(z0) + (M/2) log 2pi - log|A|/2
+    return LaplaceResult(mode=z0, energy=e, precision=A, covariance=0.5 * (cov + cov.T), chol=L,
+                         log_det_precision=logdet, log_evidence=log_z, n_iter=res.n_iter)
+
+
+def _precision_and_factor(res, e, g, A, max_iter):
+    """``(A, L)``: the (symmetrised) Hessian at the end of the mode search and its lower Cholesky
+    factor, or a ``ValueError`` saying why there is no Gaussian approximation there."""
     A = 0.5 * (A + A.T)
     overflow = res.message in (MSG_NONFINITE, MSG_UNBOUNDED) or res.message.startswith("newton: the Hessian")
     if overflow or not (np.isfinite(e) and np.all(np.isfinite(g)) and np.all(np.isfinite(A))):
@@ -150,11 +161,7 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
                          "strict local maximum of the density, so no Gaussian approximation exists") from None
     if not res.converged:
         _check_stalled_at_mode(L, g, e)
-    cov = linalg.cho_solve((L, True), np.eye(m))
-    logdet = 2.0 * float(np.sum(np.log(np.diag(L))))
-    log_z = -e + 0.5 * m * np.log(2 * np.pi) - 0.5 * logdet    # log Z ~= -E(z0) + (M/2) log 2pi - log|A|/2
-    return LaplaceResult(mode=z0, energy=e, precision=A, covariance=0.5 * (cov + cov.T), chol=L,
-                         log_det_precision=logdet, log_evidence=log_z, n_iter=res.n_iter)
+    return A, L
 
 
 def _check_stalled_at_mode(L, g, e):

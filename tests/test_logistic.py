@@ -473,30 +473,30 @@ def test_hessian_reuse_path_equals_plain_newton_and_statsmodels():
 def test_ill_conditioned_hessian_switches_to_double_precision():
     """Once a single-precision Hessian is ill-conditioned (equilibrated rcond < 1e-4) the
     objective recomputes it, and all later ones, in double precision."""
-    from linbook.logistic import binary
+    from linbook.logistic import _scaled
+    from linbook.logistic.binary import logit_terms
     rng = np.random.default_rng(6)
     n, d = 3000, 6
     base = rng.normal(size=(n, 1))
     X = base + 1e-4 * rng.normal(size=(n, d))                  # nearly collinear columns
-    t = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    y = (rng.random(n) < 0.5).astype(float)
     calls = []
-    original = binary.binary_pass
+    original = _scaled.binary_pass
 
     def spy(*args, **kw):
         calls.append(kw["single_hessian"])
         return original(*args, **kw)
 
-    binary.binary_pass = spy
+    _scaled.binary_pass = spy
     try:
-        fgh, _ = binary.binary_objective(X, t, None, binary.logit_terms, 0.0, np.ones(d), True,
-                                         approximate_hessian=True)
-        fgh(np.zeros(d + 1))
-        fgh(np.zeros(d + 1))
+        loss = _scaled.BinaryLoss(X, y, None, 0.0, True, logit_terms, approximate_hessian=True)
+        loss(np.zeros(d + 1))
+        loss(np.zeros(d + 1))
     finally:
-        binary.binary_pass = original
+        _scaled.binary_pass = original
     assert calls == [True, False, False]
-    assert binary.equilibrated_cholesky(np.eye(2) + 0.99999 * (1 - np.eye(2)), rcond_min=1e-4) is None
-    assert binary.equilibrated_cholesky(np.diag([1.0, 2e6]), rcond_min=1e-4) is not None
+    assert _scaled.equilibrated_cholesky(np.eye(2) + 0.99999 * (1 - np.eye(2)), rcond_min=1e-4) is None
+    assert _scaled.equilibrated_cholesky(np.diag([1.0, 2e6]), rcond_min=1e-4) is not None
 
 
 @pytest.mark.parametrize("scale", [1e-30, 1e-12, 1.0, 1e12, 1e30])

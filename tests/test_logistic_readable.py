@@ -6,21 +6,34 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse
 
 import linbook
-from linbook.logistic import binary, solvers
+from linbook.logistic._scaled import BinaryLoss
+from linbook.logistic.binary import logit_terms
 from linbook.logistic.logistic_regression import logistic_loss
 from linbook.optim import newton
 
 
 def _data(name):
-    if name == "breast_cancer":            # chapter 4's real data, standardised
+    """The chapter's data (breast cancer raw and standardised, make_separable) and other shapes."""
+    if name.startswith("breast_cancer"):   # chapters 4 and 5: raw features have offsets up to 1e3
         X, y = linbook.datasets.load("breast_cancer")[:2]
-        return (X - X.mean(0)) / X.std(0), (np.asarray(y) == np.unique(y)[1]).astype(float)
-    n, d, seed = {"small": (40, 2, 0), "tall": (5000, 8, 1), "wide": (300, 120, 2)}[name]
+        if name == "breast_cancer":
+            X = (X - X.mean(0)) / X.std(0)
+        return X, (np.asarray(y) == np.unique(y)[1]).astype(float)
+    if name == "separable":                # chapters 4 and 5
+        X, y, _ = linbook.datasets.make_separable(40, 2, margin=0.3, random_state=1)
+        return X, (np.asarray(y) > 0).astype(float)
+    n, d, seed = {"small": (40, 2, 0), "tall": (5000, 8, 1), "wide": (300, 120, 2), "sparse": (400, 60, 3),
+                  "extreme": (200, 4, 4)}[name]
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d)) * np.logspace(-1, 1, d)
     y = (rng.random(n) < linbook.sigmoid(X @ rng.standard_normal(d) / np.sqrt(d))).astype(float)
+    if name == "sparse":
+        X = scipy.sparse.random(n, d, density=0.05, format="csr", random_state=seed, data_rvs=rng.standard_normal)
+    if name == "extreme":                  # features of 1e-200 and 1e200, one offset by 1e8
+        X = X * np.array([1e-200, 1e200, 1.0, 1.0]) + np.array([0.0, 0.0, 1e8, 0.0])
     return X, y
 
 
@@ -29,26 +42,60 @@ def _readable(theta, X, y, lam, a=None):
     return logistic_loss(theta, Xt, y, lam, sample_weight=a, penalised=np.r_[0.0, np.ones(X.shape[1])])
 
 
-@pytest.mark.parametrize("name", ["breast_cancer", "small", "tall", "wide"])
+SHAPES = ["breast_cancer", "breast_cancer_raw", "separable", "small", "tall", "wide", "sparse", "extreme"]
+
+
+@pytest.mark.parametrize("name", SHAPES)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("lam", [0.0, 0.7])
+def test_fast_loss_is_logistic_loss_on_its_columns(name, weighted, lam):
+    """The private BinaryLoss is logistic_loss on the columns it works with: the centred, scaled
+    design [1, (X - shift) / c], the penalty on v = c w being (lam/2) sum (v_j / c_j)^2 -- F, g and
+    H equal to 1e-10 relative, also for features of 1e+-200 where X'SX in the units of X overflows."""
+    X, y = _data(name)
+    rng = np.random.default_rng(5)
+    a = rng.uniform(0.5, 2.0, len(y)) if weighted else None
+    loss = BinaryLoss(X, y, a, lam, True, logit_terms)
+    theta = np.r_[0.3, rng.standard_normal(X.shape[1]) / np.sqrt(X.shape[1])]      # [b', v]
+    Xs = loss.X.toarray() if scipy.sparse.issparse(loss.X) else loss.X
+    r = np.r_[0.0, (1.0 / loss.c) ** 2] if lam > 0 else None      # lam > 0 keeps c >= sqrt(4 lam / sum a)
+    F, g, H = logistic_loss(theta, np.column_stack([np.ones(len(y)), Xs / loss.c]), y, lam,
+                            sample_weight=a, penalised=r)
+    Fk, gk, Hk = loss(theta)
+    assert Fk == pytest.approx(F, rel=1e-12)
+    np.testing.assert_allclose(gk, g, rtol=1e-10, atol=1e-10 * np.abs(g).max())
+    np.testing.assert_allclose(Hk, H, rtol=1e-10, atol=1e-10 * np.abs(H).max())
+    Fg, gg = loss.value_and_gradient(theta)
+    assert Fg == pytest.approx(F, rel=1e-12)
+    np.testing.assert_allclose(gg, g, rtol=1e-10, atol=1e-10 * np.abs(g).max())
+
+
+@pytest.mark.parametrize("name", ["breast_cancer", "breast_cancer_raw", "separable", "small", "tall", "wide",
+                                  "sparse"])
 @pytest.mark.parametrize("single", [False, True])
-def test_kernel_objective_equals_logistic_loss(name, single):
-    """F, g, H of the private path (standardised coordinates v = c w) are logistic_loss's, to 1e-10
-    (the single-precision Hessian, used only for the chord method, to its own 1e-5)."""
+def test_fast_loss_is_logistic_loss_in_the_units_of_x(name, single):
+    """In the units of X: at theta = [b, w], BinaryLoss at loss.coordinates(b, w) is logistic_loss on
+    [1, X], its gradient and Hessian those of the chain rule (theta = J theta', g' = J'g, H' = J'HJ),
+    to 1e-10 (the single-precision Hessian, used only for the chord method, to its own 1e-5)."""
     X, y = _data(name)
     rng = np.random.default_rng(5)
     a = rng.uniform(0.5, 2.0, len(y))
     lam = 0.7
-    c, _ = solvers.column_scales(X, a, lam)
-    fgh, _ = binary.binary_objective(X, 2 * y - 1, a, binary.logit_terms, lam, c, True,
-                                     approximate_hessian=single)
-    theta = np.r_[0.3, rng.standard_normal(X.shape[1]) / np.sqrt(X.shape[1]) / c]   # [b, w]
-    F, g, H = _readable(theta, X, y, lam, a)
-    Fk, gk, Hk = fgh(np.r_[theta[0], c * theta[1:]])
-    scale = np.r_[1.0, c]                              # dF/dw = dF/dv * c, H_w = D H_v D
+    loss = BinaryLoss(X, y, a, lam, True, logit_terms, approximate_hessian=single)
+    b, w = 0.3, rng.standard_normal(X.shape[1]) / np.sqrt(X.shape[1]) / loss.c
+    Xd = X.toarray() if scipy.sparse.issparse(X) else X
+    F, g, H = _readable(np.r_[b, w], Xd, y, lam, a)
+    Fk, gk, Hk = loss(loss.coordinates(b, w))
+    shift = np.zeros(X.shape[1]) if loss.shift is None else loss.shift
+    J = np.eye(X.shape[1] + 1)                     # d[b, w] / d[b', v]: b = b' - (v / c)' shift, w = v / c
+    J[0, 1:] = -shift / loss.c
+    J[1:, 1:] = np.diag(1.0 / loss.c)
     assert Fk == pytest.approx(F, rel=1e-12)
-    np.testing.assert_allclose(gk * scale, g, rtol=1e-10, atol=1e-10 * np.abs(g).max())
+    np.testing.assert_allclose(gk, J.T @ g, rtol=1e-10, atol=1e-10 * np.abs(J.T @ g).max())
     tol = 1e-5 if single else 1e-10
-    np.testing.assert_allclose(Hk * np.outer(scale, scale), H, rtol=tol, atol=tol * np.abs(H).max())
+    np.testing.assert_allclose(Hk, J.T @ H @ J, rtol=tol, atol=tol * np.abs(J.T @ H @ J).max())
+    wk, bk = loss.coefficients(loss.coordinates(b, w))
+    np.testing.assert_allclose(np.r_[bk, wk], np.r_[b, w], rtol=1e-12)
 
 
 def _textbook_newton(X, y, lam, a=None, steps=30):
@@ -60,7 +107,7 @@ def _textbook_newton(X, y, lam, a=None, steps=30):
     return theta
 
 
-@pytest.mark.parametrize("name", ["breast_cancer", "small", "tall", "wide"])
+@pytest.mark.parametrize("name", ["breast_cancer", "breast_cancer_raw", "separable", "small", "tall", "wide"])
 @pytest.mark.parametrize("solver", ["newton", "lbfgs"])
 def test_logistic_regression_is_the_textbook_newton_fit(name, solver):
     X, y = _data(name)
@@ -69,7 +116,8 @@ def test_logistic_regression_is_the_textbook_newton_fit(name, solver):
     m = linbook.LogisticRegression(lam=1.0, solver=solver, tol=1e-12, max_iter=100_000).fit(X, y, sample_weight=a)
     # the fit stops where its line search can no longer see F decrease (|g| ~ 1e-7 on 40 samples),
     # so the coefficients agree to ~1e-8, not to the 1e-10 of each step's F, g and H above
-    np.testing.assert_allclose(np.r_[m.intercept_, m.coef_[0]], theta, rtol=1e-7, atol=1e-9)
+    # (atol relative to the largest coefficient: raw breast-cancer features make the intercept ~24)
+    np.testing.assert_allclose(np.r_[m.intercept_, m.coef_[0]], theta, rtol=1e-7, atol=1e-9 * np.abs(theta).max())
 
 
 def test_logistic_loss_against_finite_differences():

@@ -11,8 +11,8 @@ and the step taken by :func:`linbook.optim.newton` (Cholesky, Armijo backtrackin
 the in-memory fit takes it. Wide problems use :func:`linbook.optim.lbfgs` on ``(F, g)`` alone.
 
 Coordinates are the in-memory fit's: offset columns centred, each column divided by the
-Jacobi scale ``c`` of :func:`linbook.logistic.solvers.column_scales`, the stopping rule in
-max-abs units (:func:`linbook.logistic.solvers.gradient_scale`): the same optimum, the same
+Jacobi scale ``c`` of :func:`linbook.logistic._scaled.column_scales`, the stopping rule in
+max-abs units (:func:`linbook.logistic._scaled.gradient_scale`): the same optimum, the same
 test, so the same coefficients.
 
 Derived in: chapter "Optimizers" § "When the data do not fit: the Newton step as a map-reduce".
@@ -25,8 +25,9 @@ import warnings
 import numpy as np
 
 from ..base import SeparableDataWarning, check_params, encode_labels, require_y
-from ..logistic import ProbitRegression, multinomial, solvers
-from ..logistic.binary import _SATURATED, binary_objective, probit_terms
+from ..logistic import multinomial, solvers
+from ..logistic._scaled import _SATURATED, _jacobi, gradient_scale
+from ..logistic.binary import probit_terms
 from ..logistic.logistic_regression import logistic_loss
 from .blocks import map_reduce, row_blocks, summarise
 
@@ -37,7 +38,7 @@ class Frame:
     """The in-memory fit's coordinates: ``x -> (x - shift) / c``, and back to the units of ``X``.
 
     ``shift`` centres the columns whose mean exceeds their spread (as :func:`linbook.base.centre_offsets`,
-    here decided on all rows), only with an intercept; ``c`` is :func:`solvers.column_scales`'s
+    here decided on all rows), only with an intercept; ``c`` is :func:`linbook.logistic._scaled.column_scales`'s
     Jacobi scale ``hypot(rms, sqrt(4 lam / sum(a)))`` of the centred columns; ``m`` their largest
     absolute value (the units of the stopping rule).
     """
@@ -50,7 +51,7 @@ class Frame:
         shift = 0.0 if self.shift is None else self.shift
         # the rms of the centred columns from the mean and spread: sum a (x - shift)^2 / sum a
         rms = np.sqrt(spread ** 2 + (s.mean - shift) ** 2)
-        self.c = solvers._jacobi(rms, lam, s.sw)
+        self.c = _jacobi(rms, lam, s.sw)
         m = np.maximum(np.abs(s.xmax - shift), np.abs(s.xmin - shift))
         self.m = np.where(m > 0, m, 1.0)
         self.fit_intercept = fit_intercept
@@ -121,23 +122,37 @@ def fit_logistic(est, X, y, sample_weight=None):
 
     ybar = summary.label_weight[1] / summary.sw
     b0 = float(np.log(ybar / (1 - ybar)))                # start: the intercept-only MLE (as in memory)
-    return _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, max_iter)
+    return _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, max_iter, "logit")
 
 
-def _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, max_iter):
+class BlockLoss:
+    """The summed loss with the contract of :func:`linbook.logistic.solvers.minimise`:
+    ``loss(theta) -> (F, g, H)``, ``loss.value_and_gradient(theta) -> (F, g)``, ``loss.gscale``."""
+
+    def __init__(self, evaluate, gscale):
+        self._evaluate, self.gscale = evaluate, gscale
+
+    def __call__(self, theta):
+        return self._evaluate(theta, True)
+
+    def value_and_gradient(self, theta):
+        return self._evaluate(theta, False)
+
+
+def _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, max_iter, link):
     fi = est.fit_intercept
     theta0 = np.zeros(blocks.n_features + int(fi))
     if fi:
         theta0[0] = b0
-    gscale = solvers.gradient_scale(None, np.array([summary.sw]), frame.c, frame.m, fi)
-    res = solvers.minimise(solver, lambda th: evaluate(th, True), lambda th: evaluate(th, False), theta0,
-                           max_iter=max_iter, tol=est.tol, gscale=gscale)
+    loss = BlockLoss(evaluate, gradient_scale(None, np.array([summary.sw]), frame.c, frame.m, fi))
+    res = solvers.minimise(solver, loss, theta0, max_iter=max_iter, tol=est.tol)
     W, b = frame.to_units(res.x[None, int(fi):], np.array([res.x[0] if fi else 0.0]))
     est._check_result(res, W)
-    saturated = 6.7 if isinstance(est, ProbitRegression) else _SATURATED
-    suspect = _suspect_separation(est, blocks, classes, W, b, res, saturated, evaluate)
+    suspect = _suspect_separation(est, blocks, classes, W, b, res, _SATURATED[link], evaluate)
     _set_common(est, blocks, classes, solver)
-    est._set_binary_fit(W[0], float(b[0]), res, False)
+    est.coef_ = W.copy()
+    est.intercept_ = np.array([float(b[0]) if fi else 0.0])
+    est._set_convergence(res, False)
     est.converged_ = est.converged_ and not suspect
     return est
 
@@ -223,9 +238,8 @@ def _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter):
     if fi:
         counts = np.maximum(summary.label_weight, 1e-12 * summary.label_weight.sum())
         th0[:, 0] = np.log(counts[1:] / counts[0])         # start as in memory
-    gscale = solvers.gradient_scale(None, np.array([summary.sw]), frame.c, frame.m, fi, C - 1)
-    res = solvers.minimise(solver, lambda th: evaluate(th, True), lambda th: evaluate(th, False), th0.ravel(),
-                           max_iter=max_iter, tol=est.tol, gscale=gscale)
+    loss = BlockLoss(evaluate, gradient_scale(None, np.array([summary.sw]), frame.c, frame.m, fi, C - 1))
+    res = solvers.minimise(solver, loss, th0.ravel(), max_iter=max_iter, tol=est.tol)
     T = res.x.reshape(C - 1, p)
     V, b = np.zeros((C, d)), np.zeros(C)
     V[1:] = T[:, off:]
@@ -233,7 +247,7 @@ def _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter):
         b[1:] = T[:, 0]
     W, b = frame.to_units(V, b)
     est._check_result(res, W, b)
-    suspect = _suspect_separation(est, blocks, classes, W, b, res, _SATURATED, evaluate)
+    suspect = _suspect_separation(est, blocks, classes, W, b, res, _SATURATED["logit"], evaluate)
     _set_common(est, blocks, classes, solver)
     est.coef_ = W - W.mean(0)
     est.intercept_ = b - b.mean()
@@ -247,11 +261,14 @@ def _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter):
 
 # ------------------------------------------------------------------------------- probit
 def _probit_block(Xb, yb, ab, theta, classes, frame, need_hess):
-    """One block's ``(F_b, g_b[, H_b])``: the in-memory ``binary_objective`` with the probit terms, no penalty."""
+    """One block's ``(F_b, g_b[, H_b])`` of the probit NLL, no penalty: ``logistic_loss``'s sums with
+    the probit link's per-sample terms ``(-log Phi(t z), d/dz, d2/dz2)`` (:func:`probit_terms`)."""
     t = 2.0 * (np.asarray(yb) == classes[1]) - 1.0
-    a = None if ab is None else np.asarray(ab, dtype=np.float64)
-    fgh, fg = binary_objective(frame.centred(Xb), t, a, probit_terms, 0.0, frame.c, frame.fit_intercept)
-    return fgh(theta) if need_hess else fg(theta)
+    a = np.ones(t.size) if ab is None else np.asarray(ab, dtype=np.float64)
+    Z = frame.design(Xb)
+    nll, dz, d2 = probit_terms(Z @ theta, t)
+    F, g = float(a @ nll), Z.T @ (a * dz)
+    return (F, g, Z.T @ ((a * d2)[:, None] * Z)) if need_hess else (F, g)
 
 
 def fit_probit(est, X, y, sample_weight=None):
@@ -271,4 +288,4 @@ def fit_probit(est, X, y, sample_weight=None):
         return tuple(x + y for x, y in zip(data, pen))
 
     b0 = float(scipy.special.ndtri(summary.label_weight[1] / summary.sw))
-    return _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, max_iter)
+    return _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, max_iter, "probit")

@@ -9,12 +9,14 @@ weights, 1 by default), not averaged. With ``lam = 1 / C`` this is exactly
 scikit-learn's ``LogisticRegression(C=C)``; with ``lam = 0`` it is the maximum-likelihood
 fit of statsmodels ``Logit`` / ``MNLogit`` / ``Probit``.
 
-Modules: :mod:`~linbook.logistic.logistic_regression` (the model and ``logistic_loss``, the
-objective, gradient and Hessian in numpy),
-:mod:`~linbook.logistic.binary` (the binary GLM: link terms, objective),
-:mod:`~linbook.logistic.multinomial`, :mod:`~linbook.logistic.probit`, :mod:`~linbook.logistic.irls` (IRLS),
-:mod:`~linbook.logistic.separation` (exact LP tests), :mod:`~linbook.logistic.solvers`
-(``solver="auto"``, scaled coordinates).
+Modules, from the public models down: :mod:`~linbook.logistic.logistic_regression` (the
+model and ``logistic_loss``, the objective, gradient and Hessian in numpy; its ``fit`` shows
+the chapter's Newton step), :mod:`~linbook.logistic.probit`, :mod:`~linbook.logistic.irls`
+(IRLS), :mod:`~linbook.logistic.multinomial`, :mod:`~linbook.logistic.binary` (link terms,
+what a fitted binary model does), :mod:`~linbook.logistic._scaled` (the speed path behind one
+interface: ``logistic_loss``'s ``(F, g, H)`` on centred, scaled columns),
+:mod:`~linbook.logistic.solvers` (``solver="auto"``, the call into :mod:`linbook.optim`),
+:mod:`~linbook.logistic.separation` (exact LP tests).
 
 Derived in: chapter "Logistic regression" (model, NLL, gradient, Hessian, MAP,
 multinomial) and chapter "Optimizers" § "IRLS" (the solver).

@@ -7,8 +7,9 @@ For labels ``t_i = +-1`` and the linear predictor ``z_i = x_i'w + b`` the object
     Hessian   = X~' diag(a * d2) X~         + lam diag(0, 1, ..., 1)
 
 with ``(nll, dz, d2)`` the per-sample loss and its first two derivatives in ``z``
-(logit: ``dz = mu - y``, ``d2 = mu (1 - mu)``). The sums over samples are one blocked
-BLAS pass, :func:`linbook._kernels.hessian.binary_pass`.
+(logit: ``dz = mu - y``, ``d2 = mu (1 - mu)``): the link's part of the model, here. The
+fits minimise it through :class:`linbook.logistic._scaled.BinaryLoss` (the same ``F, g, H``
+on centred and scaled columns); :class:`BinaryGLM` holds what a fitted model does.
 
 Derived in: chapter "Logistic regression" § "Negative log-likelihood, gradient and Hessian".
 """
@@ -18,26 +19,21 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse
 from scipy.special import log_ndtr
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import type_of_target
 
-from .._kernels.cholesky import equilibrated_cholesky
 from .._kernels.hessian import binary_pass
-from ..base import (NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, _with_advice, centre_offsets, dask_blocks,
-                    check_finite_fit, check_params, check_sample_weight, encode_labels, require_y, validate_fit,
+from ..base import (NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, _with_advice, check_finite_fit,
+                    check_params, check_sample_weight, dask_blocks, encode_labels, require_y, validate_fit,
                     validate_predict)
 from ..criteria import InformationCriteriaMixin
 from . import solvers
-from .separation import separable, warn_separable
+from .separation import warn_separable
 
 __all__ = []
-
-_SATURATED = 25.0   # logit: a margin t_i z_i above this means p(y_i | x_i) > 1 - 1.4e-11
-
 
 def logit_terms(z, t):
     """Per-sample ``(-log sigmoid(t z), d/dz, d2/dz2)``, exact for every float ``z``."""
@@ -60,76 +56,6 @@ def probit_terms(z, t):
     dz = -t * lam
     d2 = np.clip(lam * (u + lam), 1e-300, 1.0)   # in (0, 1): log Phi is concave
     return -logPhi, dz, d2
-
-
-def binary_objective(X, t, a, terms, lam, c, fit_intercept, approximate_hessian=False):
-    """``fgh(theta) -> (F, grad, Hessian)`` and ``fg(theta) -> (F, grad)`` in standardised
-    coordinates ``theta = [b, v]``, ``w = v / c`` (see :mod:`linbook.logistic.solvers`).
-
-    ``approximate_hessian``: for Newton with Hessian reuse, which needs the Hessian only
-    approximately, form it in single precision (twice as fast) while it is well conditioned:
-    once its equilibrated condition number exceeds 1e4 (where the ~1e-6 relative error of
-    single precision could spoil the direction), it and all later ones are formed in double.
-    """
-    Xk, ck = solvers.scaled_design(X, c)
-    off = int(fit_intercept)
-    single = [approximate_hessian and not scipy.sparse.issparse(Xk)]
-
-    def evaluate(theta, need_hess):
-        b, v = (theta[0] if fit_intercept else 0.0), theta[off:]
-        f, g, H, _ = binary_pass(Xk, t, v, b, terms, weights=a, col_scale=ck, fit_intercept=fit_intercept,
-                                 need_hess=need_hess, single_hessian=single[0])
-        if lam > 0:            # lam = 0 adds nothing (and w = v / c may overflow for tiny features)
-            w = v / c
-            f += 0.5 * lam * float(w @ w)             # (lam/2) ||w||^2
-            g[off:] += (lam / c) * w                  # d/dv of the penalty
-            if need_hess:
-                H[off:, off:] += np.diag((lam / c) / c)
-        if need_hess:
-            if single[0] and equilibrated_cholesky(H, rcond_min=1e-4) is None:
-                single[0] = False
-                return evaluate(theta, need_hess)
-            return f, g, H
-        return f, g
-
-    return (lambda th: evaluate(th, True)), (lambda th: evaluate(th, False))
-
-
-def fit_binary(est, X, t, a, solver, max_iter, terms, b0):
-    """The private fast path of a binary GLM fit: ``(w, b, result, separable)`` in the units of ``X``.
-
-    Minimises the objective of the module docstring (``est.lam``, ``est.fit_intercept``,
-    ``est.tol``) from ``b = b0, w = 0``. Offset columns are centred (:func:`centre_offsets`),
-    coefficients live in standardised coordinates (:func:`solvers.column_scales`), ``F, g, H``
-    come from one blocked pass (:func:`binary_pass`: single-precision SYRK and the chord
-    method on large fits) -- the same ``F, g, H`` as :func:`linbook.logistic.logistic_regression.logistic_loss`
-    on ``[1, X]`` (tests/test_logistic_readable.py). With ``lam = 0`` the exact separation
-    test runs when the iterates diverge.
-    """
-    fi, off = est.fit_intercept, int(est.fit_intercept)
-    X, shift = centre_offsets(X, a, fi)                  # offset columns centred
-    c, m = solvers.column_scales(X, a, est.lam)          # standardised coordinates v = c w
-    reuse = solver == "newton" and solvers.reuse_hessian(X.shape[0], X.shape[1] + off)
-    fgh, fg = binary_objective(X, t, a, terms, est.lam, c, fi, approximate_hessian=reuse)
-    theta0 = np.zeros(X.shape[1] + off)
-    if fi:
-        theta0[0] = b0
-    check = est.lam == 0
-    test = lambda: separable(X, t, fi, col_scale=c, weights=a)   # noqa: E731
-    watch = solvers.SeparationWatch(test) if check else None
-    gscale = solvers.gradient_scale(X, a, c, m, fi)
-    res = solvers.minimise(solver, fgh, fg, theta0, max_iter=max_iter, tol=est.tol, gscale=gscale,
-                           callback=watch, reuse_hessian=reuse)
-    w, b = res.x[off:] / c, (res.x[0] if fi else 0.0)
-    est._check_result(res, w)
-    sep = bool(watch and watch.separable)
-    if check and not sep:
-        margin = t * (X @ w + b)
-        if np.any(margin > (6.7 if terms is probit_terms else _SATURATED)) or not res.converged:
-            sep = watch.separable if watch.tested else test()
-    if shift is not None:
-        b = b - w @ shift                                # back to the units of X
-    return w, b, res, sep
 
 
 class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
@@ -173,12 +99,20 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
                                  "second class a positive sample_weight.")
         return X, a, classes, yidx
 
-    def _set_binary_fit(self, w, b, res, separable):
-        """Store a binary fit (``coef_`` of shape (1, D) as scikit-learn's) and warn when it is not one."""
+    def _set_binary_fit(self, loss, res, watch=None):
+        """Store the fit ending at ``res.x`` (``coef_`` of shape (1, D) as scikit-learn's) and
+        warn when it is not one (``lam = 0``: the exact separation test, see ``loss.separated_at``)."""
+        w, b = loss.coefficients(res.x)
+        self._check_result(res, w)
+        separable = bool(self.lam == 0 and loss.separated_at(res.x, res.converged, watch))
         self.coef_ = w[None, :].copy()
         self.intercept_ = np.array([b if self.fit_intercept else 0.0])
+        self._set_convergence(res, separable)
+
+    def _set_convergence(self, res, separable):
+        """``n_iter_``, ``separable_``, ``converged_`` (true only at a finite optimum), with the warnings."""
         self.n_iter_ = int(res.n_iter)
-        self.separable_ = separable
+        self.separable_ = bool(separable)
         self.converged_ = bool(res.converged and not separable)
         if separable:
             warn_separable(type(self).__name__)
@@ -192,7 +126,7 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
     def _warn_not_converged(self, res, solver):
         warnings.warn(f"{type(self).__name__} (solver {solver!r}) stopped without converging after "
                       f"{res.n_iter} iterations: {res.message}. Increase max_iter, loosen tol, or "
-                      "try solver='newton'.", ConvergenceWarning, stacklevel=4)
+                      "try solver='newton'.", ConvergenceWarning, stacklevel=5)
 
     def _z(self, X):
         X = validate_predict(self, X, accept_sparse=True)

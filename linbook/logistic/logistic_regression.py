@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import centre_offsets, dask_blocks, fit_dask, is_dask, validate_predict
+from ..base import dask_blocks, fit_dask, is_dask, validate_predict
 from ..numerics import log1pexp, log_sigmoid, log_softmax, sigmoid
 from . import multinomial, solvers
-from .binary import BinaryGLM, fit_binary, logit_terms
+from ._scaled import BinaryLoss
+from .binary import BinaryGLM, logit_terms
 
 __all__ = ["LogisticRegression"]
 
@@ -166,25 +167,32 @@ class LogisticRegression(BinaryGLM):
         X, a, yidx, max_iter = self._prepare_fit(X, y, sample_weight)
         if self.classes_.size > 2:
             return self._fit_multinomial(X, yidx, a, max_iter)
-        # Binary: minimise over theta = [b, w], with z = X~ theta, X~ = [1, X], y in {0, 1},
-        #     F(theta) = sum_i a_i [log(1 + exp(z_i)) - y_i z_i] + (lam/2) ||w||^2,
-        # by Newton's method (linbook.optim.newton: Cholesky step, backtracking). One step:
-        #     mu = sigmoid(X~ theta);  g = X~'(a (mu - y)) + lam [0, w];
-        #     H = X~' diag(a mu (1 - mu)) X~ + lam diag(0, 1, ..., 1);  theta <- theta - t H^{-1} g
-        # -- logistic_loss(theta, X~, y, lam, penalised=[0, 1, ..., 1]) above. fit_binary evaluates the
-        # same F, g, H fast (centred and scaled columns, blocked SYRK; tested equal to logistic_loss).
-        ybar = np.average(yidx, weights=a)
-        b0 = float(np.log(ybar / (1 - ybar)))               # start: the intercept-only MLE
-        t = 2 * yidx.astype(np.int8) - 1                     # labels +-1 for the kernel
-        self._set_binary_fit(*fit_binary(self, X, t, a, self.solver_, max_iter, logit_terms, b0))
+        y = yidx.astype(float)                              # labels in {0, 1}
+        # Binary: minimise over theta = [b, w] the chapter's objective (X~ = [1, X], z = X~ theta)
+        #     F(theta) = sum_i a_i [log(1 + exp(z_i)) - y_i z_i] + (lam/2) ||w||^2
+        # by Newton's method, one step of which is, with r = [0, 1, ..., 1] (b is not penalised),
+        #     mu = sigmoid(X~ theta);  g = X~'(a (mu - y)) + lam r theta;  H = X~' S X~ + lam diag(r)
+        #     theta <- theta - t H^{-1} g        (S = diag(a mu (1 - mu)); Cholesky; backtracking t)
+        # logistic_loss(theta, X~, y, lam, sample_weight=a, penalised=r) above is that F, g, H in
+        # numpy; BinaryLoss is the same F, g, H on centred and scaled columns (one blocked pass over
+        # X per step, never X~; tests/test_logistic_readable.py checks them equal).
+        chord = self.solver_ == "newton" and solvers.reuse_hessian(X.shape[0], X.shape[1] + self.fit_intercept)
+        loss = BinaryLoss(X, y, a, self.lam, self.fit_intercept, logit_terms, approximate_hessian=chord)
+        ybar = np.average(y, weights=a)
+        theta = loss.coordinates(b=np.log(ybar / (1 - ybar)))   # start: the intercept-only MLE, w = 0
+        watch = solvers.SeparationWatch(loss.separable) if self.lam == 0 else None   # no finite MLE?
+        # solver "newton": optim.newton(loss, theta, grad=True, hess=True, ...), the one Newton driver
+        res = solvers.minimise(self.solver_, loss, theta, max_iter=max_iter, tol=self.tol, callback=watch,
+                               reuse_hessian=chord)
+        self._set_binary_fit(loss, res, watch)
         return self
 
     def _fit_multinomial(self, X, yidx, a, max_iter):
-        X, shift = centre_offsets(X, a, self.fit_intercept)      # offset columns centred
-        c, m = solvers.column_scales(X, a, self.lam)                    # standardised coordinates
-        multinomial.fit_multinomial(self, X, yidx, a, (c, m), self.solver_, max_iter)
-        if shift is not None:
-            self.intercept_ = self.intercept_ - self.coef_ @ shift      # back to the units of X
+        W, b, res, sep = multinomial.fit_multinomial(X, yidx, a, self.classes_.size, self.lam, self.fit_intercept,
+                                                     self.solver_, max_iter, self.tol)
+        self._check_result(res, W, b)
+        self.coef_, self.intercept_ = W, b                  # centred: sum_c w_c = 0, sum_c b_c = 0
+        self._set_convergence(res, sep)
         return self
 
     @property

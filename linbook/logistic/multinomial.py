@@ -22,16 +22,21 @@ import numpy as np
 from .._kernels.hessian import multinomial_hessian
 from ..numerics import logsumexp
 from . import solvers
-from .separation import separable_multinomial, warn_separable
+from ._scaled import ScaledColumns, scaled_design
+from .separation import separable_multinomial
 
 __all__ = []
 
 
 def reduced_objective(X, yidx, a, C, lam, c, fit_intercept):
     """``(fgh, fg)`` in the reduced standardised parameters ``theta = [b_k, v_k]_{k=1..C-1}``."""
-    Xk, ck = solvers.scaled_design(X, c)
-    cs = np.ones(X.shape[1]) if ck is None else ck     # the design's own column scale
-    n, d = X.shape
+    return _reduced_objective(*scaled_design(X, c), c, yidx, a, C, lam, fit_intercept)
+
+
+def _reduced_objective(Xk, ck, c, yidx, a, C, lam, fit_intercept):
+    """:func:`reduced_objective` on the kernels' design ``(Xk, ck)`` (:class:`ScaledColumns`)."""
+    cs = np.ones(Xk.shape[1]) if ck is None else ck     # the design's own column scale
+    n, d = Xk.shape
     off = int(fit_intercept)
     p, K, kappa = d + off, C - 1, 1.0 / C
     rows = np.arange(n)
@@ -68,11 +73,11 @@ def reduced_objective(X, yidx, a, C, lam, c, fit_intercept):
     return (lambda th: evaluate(th, True)), (lambda th: evaluate(th, False))
 
 
-def symmetric_objective(X, yidx, a, C, lam, c, fit_intercept):
-    """``fg`` in the symmetric standardised parameters (C rows of ``[b_c, v_c]``), ``lam > 0``."""
-    Xk, ck = solvers.scaled_design(X, c)
-    cs = np.ones(X.shape[1]) if ck is None else ck
-    n, d = X.shape
+def symmetric_objective(Xk, ck, c, yidx, a, C, lam, fit_intercept):
+    """``fg`` in the symmetric standardised parameters (C rows of ``[b_c, v_c]``), ``lam > 0``, on
+    the kernels' design ``(Xk, ck)`` (:class:`ScaledColumns`)."""
+    cs = np.ones(Xk.shape[1]) if ck is None else ck
+    n, d = Xk.shape
     off = int(fit_intercept)
     p = d + off
     sparse = ck is None
@@ -106,57 +111,75 @@ def symmetric_objective(X, yidx, a, C, lam, c, fit_intercept):
     return fg
 
 
-def fit_multinomial(est, X, yidx, a, scales, solver, max_iter):
-    """Fit the softmax model; sets ``coef_`` (centred), ``intercept_`` (centred) and the flags."""
-    c, m = scales                      # preconditioner, units of the stopping rule
-    n, d = X.shape
-    C = est.classes_.size
-    fi = est.fit_intercept
-    off = int(fi)
-    p = d + off
-    lam = est.lam
-    th0 = np.zeros((C - 1, p))
-    if fi:
-        counts = np.bincount(yidx, weights=a, minlength=C)
-        counts = np.maximum(counts, 1e-12 * counts.sum())
-        th0[:, 0] = np.log(counts[1:] / counts[0])
-    symmetric = solver != "newton" and lam > 0
-    if symmetric:
-        th_sym = np.zeros((C, p))
-        if fi:
-            th_sym[1:, 0] = th0[:, 0]
-            th_sym[:, 0] -= th_sym[:, 0].mean()
-        fg = symmetric_objective(X, yidx, a, C, lam, c, fi)
-        res = solvers.minimise(solver, None, fg, th_sym.ravel(), max_iter=max_iter, tol=est.tol,
-                               gscale=solvers.gradient_scale(X, a, c, m, fi, C))
-        T = res.x.reshape(C, p)
-        V, b = T[:, off:] / c, (T[:, 0].copy() if fi else np.zeros(C))
+def fit_multinomial(X, yidx, a, C, lam, fit_intercept, solver, max_iter, tol):
+    """Fit the softmax model: ``(W, b, result, separable)``, ``W`` (C, D) and ``b`` (C,) centred
+    (``sum_c w_c = 0``, ``sum_c b_c = 0``) in the units of ``X``.
+
+    Offset columns are centred and the coefficients live in standardised coordinates, as in
+    :mod:`linbook.logistic._scaled`; Newton in the reduced parameters, first-order methods
+    with ``lam > 0`` in the symmetric ones. With ``lam = 0`` the exact separation test runs
+    where the margins saturate or the solver did not converge.
+    """
+    cols = ScaledColumns(X, a, lam, fit_intercept)         # centred, standardised coordinates v = c w
+    counts = np.bincount(yidx, weights=a, minlength=C)
+    counts = np.maximum(counts, 1e-12 * counts.sum())
+    start = np.log(counts[1:] / counts[0]) if fit_intercept else None    # the intercept-only MLE
+    design = (cols.Xk, cols.ck, cols.c, yidx, a, C, lam, fit_intercept)
+    if solver != "newton" and lam > 0:
+        loss = _Loss(None, symmetric_objective(*design), cols.gradient_scale(C))
+        theta0 = _symmetric_start(start, C, X.shape[1])
     else:
-        fgh, fg = reduced_objective(X, yidx, a, C, lam, c, fi)
-        res = solvers.minimise(solver, fgh, fg, th0.ravel(), max_iter=max_iter, tol=est.tol,
-                               gscale=solvers.gradient_scale(X, a, c, m, fi, C - 1))
-        T = res.x.reshape(C - 1, p)
-        V, b = np.zeros((C, d)), np.zeros(C)
-        V[1:] = T[:, off:] / c
-        if fi:
-            b[1:] = T[:, 0]
-    est._check_result(res, V, b)
-    sep = False
-    if lam == 0:
-        A = X @ V.T + b
-        A -= A[np.arange(n), yidx][:, None]
-        A[np.arange(n), yidx] = -np.inf
-        if np.any(-A.max(axis=1) > 25.0) or not res.converged:
-            sep = separable_multinomial(X, yidx, C, fi, col_scale=c, weights=a)
-    est.coef_ = V - V.mean(0)
-    est.intercept_ = b - b.mean()
-    est.n_iter_ = int(res.n_iter)
-    est.separable_ = bool(sep)
-    est.converged_ = bool(res.converged and not sep)
-    if sep:
-        warn_separable(type(est).__name__)
-    elif not res.converged:
-        est._warn_not_converged(res, solver)
+        loss = _Loss(*_reduced_objective(*design), cols.gradient_scale(C - 1))
+        theta0 = np.zeros((C - 1, X.shape[1] + int(fit_intercept)))
+        if fit_intercept:
+            theta0[:, 0] = start
+    res = solvers.minimise(solver, loss, theta0.ravel(), max_iter=max_iter, tol=tol)
+    W, b = _unpack(res.x, C, cols.c, fit_intercept, reference=loss.fgh is not None)
+    sep = lam == 0 and np.all(np.isfinite(W)) and _separated(cols, yidx, W, b, res.converged, C)
+    if cols.shift is not None:
+        b = b - W @ cols.shift                             # back to the units of X
+    return W - W.mean(0), b - b.mean(), res, bool(sep)
+
+
+class _Loss:
+    """``loss(theta) -> (F, g, H)``, ``loss.value_and_gradient``, ``loss.gscale`` for :func:`solvers.minimise`."""
+
+    def __init__(self, fgh, fg, gscale):
+        self.fgh, self.value_and_gradient, self.gscale = fgh, fg, gscale
+
+    def __call__(self, theta):      # Newton calls the loss: the objective with its Hessian
+        return self.fgh(theta)
+
+
+def _symmetric_start(start, C, d):
+    th = np.zeros((C, d + int(start is not None)))
+    if start is not None:
+        th[1:, 0] = start
+        th[:, 0] -= th[:, 0].mean()
+    return th.ravel()
+
+
+def _unpack(theta, C, c, fit_intercept, reference):
+    """``(W, b)`` in the units of the (centred) ``X`` from the standardised parameters."""
+    off = int(fit_intercept)
+    T = theta.reshape(C - int(reference), -1)
+    W, b = np.zeros((C, T.shape[1] - off)), np.zeros(C)
+    W[int(reference):] = T[:, off:] / c
+    if fit_intercept:
+        b[int(reference):] = T[:, 0]
+    return W, b
+
+
+def _separated(cols, yidx, W, b, converged, C):
+    """With ``lam = 0``: the exact test where the margins saturate or the solver did not converge."""
+    A = cols.X @ W.T + b
+    n = A.shape[0]
+    A -= A[np.arange(n), yidx][:, None]
+    A[np.arange(n), yidx] = -np.inf
+    if np.any(-A.max(axis=1) > 25.0) or not converged:
+        return separable_multinomial(cols.X, yidx, C, cols.fit_intercept, col_scale=cols.c,
+                                     weights=cols.sample_weight)
+    return False
 
 
 def reduced_hessian_at_fit(est, X, a=None):

@@ -10,7 +10,9 @@ import scipy.special
 from scipy.special import log_ndtr
 
 from ..base import fit_dask, is_dask
-from .binary import BinaryGLM, fit_binary, probit_terms
+from . import solvers
+from ._scaled import BinaryLoss
+from .binary import BinaryGLM, probit_terms
 
 __all__ = ["ProbitRegression"]
 
@@ -67,11 +69,19 @@ class ProbitRegression(BinaryGLM):
         if is_dask(X, y, sample_weight):       # a dask array or DataFrame: Newton as a map-reduce
             return fit_dask(self, X, y, sample_weight)
         X, a, yidx, max_iter = self._prepare_fit(X, y, sample_weight, max_classes=2)
-        # minimise F(theta) = -sum_i a_i log Phi(t_i z_i) + (lam/2) ||w||^2, z = X~ theta, t = +-1,
-        # by Newton's method; the step of LogisticRegression with probit_terms for the logit's terms
-        b0 = float(scipy.special.ndtri(np.average(yidx, weights=a)))   # start: the intercept-only MLE
-        t = 2 * yidx.astype(np.int8) - 1
-        self._set_binary_fit(*fit_binary(self, X, t, a, self.solver_, max_iter, probit_terms, b0))
+        y = yidx.astype(float)                              # labels in {0, 1}, t = 2 y - 1
+        # minimise over theta = [b, w] (z = X~ theta, X~ = [1, X]) by Newton's method
+        #     F(theta) = -sum_i a_i log Phi(t_i z_i) + (lam/2) ||w||^2
+        #     g = X~'(a dF_i/dz) + lam r theta;  H = X~' diag(a d2F_i/dz2) X~ + lam diag(r)
+        # -- LogisticRegression's step with probit_terms for the logit's (mu - y, mu (1 - mu)).
+        chord = self.solver_ == "newton" and solvers.reuse_hessian(X.shape[0], X.shape[1] + self.fit_intercept)
+        loss = BinaryLoss(X, y, a, self.lam, self.fit_intercept, probit_terms, link="probit",
+                          approximate_hessian=chord)
+        theta = loss.coordinates(b=scipy.special.ndtri(np.average(y, weights=a)))   # the intercept-only MLE
+        watch = solvers.SeparationWatch(loss.separable) if self.lam == 0 else None
+        res = solvers.minimise(self.solver_, loss, theta, max_iter=max_iter, tol=self.tol, callback=watch,
+                               reuse_hessian=chord)
+        self._set_binary_fit(loss, res, watch)
         return self
 
     def nll_hessian(self, X, y=None):

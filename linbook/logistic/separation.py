@@ -105,4 +105,4 @@ def warn_separable(model):
         "estimate does not exist: ||w|| grows without bound and the fitted probabilities "
         "saturate at 0 and 1. The returned coefficients are the last finite iterate. "
         "Set lam > 0 (l2 regularisation, a Gaussian prior) to get a unique finite fit.",
-        SeparableDataWarning, stacklevel=4)
+        SeparableDataWarning, stacklevel=5)

@@ -1,14 +1,8 @@
-"""Solver choice, standardised coordinates and the call into :mod:`linbook.optim`.
+"""Solver choice and the call into :mod:`linbook.optim`.
 
-Every solver works in *standardised coordinates*: coefficient ``j`` is ``v_j = c_j w_j``
-with ``c_j`` the root-mean-square of feature ``j`` (dense ``X``; its largest ``|x_ij|``
-for sparse ``X``), so ``X w = (X / c) v`` (the
-objective is the same; only the units change, and the first-order methods are far
-better conditioned). The stopping rule is in *max-abs units* ``m_j = max_i |x_ij|``:
-``max_j |dF/dw_j| / m_j <= tol * sum(sample_weight)``, the gradient of the *mean* NLL with
-respect to the coefficients of max-abs-scaled features (so a rare sparse feature is not
-held to a stricter test). Both are unit-free: ``coef(X * s) = coef(X) / s``, whatever
-``s``. Newton's direction is unit-free anyway.
+The solvers minimise a loss object with the contract of ``logistic_loss``
+(:mod:`linbook.logistic._scaled`: the chapter's loss in standardised coordinates); ``X``
+never comes here.
 
 ``solver="auto"`` (the rule, with ``p`` the number of free parameters: ``D + 1``
 binary, ``(C - 1)(D + 1)`` multinomial):
@@ -29,10 +23,8 @@ Derived in: chapter "Optimizers" § "IRLS".
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse
 
 from .. import optim
-from .._kernels.hessian import block_rows
 
 SOLVERS = ("auto", "irls", "newton", "lbfgs", "bfgs", "gd")
 DEFAULT_MAX_ITER = {"newton": 100, "lbfgs": 5000, "bfgs": 2000, "gd": 20000}
@@ -55,74 +47,6 @@ def choose_solver(solver, n, d, n_classes, fit_intercept, sparse):
     return "lbfgs"
 
 
-def column_scales(X, weights=None, lam=0.0):
-    """``(c, m)``: the preconditioner ``c`` and
-    largest absolute value ``m`` over the samples with positive weight (the units of the
-    stopping rule, as scikit-learn's ``MaxAbsScaler``: a rare sparse feature counts by
-    its size, not by how rarely it occurs). ``c_j^2 = mean_a(x_j^2) + 4 lam / sum(a)`` is
-    the diagonal of the penalised Hessian at the start (curvature 1/4 per sample) over
-    that of the intercept: a Jacobi preconditioner, the root-mean-square of the feature
-    when the data dominate, a constant when the penalty does (dense ``X``, as
-    ``StandardScaler``). Sparse ``X`` uses ``c = m`` (as ``MaxAbsScaler``). One pass over
-    ``X``; no overflow or underflow for features of 1e-300 to 1e300."""
-    n, d = X.shape
-    a = np.ones(n) if weights is None else weights
-    sw = a.sum()
-    Xp = X[np.flatnonzero(a > 0)] if np.any(a == 0) else X
-    if scipy.sparse.issparse(X):
-        Xp = scipy.sparse.csr_matrix(Xp)
-        m = np.asarray(abs(Xp).max(axis=0).todense()).ravel() if Xp.nnz else np.zeros(d)
-        m = np.where(m > 0, m, 1.0)
-        # sparse: max-abs scaling (as MaxAbsScaler); the root-mean-square of a rare feature
-        # is tiny, and dividing by it makes L-BFGS crawl on penalty-dominated text data
-        return m, m
-    m, ss = np.zeros(d), np.zeros(d)
-    with np.errstate(over="ignore", under="ignore"):
-        for i, j in block_rows(n, d):
-            Xb = X[i:j]
-            ss += a[i:j] @ (Xb * Xb)
-            if Xp is X:
-                np.maximum(m, np.max(np.abs(Xb), axis=0), out=m)
-        if Xp is not X:
-            m = np.max(np.abs(Xp), axis=0)
-        m = np.where(m > 0, m, 1.0)
-        c = np.sqrt(ss / sw)
-    bad = ~np.isfinite(c) | ((c < 1e-150) & (m > 0))
-    if np.any(bad):           # 1e300 or 1e-300 features: divide by the column maximum first
-        Xb = X[:, bad] / m[bad]
-        c[bad] = m[bad] * np.sqrt(a @ (Xb * Xb) / sw)
-    return _jacobi(c, lam, sw), m
-
-
-def _jacobi(rms, lam, sw):
-    # sqrt(rms^2 + 4 lam / sw) without squaring rms: its square under- or overflows for
-    # features below 1e-154 or above 1e154 (then c was 1 and Newton could not move)
-    c = np.hypot(rms, np.sqrt(4.0 * lam / sw))
-    c = np.where(np.isfinite(c), c, rms)
-    return np.where(c > 0, c, 1.0)
-
-
-def gradient_scale(X, weights, c, m, fit_intercept, n_rows=1):
-    """Per-coordinate scale of the stopping rule in the coordinates ``v = c w``.
-
-    ``|dF/dw_j| / m_j <= tol * sum(a)`` (max-abs units ``m_j``) is, for ``dF/dv_j =
-    (dF/dw_j) / c_j``, ``|dF/dv_j| <= tol * sum(a) * m_j / c_j``; the intercept's scale
-    is ``sum(a)``. ``n_rows`` repeats it for each class of a multinomial model.
-    """
-    n_eff = float(X.shape[0] if weights is None else weights.sum())
-    row = np.r_[np.ones(int(fit_intercept)), m / c]
-    # tiny weights under a penalty (sum 1e-298, c ~ sqrt(lam / sum)) can underflow the product
-    return np.maximum(n_eff * np.tile(row, n_rows), np.finfo(float).tiny)
-
-
-def scaled_design(X, c):
-    """``(X_k, c_k)`` for the kernels: sparse ``X`` is scaled once (its copy is ``nnz``
-    long); dense ``X`` is scaled block by block inside the kernels (no copy of ``X``)."""
-    if scipy.sparse.issparse(X):
-        return (X @ scipy.sparse.diags(1.0 / c)).tocsr(), None
-    return X, c
-
-
 # Newton reuses Hessians (the chord method, ``optim.newton(fun_grad=...)``) when a Hessian
 # pass over the data costs several gradient passes and dominates the fit: ``p`` parameters
 # at least CHORD_MIN_PARAMS (the SYRK's N p^2 / 2 multiply-adds against the gradient's 2 N p:
@@ -138,31 +62,34 @@ def reuse_hessian(n_samples, n_params):
     return n_params >= CHORD_MIN_PARAMS and n_samples * n_params ** 2 >= CHORD_MIN_WORK
 
 
-def minimise(solver, fgh, fg, theta0, *, max_iter, tol, gscale, callback=None, reuse_hessian=False):
-    """Run the chosen :mod:`linbook.optim` method; ``tol`` is on ``max |g| / gscale``.
+def minimise(solver, loss, theta0, *, max_iter, tol, callback=None, reuse_hessian=False):
+    """Minimise ``loss`` from ``theta0`` with the chosen :mod:`linbook.optim` method.
 
-    ``reuse_hessian``: Newton's chord method (``optim.newton(fun_grad=fg)``)."""
-    kw = dict(max_iter=max_iter, gtol=tol, gscale=gscale)
+    ``loss(theta) -> (F, g, H)`` (as :func:`linbook.logistic.logistic_regression.logistic_loss`;
+    ``None`` for the first-order methods), ``loss.value_and_gradient(theta) -> (F, g)``;
+    ``tol`` is on ``max |g| / loss.gscale``. ``solver="newton"`` is :func:`linbook.optim.newton`,
+    the one Newton driver (``reuse_hessian``: its chord method, ``fun_grad=``).
+    """
+    kw = dict(max_iter=max_iter, gtol=tol, gscale=loss.gscale)
     if solver == "newton":                 # scale-free: sample weights of 1e300 or 1e-300 are harmless
-        return optim.newton(fgh, theta0, grad=True, hess=True, xtol=0.0, callback=callback, polish=True,
-                            fun_grad=fg if reuse_hessian else None, **kw)
+        return optim.newton(loss, theta0, grad=True, hess=True, xtol=0.0, callback=callback, polish=True,
+                            fun_grad=loss.value_and_gradient if reuse_hessian else None, **kw)
     # The objective grows with the sample weights; quasi-Newton and gradient steps square the
     # gradient (g'g, y's), which overflows for weights near 1e300 and underflows near 1e-300 (both
     # stopped at the start with a wrong answer). Minimise F / unit instead, unit = the power of two
     # nearest the gradient's own scale (proportional to sum(sample_weight)): same minimiser, same
     # stopping test, exact division. Scales within 1e+-100 square safely and are left as they are.
-    unit = float(np.max(gscale))
+    unit = float(np.max(loss.gscale))
     unit = 1.0 if 1e-100 <= unit <= 1e100 else float(2.0 ** np.round(np.log2(unit)))
 
     def fg_in_units(theta):
-        f, g = fg(theta)
+        f, g = loss.value_and_gradient(theta)
         return f / unit, g / unit
 
-    kw["gscale"] = gscale / unit
-    if solver == "lbfgs":
-        res = optim.lbfgs(fg_in_units, theta0, grad=True, **kw)
-    elif solver == "bfgs":
-        res = optim.bfgs(fg_in_units, theta0, grad=True, **kw)
+    kw["gscale"] = loss.gscale / unit
+    method = {"lbfgs": optim.lbfgs, "bfgs": optim.bfgs}.get(solver)
+    if method is not None:
+        res = method(fg_in_units, theta0, grad=True, **kw)
     else:
         res = optim.gradient_descent(fg_in_units, theta0, grad=True, step="backtracking", **kw)
     res.fun = res.fun * unit

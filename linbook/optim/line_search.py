@@ -94,7 +94,6 @@ def wolfe_line_search(fg, x, f, g, d, *, t0=1.0, c1=1e-4, c2=0.9, max_eval=30):
     phi0, dphi0 = f, float(g @ d)
     if dphi0 >= 0:
         return 0.0, f, g, 0
-    n = 0
     # Near the optimum f changes by less than its rounding error; then accept the
     # "approximate Wolfe" conditions of Hager and Zhang (2005): f did not rise beyond
     # rounding and the slope fell, dphi(t) <= (2 c1 - 1) dphi(0).
@@ -103,28 +102,40 @@ def wolfe_line_search(fg, x, f, g, d, *, t0=1.0, c1=1e-4, c2=0.9, max_eval=30):
     def approx_ok(phi, dphi):
         return phi <= phi0 + eps_f and (2 * c1 - 1) * dphi0 >= dphi >= c2 * dphi0
 
+    search = (fg, x, d, phi0, dphi0, c1, c2, max_eval, approx_ok)
+    found, lo, hi, n = _wolfe_bracket(search, t0)
+    if found is None and lo is not None:
+        found, n = _wolfe_zoom(search, lo, hi, n)
+    return found if found is not None else (0.0, f, g, n)
+
+
+def _wolfe_bracket(search, t):
+    """Phase 1, doubling ``t``: ``(found, None, None, n)`` when a step passes, ``(None, lo, hi, n)``
+    with a bracket ``(t, phi, dphi)`` at each end, ``(None, None, None, n)`` when the budget ran out."""
+    fg, x, d, phi0, dphi0, c1, c2, max_eval, approx_ok = search
+    n = 0
     t_prev, phi_prev, dphi_prev = 0.0, phi0, dphi0
-    t = t0
-    lo = hi = None
     while n < max_eval:
         phi, gt = fg(x + t * d)
         n += 1
         dphi = float(gt @ d)
         if approx_ok(phi, dphi):
-            return t, phi, gt, n
+            return (t, phi, gt, n), None, None, n
         if phi > phi0 + c1 * t * dphi0 or (n > 1 and phi >= phi_prev):
-            lo, hi = (t_prev, phi_prev, dphi_prev), (t, phi, dphi)
-            break
+            return None, (t_prev, phi_prev, dphi_prev), (t, phi, dphi), n
         if abs(dphi) <= -c2 * dphi0:
-            return t, phi, gt, n
+            return (t, phi, gt, n), None, None, n
         if dphi >= 0:
-            lo, hi = (t, phi, dphi), (t_prev, phi_prev, dphi_prev)
-            break
+            return None, (t, phi, dphi), (t_prev, phi_prev, dphi_prev), n
         t_prev, phi_prev, dphi_prev = t, phi, dphi
         t = 2.0 * t
-    else:
-        return 0.0, f, g, n
-    best = None
+    return None, None, None, n
+
+
+def _wolfe_zoom(search, lo, hi, n):
+    """Phase 2, shrinking the bracket by safeguarded cubic interpolation: ``((t, f, g, n), n)``,
+    or ``(None, n)`` when no step could be accepted."""
+    fg, x, d, phi0, dphi0, c1, c2, max_eval, approx_ok = search
     while n < max_eval:
         (ta, fa, da), (tb, fb, db) = lo, hi
         # cubic interpolation between the bracket ends, safeguarded to the middle 80%
@@ -136,25 +147,22 @@ def wolfe_line_search(fg, x, f, g, d, *, t0=1.0, c1=1e-4, c2=0.9, max_eval=30):
         n += 1
         dphi = float(gt @ d)
         if approx_ok(phi, dphi):
-            return tj, phi, gt, n
+            return (tj, phi, gt, n), n
         if phi > phi0 + c1 * tj * dphi0 or phi >= fa:
             hi = (tj, phi, dphi)
         else:
             if abs(dphi) <= -c2 * dphi0:
-                return tj, phi, gt, n
-            best = (tj, phi, gt)
+                return (tj, phi, gt, n), n
             if dphi * (tb - ta) >= 0:
                 hi = lo
             lo = (tj, phi, dphi)
         if abs(hi[0] - lo[0]) <= 1e-12 * max(1.0, abs(lo[0])):
             break
-    if best is not None or lo[0] > 0:
+    if lo[0] > 0:
         # sufficient decrease holds at lo: accept it even if curvature is not met
-        t_lo = lo[0]
-        if t_lo > 0:
-            phi, gt = fg(x + t_lo * d)
-            return t_lo, phi, gt, n + 1
-    return 0.0, f, g, n
+        phi, gt = fg(x + lo[0] * d)
+        return (lo[0], phi, gt, n + 1), n + 1
+    return None, n
 
 
 def _cubic_min(a, fa, da, b, fb, db):

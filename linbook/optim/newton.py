@@ -179,52 +179,67 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
     factor, tau = None, 0.0        # Cholesky factor kept for the next step (chord method)
     path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
     for k in range(1, max_iter + 1):
-        d = _chord_direction(factor, g) if factor is not None else None
-        if d is None or not (float(g @ d) < 0 and np.all(np.isfinite(d))):
-            if len(out) < 3 and hess is True:                # a trial point: evaluate its Hessian
-                out = fg(x)
-            try:
-                d, tau, factor = _newton_direction(hessian(x, out), g, damping or 0.0)
-            except ValueError as exc:
-                msg, k = str(exc), k - 1
-                break
+        try:                       # d = -H^{-1} g (Cholesky; a kept factor while the chord method lasts)
+            d, tau, factor, out = _direction(factor, tau, g, x, out, fg, hessian, hess is True, damping or 0.0)
+        except ValueError as exc:
+            msg, k = str(exc), k - 1
+            break
         if decrement_tol is not None and tau == 0.0 and -0.5 * float(g @ d) <= decrement_tol:
             converged, msg, k = True, MSG_DECREMENT, k - 1
             break
-        if line_search:
-            t, new, stop = _line_search(fg, trial, x, f, g, d, scale, gtol)
-            if stop:
-                (msg, converged), k = stop, k - 1
-                break
-        else:
-            t, new = 1.0, trial(x + d)
-            if not np.isfinite(new[0]):
-                x = x + d
-                path.append(x.copy())
-                f, g, msg = np.nan, new[1], "diverged: the objective is not finite after a full Newton step"
-                break
+        t, new, stop = (_line_search(fg, trial, x, f, g, d, scale, gtol) if line_search
+                        else _full_step(trial, x, d))
+        if stop and new is None:   # no step taken
+            (msg, converged), k = stop, k - 1
+            break
         step, small = t * d, _small_step(t * d, x, xtol)
         if not (chord and t == 1.0 and np.max(np.abs(new[1])) <= CHORD_CONTRACTION * np.max(np.abs(g))):
             factor = None
         x, out = x + step, new
         f, g = out[0], out[1]
         path.append(x.copy())
-        if fg.unbounded or trial.unbounded:
-            msg = MSG_UNBOUNDED
-            break
-        if _small_grad(g, gtol, scale):
-            converged, msg = True, MSG_GTOL
-            if polish and hess is True:
+        stop = stop or _stop_after_step(fg, trial, x, f, g, gtol, scale, small, callback)
+        if stop:
+            msg, converged = stop
+            if msg == MSG_GTOL and polish and hess is True:
                 x = _polished(x, out, g, factor, tau, damping or 0.0)
                 path[-1] = x.copy()
             break
-        if small:
-            converged, msg = True, MSG_XTOL
-            break
-        if callback is not None and callback(x, f, g):
-            msg = "stopped by callback"
-            break
     return OptimizeResult(x, f, g, converged, k, fg.n + (trial.n if chord else 0), np.array(path), msg)
+
+
+def _direction(factor, tau, g, x, out, fg, hessian, joint, damping):
+    """``(d, tau, factor, out)``: the chord direction with the kept ``factor`` while it is one of
+    descent, else the Newton direction of the Hessian at ``x`` (evaluated there when ``out``, a
+    trial point's ``(f, g)``, has none and ``fun`` gives all three: ``joint``)."""
+    d = _chord_direction(factor, g) if factor is not None else None
+    if d is not None and float(g @ d) < 0 and np.all(np.isfinite(d)):
+        return d, tau, factor, out
+    if len(out) < 3 and joint:
+        out = fg(x)
+    d, tau, factor = _newton_direction(hessian(x, out), g, damping)
+    return d, tau, factor, out
+
+
+def _full_step(trial, x, d):
+    """``(1, fg(x + d), stop)`` without a line search; ``stop`` when the objective is not finite there."""
+    new = trial(x + d)
+    if not np.isfinite(new[0]):
+        return 1.0, (np.nan, new[1]), ("diverged: the objective is not finite after a full Newton step", False)
+    return 1.0, new, None
+
+
+def _stop_after_step(fg, trial, x, f, g, gtol, scale, small, callback):
+    """``(message, converged)`` when the method stops at the new point ``x``, else ``None``."""
+    if fg.unbounded or trial.unbounded:
+        return MSG_UNBOUNDED, False
+    if _small_grad(g, gtol, scale):
+        return MSG_GTOL, True
+    if small:
+        return MSG_XTOL, True
+    if callback is not None and callback(x, f, g):
+        return "stopped by callback", False
+    return None
 
 
 def truncated_newton(fun, x0, grad=None, hessp=None, *, max_iter=100, gtol=1e-8, gscale=None,
@@ -288,6 +303,27 @@ def truncated_newton(fun, x0, grad=None, hessp=None, *, max_iter=100, gtol=1e-8,
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 
+def _damped_step(residual, J, g, x, f, lam):
+    """``(d, r(x + d), f(x + d), lam, evaluations)``: the step ``(J'J + lam I) d = -J'r`` with
+    ``lam`` multiplied by 10 until ``f`` decreases (then divided by 10 for the next step);
+    ``d`` is None when ``lam`` exceeds 1e16 first."""
+    A, evals = J.T @ J, 0
+    while True:
+        try:
+            d = scipy.linalg.solve(A + lam * np.eye(x.size), -g, assume_a="pos")
+        except np.linalg.LinAlgError:     # J'J + lam I numerically singular: damp more
+            d = None
+        if d is not None:
+            r_new = real_array(residual(x + d), "the residual")
+            evals += 1
+            f_new = 0.5 * float(r_new @ r_new)
+            if np.isfinite(f_new) and f_new < f:
+                return d, r_new, f_new, max(lam / 10, 1e-15), evals
+        lam *= 10
+        if lam > 1e16:
+            return None, None, None, lam, evals
+
+
 def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol=1e-10, xtol=1e-12):
     """Levenberg-Marquardt for nonlinear least squares ``min (1/2) ||r(x)||^2``.
 
@@ -329,26 +365,8 @@ def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol
         if _small_grad(g, gtol, scale):
             converged, k, msg = True, k - 1, MSG_GTOL
             break
-        A = J.T @ J
-        while True:
-            try:
-                d = scipy.linalg.solve(A + lam * np.eye(x.size), -g, assume_a="pos")
-            except np.linalg.LinAlgError:     # J'J + lam I numerically singular: damp more
-                lam *= 10
-                if lam > 1e16:
-                    d = None
-                    break
-                continue
-            r_new = real_array(residual(x + d), "the residual")
-            n_fev += 1
-            f_new = 0.5 * float(r_new @ r_new)
-            if np.isfinite(f_new) and f_new < f:
-                lam = max(lam / 10, 1e-15)
-                break
-            lam *= 10
-            if lam > 1e16:
-                d = None
-                break
+        d, r_new, f_new, lam, evals = _damped_step(residual, J, g, x, f, lam)
+        n_fev += evals
         if d is None:
             msg, k = "no decrease possible (at rounding level if converged)", k - 1
             converged = bool(_small_grad(g, 1e3 * gtol, scale)) or f == 0.0

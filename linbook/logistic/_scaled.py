@@ -1,0 +1,214 @@
+"""The speed machinery of the GLM fits behind one small interface: the chapter's loss on
+centred and scaled columns.
+
+:class:`BinaryLoss` has the contract of
+:func:`linbook.logistic.logistic_regression.logistic_loss` -- ``loss(theta) -> (F, g, H)``
+-- and the same value, gradient and Hessian (``tests/test_logistic_readable.py`` checks them
+equal to 1e-10), in *standardised coordinates*:
+
+* offset columns centred (:func:`linbook.base.centre_offsets`): a feature offset by 1e8 is
+  almost parallel to the intercept's column and makes the Hessian singular to rounding;
+* coefficient ``j`` is ``v_j = c_j w_j`` with ``c_j`` the root-mean-square of feature ``j``
+  (dense ``X``; its largest ``|x_ij|`` for sparse ``X``), so ``X w = (X / c) v``: the same
+  objective in other units, far better conditioned for the first-order methods, and no
+  overflow for features of 1e-300 or 1e300;
+* ``F, g, H`` from one blocked pass over ``X`` (:func:`linbook._kernels.hessian.binary_pass`:
+  BLAS SYRK, numba row scaling, a single-precision Hessian while it is well conditioned).
+
+The stopping rule is in *max-abs units* ``m_j = max_i |x_ij|``: ``max_j |dF/dw_j| / m_j <=
+tol * sum(sample_weight)``, the gradient of the *mean* NLL with respect to the coefficients
+of max-abs-scaled features (so a rare sparse feature is not held to a stricter test). Both
+are unit-free: ``coef(X * s) = coef(X) / s``, whatever ``s``. Newton's direction is
+unit-free anyway.
+
+Derived in: chapter "Logistic regression" § "Negative log-likelihood, gradient and Hessian".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse
+
+from .._kernels.cholesky import equilibrated_cholesky
+from .._kernels.hessian import binary_pass, block_rows
+from ..base import centre_offsets
+from .separation import separable
+
+__all__ = []
+
+
+def column_scales(X, weights=None, lam=0.0):
+    """``(c, m)``: the preconditioner ``c`` and
+    largest absolute value ``m`` over the samples with positive weight (the units of the
+    stopping rule, as scikit-learn's ``MaxAbsScaler``: a rare sparse feature counts by
+    its size, not by how rarely it occurs). ``c_j^2 = mean_a(x_j^2) + 4 lam / sum(a)`` is
+    the diagonal of the penalised Hessian at the start (curvature 1/4 per sample) over
+    that of the intercept: a Jacobi preconditioner, the root-mean-square of the feature
+    when the data dominate, a constant when the penalty does (dense ``X``, as
+    ``StandardScaler``). Sparse ``X`` uses ``c = m`` (as ``MaxAbsScaler``). One pass over
+    ``X``; no overflow or underflow for features of 1e-300 to 1e300."""
+    n, d = X.shape
+    a = np.ones(n) if weights is None else weights
+    sw = a.sum()
+    Xp = X[np.flatnonzero(a > 0)] if np.any(a == 0) else X
+    if scipy.sparse.issparse(X):
+        Xp = scipy.sparse.csr_matrix(Xp)
+        m = np.asarray(abs(Xp).max(axis=0).todense()).ravel() if Xp.nnz else np.zeros(d)
+        m = np.where(m > 0, m, 1.0)
+        # sparse: max-abs scaling (as MaxAbsScaler); the root-mean-square of a rare feature
+        # is tiny, and dividing by it makes L-BFGS crawl on penalty-dominated text data
+        return m, m
+    m, ss = np.zeros(d), np.zeros(d)
+    with np.errstate(over="ignore", under="ignore"):
+        for i, j in block_rows(n, d):
+            Xb = X[i:j]
+            ss += a[i:j] @ (Xb * Xb)
+            if Xp is X:
+                np.maximum(m, np.max(np.abs(Xb), axis=0), out=m)
+        if Xp is not X:
+            m = np.max(np.abs(Xp), axis=0)
+        m = np.where(m > 0, m, 1.0)
+        c = np.sqrt(ss / sw)
+    bad = ~np.isfinite(c) | ((c < 1e-150) & (m > 0))
+    if np.any(bad):           # 1e300 or 1e-300 features: divide by the column maximum first
+        Xb = X[:, bad] / m[bad]
+        c[bad] = m[bad] * np.sqrt(a @ (Xb * Xb) / sw)
+    return _jacobi(c, lam, sw), m
+
+
+def _jacobi(rms, lam, sw):
+    # sqrt(rms^2 + 4 lam / sw) without squaring rms: its square under- or overflows for
+    # features below 1e-154 or above 1e154 (then c was 1 and Newton could not move)
+    c = np.hypot(rms, np.sqrt(4.0 * lam / sw))
+    c = np.where(np.isfinite(c), c, rms)
+    return np.where(c > 0, c, 1.0)
+
+
+def gradient_scale(X, weights, c, m, fit_intercept, n_rows=1):
+    """Per-coordinate scale of the stopping rule in the coordinates ``v = c w``.
+
+    ``|dF/dw_j| / m_j <= tol * sum(a)`` (max-abs units ``m_j``) is, for ``dF/dv_j =
+    (dF/dw_j) / c_j``, ``|dF/dv_j| <= tol * sum(a) * m_j / c_j``; the intercept's scale
+    is ``sum(a)``. ``n_rows`` repeats it for each class of a multinomial model.
+    """
+    n_eff = float(X.shape[0] if weights is None else weights.sum())
+    row = np.r_[np.ones(int(fit_intercept)), m / c]
+    # tiny weights under a penalty (sum 1e-298, c ~ sqrt(lam / sum)) can underflow the product
+    return np.maximum(n_eff * np.tile(row, n_rows), np.finfo(float).tiny)
+
+
+def scaled_design(X, c):
+    """``(X_k, c_k)`` for the kernels: sparse ``X`` is scaled once (its copy is ``nnz``
+    long); dense ``X`` is scaled block by block inside the kernels (no copy of ``X``)."""
+    if scipy.sparse.issparse(X):
+        return (X @ scipy.sparse.diags(1.0 / c)).tocsr(), None
+    return X, c
+
+
+_SATURATED = {"logit": 25.0, "probit": 6.7}   # margins t_i z_i beyond which p(y_i | x_i) > 1 - 1e-11
+
+
+class ScaledColumns:
+    """The columns of ``X`` as the fits use them, made in one place: ``X`` centred where a column's
+    offset exceeds its spread (``X - shift``), coefficients in units ``v = c w`` (``c``,
+    :func:`column_scales`), the kernels' design ``Xk`` (sparse: ``(X - shift) / c``, copied once;
+    dense: ``X - shift`` with the scale ``ck = c`` applied block by block), and the max-abs units
+    ``m`` of the stopping rule."""
+
+    def __init__(self, X, sample_weight, lam, fit_intercept):
+        self.X, self.shift = centre_offsets(X, sample_weight, fit_intercept)
+        self.c, self.m = column_scales(self.X, sample_weight, lam)
+        self.Xk, self.ck = scaled_design(self.X, self.c)
+        self.sample_weight, self.fit_intercept = sample_weight, fit_intercept
+
+    def gradient_scale(self, n_rows=1):
+        """The stopping rule's per-coordinate scale (:func:`gradient_scale`)."""
+        return gradient_scale(self.X, self.sample_weight, self.c, self.m, self.fit_intercept, n_rows)
+
+
+class BinaryLoss:
+    """``loss(theta) -> (F, g, H)``: ``logistic_loss`` of a binary GLM on centred, scaled columns.
+
+    For labels ``y`` in {0, 1} (``t = 2 y - 1``), weights ``a`` and a link's per-sample
+    ``terms(z, t) -> (nll_i, dnll_i/dz, d2nll_i/dz2)``::
+
+        F(theta) = sum_i a_i nll_i(z_i) + (lam / 2) ||w||^2,    z = X~ [b, w]
+        g = X~' (a * dnll/dz) + lam [0, w],    H = X~' diag(a * d2nll/dz2) X~ + lam diag(0, 1, ..., 1)
+
+    (logit: ``dnll/dz = mu - y``, ``d2nll/dz2 = mu (1 - mu)``, exactly ``logistic_loss``), in
+    the coordinates ``theta = [b', v]`` of :class:`ScaledColumns`: ``v = c * w`` on the centred
+    columns ``X - shift``, ``b' = b + w' shift``. :meth:`coordinates` and :meth:`coefficients`
+    convert.
+
+    ``approximate_hessian``: for Newton with Hessian reuse (the chord method), which needs
+    the Hessian only approximately, form it in single precision (twice as fast) while it is
+    well conditioned: once its equilibrated condition number exceeds 1e4 (where the ~1e-6
+    relative error of single precision could spoil the direction), it and all later ones
+    are formed in double.
+    """
+
+    def __init__(self, X, y, sample_weight, lam, fit_intercept, terms, *, link="logit",
+                 approximate_hessian=False):
+        cols = ScaledColumns(X, sample_weight, lam, fit_intercept)
+        self.X, self.shift, self.c, self._Xk, self._ck = cols.X, cols.shift, cols.c, cols.Xk, cols.ck
+        self.gscale = cols.gradient_scale()
+        self.t = 2 * np.asarray(y).astype(np.int8) - 1
+        self.sample_weight, self.lam, self.fit_intercept = sample_weight, lam, fit_intercept
+        self.terms, self.link = terms, link
+        self._single = approximate_hessian and not scipy.sparse.issparse(self._Xk)
+
+    def __call__(self, theta):
+        return self._evaluate(theta, need_hess=True)
+
+    def value_and_gradient(self, theta):
+        """``(F, g)`` without the Hessian (a pass costing ~1/4 of one with it)."""
+        return self._evaluate(theta, need_hess=False)
+
+    def _evaluate(self, theta, need_hess):
+        off, lam, c = int(self.fit_intercept), self.lam, self.c
+        b, v = (theta[0] if self.fit_intercept else 0.0), theta[off:]
+        f, g, H, _ = binary_pass(self._Xk, self.t, v, b, self.terms, weights=self.sample_weight,
+                                 col_scale=self._ck, fit_intercept=self.fit_intercept,
+                                 need_hess=need_hess, single_hessian=self._single)
+        if lam > 0:            # lam = 0 adds nothing (and w = v / c may overflow for tiny features)
+            w = v / c
+            f += 0.5 * lam * float(w @ w)             # (lam/2) ||w||^2
+            g[off:] += (lam / c) * w                  # d/dv of the penalty
+            if need_hess:
+                H[off:, off:] += np.diag((lam / c) / c)
+        if not need_hess:
+            return f, g
+        if self._single and equilibrated_cholesky(H, rcond_min=1e-4) is None:
+            self._single = False                     # ill-conditioned: double precision from now on
+            return self._evaluate(theta, need_hess)
+        return f, g, H
+
+    def coordinates(self, b=0.0, w=None):
+        """``theta`` of the coefficients ``(b, w)`` in the units of ``X`` (default ``w = 0``)."""
+        w = np.zeros(self.X.shape[1]) if w is None else np.asarray(w, dtype=float)
+        b_centred = b + (0.0 if self.shift is None else float(w @ self.shift))
+        return np.r_[[b_centred] if self.fit_intercept else [], self.c * w]
+
+    def coefficients(self, theta):
+        """``(w, b)`` in the units of ``X`` from the coordinates ``theta``."""
+        off = int(self.fit_intercept)
+        w, b = theta[off:] / self.c, (float(theta[0]) if self.fit_intercept else 0.0)
+        if self.shift is not None:
+            b = b - float(w @ self.shift)             # back to the units of X
+        return w, b
+
+    def separable(self):
+        """The exact test (a linear program): are the classes (quasi-)separated?"""
+        return separable(self.X, self.t, self.fit_intercept, col_scale=self.c, weights=self.sample_weight)
+
+    def separated_at(self, theta, converged, watch=None):
+        """With ``lam = 0``: has the fit ending at ``theta`` no finite optimum? The test runs
+        only where the margins saturate or the solver did not converge (``watch``: a
+        :class:`linbook.logistic.solvers.SeparationWatch` that may have run it already)."""
+        if watch is not None and (watch.separable or watch.tested):
+            return watch.separable
+        w, b = theta[int(self.fit_intercept):] / self.c, (theta[0] if self.fit_intercept else 0.0)
+        margin = self.t * (self.X @ w + b)
+        if np.any(margin > _SATURATED[self.link]) or not converged:
+            return self.separable()
+        return False
