@@ -11,6 +11,7 @@ from sklearn.utils.validation import validate_data as _sk_validate_data
 
 from ..base import DivergenceError, _plain_input, _with_advice, validate_fit, validate_predict
 
+_NUMPY_STATS_MAX = 100_000     # entries of X up to which row_stats runs in numpy
 CURE = "scale the features (e.g. StandardScaler), lower eta0 (or use eta0='auto')"
 
 
@@ -80,7 +81,15 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
 
 
 def row_stats(X):
-    """``(max_i ||x_i||^2, number of nonzero entries)`` of dense or CSR ``X`` (inf when it overflows)."""
+    """``(max_i ||x_i||^2, number of nonzero entries)`` of dense or CSR ``X`` (inf when it overflows).
+
+    Small dense ``X`` in numpy (a fit on it then needs no compiled code); larger ``X`` in one
+    compiled pass without a temporary (``linbook._kernels.sgd.dense_row_stats``).
+    """
+    if not sp.issparse(X) and X.size <= _NUMPY_STATS_MAX:
+        with np.errstate(over="ignore"):
+            top = float(np.max(np.einsum("ij,ij->i", X, X), initial=0.0))
+        return top, int(np.count_nonzero(X))
     if sp.issparse(X):
         from .._kernels.sgd import csr_row_stats
         top, nnz = csr_row_stats(X.data, X.indptr)

@@ -9,6 +9,8 @@ Derived in: chapter "Online learning and stochastic optimisation" § "Stochastic
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -24,6 +26,95 @@ from ._stream import CURE, diverged, predict_input, progress, row_stats, transac
 __all__ = ["SGDRegressor", "SGDClassifier"]
 
 _LOSSES = {"squared_error": 0, "log_loss": 1, "perceptron": 2}   # the kernels' loss codes
+# Plain per-sample epochs on dense input run the numpy loop of ``_numpy_epoch`` until this process has
+# made _NUMPY_STEPS steps that way; then the compiled epoch (the same steps, tested equal). Loading the
+# compiled one costs a numba import and a cache read (~0.5 s), more than a chapter's small fits; the
+# numpy loop costs ~10 microseconds a step, more than the compiled one in a loop of many fits.
+_NUMPY_STEPS = 20_000
+_numpy_steps_left = [_NUMPY_STEPS]
+
+
+def _step_size(code, eta0, tau0, kappa, lam_n, k):
+    """eta_k of update ``k`` for the schedule ``schedules.SCHEDULES[code]`` (as the compiled kernel)."""
+    if code == 0:
+        return eta0
+    if code == 1:
+        return eta0 * (tau0 + k) ** (-kappa)
+    return eta0 / (1.0 + lam_n * eta0 * (k - 1.0))
+
+
+def _residual(loss, z, y):
+    """``(r, f)``: the derivative ``r = dloss/dz`` at the scores ``z`` (M,) and the loss ``f`` (8.86-8.90).
+
+    One output: ``y`` is the real target (squared) or 0/1 (log, perceptron), ``z - y``,
+    ``sigm(z) - y`` (stable) or ``1[z > 0] - y``. Several outputs (log-loss): ``y`` is the
+    class code, ``r`` the softmax minus the one-hot vector.
+    """
+    if z.shape[0] > 1:                                   # softmax with the max subtracted
+        c, top = int(y), z.max()
+        r = np.exp(z - top)
+        total = r.sum()
+        r /= total
+        r[c] -= 1.0
+        return r, math.log(total) + top - z[c]
+    s = float(z[0])
+    if loss == 0:
+        r = s - y
+        return r, 0.5 * r * r
+    if loss == 1:                                        # stable sigmoid and log(1 + e^s) - y s
+        e = math.exp(-s if s >= 0.0 else s)
+        p = 1.0 / (1.0 + e) if s >= 0.0 else e / (1.0 + e)
+        return p - y, (s if s >= 0.0 else 0.0) + math.log1p(e) - y * s
+    return (1.0 if s > 0.0 else 0.0) - y, max(0.0, -(2.0 * y - 1.0) * s)
+
+
+def _numpy_epoch(X, y, sw, order, W, b, Wbar, bbar, state, loss, code, eta0, tau0, kappa, lam_n, b_ratio,
+                 fit_intercept, avg_start):
+    """One epoch of per-sample SGD (batch 1, plain steps), eq. (8.86)/(8.88)/(8.90), in numpy.
+
+    For each sample ``i`` in ``order``: scores ``z = W x_i + b``, residual ``r = dloss/dz``,
+    then, with ``eta_k`` the schedule's step of update ``k``,
+
+        W <- (1 - eta_k lam/n) W - eta_k s_i r x_i^T,     b <- b - b_ratio eta_k s_i r
+
+    and the running mean of the iterates (8.80) from update ``avg_start`` on. ``W``, ``b``,
+    ``Wbar``, ``bbar``, ``state = [updates, iterates averaged]`` are updated in place. Returns
+    ``(summed loss, status)`` as ``linbook._kernels.sgd.sgd_epoch_dense`` (each sample's loss
+    before its update; status -1 done, -2 shrink factor <= 0, else the position of a
+    non-finite loss), which runs this loop compiled and is tested equal to it.
+    """
+    t, n_avg = state[0], state[1]
+    total = 0.0
+    status = -1
+    for pos, i in enumerate(order):
+        x = X[i]
+        r, f = _residual(loss, W @ x + b, y[i])
+        if not math.isfinite(f):
+            status = pos
+            break
+        total += sw[i] * f
+        t += 1.0
+        eta_w = _step_size(code, eta0, tau0, kappa, lam_n, t)
+        shrink = 1.0 - eta_w * lam_n
+        if shrink <= 0.0:
+            status = -2
+            break
+        g = sw[i] * r                                    # the sample's gradient is g x_i (and g for b)
+        if shrink != 1.0:
+            W *= shrink
+        if W.shape[0] == 1:
+            W[0] -= (eta_w * g) * x
+        else:
+            W -= np.outer(eta_w * g, x)
+        if fit_intercept:
+            b -= (b_ratio * eta_w) * g
+        if avg_start > 0 and t >= avg_start:             # recursive mean of the iterates (8.80)
+            n_avg += 1.0
+            mu = 1.0 / n_avg
+            Wbar += mu * (W - Wbar)
+            bbar += mu * (b - bbar)
+    state[0], state[1] = t, n_avg
+    return total, status
 
 
 class _BaseSGD(BaseEstimator):
@@ -55,11 +146,7 @@ class _BaseSGD(BaseEstimator):
         self.t_ = 0
 
     def _run(self, X, T, sw, *, epochs, shuffle, rng):
-        """``epochs`` passes over ``(X, T)``; every pass is one call of the compiled kernel."""
-        from .._kernels import sgd as kernel
-        from .._kernels.csr import csr_parts
-        from .._kernels.sgd_sparse import sgd_epoch_csr
-
+        """``epochs`` passes over ``(X, T)``; a pass is ``_numpy_epoch`` or a call of the compiled kernel."""
         n = X.shape[0]
         top, nnz = row_stats(X)
         self._L_x = schedules.curvature_bound(top, self._L_x, nnz)
@@ -79,13 +166,27 @@ class _BaseSGD(BaseEstimator):
         options = (self._state, _LOSSES[self._loss_name()], code, eta0, float(self.tau0), float(self.kappa),
                    lam_n, b_ratio, bool(self.fit_intercept), bool(self.adagrad), float(self.adagrad_tau0), avg)
         params = (int(self.batch_size), self._W, self._b, self._G2W, self._G2b, self._Wbar, self._bbar)
-        rows = csr_parts(X) if sp.issparse(X) else None
+        # the numpy epoch covers dense input, one sample a step, plain steps (no multiclass perceptron ties)
+        plain = (not sp.issparse(X) and int(self.batch_size) == 1 and not self.adagrad
+                 and not (self._loss_name() == "perceptron" and self._W.shape[0] > 1))
+        rows = None
         for epoch in range(1, epochs + 1):
             order = rng.permutation(n) if shuffle else np.arange(n)
-            if rows is not None:
+            if plain and _numpy_steps_left[0] >= n:
+                _numpy_steps_left[0] -= n
+                with np.errstate(over="ignore", invalid="ignore"):    # a divergence is reported below
+                    total, status = _numpy_epoch(X, T, sw, order, self._W, self._b, self._Wbar, self._bbar,
+                                                 *options[:8], bool(self.fit_intercept), avg)
+            elif sp.issparse(X):
+                from .._kernels.csr import csr_parts
+                from .._kernels.sgd_sparse import sgd_epoch_csr
+
+                rows = csr_parts(X) if rows is None else rows
                 total, status = sgd_epoch_csr(*rows, T, sw, order, *params, *options)
             else:
-                total, status = kernel.sgd_epoch_dense(X, T, sw, order, *params, *options)
+                from .._kernels.sgd import sgd_epoch_dense
+
+                total, status = sgd_epoch_dense(X, T, sw, order, *params, *options)
             if status == -2:
                 raise diverged(self, "the shrink factor 1 - eta lam/n of the penalty",
                                "lower eta0 (or use eta0='auto') or lam")
