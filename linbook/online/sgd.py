@@ -10,6 +10,7 @@ Derived in: chapter "Online learning and stochastic optimisation" § "Stochastic
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 import scipy.sparse as sp
@@ -117,6 +118,14 @@ def _numpy_epoch(X, y, sw, order, W, b, Wbar, bbar, state, loss, code, eta0, tau
     return total, status
 
 
+def check_stop_rule(est):
+    """``tol`` (None or a number >= 0) and ``n_iter_no_change`` (an int >= 1) of the stop rule."""
+    if est.tol is not None and not (isinstance(est.tol, numbers.Real) and np.isfinite(est.tol) and est.tol >= 0):
+        raise ValueError(f"tol must be None or a finite number >= 0; got {est.tol!r}. Set tol=None to run "
+                         "every epoch of max_iter")
+    schedules.check_positive_int(est.n_iter_no_change, "n_iter_no_change")
+
+
 class _BaseSGD(BaseEstimator):
     """Shared engine: parameters ``W`` (M, D), ``b`` (M,), one compiled epoch at a time."""
 
@@ -145,8 +154,12 @@ class _BaseSGD(BaseEstimator):
         self._w_max = 0.0                                        # largest sample weight seen so far
         self.t_ = 0
 
-    def _run(self, X, T, sw, *, epochs, shuffle, rng):
-        """``epochs`` passes over ``(X, T)``; a pass is ``_numpy_epoch`` or a call of the compiled kernel."""
+    def _run(self, X, T, sw, *, epochs, shuffle, rng, stop=False):
+        """Up to ``epochs`` passes over ``(X, T)``; a pass is ``_numpy_epoch`` or a call of the compiled kernel.
+
+        With ``stop`` (``fit``) and ``tol`` set, the passes end by the stop rule of ``_stops``.
+        Returns the number of passes run.
+        """
         n = X.shape[0]
         top, nnz = row_stats(X)
         self._L_x = schedules.curvature_bound(top, self._L_x, nnz)
@@ -170,6 +183,7 @@ class _BaseSGD(BaseEstimator):
         plain = (not sp.issparse(X) and int(self.batch_size) == 1 and not self.adagrad
                  and not (self._loss_name() == "perceptron" and self._W.shape[0] > 1))
         rows = None
+        stops = self._stops(T, sw) if stop and self.tol is not None else None
         for epoch in range(1, epochs + 1):
             order = rng.permutation(n) if shuffle else np.arange(n)
             if plain and _numpy_steps_left[0] >= n:
@@ -197,9 +211,42 @@ class _BaseSGD(BaseEstimator):
                 raise diverged(self, "the loss" if status >= 0 else "the weights", cure)
             if self.verbose:
                 progress(self, epoch, epochs, total / sw.sum())
+            if stops is not None and stops(total + 0.5 * lam_n * n * float(np.sum(self._W ** 2))):
+                break
+        self.tol_reached_ = stops is not None and epoch < epochs
         self.t_ = int(self._state[0])
         use_avg = avg and self._state[1] > 0
         self._publish(self._Wbar if use_avg else self._W, self._bbar if use_avg else self._b)
+        return epoch
+
+    def _stops(self, T, sw):
+        """The stop rule of ``fit``: a function of each epoch's training objective that says when to stop.
+
+        Stop when the objective (the epoch's summed loss, each sample's loss taken before its
+        step, plus the penalty) has not fallen below ``best - tol * L_ref`` for
+        ``n_iter_no_change`` epochs in a row (``best``: the lowest so far), scikit-learn's rule
+        with ``tol`` in units of ``L_ref``: the summed sample weights for the classification
+        losses (``tol`` per sample, as scikit-learn), and for the squared error the loss
+        ``(1/2) sum_i s_i (y_i - ybar)^2`` of the best constant (``ybar`` the weighted mean; 0
+        without intercept), so that rescaling ``y`` does not change when the rule fires.
+        """
+        check_stop_rule(self)
+        if self._loss_name() == "squared_error":
+            centre = np.average(T, weights=sw) if self.fit_intercept and sw.sum() > 0 else 0.0
+            with np.errstate(over="ignore"):     # a target that overflows is reported by the fit
+                ref = 0.5 * float(sw @ (T - centre) ** 2)
+        else:
+            ref = float(sw.sum())
+        margin = float(self.tol) * ref
+        best, no_change = np.inf, 0
+
+        def stops(objective):
+            nonlocal best, no_change
+            no_change = no_change + 1 if objective > best - margin else 0
+            best = min(best, objective)
+            return no_change >= self.n_iter_no_change
+
+        return stops
 
     def _prepare(self, X, y, sample_weight, first):
         X, y = validate_chunk(self, X, y, first=first, y_numeric=self._loss_name() == "squared_error",
@@ -252,8 +299,19 @@ _SGD_DOC_PARAMS = """
         Minibatch size B (the gradient is the batch mean). B = 1 is plain SGD,
         B = N is full-batch gradient descent. Minibatches never span two
         ``partial_fit`` calls.
-    max_iter : int, default 5
-        Epochs run by ``fit``.
+    max_iter : int, default 1000
+        Most epochs run by ``fit``.
+    tol : float or None, default 1e-3
+        The stop rule of ``fit`` (scikit-learn's): stop when the epoch's training objective
+        (summed loss, each sample's taken before its step, plus the penalty) has not fallen
+        below ``best - tol * L_ref`` for ``n_iter_no_change`` epochs in a row, ``best`` the
+        lowest so far. ``L_ref`` is the summed sample weight for the classification losses
+        (``tol`` per sample, as scikit-learn) and the loss ``(1/2) sum_i s_i (y_i - ybar)^2``
+        of the best constant for the squared error (so the rule does not depend on the
+        scale of ``y``). ``None``: run all ``max_iter`` epochs (the textbook's fixed number
+        of passes). ``partial_fit`` makes one pass whatever ``tol``.
+    n_iter_no_change : int, default 5
+        Epochs without improvement before the rule stops ``fit``.
     shuffle : bool, default True
         A fresh random order of the samples every epoch of ``fit`` (``partial_fit``
         takes the chunk in the given order).
@@ -273,6 +331,9 @@ _SGD_DOC_ATTRS = """
         Column names, when ``X`` was a DataFrame with string column names.
     n_iter_ : int
         Epochs run by the last ``fit`` (0 after ``partial_fit`` only).
+    tol_reached_ : bool
+        Whether the ``tol`` rule stopped the last ``fit`` (before ``max_iter``). It says the
+        objective stopped falling, not that the optimum was reached.
     t_ : int
         Updates (minibatch steps) so far.
 """
@@ -294,8 +355,8 @@ class SGDRegressor(RegressorMixin, _BaseSGD):
     """
 
     def __init__(self, *, lam=0.0, fit_intercept=True, learning_rate="constant", eta0="auto", tau0=1.0,
-                 kappa=0.6, average=True, adagrad=False, adagrad_tau0=1e-8, batch_size=1, max_iter=5,
-                 shuffle=True, random_state=None, verbose=0, alpha=DEPRECATED):
+                 kappa=0.6, average=True, adagrad=False, adagrad_tau0=1e-8, batch_size=1, max_iter=1000,
+                 tol=1e-3, n_iter_no_change=5, shuffle=True, random_state=None, verbose=0, alpha=DEPRECATED):
         self.lam = lam
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -308,6 +369,8 @@ class SGDRegressor(RegressorMixin, _BaseSGD):
         self.adagrad_tau0 = adagrad_tau0
         self.batch_size = batch_size
         self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
         self.shuffle = shuffle
         self.random_state = random_state
         self.verbose = verbose
@@ -317,12 +380,13 @@ class SGDRegressor(RegressorMixin, _BaseSGD):
 
     @transactional
     def fit(self, X, y, sample_weight=None):
-        """Run ``max_iter`` epochs from zero parameters. Returns ``self``."""
+        """Run epochs from zero parameters until the stop rule (``tol``) or ``max_iter``. Returns ``self``."""
         self._check_params()
+        check_stop_rule(self)
         X, y, sw = self._prepare(X, y, sample_weight, first=True)
         self._init_state(X.shape[1], 1)
-        self._run(X, y, sw, epochs=int(self.max_iter), shuffle=self.shuffle, rng=as_rng(self.random_state))
-        self.n_iter_ = int(self.max_iter)
+        self.n_iter_ = self._run(X, y, sw, epochs=int(self.max_iter), shuffle=self.shuffle,
+                                 rng=as_rng(self.random_state), stop=True)
         return self
 
     @transactional
@@ -377,7 +441,8 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
 
     def __init__(self, *, loss="log_loss", lam=0.0, fit_intercept=True, learning_rate="constant", eta0="auto",
                  tau0=1.0, kappa=0.6, average=True, adagrad=False, adagrad_tau0=1e-8, batch_size=1,
-                 max_iter=5, shuffle=True, random_state=None, verbose=0, alpha=DEPRECATED):
+                 max_iter=1000, tol=1e-3, n_iter_no_change=5, shuffle=True, random_state=None, verbose=0,
+                 alpha=DEPRECATED):
         self.loss = loss
         self.lam = lam
         self.alpha = alpha
@@ -391,6 +456,8 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
         self.adagrad_tau0 = adagrad_tau0
         self.batch_size = batch_size
         self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
         self.shuffle = shuffle
         self.random_state = random_state
         self.verbose = verbose
@@ -415,15 +482,15 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
 
     @transactional
     def fit(self, X, y, sample_weight=None):
-        """Run ``max_iter`` epochs from zero parameters. Returns ``self``."""
+        """Run epochs from zero parameters until the stop rule (``tol``) or ``max_iter``. Returns ``self``."""
         self._check_params()
+        check_stop_rule(self)
         X, y, sw = self._prepare(X, y, sample_weight, first=True)
         self.classes_, codes = encode_labels(y, model=type(self).__name__)
         K = self.classes_.size
         self._init_state(X.shape[1], 1 if K == 2 else K)
-        self._run(X, codes.astype(np.float64), sw, epochs=int(self.max_iter), shuffle=self.shuffle,
-                  rng=as_rng(self.random_state))
-        self.n_iter_ = int(self.max_iter)
+        self.n_iter_ = self._run(X, codes.astype(np.float64), sw, epochs=int(self.max_iter), shuffle=self.shuffle,
+                                 rng=as_rng(self.random_state), stop=True)
         return self
 
     @transactional
