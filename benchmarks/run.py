@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc
 import importlib.util
+import os
 import statistics
 import sys
 import time
@@ -86,10 +87,19 @@ def _blas():
         return "unknown"
 
 
+def _load():
+    """The 1-minute load average (runnable processes), e.g. "3.2"; "?" where the OS has none."""
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "?"
+
+
 def main(filters):
     sys.path.insert(0, str(HERE.parent))
     import numpy  # noqa: F401  (load BLAS before reporting it)
-    print(f"BLAS: {_blas()}; times are medians of paired alternating runs", file=sys.stderr)
+    print(f"BLAS: {_blas()}; {os.cpu_count()} CPUs; load average at the start {_load()}; times are medians "
+          "of paired alternating runs", file=sys.stderr)
     rows, failed = [], False
     for path in sorted(HERE.glob("bench_*.py")):
         for case in _load(path).CASES:
@@ -113,11 +123,11 @@ def main(filters):
             mem = f"{_peak_mib(case.linbook, data):.0f} / {_peak_mib(case.reference, data):.0f}"
             rows.append((case.name, _kind(case), f"{a:.3f}", f"{b:.3f}", case.reference_name, f"{ratio:.2f}",
                          "-" if case.target is None else f"<= {case.target:g}", "ok" if ok else "MISS",
-                         mem, note))
+                         _load(), mem, note))
             print(f"  measured {case.name}: ratio {ratio:.2f}", file=sys.stderr, flush=True)
             del data
-    head = ("case", "kind", "linbook s", "ref s", "reference", "ratio", "target", "", "peak MiB lin / ref",
-            "quality")
+    head = ("case", "kind", "linbook s", "ref s", "reference", "ratio", "target", "", "load",
+            "peak MiB lin / ref", "quality")
     widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
     fmt = " | ".join("{:<%d}" % w for w in widths)
     print(fmt.format(*head))
