@@ -45,20 +45,20 @@ def _step_size(code, eta0, tau0, kappa, lam_n, k):
 
 
 def _residual(loss, z, y):
-    """``(r, f)``: the derivative ``r = dloss/dz`` at the scores ``z`` (M,) and the loss ``f`` (8.86-8.90).
+    """``(r, f)``: the derivative ``r = dloss/dz`` at the scores ``z`` and the loss ``f`` (8.86-8.90).
 
-    One output: ``y`` is the real target (squared) or 0/1 (log, perceptron), ``z - y``,
+    One output (``z`` a number): ``y`` is the real target (squared) or 0/1 (log, perceptron), ``z - y``,
     ``sigm(z) - y`` (stable) or ``1[z > 0] - y``. Several outputs (log-loss): ``y`` is the
     class code, ``r`` the softmax minus the one-hot vector.
     """
-    if z.shape[0] > 1:                                   # softmax with the max subtracted
+    if np.ndim(z) and z.shape[0] > 1:                    # softmax with the max subtracted
         c, top = int(y), z.max()
         r = np.exp(z - top)
         total = r.sum()
         r /= total
         r[c] -= 1.0
         return r, math.log(total) + top - z[c]
-    s = float(z[0])
+    s = float(z)
     if loss == 0:
         r = s - y
         return r, 0.5 * r * r
@@ -84,36 +84,39 @@ def _numpy_epoch(X, y, sw, order, W, b, Wbar, bbar, state, loss, code, eta0, tau
     before its update; status -1 done, -2 shrink factor <= 0, else the position of a
     non-finite loss), which runs this loop compiled and is tested equal to it.
     """
+    one = W.shape[0] == 1           # one output: a weight vector and a float intercept
+    w, wbar = (W[0], Wbar[0]) if one else (W, Wbar)
+    bias, bias_bar = (float(b[0]), float(bbar[0])) if one else (b, bbar)
     t, n_avg = state[0], state[1]
     total = 0.0
     status = -1
-    for pos, i in enumerate(order):
+    ys, weights = y.tolist(), sw.tolist()
+    for pos, i in enumerate(order.tolist()):
         x = X[i]
-        r, f = _residual(loss, W @ x + b, y[i])
+        r, f = _residual(loss, w @ x + bias, ys[i])
         if not math.isfinite(f):
             status = pos
             break
-        total += sw[i] * f
+        total += weights[i] * f
         t += 1.0
         eta_w = _step_size(code, eta0, tau0, kappa, lam_n, t)
         shrink = 1.0 - eta_w * lam_n
         if shrink <= 0.0:
             status = -2
             break
-        g = sw[i] * r                                    # the sample's gradient is g x_i (and g for b)
+        g = weights[i] * r                               # the sample's gradient is g x_i (and g for b)
         if shrink != 1.0:
-            W *= shrink
-        if W.shape[0] == 1:
-            W[0] -= (eta_w * g) * x
-        else:
-            W -= np.outer(eta_w * g, x)
+            w *= shrink
+        w -= (eta_w * g) * x if one else np.outer(eta_w * g, x)
         if fit_intercept:
-            b -= (b_ratio * eta_w) * g
+            bias -= (b_ratio * eta_w) * g
         if avg_start > 0 and t >= avg_start:             # recursive mean of the iterates (8.80)
             n_avg += 1.0
             mu = 1.0 / n_avg
-            Wbar += mu * (W - Wbar)
-            bbar += mu * (b - bbar)
+            wbar += mu * (w - wbar)
+            bias_bar += mu * (bias - bias_bar)
+    if one:
+        b[0], bbar[0] = bias, bias_bar
     state[0], state[1] = t, n_avg
     return total, status
 
