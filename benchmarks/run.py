@@ -114,7 +114,7 @@ def _blas():
         return "unknown"
 
 
-def _load():
+def _loadavg():
     """The 1-minute load average (runnable processes), e.g. "3.2"; "?" where the OS has none."""
     try:
         return f"{os.getloadavg()[0]:.1f}"
@@ -125,7 +125,7 @@ def _load():
 def main(filters):
     sys.path.insert(0, str(HERE.parent))
     import numpy  # noqa: F401  (load BLAS before reporting it)
-    print(f"BLAS: {_blas()}; {os.cpu_count()} CPUs; load average at the start {_load()}; times are medians "
+    print(f"BLAS: {_blas()}; {os.cpu_count()} CPUs; load average at the start {_loadavg()}; times are medians "
           "of paired alternating runs", file=sys.stderr)
     rows, failed = [], False
     for path in sorted(HERE.glob("bench_*.py")):
@@ -152,7 +152,7 @@ def main(filters):
             mem = f"{_peak_mib(case.linbook, data):.0f} / {_peak_mib(case.reference, data):.0f}"
             rows.append((case.name, _kind(case), f"{a:.3f}", f"{b:.3f}", reference_name, f"{ratio:.2f}",
                          "-" if case.target is None else f"<= {case.target:g}", "ok" if ok else "MISS",
-                         _load(), mem, note))
+                         _loadavg(), mem, note))
             print(f"  measured {case.name}: ratio {ratio:.2f}", file=sys.stderr, flush=True)
             del data
     head = ("case", "kind", "linbook s", "ref s", "reference", "ratio", "target", "", "load",
