@@ -30,10 +30,12 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, check_X_y
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
+from ._design import centre_offsets  # noqa: F401  (its old import path, public)
+
 __all__ = ["validate_data", "validate_X", "validate_fit", "validate_predict", "check_sample_weight",
            "encode_labels", "check_finite_fit", "LinbookWarning", "SeparableDataWarning",
-           "DivergenceError", "centre_offsets", "check_params", "require_y", "renamed_param",
-           "renamed_kwargs", "DEPRECATED", "NON_NEGATIVE", "POSITIVE", "POSITIVE_INT"]
+           "DivergenceError", "centre_offsets", "check_params", "check_param_values", "require_y", "renamed_param",
+           "renamed_kwargs", "as_rng", "DEPRECATED", "NON_NEGATIVE", "POSITIVE", "POSITIVE_INT"]
 
 
 class LinbookWarning(UserWarning):
@@ -208,6 +210,53 @@ def validate_predict(estimator, X, *, accept_sparse=False, allow_nan=False):
                                  ensure_all_finite="allow-nan" if allow_nan else True)
 
 
+def predict_input(est, X, accept_sparse=False):
+    """:func:`validate_predict` (advised) with the sparse formats of the streaming models.
+
+    Sparse ``X`` comes back as canonical CSR, so that predictions do not depend on the
+    order of the stored entries (the sums run in the order of canonical X).
+    """
+    X = validate_predict(est, X, accept_sparse=["csr", "csc", "coo"] if accept_sparse else False)
+    if scipy.sparse.issparse(X):
+        from ._kernels.csr import canonical_csr
+        X = canonical_csr(scipy.sparse.csr_matrix(X))
+    return X
+
+
+_NUMPY_STATS_MAX = 100_000     # entries of dense X up to which row_stats runs in numpy
+
+
+def row_stats(X):
+    """``(max_i ||x_i||^2, number of nonzero entries)`` of dense or CSR ``X`` (inf when it overflows).
+
+    Small dense ``X`` in numpy (a fit on it then needs no compiled code); larger ``X`` in one
+    compiled pass without a temporary (``linbook._kernels.sgd.dense_row_stats``).
+    """
+    if not scipy.sparse.issparse(X) and X.size <= _NUMPY_STATS_MAX:
+        with np.errstate(over="ignore"):
+            top = float(np.max(np.einsum("ij,ij->i", X, X), initial=0.0))
+        return top, int(np.count_nonzero(X))
+    if scipy.sparse.issparse(X):
+        from ._kernels.sgd import csr_row_stats
+        top, nnz = csr_row_stats(X.data, X.indptr)
+        return float(top), int(nnz)
+    from ._kernels.sgd import dense_row_stats
+    top, nnz = dense_row_stats(X)
+    return float(top), int(nnz)
+
+
+def as_rng(random_state=None):
+    """Return a ``numpy.random.Generator`` from a seed, a Generator, or None.
+
+    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "Using linbook" (the seeding convention).
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        raise TypeError("linbook uses numpy.random.Generator; pass an int seed or np.random.default_rng(seed)")
+    return np.random.default_rng(random_state)
+
+
 def check_finite_fit(estimator, *values, what="the fit", cure="scale the features (e.g. StandardScaler)"):
     """Raise :class:`DivergenceError` naming the cure when any value is not finite.
 
@@ -284,33 +333,6 @@ def encode_labels(y, *, min_classes=2, max_classes=None, model="this model"):
     return classes, y_index
 
 
-def centre_offsets(X, weights, fit_intercept):
-    """``(X - mu, mu)`` with ``mu`` the weighted means of the dense columns whose mean exceeds
-    their spread (zeros elsewhere; ``X`` itself and ``mu = None`` when there is none, for sparse
-    ``X`` or without an intercept). With an intercept the model is translation invariant
-    (only ``b`` changes, by ``-w' mu``), but a feature offset by 1e8 makes its column almost
-    parallel to the intercept's and the Hessian singular to rounding: centring those columns
-    keeps the fit exact. Which columns is decided on every k-th row (at most ~20,000 rows: an
-    estimate is enough, centring or not is exact either way); the copy of ``X`` is made only
-    when some column needs it."""
-    if not fit_intercept or scipy.sparse.issparse(X) or X.shape[0] < 2:
-        return X, None
-    a = np.ones(X.shape[0]) if weights is None else weights
-    step = max(1, X.shape[0] // 20_000)
-    S, aS = X[::step], a[::step]
-    if not aS.sum() > 0:
-        S, aS = X, a
-    with np.errstate(over="ignore", invalid="ignore"):
-        mu_s = (aS @ S) / aS.sum()
-        spread = np.sqrt(aS @ (S - mu_s) ** 2 / aS.sum())
-        need = np.isfinite(mu_s) & np.isfinite(spread) & (np.abs(mu_s) > spread)
-        if not np.any(need):
-            return X, None
-        mu = (a @ X) / a.sum()
-    shift = np.where(need & np.isfinite(mu), mu, 0.0)
-    return X - shift, shift
-
-
 # ---------------------------------------------------------------- hyperparameters
 # One scheme, scikit-learn's: each estimator states ``_parameter_constraints`` (a dict
 # ``name: [constraint, ...]``, satisfied when any one holds) and calls :func:`check_params`
@@ -323,20 +345,29 @@ POSITIVE = Interval(Real, 0, np.inf, closed="neither")      # a finite number > 
 POSITIVE_INT = Interval(Integral, 1, None, closed="left")   # 1, 2, ...
 
 
-def check_params(estimator):
+def check_params(estimator, constraints=None, **values):
     """Validate ``estimator``'s parameters against its class's ``_parameter_constraints``.
 
     Raises scikit-learn's ``InvalidParameterError`` (a ``ValueError``) naming the parameter,
-    the estimator, what is allowed and what was given. Parameters without a constraint (and
-    renamed ones still set to ``DEPRECATED``) are not checked here.
+    the estimator, what is allowed and what was given, and saying what to set. Parameters
+    without a constraint (and renamed ones still set to ``DEPRECATED``) are not checked here.
+    ``constraints`` adds rules that hold only in some settings (``kappa`` under the
+    Robbins-Monro schedule); ``values`` checks a value read elsewhere under the parameter's
+    name (``max_iter=`` the value given by its old name).
     """
+    rules = dict(type(estimator)._parameter_constraints)
+    rules.update(constraints or {})
+    check_param_values(type(estimator).__name__, rules, {**estimator.get_params(deep=False), **values})
+
+
+def check_param_values(caller, constraints, values):
+    """:func:`check_params` for a function's arguments: ``values`` (``name: value``) against
+    ``constraints`` (``name: [constraint, ...]``), the error named after ``caller``."""
     try:
-        validate_parameter_constraints(type(estimator)._parameter_constraints,
-                                       estimator.get_params(deep=False),
-                                       caller_name=type(estimator).__name__)
+        validate_parameter_constraints(constraints, values, caller_name=caller)
     except InvalidParameterError as exc:
         # scikit-learn's wording, plus what to do: "... Got -1 instead. Set lam to a float in ..."
-        found = re.match(r"The '(\w+)' parameter of \w+ must be (.*?)\. Got ", str(exc), re.S)
+        found = re.match(r"The '(\w+)' parameter of [\w.()]+ must be (.*?)\. Got ", str(exc), re.S)
         if found is None:
             raise
         raise InvalidParameterError(f"{exc} Set {found[1]} to {found[2]}.") from None

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .base import StrOptions, as_rng, check_param_values  # as_rng is public here too (its old import path)
+
 __all__ = [
     "as_rng",
     "make_gaussian_classes",
@@ -56,18 +58,6 @@ REAL_DATASETS = {
                "Machine Learning Repository, as shipped by scikit-learn",
                "CC BY 4.0 (UCI)"),
 }
-
-
-def as_rng(random_state=None):
-    """Return a ``numpy.random.Generator`` from a seed, a Generator, or None.
-
-    Derived in: chapter "Estimation: MLE, MAP and Bayes" § "Using linbook" (the seeding convention).
-    """
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        raise TypeError("linbook uses numpy.random.Generator; pass an int seed or np.random.default_rng(seed)")
-    return np.random.default_rng(random_state)
 
 
 def make_gaussian_classes(n_per_class, means, covs, *, priors=None, random_state=None):
@@ -175,7 +165,8 @@ def make_regression(n_samples=100, n_features=1, *, coef=None, intercept=0.0, no
     elif noise == "none":
         e = np.zeros(n_samples)
     else:
-        raise ValueError("noise must be 'gaussian', 'laplace', 'student-t' or 'none'")
+        check_param_values("make_regression", {"noise": [StrOptions({"gaussian", "laplace", "student-t", "none"})]},
+                           {"noise": noise})
     return X, X @ coef + intercept + e, coef
 
 

@@ -16,8 +16,12 @@ Derived in: chapter "Estimation: MLE, MAP and Bayes".
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 from scipy import special
+
+from .base import POSITIVE, Interval, check_param_values
 
 __all__ = [
     "bernoulli_mle",
@@ -259,10 +263,7 @@ class BetaBernoulli:
         return f"BetaBernoulli(a={self.a!r}, b={self.b!r})"
 
     def _check_prior(self):
-        for name in ("a", "b"):
-            v = getattr(self, name)
-            if not (np.isscalar(v) and np.isfinite(v) and v > 0):
-                raise ValueError(f"prior parameter {name} must be a finite number > 0; got {v!r}")
+        check_param_values("BetaBernoulli", {"a": [POSITIVE], "b": [POSITIVE]}, {"a": self.a, "b": self.b})
 
     def fit(self, x, y=None):
         """Posterior from the prior and the outcomes ``x`` (forgets earlier data). Returns self."""
@@ -353,8 +354,8 @@ class BetaBernoulli:
 
     def credible_interval(self, level=0.95):
         """Equal-tailed posterior credible interval ``(lower, upper)`` of probability ``level``."""
-        if not (np.isscalar(level) and 0 < level < 1):
-            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        check_param_values("credible_interval", {"level": [Interval(Real, 0.0, 1.0, closed="neither")]},
+                           {"level": level})
         a, b = self._post()
         from scipy import stats
 
@@ -362,9 +363,8 @@ class BetaBernoulli:
         return float(lo), float(hi)
 
 
-def _check_positive(v, name):
-    if not (np.isscalar(v) and np.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a finite number > 0; got {v!r}")
+def _check_positive(v, name, caller):
+    check_param_values(caller, {name: [POSITIVE]}, {name: v})
 
 
 def ridge_lambda_from_prior(noise_var, prior_var):
@@ -375,8 +375,8 @@ def ridge_lambda_from_prior(noise_var, prior_var):
 
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "Regularisation as a prior".
     """
-    _check_positive(noise_var, "noise_var")
-    _check_positive(prior_var, "prior_var")
+    _check_positive(noise_var, "noise_var", "ridge_lambda_from_prior")
+    _check_positive(prior_var, "prior_var", "ridge_lambda_from_prior")
     return noise_var / prior_var
 
 
@@ -390,6 +390,6 @@ def lasso_lambda_from_prior(noise_var, prior_scale):
 
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "Regularisation as a prior".
     """
-    _check_positive(noise_var, "noise_var")
-    _check_positive(prior_scale, "prior_scale")
+    _check_positive(noise_var, "noise_var", "lasso_lambda_from_prior")
+    _check_positive(prior_scale, "prior_scale", "lasso_lambda_from_prior")
     return noise_var / prior_scale

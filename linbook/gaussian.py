@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-from .datasets import as_rng
+from .base import as_rng
 
 __all__ = ["mvn_cholesky", "mahalanobis", "mvn_logpdf", "mvn_sample", "mvn_entropy"]
 
@@ -68,11 +68,15 @@ def mvn_cholesky(cov, *, what="covariance"):
         L = linalg.cholesky(cov, lower=True, check_finite=False)
     except linalg.LinAlgError:
         raise ValueError(f"{what} is not positive definite (singular or indefinite)") from None
-    d = np.diag(L)
-    # a pivot this small relative to the largest means cond(cov) > ~1e12: singular in float64
-    if np.any(d <= 10.0 * np.sqrt(d.size * np.finfo(float).eps) * np.abs(d).max(initial=0.0)):
+    if tiny_pivot(np.diag(L)):
         raise ValueError(f"{what} is numerically singular")
     return L
+
+
+def tiny_pivot(d):
+    """Whether the pivots ``d`` (the diagonal of a Cholesky factor) hold one so small relative to
+    the largest that ``cond(cov) > ~1e12``: singular in float64."""
+    return bool(np.any(d <= 10.0 * np.sqrt(d.size * np.finfo(float).eps) * np.abs(d).max(initial=0.0)))
 
 
 def _points(X, mean, L):

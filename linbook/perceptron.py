@@ -3,15 +3,15 @@
 Training is the textbook per-sample loop - visit the samples in order (a fresh
 permutation every epoch when ``shuffle``), and on a mistake ``y_i (w.x_i + b) <= 0``
 update ``w <- w + eta y_i x_i``, ``b <- b + eta y_i``. ``perceptron_reference`` is that
-loop in plain Python; ``Perceptron`` runs it compiled (``linbook._kernels.perceptron``,
-numba, on dense or CSR ``X``) and is tested to make the same updates.
+loop in plain Python. ``Perceptron.fit`` makes the update in numpy, and on large, sparse,
+dual or pocket fits runs compiled epochs (``linbook._kernels.perceptron``, numba, behind
+``_CompiledEpochs``), tested to make the same updates.
 
 Derived in: chapter "The perceptron".
 """
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -19,9 +19,8 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from .base import DEPRECATED, encode_labels, renamed_kwargs, renamed_param, validate_fit
-from .datasets import as_rng
-from .online._stream import predict_input, row_stats
+from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, as_rng, check_params, encode_labels,
+                   predict_input, renamed_kwargs, renamed_param, require_y, row_stats, validate_fit)
 
 __all__ = ["Perceptron", "perceptron_reference"]
 
@@ -194,26 +193,11 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         self.intercept_scaling = intercept_scaling
         self.max_epochs = max_epochs
 
-    def _check_params(self):
-        """The validated ``max_iter`` (``max_epochs`` when the old name is given)."""
-        if self.form not in _FORMS:
-            raise ValueError(f"form must be one of {_FORMS}, got {self.form!r}")
-        if not (isinstance(self.eta, numbers.Real) and np.isfinite(self.eta) and self.eta > 0):
-            raise ValueError(f"eta must be a positive number, got {self.eta!r}")
-        max_iter = renamed_param(self, "max_iter", "max_epochs")
-        if not (isinstance(max_iter, numbers.Integral) and max_iter >= 1):
-            raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
-        if self.tol is not None and not (isinstance(self.tol, numbers.Real) and self.tol >= 0):
-            raise ValueError(f"tol must be None or a number >= 0, got {self.tol!r}")
-        if not (isinstance(self.n_iter_no_change, numbers.Integral) and self.n_iter_no_change >= 1):
-            raise ValueError(f"n_iter_no_change must be a positive integer, got {self.n_iter_no_change!r}")
-        for name in ("shuffle", "fit_intercept"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise ValueError(f"{name} must be True or False")
-        c = self.intercept_scaling
-        if not (c == "auto" if isinstance(c, str) else isinstance(c, numbers.Real) and np.isfinite(c) and c > 0):
-            raise ValueError(f"intercept_scaling must be 'auto' or a finite number > 0, got {c!r}")
-        return int(max_iter)
+    _parameter_constraints = {
+        "form": [StrOptions(set(_FORMS))], "eta": [POSITIVE], "max_iter": [POSITIVE_INT],
+        "tol": [NON_NEGATIVE, None], "n_iter_no_change": [POSITIVE_INT], "shuffle": ["boolean"],
+        "fit_intercept": ["boolean"], "intercept_scaling": [POSITIVE, StrOptions({"auto"})],
+    }
 
     def fit(self, X, y):
         """Train on ``(X, y)``; returns ``self``.
@@ -227,114 +211,82 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        max_iter = self._check_params()
-        if y is None:
-            raise ValueError("Perceptron requires y to be passed, but the target y is None. "
-                             "Call fit(X, y) with the labels.")
+        max_iter = renamed_param(self, "max_iter", "max_epochs")
+        check_params(self, max_iter=max_iter)
+        X, t, classes = self._validate(X, y)             # labels coded t_i in {-1, +1}
+        n, d = X.shape
+        eta, c2 = float(self.eta), self._intercept_c2(X)
+        w, b = np.zeros(d), np.zeros(1)
+        compiled = _CompiledEpochs(self.form, X, t, w, b, eta, eta * c2)
+        rng, history = as_rng(self.random_state), _History(n, self.tol, self.n_iter_no_change)
+        for epoch in range(1, int(max_iter) + 1):
+            order = rng.permutation(n) if self.shuffle else np.arange(n)
+            if compiled.textbook_primal():
+                updated = []
+                for i in _mistakes(X, t, order, w, b):   # each i with t_i (w.x_i + b) <= 0, in order
+                    w += eta * t[i] * X[i]               # w <- w + eta y_i x_i
+                    b += eta * c2 * t[i]                 # b <- b + eta c^2 y_i
+                    updated.append(i)
+                _numpy_updates_left[0] -= len(updated) + n // _BLOCK
+            else:                                        # the same updates, compiled (and dual, pocket)
+                updated = compiled.epoch(order)
+            if history.stop(updated, pocket_perfect=compiled.pocket_perfect()):
+                break
+        self.classes_, self._c2, self._t = classes, c2, t
+        self._store(X, history, epoch, compiled)
+        return self
+
+    def _validate(self, X, y):
+        """``(X, t, classes_)``: ``X`` dense C-ordered or canonical CSR, ``t`` the labels as -1/+1."""
+        require_y(self, y)
         X, y = validate_fit(self, X, y, accept_sparse=["csr", "csc", "coo"])
         classes, codes = encode_labels(y, min_classes=2, max_classes=2, model="Perceptron")
-        t = np.where(codes == 1, 1.0, -1.0)
-        X, rows = _row_arrays(X)
-        rng = as_rng(self.random_state)
-        n, d = X.shape
-        eta = float(self.eta)
-        R2 = _max_sq_norm(X)
+        return _row_layout(X), np.where(codes == 1, 1.0, -1.0), classes
+
+    def _store(self, X, history, epoch, compiled):
+        """Set the fitted attributes, and warn when the data were not separated."""
+        w, b, pocket = compiled.result(X)
+        self.update_indices_ = np.concatenate(history.updates)
+        self.n_mistakes_ = int(self.update_indices_.size)
+        self.n_iter_ = epoch
+        self.converged_ = history.converged
+        self.tol_reached_ = history.tol_reached
+        # the rows behind updates_ (a plotting aid): kept for small runs only, copying them costs
+        # as much as the training loop on large ones
+        keep = self.n_mistakes_ * X.shape[1] <= _KEEP_ROWS
+        self._X_updates = X[self.update_indices_] if keep else None
+        if self.form == "dual":
+            self.alpha_ = compiled.alpha
+        if self.form == "pocket":
+            self.pocket_errors_, self.pocket_update_ = pocket
+        self.coef_ = w.reshape(1, -1).copy()
+        self.intercept_ = b.copy()
+        if not (history.converged or self.form == "pocket"):
+            self._warn_not_separated(epoch, history.tol_reached)
+
+    def _warn_not_separated(self, epoch, tol_reached):
+        scale = ""
+        if self.fit_intercept and self._c2 > 0 and not 1e-4 <= self._R2 / self._c2 <= 1e4:
+            scale = (f" The features have squared norm up to {self._R2:.1e} against {self._c2:.1e} for the "
+                     "intercept's column, so the intercept can hardly move: scale the features "
+                     "(StandardScaler) or set intercept_scaling='auto'.")
+        if scale or not tol_reached:         # the tol rule stopping on noisy data is no failure
+            stop = (f"Perceptron: the mistakes stopped falling after {epoch} epochs" if tol_reached else
+                    f"Perceptron did not separate the data in {epoch} epochs")
+            warnings.warn(
+                f"{stop} ({self.n_mistakes_} updates): the data may not be linearly separable. Use "
+                "form='pocket' to keep the best weights, or a probabilistic model (logistic regression)."
+                + scale, ConvergenceWarning, stacklevel=4)
+
+    def _intercept_c2(self, X):
+        """``c^2`` for the intercept's constant column: ``intercept_scaling`` squared, or
+        ``R2 = max_i ||x_i||^2`` for ``"auto"``; 0 without an intercept. Records ``R2``."""
+        self._R2 = R2 = _max_sq_norm(X)
         if not np.isfinite(R2):              # the scores would overflow: every test y (w.x + b) <= 0 fails
             raise ValueError("The squared norms of the rows of X overflow (features of order 1e154 or larger): "
                              "scale the features before fitting.")
-        c2 = self._intercept_c2(R2) if self.fit_intercept else 0.0
-        eta_b = eta * c2
-        w, b = np.zeros(d), np.zeros(1)
-        dual, pocket = self.form == "dual", self.form == "pocket"
-        readable = not (dual or pocket or sp.issparse(X)) and n < _NUMPY_MAX_ROWS
-        if dual:
-            alpha, support, n_support = np.zeros(n), np.empty(n, dtype=np.int64), np.zeros(1, dtype=np.int64)
-        best_w = np.zeros(d)
-        best = np.array([float(np.sum(t < 0)), 0.0, 0.0, 0.0])     # w = 0 predicts +1 everywhere
-        updates, upd = [], np.empty(n, dtype=np.int64)
-        converged = tol_reached = False
-        fewest, no_change = np.inf, 0
-        for epoch in range(1, max_iter + 1):
-            order = rng.permutation(n) if self.shuffle else np.arange(n)
-            readable = readable and _numpy_updates_left[0] > 0
-            if not readable:
-                from ._kernels import perceptron as kernel
-            if readable:                     # the textbook epoch, in visiting order
-                Xo, to = X[order], t[order]
-                k = pos = 0
-                while pos < n:
-                    # margins of the next samples under the current (w, b); the first one <= 0 is
-                    # the next mistake: the samples before it are visited without an update
-                    margins = to[pos:pos + _BLOCK] * (Xo[pos:pos + _BLOCK] @ w + b[0])
-                    wrong = np.flatnonzero(margins <= 0)
-                    if wrong.size == 0:
-                        pos += _BLOCK
-                        continue
-                    pos += wrong[0]
-                    w += (eta * to[pos]) * Xo[pos]       # w <- w + eta y_i x_i
-                    b += eta_b * to[pos]                 # b <- b + eta c^2 y_i
-                    upd[k] = order[pos]
-                    k += 1
-                    pos += 1
-                _numpy_updates_left[0] -= k + n // _BLOCK
-            elif dual:
-                k = kernel.dual_epoch(*rows, t, order, alpha, b, eta, eta_b, upd, support, n_support)
-            elif pocket:
-                best[3] = sum(len(u) for u in updates)
-                k = kernel.pocket_epoch(*rows, t, order, w, b, eta, eta_b, upd, best_w, best)
-            else:
-                k = kernel.primal_epoch(*rows, t, order, w, b, eta, eta_b, upd)
-            updates.append(upd[:k].copy())
-            if k == 0:
-                converged = True
-                break
-            if pocket and best[0] == 0:
-                break
-            if self.tol is not None:         # scikit-learn's rule, on the mistakes of the epoch
-                no_change = no_change + 1 if k > fewest - self.tol * n else 0
-                fewest = min(fewest, k)
-                if no_change >= self.n_iter_no_change:
-                    tol_reached = True
-                    break
-        self.classes_ = classes
-        self._c2 = c2
-        self.update_indices_ = np.concatenate(updates)
-        self.n_mistakes_ = int(self.update_indices_.size)
-        self.n_iter_ = epoch
-        self.converged_ = converged
-        self.tol_reached_ = tol_reached
-        self._t = t
-        # the rows behind updates_ (a plotting aid): kept for small runs only, copying them costs
-        # as much as the training loop on large ones
-        keep = self.n_mistakes_ * d <= _KEEP_ROWS
-        self._X_updates = X[self.update_indices_] if keep else None
-        if dual:
-            self.alpha_ = alpha
-            w = np.asarray(X.T @ (alpha * t)).ravel()
-        elif pocket:
-            w, b = best_w, best[1:2]
-            self.pocket_errors_ = int(best[0])
-            self.pocket_update_ = int(best[2])
-        self.coef_ = w.reshape(1, d).copy()
-        self.intercept_ = b.copy()
-        if not (converged or pocket):
-            scale = ""
-            if self.fit_intercept and c2 > 0 and not 1e-4 <= R2 / c2 <= 1e4:
-                scale = (f" The features have squared norm up to {R2:.1e} against {c2:.1e} for the "
-                         "intercept's column, so the intercept can hardly move: scale the features "
-                         "(StandardScaler) or set intercept_scaling='auto'.")
-            if scale or not tol_reached:     # the tol rule stopping on noisy data is no failure
-                stop = (f"Perceptron: the mistakes stopped falling after {epoch} epochs" if tol_reached else
-                        f"Perceptron did not separate the data in {epoch} epochs")
-                warnings.warn(
-                    f"{stop} ({self.n_mistakes_} updates): the data may not be linearly separable. Use "
-                    "form='pocket' to keep the best weights, or a probabilistic model (logistic regression)."
-                    + scale, ConvergenceWarning, stacklevel=2)
-        return self
-
-    def _intercept_c2(self, R2):
-        """``c^2`` for the intercept's constant column (``intercept_scaling`` squared), given
-        ``R2 = max_i ||x_i||^2``."""
+        if not self.fit_intercept:
+            return 0.0
         if self.intercept_scaling != "auto":
             return float(self.intercept_scaling) ** 2
         return R2 if R2 > 0 else 1.0
@@ -395,14 +347,126 @@ def _max_sq_norm(X):
     return row_stats(X)[0]
 
 
-def _row_arrays(X):
+def _row_layout(X):
     """``X`` as a C-ordered array or canonical CSR (sorted indices, no duplicates: the dual form
-    merges sorted rows), and ``(X, data, indices, indptr)`` for the kernels."""
-    empty_f, empty_i = np.empty(0), np.empty(0, dtype=np.int64)
+    merges sorted rows)."""
     if sp.issparse(X):
-        from ._kernels.csr import canonical_csr, csr_parts
+        from ._kernels.csr import canonical_csr
 
-        X = canonical_csr(sp.csr_matrix(X))  # a copy when needed: the caller's matrix stays as it was
-        return X, (np.empty((0, 0)), *csr_parts(X))
-    X = np.ascontiguousarray(X)
-    return X, (X, empty_f, empty_i, empty_i)
+        return canonical_csr(sp.csr_matrix(X))   # a copy when needed: the caller's matrix stays as it was
+    return np.ascontiguousarray(X)
+
+
+def _mistakes(X, t, order, w, b):
+    """The samples of ``order`` that ``(w, b)`` gets wrong, ``t_i (w.x_i + b) <= 0``, in visiting order.
+
+    The caller updates ``w`` and ``b`` (in place) after each one; the search then goes on
+    from the next sample under the new weights. Scores ``_BLOCK`` samples per matrix product:
+    the first margin ``<= 0`` is the next mistake, the samples before it are visited without one.
+    """
+    Xo, to = X[order], t[order]
+    pos, n = 0, order.size
+    while pos < n:
+        margins = to[pos:pos + _BLOCK] * (Xo[pos:pos + _BLOCK] @ w + b[0])
+        wrong = np.flatnonzero(margins <= 0)
+        if wrong.size == 0:
+            pos += _BLOCK
+            continue
+        pos += wrong[0]
+        yield order[pos]
+        pos += 1
+
+
+class _History:
+    """The updates of each epoch and the stopping rules.
+
+    Stop after an epoch without mistakes (``converged``) or, with ``tol`` a number, when
+    ``n_iter_no_change`` epochs in a row each make more than ``fewest - tol * n`` mistakes
+    (scikit-learn's rule, on the count of mistakes: ``tol_reached``).
+    """
+
+    def __init__(self, n, tol, n_iter_no_change):
+        self.n, self.tol, self.patience = n, tol, n_iter_no_change
+        self.updates, self.converged, self.tol_reached = [], False, False
+        self.fewest, self.no_change = np.inf, 0
+
+    def stop(self, updated, pocket_perfect=False):
+        """Record the epoch's updates; whether to stop (``pocket_perfect``: the pocket holds
+        weights without training errors)."""
+        k = len(updated)
+        self.updates.append(np.asarray(updated, dtype=np.int64).copy())
+        if k == 0:
+            self.converged = True
+            return True
+        if pocket_perfect:
+            return True
+        if self.tol is not None:
+            self.no_change = self.no_change + 1 if k > self.fewest - self.tol * self.n else 0
+            self.fewest = min(self.fewest, k)
+            self.tol_reached = self.no_change >= self.patience
+        return self.tol_reached
+
+
+class _CompiledEpochs:
+    """The compiled epochs (``linbook._kernels.perceptron``) on the weights ``w``, ``b`` that
+    ``fit`` holds: tested to make the same updates as its numpy loop (``_mistakes``).
+
+    The dual form keeps ``alpha_i`` (``w = sum_i alpha_i y_i x_i`` at the end), the pocket form
+    the weights with the fewest training errors so far (``best = [errors, b, update number,
+    updates of earlier epochs]``).
+    """
+
+    def __init__(self, form, X, t, w, b, eta, eta_b):
+        n, d = X.shape
+        self.form, self.t, self.w, self.b, self.eta, self.eta_b = form, t, w, b, eta, eta_b
+        self.readable = form == "primal" and not sp.issparse(X) and n < _NUMPY_MAX_ROWS
+        self.rows = _kernel_rows(X)
+        self.upd = np.empty(n, dtype=np.int64)
+        self.done = 0                                       # updates of earlier epochs
+        if form == "dual":
+            self.alpha, self.support, self.n_support = np.zeros(n), np.empty(n, np.int64), np.zeros(1, np.int64)
+        self.best_w = np.zeros(d)
+        self.best = np.array([float(np.sum(t < 0)), 0.0, 0.0, 0.0])     # w = 0 predicts +1 everywhere
+
+    def textbook_primal(self):
+        """Whether this epoch runs fit's numpy loop (dense primal, small, within this process's budget)."""
+        self.readable = self.readable and _numpy_updates_left[0] > 0
+        return self.readable
+
+    def epoch(self, order):
+        """One compiled epoch in ``order``; the indices of the updated samples."""
+        from ._kernels import perceptron as kernel
+
+        args = (*self.rows, self.t, order)
+        if self.form == "dual":
+            k = kernel.dual_epoch(*args, self.alpha, self.b, self.eta, self.eta_b, self.upd, self.support,
+                                  self.n_support)
+        elif self.form == "pocket":
+            self.best[3] = self.done
+            k = kernel.pocket_epoch(*args, self.w, self.b, self.eta, self.eta_b, self.upd, self.best_w, self.best)
+        else:
+            k = kernel.primal_epoch(*args, self.w, self.b, self.eta, self.eta_b, self.upd)
+        self.done += k
+        return self.upd[:k]
+
+    def pocket_perfect(self):
+        return self.form == "pocket" and self.best[0] == 0
+
+    def result(self, X):
+        """``(w, b, (pocket errors, pocket update))``, ``w`` and ``b`` of the form's answer."""
+        if self.form == "dual":
+            return np.asarray(X.T @ (self.alpha * self.t)).ravel(), self.b, None
+        if self.form == "pocket":
+            return self.best_w, self.best[1:2], (int(self.best[0]), int(self.best[2]))
+        return self.w, self.b, None
+
+
+def _kernel_rows(X):
+    """``(X, data, indices, indptr)`` for the kernels: a 0 x 0 placeholder for ``X`` when it is CSR,
+    empty CSR arrays when it is dense."""
+    if sp.issparse(X):
+        from ._kernels.csr import csr_parts
+
+        return (np.empty((0, 0)), *csr_parts(X))
+    empty_f, empty_i = np.empty(0), np.empty(0, dtype=np.int64)
+    return (X, empty_f, empty_i, empty_i)

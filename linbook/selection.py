@@ -26,7 +26,7 @@ from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 from sklearn.utils.validation import check_array, check_X_y
 
-from .base import renamed_kwargs
+from .base import NON_NEGATIVE, check_param_values, renamed_kwargs
 
 __all__ = ["hat_diagonal", "loocv_least_squares", "loocv_ridge", "SearchResult",
            "forward_selection", "backward_selection", "mutual_information",
@@ -144,8 +144,8 @@ def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
     Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
     """
     X, y = check_X_y(X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
-    if not (np.isscalar(lam) and np.isfinite(lam) and lam >= 0):
-        raise ValueError(f"lam must be a finite number >= 0; got {lam!r}")
+    check_param_values("loocv_ridge", {"lam": [NON_NEGATIVE], "fit_intercept": ["boolean"]},
+                       {"lam": lam, "fit_intercept": fit_intercept})
     n = X.shape[0]
     if fit_intercept:
         xm, ym = X.mean(axis=0), y.mean()

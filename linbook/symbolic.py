@@ -50,6 +50,8 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
+from .base import StrOptions, check_param_values
+
 __all__ = [
     "DerivationError",
     "Check",
@@ -163,6 +165,19 @@ def _numeric_difference(lhs, rhs, n_points, seed, rtol, atol):
     return worst if evaluated else float("nan"), evaluated
 
 
+def _entry_pairs(lhs, rhs, label):
+    """The pairs of corresponding entries of two matrices (or the one pair of two scalars), as
+    sympy objects; a failed check when one side is a matrix and the other not, or shapes differ."""
+    L, R = _as_matrix(lhs), _as_matrix(rhs)
+    if (L is None) != (R is None):
+        _fail(label, "one side is a matrix and the other a scalar", lhs, rhs)
+    if L is None:
+        return [(sp.sympify(lhs), sp.sympify(rhs))]
+    if L.shape != R.shape:
+        _fail(label, f"shapes differ: {L.shape} vs {R.shape}", L, R)
+    return [(sp.sympify(a), sp.sympify(b)) for a, b in zip(list(L), list(R))]
+
+
 def check_equal(lhs, rhs, label="step", *, method="auto", n_points=12, seed=0, rtol=1e-9, atol=1e-12):
     """Check that two sympy expressions (or matrices of them) are equal.
 
@@ -193,20 +208,9 @@ def check_equal(lhs, rhs, label="step", *, method="auto", n_points=12, seed=0, r
 
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """
-    if method not in ("auto", "symbolic", "numeric"):
-        raise ValueError("method must be 'auto', 'symbolic' or 'numeric'")
-    L, R = _as_matrix(lhs), _as_matrix(rhs)
-    if (L is None) != (R is None):
-        _fail(label, "one side is a matrix and the other a scalar", lhs, rhs)
-    if L is not None:
-        if L.shape != R.shape:
-            _fail(label, f"shapes differ: {L.shape} vs {R.shape}", L, R)
-        pairs = list(zip(list(L), list(R)))
-    else:
-        pairs = [(sp.sympify(lhs), sp.sympify(rhs))]
-
+    check_param_values("check_equal", {"method": [StrOptions({"auto", "symbolic", "numeric"})]}, {"method": method})
     used = "symbolic"
-    for a, b in pairs:
+    for a, b in _entry_pairs(lhs, rhs, label):
         a, b = sp.sympify(a), sp.sympify(b)
         if method != "numeric":
             diff = sp.simplify(a - b)
@@ -447,6 +451,20 @@ def _differs_numerically(a, b, n_points, seed, rtol, atol):
     return worst > 1.0
 
 
+def _callables_differ(wrong, right, label, points, n_points, seed, rtol, atol):
+    """:func:`check_differs` for two callables: shown at the first of ``points`` (default
+    ``n_points`` uniform draws from [-2, 2]) where they differ."""
+    if points is None:
+        points = np.random.default_rng(seed).uniform(-2.0, 2.0, n_points)
+    for x in points:
+        a = np.asarray(wrong(x), dtype=float)
+        b = np.asarray(right(x), dtype=float)
+        if a.shape != b.shape or not np.allclose(a, b, rtol=rtol, atol=atol):
+            return Check(label, "differs; numeric", f"{len(points)} points")
+    _fail(label, f"the wrong form unexpectedly agrees with the right one at all {len(points)} points",
+          wrong, right)
+
+
 def check_differs(wrong, right, label="the note's form is wrong", *, points=None, n_points=12,
                   seed=0, rtol=1e-6, atol=1e-9):
     """Check that a wrong form differs from the right one; raise if it unexpectedly holds.
@@ -476,15 +494,7 @@ def check_differs(wrong, right, label="the note's form is wrong", *, points=None
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """
     if callable(wrong) and not isinstance(wrong, sp.Basic):
-        if points is None:
-            points = np.random.default_rng(seed).uniform(-2.0, 2.0, n_points)
-        for x in points:
-            a = np.asarray(wrong(x), dtype=float)
-            b = np.asarray(right(x), dtype=float)
-            if a.shape != b.shape or not np.allclose(a, b, rtol=rtol, atol=atol):
-                return Check(label, "differs; numeric", f"{len(points)} points")
-        _fail(label, f"the wrong form unexpectedly agrees with the right one at all {len(points)} points",
-              wrong, right)
+        return _callables_differ(wrong, right, label, points, n_points, seed, rtol, atol)
 
     is_sym = isinstance(wrong, (sp.Basic, sp.MatrixBase)) or isinstance(right, (sp.Basic, sp.MatrixBase))
     if not is_sym:

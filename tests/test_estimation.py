@@ -128,7 +128,7 @@ def test_beta_bernoulli_map_edge_cases():
 
 @pytest.mark.parametrize("a,b", [(0, 1), (1, -2), (np.nan, 1), (1, np.inf)])
 def test_beta_bernoulli_bad_prior(a, b):
-    with pytest.raises(ValueError, match="prior parameter"):
+    with pytest.raises(ValueError, match=r"The '[ab]' parameter of BetaBernoulli .* Set [ab] to "):
         BetaBernoulli(a, b).fit([1, 0])
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from linbook.online import SGDClassifier, SGDRegressor
-from linbook.online import _stream
+from linbook import base as base_module
 from linbook.online import sgd as sgd_module
 
 
@@ -78,9 +78,9 @@ def test_row_stats_numpy_equals_compiled(monkeypatch):
     X, *_ = _data(seed=4)
     X[3] = 0.0
     X[5, 2] = 0.0
-    got = _stream.row_stats(X)
-    monkeypatch.setattr(_stream, "_NUMPY_STATS_MAX", 0)
-    want = _stream.row_stats(X)
+    got = base_module.row_stats(X)
+    monkeypatch.setattr(base_module, "_NUMPY_STATS_MAX", 0)
+    want = base_module.row_stats(X)
     assert got[1] == want[1] == np.count_nonzero(X)
     assert got[0] == pytest.approx(want[0], rel=1e-13)
     assert got[0] == pytest.approx(np.max(np.sum(X * X, axis=1)), rel=1e-13)

@@ -74,3 +74,18 @@ def test_softmax_limits_at_infinity():
     # near the end of the float range: no overflow, exact
     assert logsumexp(np.array([1e308, -1e308])) == 1e308
     np.testing.assert_array_equal(softmax(np.array([1e308, -1e308])), [1.0, 0.0])
+
+
+def test_equilibrated_solve_vector_and_matrix_right_hand_sides():
+    """The one equilibrated Cholesky solves A x = b for a vector and for each column of a matrix,
+    also when the diagonal of A spans many orders of magnitude (where a wrong-axis scaling shows)."""
+    from linbook._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
+
+    rng = np.random.default_rng(3)
+    M = rng.standard_normal((5, 5))
+    scale = np.array([1e-3, 1.0, 1e2, 1e4, 1.0])
+    A = scale[:, None] * (M @ M.T + 5 * np.eye(5)) * scale[None, :]
+    B = rng.standard_normal((5, 3))
+    factor = equilibrated_cholesky(A)
+    np.testing.assert_allclose(A @ equilibrated_solve(factor, B[:, 0]), B[:, 0], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(A @ equilibrated_solve(factor, B), B, rtol=1e-9, atol=1e-9)

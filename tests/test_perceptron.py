@@ -349,3 +349,28 @@ def test_dual_ignores_noncanonical_sparse_layout():
     assert got.update_indices_.tolist() == dense.update_indices_.tolist()
     np.testing.assert_allclose(got.coef_, dense.coef_, rtol=1e-10, atol=1e-12)
     np.testing.assert_array_equal(raw.indices, before)               # the caller's matrix is untouched
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_one_textbook_epoch_equals_the_compiled_epoch(seed):
+    """From the same non-zero (w, b) and visiting order, fit's numpy update loop over ``_mistakes``
+    (w <- w + eta y_i x_i, b <- b + eta c^2 y_i) and the compiled primal epoch update the same
+    samples and reach the same weights."""
+    import linbook.perceptron as mod
+    rng = np.random.default_rng(seed)
+    X = np.ascontiguousarray(rng.standard_normal((200, 5)))
+    t = np.where(rng.random(200) < 0.5, -1.0, 1.0)
+    order = rng.permutation(200)
+    eta, eta_b = 0.7, 0.7 * 2.5
+    w0, b0 = rng.standard_normal(5), np.array([0.3])
+    w, b, updated = w0.copy(), b0.copy(), []
+    for i in mod._mistakes(X, t, order, w, b):
+        w += eta * t[i] * X[i]
+        b += eta_b * t[i]
+        updated.append(i)
+    wc, bc = w0.copy(), b0.copy()
+    compiled = mod._CompiledEpochs("primal", X, t, wc, bc, eta, eta_b)
+    assert len(updated) > 10
+    assert compiled.epoch(order).tolist() == updated
+    np.testing.assert_allclose(wc, w, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(bc, b, rtol=1e-12, atol=1e-12)

@@ -39,14 +39,14 @@ _LAD_NOT_UNIQUE = ("the LAD minimiser is generally not unique (the objective is 
                    "optimal vertex; test_linear checks the objective values instead")
 _PREDICT_MARGINALISES = (
     "predict marginalises NaN features out (a missing feature is integrated over, MLAPP 8.6.2; "
-    "tested in tests/test_discriminant.py), so predict does not reject NaN; fit does")
+    "tested in tests/test_gaussian_gda.py), so predict does not reject NaN; fit does")
 _WITHIN_CLASS_CONSTANT = (
     "the check's data have a feature that is constant within each class: its within-class variance "
     "is 0, the Gaussian MLE does not exist, and fit raises a ValueError that names the cure; "
-    "sample_weight is tested in tests/test_discriminant.py")
+    "sample_weight is tested in tests/test_gaussian_gda.py")
 _D_GREATER_THAN_N = (
     "the check's data have 30 features and 15 samples, so the MLE covariance is singular and fit "
-    "raises a ValueError naming RDA; weights = repeated rows is tested in tests/test_discriminant.py")
+    "raises a ValueError naming RDA; weights = repeated rows is tested in tests/test_gaussian_gda.py")
 _SGD_WEIGHTS = ("SGD takes one step per sample in a random order: a sample of weight 2 is one step twice "
                 "as long, not two steps, so weights and repetitions give different iterates (scikit-learn's "
                 "own SGD estimators fail this check for the same reason)")

@@ -40,6 +40,11 @@ def equilibrated_cholesky(A, rcond_min=0.0, ridge=0.0):
 
 
 def equilibrated_solve(factor, b):
-    """``A^{-1} b`` (with the ridge of the factor) from ``factor = equilibrated_cholesky(A, ...)``."""
+    """``A^{-1} b`` (with the ridge of the factor) from ``factor = equilibrated_cholesky(A, ...)``.
+
+    ``b`` is a vector ``(D,)`` or a matrix ``(D, k)``: the scaling acts on its rows.
+    """
     C, e = factor
-    return lapack.dpotrs(C, b / e, lower=0)[0] / e
+    b = np.asarray(b, dtype=float)
+    e_rows = e.reshape((-1,) + (1,) * (b.ndim - 1))   # (D,) or (D, 1): one scale per row of b
+    return lapack.dpotrs(C, b / e_rows, lower=0)[0] / e_rows

@@ -18,13 +18,14 @@ def main():
 
     import linbook
     from linbook import online, perceptron
-    from linbook.online import _stream, sgd
+    from linbook import base
+    from linbook.online import sgd
 
     # small fits run numpy loops (no numba load in a chapter's first cells); here every fit must
     # take its compiled path, so that larger fits later load compiled code instead of compiling it
     sgd._numpy_steps_left[0] = 0
     perceptron._numpy_updates_left[0] = 0
-    _stream._NUMPY_STATS_MAX = -1
+    base._NUMPY_STATS_MAX = -1
 
     start = time.perf_counter()
     rng = np.random.default_rng(0)

@@ -35,10 +35,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._kernels.scatter import class_sums, column_range, power_of_two_scale
-from ..base import (LinbookWarning, _with_advice, check_sample_weight, encode_labels, validate_fit,
-                    validate_predict)
+from ..base import (LinbookWarning, _with_advice, check_params, check_sample_weight, encode_labels, require_y,
+                    validate_fit, validate_predict)
 from ..criteria import InformationCriteriaMixin
-from ..gaussian import mvn_cholesky
+from .._kernels.cholesky import equilibrated_cholesky
+from ..gaussian import tiny_pivot
 from ..numerics import log_softmax
 
 _LOG_2PI = np.log(2.0 * np.pi)
@@ -67,25 +68,27 @@ def check_priors(priors, n_classes):
 def cholesky(S, *, model, what, cure=SINGULAR_CURE):
     """Lower Cholesky factor of a covariance in standardised units, or a clear error.
 
-    The test for singularity is made on the correlation matrix ``S / (d d^T)``,
-    ``d = sqrt(diag S)``, so it does not depend on the units of the features.
+    The factor is linbook's one equilibrated Cholesky (``_kernels/cholesky``): that of the
+    correlation matrix ``S / (d d^T)``, ``d = sqrt(diag S)``, scaled back, so the test for
+    singularity does not depend on the units of the features.
     """
     d = np.sqrt(np.diag(S))
     flat = np.flatnonzero(d * d <= ZERO_VARIANCE)
     if flat.size:
         raise ValueError(f"{model}: {what} is singular: column(s) {flat.tolist()} of X have zero variance "
                          f"there (constant within the class(es)); drop them, or {cure}")
-    try:
-        L = mvn_cholesky(S / d[:, None] / d[None, :], what=what)
-    except ValueError:
+    factor = equilibrated_cholesky(S)
+    if factor is None or tiny_pivot(np.diag(factor[0])):
         raise ValueError(f"{model}: {what} is singular (too few rows of X for its number of columns, "
-                         f"or collinear columns); {cure}") from None
-    return L * d[:, None]
+                         f"or collinear columns); {cure}")
+    upper, e = factor
+    return upper.T * e[:, None]
 
 
 class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
     """Base class: validation, priors, class means, standardisation, posterior, missing values."""
 
+    _parameter_constraints = {"priors": ["array-like", None]}
     _min_per_class = 1      # rows of positive weight each class needs
     _nan_in_fit = False     # True: the likelihood factorises over features and fit uses observed entries
 
@@ -112,26 +115,25 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         self
         """
         name = type(self).__name__
-        if y is None:
-            raise ValueError(f"{name} requires y to be passed, but the target y is None. Call fit(X, y) "
-                             "with the class labels.")
+        check_params(self)
+        require_y(self, y)
         X, y = validate_fit(self, X, y, allow_nan=self._nan_in_fit, min_samples=2)
         if y.dtype == object:                   # "Unknown label type" for non-label objects
             with _with_advice(self):
                 check_classification_targets(y)
-        w = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
+        sw = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
         self.classes_, yi = encode_labels(y, model=name)
         C = self.classes_.size
-        self._check_class_sizes(yi, w)
-        self.class_count_ = np.bincount(yi, weights=w, minlength=C).astype(float)
+        self._check_class_sizes(yi, sw)
+        self.class_count_ = np.bincount(yi, weights=sw, minlength=C).astype(float)
         p = check_priors(self.priors, C)
         self.priors_ = self.class_count_ / self.class_count_.sum() if p is None else p
-        lo, hi = column_range(X, w)
+        lo, hi = column_range(X, sw)
         keep = self._find_constant_features(lo, hi)
         Xk = X if keep.all() else X[:, keep]
         self._scale = power_of_two_scale(np.maximum(-lo[keep], hi[keep]))
         self._inv_scale = 1.0 / self._scale
-        sums, counts = class_sums(Xk, yi, C, w, self._inv_scale)
+        sums, counts = class_sums(Xk, yi, C, sw, self._inv_scale)
         if np.any(counts <= 0):
             c, j = np.argwhere(counts <= 0)[0]
             raise ValueError(f"{name}: class {self.classes_[c]!r} has no observed value of feature "
@@ -141,11 +143,11 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         self.means_ = np.empty((C, X.shape[1]))
         self.means_[:, keep] = self._means_z * self._scale
         self.means_[:, ~keep] = lo[~keep]
-        self._fit_covariances(Xk, yi, w, counts)
+        self._fit_covariances(Xk, yi, sw, counts)
         return self
 
-    def _check_class_sizes(self, yi, w):
-        n = np.bincount(yi if w is None else yi[w > 0], minlength=self.classes_.size)
+    def _check_class_sizes(self, yi, sw):
+        n = np.bincount(yi if sw is None else yi[sw > 0], minlength=self.classes_.size)
         small = np.flatnonzero(n < max(self._min_per_class, 1))
         if small.size:
             c = small[0]
@@ -171,7 +173,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         self._keep = ~const
         return self._keep
 
-    def _fit_covariances(self, X, yi, w, counts):  # pragma: no cover - abstract
+    def _fit_covariances(self, X, yi, sw, counts):  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _in_units_of_X(self, a_z, what, power=2, matrix=False, fill=0.0):

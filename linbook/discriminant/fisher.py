@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._kernels.scatter import class_sums, column_range, power_of_two_scale, within_scatter
-from ..base import _with_advice, encode_labels, validate_fit, validate_predict
+from ..base import POSITIVE_INT, _with_advice, check_params, encode_labels, require_y, validate_fit, validate_predict
 from .base import cholesky
 
 __all__ = ["FisherLDA"]
@@ -46,6 +46,8 @@ class FisherLDA(TransformerMixin, BaseEstimator):
     Derived in: chapter "Generative vs discriminative classifiers" § "Fisher's linear discriminant".
     """
 
+    _parameter_constraints = {"n_components": [POSITIVE_INT, None]}
+
     def __init__(self, n_components=None):
         self.n_components = n_components
 
@@ -66,9 +68,8 @@ class FisherLDA(TransformerMixin, BaseEstimator):
         -------
         self
         """
-        if y is None:
-            raise ValueError("FisherLDA requires y to be passed, but the target y is None. Call fit(X, y) "
-                             "with the class labels.")
+        check_params(self)
+        require_y(self, y)
         X, y = validate_fit(self, X, y, min_samples=2)
         if y.dtype == object:                   # "Unknown label type" for non-label objects
             with _with_advice(self):

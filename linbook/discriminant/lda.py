@@ -6,13 +6,14 @@ Derived in: chapter "Gaussian models and GDA" § "Linear discriminant analysis".
 from __future__ import annotations
 
 import warnings
+from numbers import Real
 
 import numpy as np
 from scipy import linalg
 
 from .._kernels.scatter import within_scatter
 from .._kernels.scores import linear_scores
-from ..base import DEPRECATED, renamed_param
+from ..base import DEPRECATED, Interval, check_params, renamed_param
 from .base import SINGULAR_CURE, ZERO_VARIANCE, GaussianClassifier, cholesky
 
 __all__ = ["LDA", "RDA"]
@@ -55,8 +56,8 @@ class LDA(GaussianClassifier):
     def __init__(self, priors=None):
         self.priors = priors
 
-    def _fit_covariances(self, X, yi, w, counts):
-        S = within_scatter(X, yi, self._means_z, self._inv_scale, w) / self.class_count_.sum()
+    def _fit_covariances(self, X, yi, sw, counts):
+        S = within_scatter(X, yi, self._means_z, self._inv_scale, sw) / self.class_count_.sum()
         self._chol = cholesky(S, model=type(self).__name__, what="the pooled covariance")
         solve = lambda M: linalg.cho_solve((self._chol, True), M.T).T   # noqa: E731  rows M Sigma^{-1}
         self._set_discriminants(solve, 2.0 * np.log(np.diag(self._chol)).sum())
@@ -156,23 +157,25 @@ class RDA(LDA):
     Derived in: chapter "Gaussian models and GDA" § "Regularised LDA and the SVD trick".
     """
 
+    _parameter_constraints = {**LDA._parameter_constraints, "shrinkage": [Interval(Real, 0.0, 1.0, closed="both")]}
+
     def __init__(self, shrinkage=0.5, priors=None, *, lam=DEPRECATED):
         self.shrinkage = shrinkage
         self.priors = priors
         self.lam = lam
 
-    def _fit_covariances(self, X, yi, w, counts):
-        lam = float(renamed_param(self, "shrinkage", "lam"))
-        if not 0.0 <= lam <= 1.0:
-            raise ValueError(f"shrinkage must be in [0, 1]; got {lam}. Set shrinkage in [0, 1].")
+    def _fit_covariances(self, X, yi, sw, counts):
+        lam = renamed_param(self, "shrinkage", "lam")
+        check_params(self, shrinkage=lam)                      # the value of the old name too
+        lam = float(lam)
         C, D = self._means_z.shape
         N, W = X.shape[0], self.class_count_.sum()
         if N >= D:
-            S = within_scatter(X, yi, self._means_z, self._inv_scale, w) / W
+            S = within_scatter(X, yi, self._means_z, self._inv_scale, sw) / W
             var = np.diag(S).copy()
         else:                               # residuals themselves (N x D); never a D x D matrix
             Rz = X * self._inv_scale - self._means_z[yi]
-            Rz *= np.sqrt((np.ones(N) if w is None else w) / W)[:, None]
+            Rz *= np.sqrt((np.ones(N) if sw is None else sw) / W)[:, None]
             var = np.einsum("ij,ij->j", Rz, Rz)
         flat = np.flatnonzero(var <= ZERO_VARIANCE)
         if flat.size:

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._kernels.scatter import class_square_sums
 from .._kernels.scores import diagonal_log_density
+from ..base import NON_NEGATIVE
 from .base import ZERO_VARIANCE, GaussianClassifier
 
 __all__ = ["DiagonalLDA", "GaussianNaiveBayes"]
@@ -67,14 +68,14 @@ class DiagonalLDA(DiagonalGaussianClassifier):
     def __init__(self, priors=None):
         self.priors = priors
 
-    def _fit_covariances(self, X, yi, w, counts):
+    def _fit_covariances(self, X, yi, sw, counts):
         C, D = self._means_z.shape
         dof = counts.sum(axis=0) - C
         if np.any(dof <= 0):
             raise ValueError("DiagonalLDA needs more samples than classes (the pooled variance divides by "
                              f"N - C = {dof.min():g}, N the sum of sample_weight when given): collect more "
                              "data, or scale sample_weight so that it counts samples (e.g. mean 1)")
-        var = class_square_sums(X, yi, self._means_z, w, self._inv_scale).sum(axis=0) / dof
+        var = class_square_sums(X, yi, self._means_z, sw, self._inv_scale).sum(axis=0) / dof
         flat = np.flatnonzero(var <= ZERO_VARIANCE)
         if flat.size:
             raise ValueError(f"DiagonalLDA: feature(s) {flat.tolist()} have zero within-class variance "
@@ -123,15 +124,15 @@ class GaussianNaiveBayes(DiagonalGaussianClassifier):
     Derived in: chapter "Generative vs discriminative classifiers" § "Missing data".
     """
 
+    _parameter_constraints = {**GaussianClassifier._parameter_constraints, "var_smoothing": [NON_NEGATIVE]}
+
     def __init__(self, priors=None, var_smoothing=1e-9):
         self.priors = priors
         self.var_smoothing = var_smoothing
 
-    def _fit_covariances(self, X, yi, w, counts):
+    def _fit_covariances(self, X, yi, sw, counts):
         C, D = self._means_z.shape
-        if not self.var_smoothing >= 0:
-            raise ValueError(f"var_smoothing must be >= 0; got {self.var_smoothing}. Set var_smoothing >= 0.")
-        within = class_square_sums(X, yi, self._means_z, w, self._inv_scale)        # (C, D)
+        within = class_square_sums(X, yi, self._means_z, sw, self._inv_scale)        # (C, D)
         n = counts.sum(axis=0)
         m = (counts * self._means_z).sum(axis=0) / n
         total = (within.sum(axis=0) + (counts * (self._means_z - m) ** 2).sum(axis=0)) / n   # Var(x_j)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels.scatter import class_square_sums
-from ..base import DEPRECATED, renamed_param
+from ..base import DEPRECATED, NON_NEGATIVE, check_params, renamed_param
 from .base import ZERO_VARIANCE
 from .naive_bayes import DiagonalGaussianClassifier
 
@@ -58,23 +58,23 @@ class NearestShrunkenCentroids(DiagonalGaussianClassifier):
     Derived in: chapter "Gaussian models and GDA" § "Nearest shrunken centroids".
     """
 
+    _parameter_constraints = {**DiagonalGaussianClassifier._parameter_constraints, "shrink_threshold": [NON_NEGATIVE]}
+
     def __init__(self, shrink_threshold=0.0, priors=None, *, shrink=DEPRECATED):
         self.shrink_threshold = shrink_threshold
         self.priors = priors
         self.shrink = shrink
 
-    def _fit_covariances(self, X, yi, w, counts):
+    def _fit_covariances(self, X, yi, sw, counts):
         threshold = renamed_param(self, "shrink_threshold", "shrink")
-        if not threshold >= 0:
-            raise ValueError(f"shrink_threshold must be >= 0; got {threshold}. "
-                             "Set shrink_threshold >= 0 (0: no shrinkage).")
+        check_params(self, shrink_threshold=threshold)        # the value of the old name too
         C, D = self._means_z.shape
         n = counts.sum(axis=0)
         if np.any(n <= C):
             raise ValueError("NearestShrunkenCentroids needs more samples than classes (the pooled "
                              "variance divides by N - C, N the sum of sample_weight when given): collect "
                              "more data, or scale sample_weight so that it counts samples (e.g. mean 1)")
-        var = class_square_sums(X, yi, self._means_z, w, self._inv_scale).sum(axis=0) / (n - C)
+        var = class_square_sums(X, yi, self._means_z, sw, self._inv_scale).sum(axis=0) / (n - C)
         flat = np.flatnonzero(var <= ZERO_VARIANCE)
         if flat.size:
             raise ValueError(f"NearestShrunkenCentroids: feature(s) {flat.tolist()} have zero within-class "

@@ -11,28 +11,18 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from ..base import check_sample_weight, validate_fit, validate_predict
+from ..base import check_params, check_sample_weight, require_y, validate_fit, validate_predict
 from ..criteria import InformationCriteriaMixin
 from ._moments import Moments, pow2
 
 
-def check_flag(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-
-
-def check_lam(lam):
-    if not (np.isscalar(lam) and isinstance(lam, (int, float, np.number)) and np.isfinite(lam) and lam >= 0):
-        raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
-    return float(lam)
-
-
-def log_sum_squares(r, w=None):
-    """``log(sum_i w_i r_i^2)`` without overflow or underflow (``-inf`` for a zero residual)."""
+def log_sum_squares(r, sw=None):
+    """``log(sum_i s_i r_i^2)`` (``s_i`` the sample weights ``sw``) without overflow or underflow
+    (``-inf`` for a zero residual)."""
     r = np.asarray(r, dtype=float)
     s = float(pow2(np.max(np.abs(r), initial=0.0)))
     q = (r / s) ** 2
-    t = float(q.sum() if w is None else w @ q)
+    t = float(q.sum() if sw is None else sw @ q)
     return (np.log(t) + 2.0 * np.log(s)) if t > 0 else -np.inf
 
 
@@ -40,6 +30,7 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
     """``predict``, tags and the Gaussian log-likelihood of the least-squares family."""
 
     _accept_sparse = True
+    _parameter_constraints = {"fit_intercept": ["boolean"]}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -47,10 +38,9 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         return tags
 
     def _validate(self, X, y, sample_weight):
-        check_flag(self.fit_intercept, "fit_intercept")
-        if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None. "
-                             "Call fit(X, y) with the targets.")
+        """Check the parameters and the data: ``(X, y, sample_weight or None)``."""
+        check_params(self)
+        require_y(self, y)
         X, y = validate_fit(self, X, y, y_numeric=True, accept_sparse=["csr", "csc"])
         sw = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
         return X, y, sw
@@ -114,14 +104,14 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
             raise ValueError("y must be finite and have one value per row of X")
         r = y - self._linear(X)
         if sample_weight is None:
-            w, n, log_w = None, y.shape[0], 0.0
+            sw, n, log_sw = None, y.shape[0], 0.0
         else:
-            w = check_sample_weight(sample_weight, X, estimator=self)
-            keep = w > 0
-            w, r = w[keep], r[keep]
-            n, log_w = int(keep.sum()), float(np.sum(np.log(w)))
-        ratio = np.exp(log_sum_squares(r, w) - self._log_sigma2)
-        return float(-0.5 * n * (np.log(2 * np.pi) + self._log_sigma2) + 0.5 * log_w - 0.5 * ratio)
+            sw = check_sample_weight(sample_weight, X, estimator=self)
+            keep = sw > 0
+            sw, r = sw[keep], r[keep]
+            n, log_sw = int(keep.sum()), float(np.sum(np.log(sw)))
+        ratio = np.exp(log_sum_squares(r, sw) - self._log_sigma2)
+        return float(-0.5 * n * (np.log(2 * np.pi) + self._log_sigma2) + 0.5 * log_sw - 0.5 * ratio)
 
 
 def moments(est, X, y, sw, gram=True):

@@ -110,9 +110,9 @@ class Moments:
         X, s = self.X, self.x_scale
         unscaled = np.all(s == 1.0)
         if sps.issparse(X):
-            w = np.ones(self.n) if self.sw is None else self.sw
+            sw = np.ones(self.n) if self.sw is None else self.sw
             Xs = X if unscaled else X @ sps.diags(1.0 / s)
-            return np.asarray(Xs.T @ w).ravel() / self.sum_w
+            return np.asarray(Xs.T @ sw).ravel() / self.sum_w
         if unscaled:                     # the common case: no temporary at all
             with np.errstate(over="ignore", invalid="ignore"):
                 return X.mean(axis=0) if self.sw is None else (self.sw @ X) / self.sum_w

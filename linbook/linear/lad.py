@@ -9,7 +9,8 @@ import numpy as np
 import scipy.sparse as sps
 from scipy.optimize import linprog
 
-from ..base import centre_offsets, validate_predict
+from .._design import centre_offsets
+from ..base import validate_predict
 from ._base import LinearModel, log_sum_squares  # noqa: F401  (shared validation and tags)
 from ._moments import pow2
 

@@ -10,8 +10,10 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ..base import check_finite_fit
-from ._base import LinearModel, check_lam, moments
+from numbers import Real
+
+from ..base import NON_NEGATIVE, POSITIVE_INT, Interval, check_finite_fit
+from ._base import LinearModel, moments
 
 __all__ = ["Lasso"]
 
@@ -123,14 +125,8 @@ class Lasso(LinearModel):
         self.max_iter = max_iter
         self.tol = tol
 
-    def _check_params(self):
-        lam = check_lam(self.lam)
-        if not (isinstance(self.max_iter, (int, np.integer)) and not isinstance(self.max_iter, bool)
-                and self.max_iter >= 1):
-            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
-        if not (np.isscalar(self.tol) and np.isfinite(self.tol) and 0 < self.tol < 1):
-            raise ValueError(f"tol must be a number in (0, 1), got {self.tol!r}")
-        return lam
+    _parameter_constraints = {**LinearModel._parameter_constraints, "lam": [NON_NEGATIVE],
+                              "max_iter": [POSITIVE_INT], "tol": [Interval(Real, 0.0, 1.0, closed="neither")]}
 
     def fit(self, X, y, sample_weight=None):
         """Fit by cyclic coordinate descent; returns ``self``.
@@ -146,8 +142,8 @@ class Lasso(LinearModel):
         -------
         self
         """
-        lam = self._check_params()
         X, y, sw = self._validate(X, y, sample_weight)
+        lam = float(self.lam)
         sparse = not isinstance(X, np.ndarray)
         mom = moments(self, X, y, sw, gram=sparse or X.shape[0] >= X.shape[1])
         if sparse and not mom.gram_built:
@@ -169,75 +165,108 @@ class Lasso(LinearModel):
 
     def _descend(self, mom, lam_j, unpenalised, use_gram):
         """Coordinate descent on the scaled problem; returns ``(v, sweeps, gap, converged)``."""
-        d, yy = mom.d, mom.yy
-        tiny = np.finfo(float).tiny
-        if use_gram:
-            G, c = mom.G, mom.c
-            grad = c.copy()                      # Xc^T r, kept up to date
-        else:
-            Z, z = mom.design()
-            Z = np.asfortranarray(Z)
-            G = None
-            r = z.copy()
-        a = np.diag(mom.G).copy() if mom.gram_built else np.einsum("ij,ij->j", Z, Z)
-        w = np.zeros(d)
-        gap, it, ok = np.inf, 0, False
-        support = None
-        norms = np.sqrt(np.where(a > 0, a, 1.0))
-        # penalties below the rounding of x_j^T r (features near 1e300) act as no penalty
-        free = (lam_j <= np.finfo(float).eps * norms * np.sqrt(max(yy, tiny))) & (a > 0)
+        cd = _CoordinateDescent(mom, lam_j, use_gram)
+        gap, it, ok, support = np.inf, 0, False, None
         for it in range(1, self.max_iter + 1):
-            for j in range(d):
-                if a[j] <= 0.0:
-                    continue
-                wj = w[j]
-                rho = (grad[j] if use_gram else Z[:, j] @ r) + a[j] * wj
-                new = soft_threshold(rho, lam_j[j]) / a[j]
-                if new != wj:
-                    w[j] = new
-                    if use_gram:
-                        grad -= (new - wj) * G[:, j]
-                    else:
-                        r -= (new - wj) * Z[:, j]
+            cd.sweep()
             # once a sweep leaves the signs unchanged, jump to the exact minimiser on that
             # support (coordinate descent alone crawls when features are correlated)
-            signs = np.sign(w)
-            A = signs != 0
-            if A.any() and (support is None or not np.array_equal(signs, support) or it % 2 == 0):
-                if use_gram or mom.gram_built:
-                    GA, cA = mom.G[np.ix_(A, A)], mom.c[A]
-                else:
-                    GA, cA = Z[:, A].T @ Z[:, A], Z[:, A].T @ z
-                wA = _polish(GA, cA, lam_j[A], signs[A])
-                if wA is not None:
-                    # accept only if the objective does not go up (the gap decides the rest)
-                    w_new = np.zeros_like(w)
-                    w_new[A] = wA
-                    f_old = 0.5 * (w[A] @ (GA @ w[A])) - w[A] @ cA + lam_j @ np.abs(w)
-                    f_new = 0.5 * (wA @ (GA @ wA)) - wA @ cA + lam_j @ np.abs(w_new)
-                    if f_new <= f_old:
-                        w = w_new
-                        if use_gram:
-                            grad = c - G @ w
-                        else:
-                            r = z - Z @ w
+            signs = np.sign(cd.w)
+            if np.any(signs != 0) and (support is None or not np.array_equal(signs, support) or it % 2 == 0):
+                cd.polish(signs)
             support = signs
-            if use_gram:
-                yc_r = yy - w @ c
-                rr = max(yy - 2.0 * (w @ c) + w @ (G @ w), 0.0)
-            else:
-                grad, yc_r, rr = Z.T @ r, float(z @ r), float(r @ r)
-            if not np.isfinite(rr):
+            certificate = cd.certificate(self.tol, unpenalised)
+            if certificate is None:              # the residual overflowed
                 break
-            gap = duality_gap(lam_j, yy, yc_r, rr, grad, w, free)
-            # normal equations of the (effectively) unpenalised coordinates, relative to
-            # ||x_j|| ||yc||: the scale-free form of x_j^T r = 0
-            kkt = np.abs(grad[free]) <= self.tol * norms[free] * np.sqrt(max(yy, tiny))
-            ok = bool(np.all(kkt)) and (unpenalised or gap <= self.tol * max(yy, tiny))
+            gap, ok = certificate
             if ok:
                 break
-        return w, it, gap, ok
+        return cd.w, it, gap, ok
 
     @property
     def n_params_(self):
         return int(np.count_nonzero(self.coef_)) + int(self.fit_intercept)
+
+
+class _CoordinateDescent:
+    """Cyclic coordinate descent on the scaled lasso problem of ``mom``.
+
+    Holds ``w`` and, kept up to date, either the gradient ``Xc^T r`` (``use_gram``: from the
+    centred Gram matrix ``G`` and ``c = Xc^T yc``, ``O(D)`` per coordinate) or the residual
+    ``r`` (on a centred copy ``Z`` of ``X``, ``O(N)`` per coordinate).
+    """
+
+    def __init__(self, mom, lam_j, use_gram):
+        self.mom, self.lam_j, self.use_gram, self.yy = mom, lam_j, use_gram, mom.yy
+        if use_gram:
+            self.G, self.c = mom.G, mom.c
+            self.grad = self.c.copy()                   # Xc^T r, kept up to date
+        else:
+            Z, self.z = mom.design()
+            self.Z = np.asfortranarray(Z)
+            self.r = self.z.copy()
+        self.a = np.diag(mom.G).copy() if mom.gram_built else np.einsum("ij,ij->j", self.Z, self.Z)  # ||x_j||^2
+        self.w = np.zeros(mom.d)
+        tiny = np.finfo(float).tiny
+        self.norms = np.sqrt(np.where(self.a > 0, self.a, 1.0))
+        self.root_yy = np.sqrt(max(self.yy, tiny))     # ||yc||
+        # penalties below the rounding of x_j^T r (features near 1e300) act as no penalty
+        self.free = (lam_j <= np.finfo(float).eps * self.norms * self.root_yy) & (self.a > 0)
+
+    def sweep(self):
+        """One pass over the coordinates: ``w_j <- S(x_j^T r + a_j w_j, lam_j) / a_j``."""
+        w, a, lam_j = self.w, self.a, self.lam_j
+        for j in range(w.size):
+            if a[j] <= 0.0:
+                continue
+            wj = w[j]
+            rho = (self.grad[j] if self.use_gram else self.Z[:, j] @ self.r) + a[j] * wj
+            new = soft_threshold(rho, lam_j[j]) / a[j]
+            if new != wj:
+                w[j] = new
+                if self.use_gram:
+                    self.grad -= (new - wj) * self.G[:, j]
+                else:
+                    self.r -= (new - wj) * self.Z[:, j]
+
+    def polish(self, signs):
+        """Take the exact minimiser on the support of ``signs`` when it keeps them and the
+        objective does not go up (the duality gap decides the rest)."""
+        A, w, mom, lam_j = signs != 0, self.w, self.mom, self.lam_j
+        if self.use_gram or mom.gram_built:
+            GA, cA = mom.G[np.ix_(A, A)], mom.c[A]
+        else:
+            GA, cA = self.Z[:, A].T @ self.Z[:, A], self.Z[:, A].T @ self.z
+        wA = _polish(GA, cA, lam_j[A], signs[A])
+        if wA is None:
+            return
+        w_new = np.zeros_like(w)
+        w_new[A] = wA
+        f_old = 0.5 * (w[A] @ (GA @ w[A])) - w[A] @ cA + lam_j @ np.abs(w)
+        f_new = 0.5 * (wA @ (GA @ wA)) - wA @ cA + lam_j @ np.abs(w_new)
+        if f_new <= f_old:
+            self.w = w_new
+            if self.use_gram:
+                self.grad = self.c - self.G @ w_new
+            else:
+                self.r = self.z - self.Z @ w_new
+
+    def certificate(self, tol, unpenalised):
+        """``(duality gap, converged)`` at the current ``w``; ``None`` when ``||r||^2`` overflowed.
+
+        Converged: the gap is at most ``tol ||yc||^2`` (unless ``unpenalised``) and the
+        normal equations of the (effectively) unpenalised coordinates hold relative to
+        ``||x_j|| ||yc||``: the scale-free form of ``x_j^T r = 0``.
+        """
+        w, yy, tiny = self.w, self.yy, np.finfo(float).tiny
+        if self.use_gram:
+            yc_r = yy - w @ self.c
+            rr = max(yy - 2.0 * (w @ self.c) + w @ (self.G @ w), 0.0)
+        else:
+            self.grad, yc_r, rr = self.Z.T @ self.r, float(self.z @ self.r), float(self.r @ self.r)
+        if not np.isfinite(rr):
+            return None
+        gap = duality_gap(self.lam_j, yy, yc_r, rr, self.grad, w, self.free)
+        kkt = np.abs(self.grad[self.free]) <= tol * self.norms[self.free] * self.root_yy
+        return gap, bool(np.all(kkt)) and (unpenalised or gap <= tol * max(yy, tiny))
+

@@ -10,7 +10,8 @@ import scipy.linalg
 import scipy.sparse as sps
 from scipy.sparse.linalg import LinearOperator
 
-from ._base import LinearModel, check_lam, lsqr_solve, moments
+from ..base import NON_NEGATIVE
+from ._base import LinearModel, lsqr_solve, moments
 
 __all__ = ["Ridge"]
 
@@ -82,6 +83,8 @@ class Ridge(LinearModel):
     Derived in: chapter "Linear regression" § "Ridge, lasso and least absolute deviations".
     """
 
+    _parameter_constraints = {**LinearModel._parameter_constraints, "lam": [NON_NEGATIVE]}
+
     def __init__(self, lam=1.0, fit_intercept=True):
         self.lam = lam
         self.fit_intercept = fit_intercept
@@ -100,8 +103,8 @@ class Ridge(LinearModel):
         -------
         self
         """
-        lam = check_lam(self.lam)
         X, y, sw = self._validate(X, y, sample_weight)
+        lam = float(self.lam)
         dense_wide = not sps.issparse(X) and X.shape[1] > X.shape[0]
         mom = moments(self, X, y, sw, gram=not dense_wide)
         with np.errstate(over="ignore"):

@@ -9,9 +9,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
-from ..base import DivergenceError, _plain_input, _with_advice, validate_fit, validate_predict
+from ..base import DivergenceError, _plain_input, _with_advice, require_y, validate_fit
 
-_NUMPY_STATS_MAX = 100_000     # entries of X up to which row_stats runs in numpy
 CURE = "scale the features (e.g. StandardScaler), lower eta0 (or use eta0='auto')"
 
 
@@ -40,19 +39,6 @@ def transactional(method):
     return wrapper
 
 
-def predict_input(est, X, accept_sparse=False):
-    """``linbook.base.validate_predict`` (advised) with the sparse formats of the streaming models.
-
-    Sparse ``X`` comes back as canonical CSR, so that predictions do not depend on the
-    order of the stored entries (the sums run in the order of canonical X).
-    """
-    X = validate_predict(est, X, accept_sparse=["csr", "csc", "coo"] if accept_sparse else False)
-    if sp.issparse(X):
-        from .._kernels.csr import canonical_csr
-        X = canonical_csr(sp.csr_matrix(X))
-    return X
-
-
 def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
     """Validate one chunk of a stream.
 
@@ -61,9 +47,7 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
     (same width, same column names), as scikit-learn's ``partial_fit`` does.
     Sparse ``X`` comes back as canonical CSR (a copy when the caller's matrix is not).
     """
-    if y is None:
-        raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None. "
-                         "Call fit(X, y) with the targets.")
+    require_y(est, y)
     sparse = ["csr", "csc", "coo"] if accept_sparse else False
     if first:
         X, y = validate_fit(est, X, y, y_numeric=y_numeric, accept_sparse=sparse)
@@ -78,25 +62,6 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
         from .._kernels.csr import canonical_csr
         X = canonical_csr(sp.csr_matrix(X))     # duplicates and unsorted indices: the answer of canonical X
     return X, y
-
-
-def row_stats(X):
-    """``(max_i ||x_i||^2, number of nonzero entries)`` of dense or CSR ``X`` (inf when it overflows).
-
-    Small dense ``X`` in numpy (a fit on it then needs no compiled code); larger ``X`` in one
-    compiled pass without a temporary (``linbook._kernels.sgd.dense_row_stats``).
-    """
-    if not sp.issparse(X) and X.size <= _NUMPY_STATS_MAX:
-        with np.errstate(over="ignore"):
-            top = float(np.max(np.einsum("ij,ij->i", X, X), initial=0.0))
-        return top, int(np.count_nonzero(X))
-    if sp.issparse(X):
-        from .._kernels.sgd import csr_row_stats
-        top, nnz = csr_row_stats(X.data, X.indptr)
-        return float(top), int(nnz)
-    from .._kernels.sgd import dense_row_stats
-    top, nnz = dense_row_stats(X)
-    return float(top), int(nnz)
 
 
 def diverged(est, where, cure=CURE):

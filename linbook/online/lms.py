@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from ..datasets import as_rng
+from ..base import NON_NEGATIVE, POSITIVE_INT, StrOptions, as_rng, check_params, predict_input, row_stats
 from . import schedules
-from ._stream import diverged, predict_input, row_stats, transactional, validate_chunk
+from ._stream import diverged, transactional, validate_chunk
 
 __all__ = ["LMS"]
 
@@ -110,11 +110,14 @@ class LMS(RegressorMixin, BaseEstimator):
         self.theta0 = theta0
         self.random_state = random_state
 
+    _parameter_constraints = {
+        **schedules.CONSTRAINTS, "learning_rate": [StrOptions({"constant", "robbins_monro"})],
+        "fit_intercept": ["boolean"], "max_iter": [POSITIVE_INT], "tol": [NON_NEGATIVE, None],
+        "shuffle": ["boolean"], "record_path": ["boolean"],
+    }
+
     def _start(self, d):
-        schedules.check_schedule(self, schedules=("constant", "robbins_monro"))
-        schedules.check_positive_int(self.max_iter, "max_iter")
-        if self.tol is not None and not self.tol >= 0:
-            raise ValueError(f"tol must be None or >= 0; got {self.tol!r}")
+        check_params(self, schedules.schedule_constraints(self))
         p = d + int(self.fit_intercept)
         theta = np.zeros(p) if self.theta0 is None else np.array(self.theta0, dtype=float).reshape(-1)
         if theta.shape[0] != p or not np.all(np.isfinite(theta)):

@@ -5,15 +5,14 @@ Derived in: chapter "Online learning and stochastic optimisation" § "Regret".
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from scipy import optimize
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from ..base import POSITIVE, StrOptions, check_param_values, check_params, predict_input, row_stats
 from ..numerics import log1pexp, sigmoid
-from ._stream import diverged, predict_input, row_stats, transactional, validate_chunk
+from ._stream import diverged, transactional, validate_chunk
 from .schedules import curvature_bound
 
 __all__ = ["OnlineGradientDescent", "best_fixed_parameter"]
@@ -32,9 +31,8 @@ def _total_loss(loss, theta, X, y):
     return float(np.sum(np.abs(Z - y))), X.T @ np.sign(Z - y)
 
 
-def _check_loss(loss):
-    if loss not in _LOSSES:
-        raise ValueError(f"loss must be one of {_LOSSES}; got {loss!r}")
+#: the radius of the feasible ball (None: no projection)
+_RADIUS = [POSITIVE, None]
 
 
 def _check_targets(loss, y, who):
@@ -66,15 +64,14 @@ def best_fixed_parameter(X, y, *, loss="squared_error", radius=None):
 
     Derived in: chapter "Online learning and stochastic optimisation" § "Regret".
     """
-    _check_loss(loss)
+    check_param_values("best_fixed_parameter", {"loss": [StrOptions(set(_LOSSES))], "radius": _RADIUS},
+                       {"loss": loss, "radius": radius})
     X = check_array(X, dtype=np.float64)
     y = check_array(y, dtype=np.float64, ensure_2d=False, ensure_min_samples=0, input_name="y")
     if y.ndim != 1 or y.shape[0] != X.shape[0]:
         raise ValueError(f"best_fixed_parameter: y must be 1-D with one value per row of X ({X.shape[0]}); "
                          f"got shape {y.shape}.")
     _check_targets(loss, y, "best_fixed_parameter")
-    if radius is not None and not (isinstance(radius, numbers.Real) and np.isfinite(radius) and radius > 0):
-        raise ValueError(f"radius must be a finite number > 0 or None; got {radius!r}")
     if loss == "squared_error" and radius is None:
         theta = np.linalg.lstsq(X, y, rcond=None)[0]
     else:
@@ -131,13 +128,8 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
         self.radius = radius
         self.eta0 = eta0
 
-    def _check_params(self):
-        _check_loss(self.loss)
-        if self.radius is not None and not (isinstance(self.radius, numbers.Real) and self.radius > 0):
-            raise ValueError(f"radius must be > 0 or None; got {self.radius!r}")
-        if not (self.eta0 == "auto" if isinstance(self.eta0, str) else
-                isinstance(self.eta0, numbers.Real) and np.isfinite(self.eta0) and self.eta0 > 0):
-            raise ValueError(f"eta0 must be 'auto' or a finite number > 0; got {self.eta0!r}")
+    _parameter_constraints = {"loss": [StrOptions(set(_LOSSES))], "radius": _RADIUS,
+                              "eta0": [POSITIVE, StrOptions({"auto"})]}
 
     @transactional
     def partial_fit(self, X, y):
@@ -146,7 +138,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
 
         first = not hasattr(self, "coef_")
         if first:
-            self._check_params()
+            check_params(self)
         X, y = validate_chunk(self, X, y, first=first, y_numeric=True)
         _check_targets(self.loss, y, type(self).__name__)
         top, nnz = row_stats(X)

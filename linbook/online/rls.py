@@ -9,8 +9,9 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from ..base import DEPRECATED, DivergenceError, check_sample_weight, renamed_param
-from ._stream import predict_input, transactional, validate_chunk
+from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, check_params, check_sample_weight,
+                    predict_input, renamed_param)
+from ._stream import transactional, validate_chunk
 
 __all__ = ["RecursiveLeastSquares"]
 
@@ -19,7 +20,7 @@ _FINAL_COND = 1e12      # beyond this at the end of a chunk the design is treate
 _WOODBURY_MIN_PARAMS = 32   # from this many parameters a chunk goes in by blocks (Woodbury)
 
 
-def _woodbury(P, m, Xb, yb, sb, first_row=0):
+def _woodbury(P, m, Xb, yb, sw_block, first_row=0):
     """Absorb the ``k`` rows ``Xb`` (weights ``sb``) at once: the rank-``k`` form of the recursion.
 
     With ``Z = diag(sqrt(s)) Xb`` and ``M = I + Z P Z^T`` (k x k, Cholesky ``L L^T``)::
@@ -30,7 +31,7 @@ def _woodbury(P, m, Xb, yb, sb, first_row=0):
     (Woodbury's identity; the row-by-row recursion is the case ``k = 1``, and after all rows
     ``P = (alpha I + sum s x x^T)^{-1}`` either way). Returns new ``(P, m)``.
     """
-    root = np.sqrt(sb)
+    root = np.sqrt(sw_block)
     Z = root[:, None] * Xb
     with np.errstate(over="ignore", invalid="ignore"):      # an overflow is reported below
         U = Z @ P
@@ -121,16 +122,16 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         self.alpha = alpha
         self.block_size = block_size
 
+    _parameter_constraints = {"prior_precision": [NON_NEGATIVE], "fit_intercept": ["boolean"],
+                              "noise_variance": [POSITIVE]}
+
     def _start(self, d):
         renamed_param(self, None, "block_size")
-        a = renamed_param(self, "prior_precision", "alpha")
-        if not (np.isscalar(a) and np.isfinite(a) and a >= 0):
-            raise ValueError(f"prior_precision must be a finite number >= 0; got {a!r}")
-        if not (np.isscalar(self.noise_variance) and self.noise_variance > 0):
-            raise ValueError(f"noise_variance must be > 0; got {self.noise_variance!r}")
+        prior_precision = renamed_param(self, "prior_precision", "alpha")
+        check_params(self, prior_precision=prior_precision)
         p = d + int(self.fit_intercept)
         self.n_samples_seen_ = 0
-        prior = np.full(p, float(a))
+        prior = np.full(p, float(prior_precision))
         if self.fit_intercept:
             prior[-1] = 0.0
         if np.all(prior > 0):      # proper prior: Kalman filter from N(0, P0)
@@ -150,23 +151,22 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
 
     @staticmethod
     def _switch(A, r, final=False):
-        """``(P, m)`` from the information form ``(A, r)`` once ``A`` is well conditioned (columns
-        scaled to unit diagonal), else ``None``."""
-        d = np.sqrt(np.diag(A))
-        if np.any(d == 0):
-            return None
-        C = A / np.outer(d, d)
-        ev = np.linalg.eigvalsh(C)
-        if not ev[0] > ev[-1] / (_FINAL_COND if final else _SWITCH_COND):
-            return None
-        try:
-            c = linalg.cho_factor(C, lower=True)
-        except linalg.LinAlgError:
-            return None
-        P = linalg.cho_solve(c, np.eye(A.shape[0])) / np.outer(d, d)
-        return 0.5 * (P + P.T), linalg.cho_solve(c, r / d) / d
+        """``(P, m)`` from the information form ``(A, r)`` once ``A`` is well conditioned (its
+        2-norm condition number with the columns scaled to unit diagonal below the limit), else
+        ``None``. The scaled factor is linbook's one equilibrated Cholesky."""
+        from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 
-    def _update(self, Xa, y, s):
+        factor = equilibrated_cholesky(A)
+        if factor is None:                     # not positive definite: a zero or dependent column
+            return None
+        C, e = factor
+        sv = linalg.svdvals(C)                 # cond(A / (e e^T)) = (sv_max / sv_min)^2
+        if not sv[-1] ** 2 > sv[0] ** 2 / (_FINAL_COND if final else _SWITCH_COND):
+            return None
+        P = linalg.cho_solve((C, False), np.eye(A.shape[0])) / np.outer(e, e)
+        return 0.5 * (P + P.T), equilibrated_solve(factor, r)
+
+    def _update(self, Xa, y, sw):
         """Absorb the rows of ``Xa`` (already augmented) with weights ``s``: the new state, computed
         on copies, is stored only when every row went in (a failed call leaves the model as it was)."""
         n, p, i = Xa.shape[0], Xa.shape[1], 0
@@ -175,10 +175,10 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             A, r = A.copy(), r.copy()
         while i < n and A is not None:         # information form, p rows at a time
             j = min(n, i + p)
-            Xb, sb = Xa[i:j], s[i:j]
+            Xb, sw_block = Xa[i:j], sw[i:j]
             with np.errstate(over="ignore", invalid="ignore"):
-                A += Xb.T @ (sb[:, None] * Xb)
-                r += Xb.T @ (sb * y[i:j])
+                A += Xb.T @ (sw_block[:, None] * Xb)
+                r += Xb.T @ (sw_block * y[i:j])
             if not (np.all(np.isfinite(A)) and np.all(np.isfinite(r))):
                 raise ValueError("X^T X overflows (features or targets of order 1e150 or larger): "
                                  "scale the features and the target before fitting.")
@@ -194,12 +194,12 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
                 # in every call on a busy machine
                 with _single_threaded_blas():
                     for j in range(i, n, p):
-                        P, m = _woodbury(P, m, Xa[j:j + p], y[j:j + p], s[j:j + p], first_row=j)
+                        P, m = _woodbury(P, m, Xa[j:j + p], y[j:j + p], sw[j:j + p], first_row=j)
             else:                              # few parameters: the compiled rank-1 loop is faster
                 from .._kernels.online import rls_pass
 
                 P, m = P.copy(), m.copy()
-                bad = rls_pass(Xa[i:], y[i:], s[i:], P, m)
+                bad = rls_pass(Xa[i:], y[i:], sw[i:], P, m)
                 if bad >= 0:
                     raise _lost_definiteness(i + bad)
                 P = 0.5 * (P + P.T)
@@ -232,9 +232,9 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """One pass over ``(X, y)`` from the prior. Returns ``self``."""
         X, y = validate_chunk(self, X, y, first=True, y_numeric=True)
-        s = check_sample_weight(sample_weight, X, estimator=self)
+        sw = check_sample_weight(sample_weight, X, estimator=self)
         self._start(X.shape[1])
-        self._update(self._augment(X), y, s)
+        self._update(self._augment(X), y, sw)
         self.n_samples_seen_ = X.shape[0]
         self._publish()
         return self
@@ -244,10 +244,10 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         """Absorb one chunk (continuing the posterior). Returns ``self``."""
         first = not hasattr(self, "_m")
         X, y = validate_chunk(self, X, y, first=first, y_numeric=True)
-        s = check_sample_weight(sample_weight, X, estimator=self)
+        sw = check_sample_weight(sample_weight, X, estimator=self)
         if first:
             self._start(X.shape[1])
-        self._update(self._augment(X), y, s)
+        self._update(self._augment(X), y, sw)
         self.n_samples_seen_ += X.shape[0]
         self._publish()
         return self

@@ -5,11 +5,11 @@ Derived in: chapter "Online learning and stochastic optimisation" § "Step sizes
 
 from __future__ import annotations
 
-import numbers
+from numbers import Real
 
 import numpy as np
 
-from ..base import renamed_kwargs
+from ..base import POSITIVE, Interval, StrOptions, check_param_values, renamed_kwargs
 
 __all__ = ["learning_rate_schedule"]
 
@@ -52,32 +52,27 @@ def learning_rate_schedule(k, schedule="robbins_monro", *, eta0=0.1, tau0=1.0, k
     elif schedule == "optimal":
         out = eta0 / (1.0 + lam_n * eta0 * (k - 1.0))
     else:
-        raise ValueError(f"schedule must be one of {SCHEDULES}; got {schedule!r}")
+        check_param_values("learning_rate_schedule", {"schedule": [StrOptions(set(SCHEDULES))]}, {"schedule": schedule})
     return out[()] if out.ndim == 0 else out
 
 
-def check_schedule(est, *, schedules=SCHEDULES, lam=0.0):
-    """Validate ``learning_rate``, ``eta0``, ``tau0``, ``kappa`` of an estimator (clear errors)."""
-    if est.learning_rate not in schedules:
-        raise ValueError(f"learning_rate must be one of {schedules}; got {est.learning_rate!r}")
-    if not (isinstance(est.eta0, str) and est.eta0 == "auto"):
-        if not (isinstance(est.eta0, numbers.Real) and np.isfinite(est.eta0) and est.eta0 > 0):
-            raise ValueError(f"eta0 must be 'auto' or a finite number > 0; got {est.eta0!r}")
-    if est.learning_rate == "robbins_monro":
-        if not 0.5 < est.kappa <= 1.0:
-            raise ValueError(f"kappa must be in (0.5, 1] (Robbins-Monro conditions, eq. 8.82); got {est.kappa}")
-        if not est.tau0 >= 0:
-            raise ValueError(f"tau0 must be >= 0; got {est.tau0}")
+#: The ``_parameter_constraints`` of a step-size schedule (``learning_rate``, ``eta0``).
+CONSTRAINTS = {"learning_rate": [StrOptions(set(SCHEDULES))], "eta0": [POSITIVE, StrOptions({"auto"})]}
+#: What the Robbins-Monro schedule adds: ``kappa`` in (0.5, 1] (eq. 8.82), ``tau0 >= 0``.
+ROBBINS_MONRO = {"kappa": [Interval(Real, 0.5, 1.0, closed="right")],
+                 "tau0": [Interval(Real, 0.0, None, closed="left")]}
+
+
+def schedule_constraints(est):
+    """The constraints that hold only under ``est``'s schedule (for ``base.check_params``)."""
+    return ROBBINS_MONRO if est.learning_rate == "robbins_monro" else None
+
+
+def check_optimal_rate(est, lam):
+    """``learning_rate="optimal"`` is the ``1/(lambda k)`` rate: it needs ``lam > 0``."""
     if est.learning_rate == "optimal" and not lam > 0:
         raise ValueError("learning_rate='optimal' needs lam > 0 (it is the 1/(lambda k) rate of a "
                          "strongly convex objective); set lam > 0 or use another schedule.")
-
-
-def check_positive_int(value, name):
-    """``value`` as an int >= 1, or a ValueError naming the parameter."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer; got {value!r}")
-    return int(value)
 
 
 def curvature_bound(top, previous=0.0, nnz=0):

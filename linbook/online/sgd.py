@@ -10,7 +10,6 @@ Derived in: chapter "Online learning and stochastic optimisation" § "Stochastic
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 import scipy.sparse as sp
@@ -18,11 +17,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import metadata_routing
 from sklearn.utils.metaestimators import available_if
 
-from ..base import DEPRECATED, check_sample_weight, encode_labels, renamed_param
-from ..datasets import as_rng
+from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, as_rng, check_params,
+                    check_sample_weight, encode_labels, predict_input, renamed_param, row_stats)
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
-from ._stream import CURE, diverged, predict_input, progress, row_stats, transactional, validate_chunk
+from ._stream import CURE, diverged, progress, transactional, validate_chunk
 
 __all__ = ["SGDRegressor", "SGDClassifier"]
 
@@ -121,30 +120,23 @@ def _numpy_epoch(X, y, sw, order, W, b, Wbar, bbar, state, loss, code, eta0, tau
     return total, status
 
 
-def check_stop_rule(est):
-    """``tol`` (None or a number >= 0) and ``n_iter_no_change`` (an int >= 1) of the stop rule."""
-    if est.tol is not None and not (isinstance(est.tol, numbers.Real) and np.isfinite(est.tol) and est.tol >= 0):
-        raise ValueError(f"tol must be None or a finite number >= 0; got {est.tol!r}. Set tol=None to run "
-                         "every epoch of max_iter")
-    schedules.check_positive_int(est.n_iter_no_change, "n_iter_no_change")
-
-
 class _BaseSGD(BaseEstimator):
     """Shared engine: parameters ``W`` (M, D), ``b`` (M,), one compiled epoch at a time."""
 
-    def _check_params(self):
+    _parameter_constraints = {
+        **schedules.CONSTRAINTS, "lam": [NON_NEGATIVE], "fit_intercept": ["boolean"],
+        "average": ["boolean", POSITIVE_INT], "adagrad": ["boolean"], "adagrad_tau0": [POSITIVE],
+        "batch_size": [POSITIVE_INT], "max_iter": [POSITIVE_INT], "shuffle": ["boolean"],
+        "tol": [NON_NEGATIVE, None], "n_iter_no_change": [POSITIVE_INT],
+    }
+
+    def _checked_lam(self):
+        """Check the parameters; ``lam`` (also when given by its old name ``alpha``)."""
         lam = renamed_param(self, "lam", "alpha", formula="lam=alpha * n_samples (alpha was the per-sample "
                             "share lam / n)")
-        schedules.check_schedule(self, lam=lam)
-        if not (np.isscalar(lam) and np.isfinite(lam) and lam >= 0):
-            raise ValueError(f"lam must be a finite number >= 0; got {lam!r}")
-        schedules.check_positive_int(self.batch_size, "batch_size")
-        schedules.check_positive_int(self.max_iter, "max_iter")
-        if not (self.average is False or self.average is True or
-                (isinstance(self.average, (int, np.integer)) and self.average >= 1)):
-            raise ValueError(f"average must be True, False or an update number >= 1; got {self.average!r}")
-        if not self.adagrad_tau0 > 0:
-            raise ValueError(f"adagrad_tau0 must be > 0; got {self.adagrad_tau0!r}")
+        check_params(self, schedules.schedule_constraints(self), lam=lam)
+        schedules.check_optimal_rate(self, lam)
+        return lam
 
     def _init_state(self, n_features, n_outputs):
         M, D = n_outputs, n_features
@@ -233,7 +225,6 @@ class _BaseSGD(BaseEstimator):
         ``(1/2) sum_i s_i (y_i - ybar)^2`` of the best constant (``ybar`` the weighted mean; 0
         without intercept), so that rescaling ``y`` does not change when the rule fires.
         """
-        check_stop_rule(self)
         if self._loss_name() == "squared_error":
             centre = np.average(T, weights=sw) if self.fit_intercept and sw.sum() > 0 else 0.0
             with np.errstate(over="ignore"):     # a target that overflows is reported by the fit
@@ -384,8 +375,7 @@ class SGDRegressor(RegressorMixin, _BaseSGD):
     @transactional
     def fit(self, X, y, sample_weight=None):
         """Run epochs from zero parameters until the stop rule (``tol``) or ``max_iter``. Returns ``self``."""
-        self._check_params()
-        check_stop_rule(self)
+        self._checked_lam()
         X, y, sw = self._prepare(X, y, sample_weight, first=True)
         self._init_state(X.shape[1], 1)
         self.n_iter_ = self._run(X, y, sw, epochs=int(self.max_iter), shuffle=self.shuffle,
@@ -397,7 +387,7 @@ class SGDRegressor(RegressorMixin, _BaseSGD):
         """One pass over the chunk ``(X, y)`` in its order, continuing the stream. Returns ``self``."""
         first = not hasattr(self, "_W")
         if first:
-            self._check_params()
+            self._checked_lam()
         X, y, sw = self._prepare(X, y, sample_weight, first=first)
         if first:
             self._init_state(X.shape[1], 1)
@@ -468,10 +458,7 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
     def _loss_name(self):
         return self.loss
 
-    def _check_params(self):
-        if self.loss not in ("log_loss", "perceptron"):
-            raise ValueError(f"loss must be 'log_loss' or 'perceptron'; got {self.loss!r}")
-        super()._check_params()
+    _parameter_constraints = {**_BaseSGD._parameter_constraints, "loss": [StrOptions({"log_loss", "perceptron"})]}
 
     def _codes(self, y):
         """Class codes 0..K-1 of ``y`` as floats (the kernels' targets)."""
@@ -486,8 +473,7 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
     @transactional
     def fit(self, X, y, sample_weight=None):
         """Run epochs from zero parameters until the stop rule (``tol``) or ``max_iter``. Returns ``self``."""
-        self._check_params()
-        check_stop_rule(self)
+        self._checked_lam()
         X, y, sw = self._prepare(X, y, sample_weight, first=True)
         self.classes_, codes = encode_labels(y, model=type(self).__name__)
         K = self.classes_.size
@@ -516,7 +502,7 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
         """
         first = not hasattr(self, "_W")
         if first:
-            self._check_params()
+            self._checked_lam()
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit "
                                  "(the full list of labels the stream can contain).")

@@ -170,3 +170,49 @@ def test_complex_or_sparse_covariance_is_refused(bad):
 def test_cholesky_factor_must_be_lower_triangular():
     chol = np.array([[1.0, 0.5], [0.0, 1.0]])
     _refused(lambda: mvn_logpdf(np.zeros((3, 2)), np.zeros(2), chol=chol), "chol")
+
+
+# ------------------------------------------------------------------ estimators' hyperparameters
+
+def _estimator_cases():
+    import linbook
+    import linbook.online as online
+    from linbook.selection import loocv_ridge
+    from linbook.online import best_fixed_parameter
+    cases = {
+        "Perceptron-eta": (lambda: linbook.Perceptron(eta=-1.0), "eta"),
+        "Perceptron-form": (lambda: linbook.Perceptron(form="kernel"), "form"),
+        "Perceptron-max_iter": (lambda: linbook.Perceptron(max_iter=0), "max_iter"),
+        "Lasso-lam": (lambda: linbook.Lasso(lam=np.nan), "lam"),
+        "Lasso-tol": (lambda: linbook.Lasso(tol=2.0), "tol"),
+        "Ridge-lam": (lambda: linbook.Ridge(lam=-1.0), "lam"),
+        "LinearRegression-fit_intercept": (lambda: linbook.LinearRegression(fit_intercept="yes"), "fit_intercept"),
+        "SGDRegressor-lam": (lambda: online.SGDRegressor(lam=-1.0), "lam"),
+        "SGDRegressor-kappa": (lambda: online.SGDRegressor(learning_rate="robbins_monro", kappa=0.5), "kappa"),
+        "SGDClassifier-loss": (lambda: online.SGDClassifier(loss="hinge"), "loss"),
+        "LMS-learning_rate": (lambda: online.LMS(learning_rate="optimal"), "learning_rate"),
+        "OnlineGradientDescent-radius": (lambda: online.OnlineGradientDescent(radius=0.0), "radius"),
+        "RecursiveLeastSquares-noise_variance": (lambda: online.RecursiveLeastSquares(noise_variance=0.0),
+                                                 "noise_variance"),
+        "GaussianNaiveBayes-var_smoothing": (lambda: linbook.GaussianNaiveBayes(var_smoothing=-1.0), "var_smoothing"),
+        "RDA-shrinkage": (lambda: linbook.RDA(shrinkage=1.5), "shrinkage"),
+        "NearestShrunkenCentroids-shrink_threshold": (
+            lambda: linbook.NearestShrunkenCentroids(shrink_threshold=-1.0), "shrink_threshold"),
+        "FisherLDA-n_components": (lambda: linbook.FisherLDA(n_components=0), "n_components"),
+    }
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((30, 3)), np.tile([0.0, 1.0], 15)
+    for key, (make, name) in cases.items():
+        yield pytest.param(lambda make=make: make().fit(X, y), name, id=key)
+    yield pytest.param(lambda: loocv_ridge(X, y, lam=-1.0), "lam", id="loocv_ridge-lam")
+    yield pytest.param(lambda: best_fixed_parameter(X, y, loss="hinge"), "loss", id="best_fixed_parameter-loss")
+
+
+@pytest.mark.parametrize("call, name", list(_estimator_cases()))
+def test_hyperparameters_out_of_range_get_the_one_wording(call, name):
+    """One scheme (base.check_params / check_param_values): scikit-learn's sentence naming the
+    parameter, then "Set <name> to <what is allowed>"."""
+    with pytest.raises(ValueError) as info:
+        call()
+    assert_clear_error(info.value, name)
+    assert f"The '{name}' parameter of " in str(info.value) and f"Set {name} to " in str(info.value)
