@@ -7,9 +7,15 @@
   numpy alternative, accumulating ``X^T X`` and ``X^T y`` and re-solving after each chunk
   (scikit-learn has no recursive least squares); both end at the least-squares solution.
 * first fit: a fresh Python process fits the eight main estimators once each (200 x 5 data,
-  and 2,000 x 8 for the perceptron, whose compiled epoch starts at 1,000 rows) against a process
-  fitting scikit-learn's counterparts. "warm" uses the numba cache that ``make env`` fills;
-  "cold" an empty cache (every kernel the fits need is compiled), so it shows the compilation.
+  and 2,000 x 8 for the perceptron) against a process fitting scikit-learn's counterparts. At
+  these sizes every linbook fit runs numpy only (the perceptron's and SGD's numpy loops), so
+  "warm" (the numba cache that ``make env`` fills) and "cold" (an empty cache) do the same work.
+* first fit on larger data: a fresh process fits ``Perceptron()`` and ``SGDClassifier()`` on
+  20,000 x 20, where both run compiled numba epochs: "cold" (an empty cache) shows the
+  compilation, "warm" the cost of importing numba and loading the cached machine code.
+
+The first-fit rows time the whole process (interpreter start included); the quality column
+gives the time inside each process and its CPU time (less sensitive to the load than wall time).
 """
 
 import os
@@ -127,24 +133,47 @@ else:
               (lm.SGDClassifier(random_state=0), X, c)]
 for m, A, b in models:
     m.fit(A, b).predict(A)
-print(time.perf_counter() - t0)
+print(time.perf_counter() - t0, time.process_time())
+"""
+
+FIRST_FIT_LARGE = """
+import time, warnings
+t0 = time.perf_counter()
+import numpy as np
+rng = np.random.default_rng(0)
+X = rng.standard_normal((20_000, 20)); c = (X @ rng.standard_normal(20) + rng.standard_normal(20_000) > 0).astype(int)
+warnings.simplefilter("ignore")
+if LIB == "linbook":
+    import linbook
+    from linbook import online
+    models = [linbook.Perceptron(random_state=0), online.SGDClassifier(random_state=0)]
+else:
+    from sklearn import linear_model as lm
+    models = [lm.Perceptron(random_state=0), lm.SGDClassifier(loss="log_loss", random_state=0)]
+for m in models:
+    m.fit(X, c).predict(X)
+print(time.perf_counter() - t0, time.process_time())
 """
 
 
-def _first_fit(lib, cold):
+def _first_fit(lib, cold, script=FIRST_FIT):
     def run(_):
         env = dict(os.environ)
         with tempfile.TemporaryDirectory() as empty:
             if cold:
                 env["NUMBA_CACHE_DIR"] = empty
-            out = subprocess.run([sys.executable, "-c", f"LIB = {lib!r}\n" + FIRST_FIT], env=env,
+            out = subprocess.run([sys.executable, "-c", f"LIB = {lib!r}\n" + script], env=env,
                                  capture_output=True, text=True, check=True)
-        return float(out.stdout.split()[-1])
+        inside, cpu = map(float, out.stdout.split()[-2:])
+        return inside, cpu
     return run
 
 
-def _inside(data, a, b):
-    return f"time inside the processes (imports + 8 first fits): linbook {a:.2f} s, sklearn {b:.2f} s"
+def _inside(what):
+    def compare(data, a, b):
+        return (f"inside the processes ({what}): linbook {a[0]:.2f} s, sklearn {b[0]:.2f} s; "
+                f"CPU time linbook {a[1]:.2f} s, sklearn {b[1]:.2f} s (ratio {a[1] / b[1]:.2f}, last pair)")
+    return compare
 
 
 CASES = [
@@ -161,9 +190,19 @@ CASES = [
          target=1.0, compare=lambda d, a, b: f"max |w_rls - w_solve| {np.abs(a - b).max():.1e}", repeat=5),
     Case(name="first fits default, fresh process, warm numba cache (8 estimators)", setup=lambda: None,
          linbook=_first_fit("linbook", cold=False), reference=_first_fit("sklearn", cold=False),
-         reference_name="sklearn counterparts", target=1.1, compare=_inside, repeat=5,
+         reference_name="sklearn counterparts", target=1.1, compare=_inside("imports + 8 first fits"), repeat=5,
          notes="wall time of the whole process, interpreter start included"),
-    Case(name="first fits default, fresh process, cold numba cache: compilation shown (8 estimators)",
+    Case(name="first fits default, fresh process, cold numba cache (8 estimators)",
          setup=lambda: None, linbook=_first_fit("linbook", cold=True), reference=_first_fit("sklearn", cold=True),
-         reference_name="sklearn counterparts", target=2.0, compare=_inside, repeat=5),
+         reference_name="sklearn counterparts", target=2.0, compare=_inside("imports + 8 first fits"), repeat=5),
+    Case(name="first fits default, fresh process, warm numba cache, 20k x 20 (compiled Perceptron, SGD)",
+         setup=lambda: None, linbook=_first_fit("linbook", cold=False, script=FIRST_FIT_LARGE),
+         reference=_first_fit("sklearn", cold=False, script=FIRST_FIT_LARGE),
+         reference_name="sklearn Perceptron, SGDClassifier", target=1.1,
+         compare=_inside("imports + 2 first fits, cached kernels loaded"), repeat=5),
+    Case(name="first fits default, fresh process, cold numba cache: compilation shown, 20k x 20 (Perceptron, SGD)",
+         setup=lambda: None, linbook=_first_fit("linbook", cold=True, script=FIRST_FIT_LARGE),
+         reference=_first_fit("sklearn", cold=True, script=FIRST_FIT_LARGE),
+         reference_name="sklearn Perceptron, SGDClassifier", target=2.0,
+         compare=_inside("imports + 2 first fits, kernels compiled"), repeat=5),
 ]

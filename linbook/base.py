@@ -230,8 +230,19 @@ def predict_input(est, X, accept_sparse=False):
     return X
 
 
+_NUMPY_STATS_MAX = 100_000     # entries of dense X up to which row_stats runs in numpy
+
+
 def row_stats(X):
-    """``(max_i ||x_i||^2, number of nonzero entries)`` of dense or CSR ``X`` (inf when it overflows)."""
+    """``(max_i ||x_i||^2, number of nonzero entries)`` of dense or CSR ``X`` (inf when it overflows).
+
+    Small dense ``X`` in numpy (a fit on it then needs no compiled code); larger ``X`` in one
+    compiled pass without a temporary (``linbook._kernels.sgd.dense_row_stats``).
+    """
+    if not scipy.sparse.issparse(X) and X.size <= _NUMPY_STATS_MAX:
+        with np.errstate(over="ignore"):
+            top = float(np.max(np.einsum("ij,ij->i", X, X), initial=0.0))
+        return top, int(np.count_nonzero(X))
     if scipy.sparse.issparse(X):
         from ._kernels.sgd import csr_row_stats
         top, nnz = csr_row_stats(X.data, X.indptr)

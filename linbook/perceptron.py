@@ -27,10 +27,11 @@ __all__ = ["Perceptron", "perceptron_reference"]
 _FORMS = ("primal", "dual", "pocket")
 _KEEP_ROWS = 1_000_000     # numbers of X kept for updates_
 # Dense primal fits below _NUMPY_MAX_ROWS rows run fit's numpy loop until this process has made
-# _NUMPY_UPDATES updates that way; then the compiled epoch (the same updates, tested equal). Loading
-# it costs a numba import and a cache read (~0.5 s), more than a chapter's fits; the numpy loop
-# costs a few microseconds an update, more than the compiled one in a loop of many fits.
-_NUMPY_MAX_ROWS = 1_000
+# _NUMPY_UPDATES steps that way (an update, or a block of _BLOCK samples scored); then the compiled
+# epoch (the same updates, tested equal). Loading it costs a numba import and a cache read (~0.5 s),
+# more than a chapter's fits; the numpy loop costs a few microseconds a step, more than the compiled
+# one in a loop of many fits.
+_NUMPY_MAX_ROWS = 10_000
 _NUMPY_UPDATES = 20_000
 _numpy_updates_left = [_NUMPY_UPDATES]
 _BLOCK = 16                # samples scored per matrix product in that loop
@@ -172,8 +173,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     -----
     ``predict`` uses ``sign(0) = +1`` (a point on the hyperplane goes to ``classes_[1]``),
     while training counts ``y_i (w.x_i + b) = 0`` as a mistake. The primal epoch on dense
-    input below 1,000 rows runs the numpy loop in ``fit`` (until the process has made 20,000
-    updates that way); other epochs run compiled (``linbook._kernels.perceptron``), tested to
+    input below 10,000 rows runs the numpy loop in ``fit`` (until the process has made 20,000
+    steps that way); other epochs run compiled (``linbook._kernels.perceptron``), tested to
     make the same updates as that loop.
 
     Derived in: chapter "The perceptron" § "The primal algorithm".
@@ -226,7 +227,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
                     w += eta * t[i] * X[i]               # w <- w + eta y_i x_i
                     b += eta * c2 * t[i]                 # b <- b + eta c^2 y_i
                     updated.append(i)
-                _numpy_updates_left[0] -= len(updated)
+                _numpy_updates_left[0] -= len(updated) + n // _BLOCK
             else:                                        # the same updates, compiled (and dual, pocket)
                 updated = compiled.epoch(order)
             if history.stop(updated, pocket_perfect=compiled.pocket_perfect()):

@@ -390,8 +390,11 @@ def test_sparse_equals_dense(solver, multi):
 
 def test_auto_solver_rule():
     from linbook.logistic.solvers import choose_solver
-    assert choose_solver("auto", 200_000, 100, 2, True, False) == "newton"
-    assert choose_solver("auto", 2_000_000, 10, 2, True, False) == "newton"
+    assert choose_solver("auto", 200_000, 100, 2, True, False) == "lbfgs"       # tall, many features
+    assert choose_solver("auto", 100_000, 50, 2, True, False) == "lbfgs"
+    assert choose_solver("auto", 2_000_000, 10, 2, True, False) == "newton"      # few features
+    assert choose_solver("auto", 50_000, 40, 2, True, False) == "newton"
+    assert choose_solver("auto", 10_000, 60, 2, True, False) == "newton"         # small
     assert choose_solver("auto", 5_000, 2_000, 2, True, False) == "lbfgs"        # wide
     assert choose_solver("auto", 50_000, 50, 50, True, False) == "lbfgs"         # many classes
     assert choose_solver("auto", 150, 4, 3, True, False) == "newton"             # iris

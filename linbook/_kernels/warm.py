@@ -17,11 +17,19 @@ def main():
     import scipy.sparse as sp
 
     import linbook
-    from linbook import online
+    from linbook import online, perceptron
+    from linbook import base
+    from linbook.online import sgd
+
+    # small fits run numpy loops (no numba load in a chapter's first cells); here every fit must
+    # take its compiled path, so that larger fits later load compiled code instead of compiling it
+    sgd._numpy_steps_left[0] = 0
+    perceptron._numpy_updates_left[0] = 0
+    base._NUMPY_STATS_MAX = -1
 
     start = time.perf_counter()
     rng = np.random.default_rng(0)
-    n, d = 2_000, 8                              # the perceptron's numpy loop ends below 1,000 rows
+    n, d = 2_000, 8
     X = rng.standard_normal((n, d))
     y_real = X @ rng.standard_normal(d) + rng.standard_normal(n)
     y_bin = (y_real > 0).astype(int)

@@ -2,8 +2,9 @@
 
 Every estimator here learns from a stream. ``partial_fit(X, y)`` consumes one chunk
 (e.g. read from disk) and continues where the previous call stopped; ``fit(X, y)``
-starts afresh and runs ``max_iter`` epochs (passes) over the data, shuffled with
-``random_state``. They follow scikit-learn's conventions (``clone``, ``Pipeline``,
+starts afresh and runs at most ``max_iter`` epochs (passes) over the data, shuffled
+with ``random_state`` (SGD stops earlier when its training objective stops falling,
+``tol``). They follow scikit-learn's conventions (``clone``, ``Pipeline``,
 ``cross_val_score``, ``feature_names_in_``).
 
 =============================  =================================================
@@ -17,9 +18,10 @@ starts afresh and runs ``max_iter`` epochs (passes) over the data, shuffled with
 ``best_fixed_parameter``       the best parameter in hindsight over an l2 ball (for regret)
 =============================  =================================================
 
-Each model is the textbook loop, one sample at a time, compiled with numba on first
-use (``linbook._kernels``; the first fit of a session pays a compile of about a
-second, cached on disk afterwards). ``SGDRegressor`` and ``SGDClassifier`` take dense
+Each model is the textbook loop, one sample at a time, compiled with numba
+(``linbook._kernels``; compiled once into the on-disk cache by ``make env``). The first
+SGD fits of a process on small dense data run the same loop in numpy instead, so a
+chapter's first cells do not wait for numba to load. ``SGDRegressor`` and ``SGDClassifier`` take dense
 or sparse (CSR) ``X``. A step that makes the loss or the parameters non-finite raises
 ``linbook.base.DivergenceError`` naming the cure; the default steps (``eta0="auto"``)
 are scaled by the largest squared row norm, so unscaled features do not make them

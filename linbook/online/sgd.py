@@ -9,6 +9,8 @@ Derived in: chapter "Online learning and stochastic optimisation" § "Stochastic
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -24,6 +26,98 @@ from ._stream import CURE, diverged, progress, transactional, validate_chunk
 __all__ = ["SGDRegressor", "SGDClassifier"]
 
 _LOSSES = {"squared_error": 0, "log_loss": 1, "perceptron": 2}   # the kernels' loss codes
+# Plain per-sample epochs on dense input run the numpy loop of ``_numpy_epoch`` until this process has
+# made _NUMPY_STEPS steps that way; then the compiled epoch (the same steps, tested equal). Loading the
+# compiled one costs a numba import and a cache read (~0.5 s), more than a chapter's small fits; the
+# numpy loop costs ~10 microseconds a step, more than the compiled one in a loop of many fits.
+_NUMPY_STEPS = 20_000
+_numpy_steps_left = [_NUMPY_STEPS]
+
+
+def _step_size(code, eta0, tau0, kappa, lam_n, k):
+    """eta_k of update ``k`` for the schedule ``schedules.SCHEDULES[code]`` (as the compiled kernel)."""
+    if code == 0:
+        return eta0
+    if code == 1:
+        return eta0 * (tau0 + k) ** (-kappa)
+    return eta0 / (1.0 + lam_n * eta0 * (k - 1.0))
+
+
+def _residual(loss, z, y):
+    """``(r, f)``: the derivative ``r = dloss/dz`` at the scores ``z`` and the loss ``f`` (8.86-8.90).
+
+    One output (``z`` a number): ``y`` is the real target (squared) or 0/1 (log, perceptron), ``z - y``,
+    ``sigm(z) - y`` (stable) or ``1[z > 0] - y``. Several outputs (log-loss): ``y`` is the
+    class code, ``r`` the softmax minus the one-hot vector.
+    """
+    if np.ndim(z) and z.shape[0] > 1:                    # softmax with the max subtracted
+        c, top = int(y), z.max()
+        r = np.exp(z - top)
+        total = r.sum()
+        r /= total
+        r[c] -= 1.0
+        return r, math.log(total) + top - z[c]
+    s = float(z)
+    if loss == 0:
+        r = s - y
+        return r, 0.5 * r * r
+    if loss == 1:                                        # stable sigmoid and log(1 + e^s) - y s
+        e = math.exp(-s if s >= 0.0 else s)
+        p = 1.0 / (1.0 + e) if s >= 0.0 else e / (1.0 + e)
+        return p - y, (s if s >= 0.0 else 0.0) + math.log1p(e) - y * s
+    return (1.0 if s > 0.0 else 0.0) - y, max(0.0, -(2.0 * y - 1.0) * s)
+
+
+def _numpy_epoch(X, y, sw, order, W, b, Wbar, bbar, state, loss, code, eta0, tau0, kappa, lam_n, b_ratio,
+                 fit_intercept, avg_start):
+    """One epoch of per-sample SGD (batch 1, plain steps), eq. (8.86)/(8.88)/(8.90), in numpy.
+
+    For each sample ``i`` in ``order``: scores ``z = W x_i + b``, residual ``r = dloss/dz``,
+    then, with ``eta_k`` the schedule's step of update ``k``,
+
+        W <- (1 - eta_k lam/n) W - eta_k s_i r x_i^T,     b <- b - b_ratio eta_k s_i r
+
+    and the running mean of the iterates (8.80) from update ``avg_start`` on. ``W``, ``b``,
+    ``Wbar``, ``bbar``, ``state = [updates, iterates averaged]`` are updated in place. Returns
+    ``(summed loss, status)`` as ``linbook._kernels.sgd.sgd_epoch_dense`` (each sample's loss
+    before its update; status -1 done, -2 shrink factor <= 0, else the position of a
+    non-finite loss), which runs this loop compiled and is tested equal to it.
+    """
+    one = W.shape[0] == 1           # one output: a weight vector and a float intercept
+    w, wbar = (W[0], Wbar[0]) if one else (W, Wbar)
+    bias, bias_bar = (float(b[0]), float(bbar[0])) if one else (b, bbar)
+    t, n_avg = state[0], state[1]
+    total = 0.0
+    status = -1
+    ys, weights = y.tolist(), sw.tolist()
+    for pos, i in enumerate(order.tolist()):
+        x = X[i]
+        r, f = _residual(loss, w @ x + bias, ys[i])
+        if not math.isfinite(f):
+            status = pos
+            break
+        total += weights[i] * f
+        t += 1.0
+        eta_w = _step_size(code, eta0, tau0, kappa, lam_n, t)
+        shrink = 1.0 - eta_w * lam_n
+        if shrink <= 0.0:
+            status = -2
+            break
+        g = weights[i] * r                               # the sample's gradient is g x_i (and g for b)
+        if shrink != 1.0:
+            w *= shrink
+        w -= (eta_w * g) * x if one else np.outer(eta_w * g, x)
+        if fit_intercept:
+            bias -= (b_ratio * eta_w) * g
+        if avg_start > 0 and t >= avg_start:             # recursive mean of the iterates (8.80)
+            n_avg += 1.0
+            mu = 1.0 / n_avg
+            wbar += mu * (w - wbar)
+            bias_bar += mu * (bias - bias_bar)
+    if one:
+        b[0], bbar[0] = bias, bias_bar
+    state[0], state[1] = t, n_avg
+    return total, status
 
 
 class _BaseSGD(BaseEstimator):
@@ -33,6 +127,7 @@ class _BaseSGD(BaseEstimator):
         **schedules.CONSTRAINTS, "lam": [NON_NEGATIVE], "fit_intercept": ["boolean"],
         "average": ["boolean", POSITIVE_INT], "adagrad": ["boolean"], "adagrad_tau0": [POSITIVE],
         "batch_size": [POSITIVE_INT], "max_iter": [POSITIVE_INT], "shuffle": ["boolean"],
+        "tol": [NON_NEGATIVE, None], "n_iter_no_change": [POSITIVE_INT],
     }
 
     def _checked_lam(self):
@@ -54,12 +149,12 @@ class _BaseSGD(BaseEstimator):
         self._w_max = 0.0                                        # largest sample weight seen so far
         self.t_ = 0
 
-    def _run(self, X, T, sw, *, epochs, shuffle, rng):
-        """``epochs`` passes over ``(X, T)``; every pass is one call of the compiled kernel."""
-        from .._kernels import sgd as kernel
-        from .._kernels.csr import csr_parts
-        from .._kernels.sgd_sparse import sgd_epoch_csr
+    def _run(self, X, T, sw, *, epochs, shuffle, rng, stop=False):
+        """Up to ``epochs`` passes over ``(X, T)``; a pass is ``_numpy_epoch`` or a call of the compiled kernel.
 
+        With ``stop`` (``fit``) and ``tol`` set, the passes end by the stop rule of ``_stops``.
+        Returns the number of passes run.
+        """
         n = X.shape[0]
         top, nnz = row_stats(X)
         self._L_x = schedules.curvature_bound(top, self._L_x, nnz)
@@ -79,13 +174,28 @@ class _BaseSGD(BaseEstimator):
         options = (self._state, _LOSSES[self._loss_name()], code, eta0, float(self.tau0), float(self.kappa),
                    lam_n, b_ratio, bool(self.fit_intercept), bool(self.adagrad), float(self.adagrad_tau0), avg)
         params = (int(self.batch_size), self._W, self._b, self._G2W, self._G2b, self._Wbar, self._bbar)
-        rows = csr_parts(X) if sp.issparse(X) else None
+        # the numpy epoch covers dense input, one sample a step, plain steps (no multiclass perceptron ties)
+        plain = (not sp.issparse(X) and int(self.batch_size) == 1 and not self.adagrad
+                 and not (self._loss_name() == "perceptron" and self._W.shape[0] > 1))
+        rows = None
+        stops = self._stops(T, sw) if stop and self.tol is not None else None
         for epoch in range(1, epochs + 1):
             order = rng.permutation(n) if shuffle else np.arange(n)
-            if rows is not None:
+            if plain and _numpy_steps_left[0] >= n:
+                _numpy_steps_left[0] -= n
+                with np.errstate(over="ignore", invalid="ignore"):    # a divergence is reported below
+                    total, status = _numpy_epoch(X, T, sw, order, self._W, self._b, self._Wbar, self._bbar,
+                                                 *options[:8], bool(self.fit_intercept), avg)
+            elif sp.issparse(X):
+                from .._kernels.csr import csr_parts
+                from .._kernels.sgd_sparse import sgd_epoch_csr
+
+                rows = csr_parts(X) if rows is None else rows
                 total, status = sgd_epoch_csr(*rows, T, sw, order, *params, *options)
             else:
-                total, status = kernel.sgd_epoch_dense(X, T, sw, order, *params, *options)
+                from .._kernels.sgd import sgd_epoch_dense
+
+                total, status = sgd_epoch_dense(X, T, sw, order, *params, *options)
             if status == -2:
                 raise diverged(self, "the shrink factor 1 - eta lam/n of the penalty",
                                "lower eta0 (or use eta0='auto') or lam")
@@ -96,9 +206,41 @@ class _BaseSGD(BaseEstimator):
                 raise diverged(self, "the loss" if status >= 0 else "the weights", cure)
             if self.verbose:
                 progress(self, epoch, epochs, total / sw.sum())
+            if stops is not None and stops(total + 0.5 * lam_n * n * float(np.sum(self._W ** 2))):
+                break
+        self.tol_reached_ = stops is not None and epoch < epochs
         self.t_ = int(self._state[0])
         use_avg = avg and self._state[1] > 0
         self._publish(self._Wbar if use_avg else self._W, self._bbar if use_avg else self._b)
+        return epoch
+
+    def _stops(self, T, sw):
+        """The stop rule of ``fit``: a function of each epoch's training objective that says when to stop.
+
+        Stop when the objective (the epoch's summed loss, each sample's loss taken before its
+        step, plus the penalty) has not fallen below ``best - tol * L_ref`` for
+        ``n_iter_no_change`` epochs in a row (``best``: the lowest so far), scikit-learn's rule
+        with ``tol`` in units of ``L_ref``: the summed sample weights for the classification
+        losses (``tol`` per sample, as scikit-learn), and for the squared error the loss
+        ``(1/2) sum_i s_i (y_i - ybar)^2`` of the best constant (``ybar`` the weighted mean; 0
+        without intercept), so that rescaling ``y`` does not change when the rule fires.
+        """
+        if self._loss_name() == "squared_error":
+            centre = np.average(T, weights=sw) if self.fit_intercept and sw.sum() > 0 else 0.0
+            with np.errstate(over="ignore"):     # a target that overflows is reported by the fit
+                ref = 0.5 * float(sw @ (T - centre) ** 2)
+        else:
+            ref = float(sw.sum())
+        margin = float(self.tol) * ref
+        best, no_change = np.inf, 0
+
+        def stops(objective):
+            nonlocal best, no_change
+            no_change = no_change + 1 if objective > best - margin else 0
+            best = min(best, objective)
+            return no_change >= self.n_iter_no_change
+
+        return stops
 
     def _prepare(self, X, y, sample_weight, first):
         X, y = validate_chunk(self, X, y, first=first, y_numeric=self._loss_name() == "squared_error",
@@ -151,8 +293,19 @@ _SGD_DOC_PARAMS = """
         Minibatch size B (the gradient is the batch mean). B = 1 is plain SGD,
         B = N is full-batch gradient descent. Minibatches never span two
         ``partial_fit`` calls.
-    max_iter : int, default 5
-        Epochs run by ``fit``.
+    max_iter : int, default 1000
+        Most epochs run by ``fit``.
+    tol : float or None, default 1e-3
+        The stop rule of ``fit`` (scikit-learn's): stop when the epoch's training objective
+        (summed loss, each sample's taken before its step, plus the penalty) has not fallen
+        below ``best - tol * L_ref`` for ``n_iter_no_change`` epochs in a row, ``best`` the
+        lowest so far. ``L_ref`` is the summed sample weight for the classification losses
+        (``tol`` per sample, as scikit-learn) and the loss ``(1/2) sum_i s_i (y_i - ybar)^2``
+        of the best constant for the squared error (so the rule does not depend on the
+        scale of ``y``). ``None``: run all ``max_iter`` epochs (the textbook's fixed number
+        of passes). ``partial_fit`` makes one pass whatever ``tol``.
+    n_iter_no_change : int, default 5
+        Epochs without improvement before the rule stops ``fit``.
     shuffle : bool, default True
         A fresh random order of the samples every epoch of ``fit`` (``partial_fit``
         takes the chunk in the given order).
@@ -172,6 +325,9 @@ _SGD_DOC_ATTRS = """
         Column names, when ``X`` was a DataFrame with string column names.
     n_iter_ : int
         Epochs run by the last ``fit`` (0 after ``partial_fit`` only).
+    tol_reached_ : bool
+        Whether the ``tol`` rule stopped the last ``fit`` (before ``max_iter``). It says the
+        objective stopped falling, not that the optimum was reached.
     t_ : int
         Updates (minibatch steps) so far.
 """
@@ -193,8 +349,8 @@ class SGDRegressor(RegressorMixin, _BaseSGD):
     """
 
     def __init__(self, *, lam=0.0, fit_intercept=True, learning_rate="constant", eta0="auto", tau0=1.0,
-                 kappa=0.6, average=True, adagrad=False, adagrad_tau0=1e-8, batch_size=1, max_iter=5,
-                 shuffle=True, random_state=None, verbose=0, alpha=DEPRECATED):
+                 kappa=0.6, average=True, adagrad=False, adagrad_tau0=1e-8, batch_size=1, max_iter=1000,
+                 tol=1e-3, n_iter_no_change=5, shuffle=True, random_state=None, verbose=0, alpha=DEPRECATED):
         self.lam = lam
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -207,6 +363,8 @@ class SGDRegressor(RegressorMixin, _BaseSGD):
         self.adagrad_tau0 = adagrad_tau0
         self.batch_size = batch_size
         self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
         self.shuffle = shuffle
         self.random_state = random_state
         self.verbose = verbose
@@ -216,12 +374,12 @@ class SGDRegressor(RegressorMixin, _BaseSGD):
 
     @transactional
     def fit(self, X, y, sample_weight=None):
-        """Run ``max_iter`` epochs from zero parameters. Returns ``self``."""
+        """Run epochs from zero parameters until the stop rule (``tol``) or ``max_iter``. Returns ``self``."""
         self._checked_lam()
         X, y, sw = self._prepare(X, y, sample_weight, first=True)
         self._init_state(X.shape[1], 1)
-        self._run(X, y, sw, epochs=int(self.max_iter), shuffle=self.shuffle, rng=as_rng(self.random_state))
-        self.n_iter_ = int(self.max_iter)
+        self.n_iter_ = self._run(X, y, sw, epochs=int(self.max_iter), shuffle=self.shuffle,
+                                 rng=as_rng(self.random_state), stop=True)
         return self
 
     @transactional
@@ -277,7 +435,8 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
 
     def __init__(self, *, loss="log_loss", lam=0.0, fit_intercept=True, learning_rate="constant", eta0="auto",
                  tau0=1.0, kappa=0.6, average=True, adagrad=False, adagrad_tau0=1e-8, batch_size=1,
-                 max_iter=5, shuffle=True, random_state=None, verbose=0, alpha=DEPRECATED):
+                 max_iter=1000, tol=1e-3, n_iter_no_change=5, shuffle=True, random_state=None, verbose=0,
+                 alpha=DEPRECATED):
         self.loss = loss
         self.lam = lam
         self.alpha = alpha
@@ -291,6 +450,8 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
         self.adagrad_tau0 = adagrad_tau0
         self.batch_size = batch_size
         self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
         self.shuffle = shuffle
         self.random_state = random_state
         self.verbose = verbose
@@ -312,15 +473,14 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
 
     @transactional
     def fit(self, X, y, sample_weight=None):
-        """Run ``max_iter`` epochs from zero parameters. Returns ``self``."""
+        """Run epochs from zero parameters until the stop rule (``tol``) or ``max_iter``. Returns ``self``."""
         self._checked_lam()
         X, y, sw = self._prepare(X, y, sample_weight, first=True)
         self.classes_, codes = encode_labels(y, model=type(self).__name__)
         K = self.classes_.size
         self._init_state(X.shape[1], 1 if K == 2 else K)
-        self._run(X, codes.astype(np.float64), sw, epochs=int(self.max_iter), shuffle=self.shuffle,
-                  rng=as_rng(self.random_state))
-        self.n_iter_ = int(self.max_iter)
+        self.n_iter_ = self._run(X, codes.astype(np.float64), sw, epochs=int(self.max_iter), shuffle=self.shuffle,
+                                 rng=as_rng(self.random_state), stop=True)
         return self
 
     @transactional
