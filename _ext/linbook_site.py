@@ -11,8 +11,9 @@
 * Repository, issue and launch (Binder, Colab) buttons exist only when ``repository.url`` of
   ``_config.yml`` names the book's public repository; it is empty by default, and then the
   site links to no repository.
-* LaTeX only: ``\\tag`` inside the ``split`` environment Sphinx wraps display math in is an
-  error; tagged equations are written as ``equation*`` + ``aligned`` with the tag outside.
+* ``\\tag`` inside the ``split`` environment Sphinx wraps multi-line display math in is an
+  error (LaTeX and MathJax): LaTeX gets ``equation*`` + ``aligned`` with the tag outside, the
+  HTML page a multi-line tagged equation unwrapped in ``\\[ ... \\]``.
 """
 
 from __future__ import annotations
@@ -147,13 +148,23 @@ def latex_tagged_math(text):
 
 
 def _latex_tagged_math(app, doctree, docname):
-    if app.builder.format != "latex":
-        return
+    """Display math with ``\\tag`` written so that the tag is allowed.
+
+    Sphinx wraps a display equation that has line breaks (``\\\\``) in ``split``, for LaTeX
+    and for MathJax alike, and both refuse ``\\tag`` there. LaTeX gets
+    :func:`latex_tagged_math`; the HTML page gets the equation unwrapped in ``\\[ ... \\]``
+    (a multi-line one carries its own ``aligned``), where MathJax accepts the tag.
+    """
     from docutils import nodes
     for node in doctree.findall(nodes.math_block):
-        if "\\tag" in node.astext():
+        if "\\tag" not in node.astext():
+            continue
+        if app.builder.format == "latex":
             node["nowrap"] = True
             node.children = [nodes.Text(latex_tagged_math(node.astext()))]
+        elif app.builder.format == "html" and "\\\\" in node.astext() and not node.get("number"):
+            node["nowrap"] = True
+            node.children = [nodes.Text("\\[" + node.astext().strip() + "\\]")]
 
 
 def setup(app):

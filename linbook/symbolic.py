@@ -6,9 +6,11 @@ cell::
     from linbook.symbolic import check_equal
     check_equal(sp.diff(nll, w), X.T @ (mu - y), "eq. (8.5)")
 
-Each ``check_*`` function returns a :class:`Check` (whose repr is one short,
-deterministic line, so nbval can compare it) and raises :class:`DerivationError`
-showing both sides when the step is wrong.
+Each ``check_*`` function raises :class:`DerivationError` showing both sides when
+the step is wrong; when the step holds it prints one short, deterministic line
+(``ok  eq. (8.5)  [symbolic]``, so nbval can compare it) and returns it as a
+:class:`Check`. A check is therefore one statement anywhere in a cell, with no
+``print``; as a cell's last expression it still shows its line once.
 
 How each checker decides
 ------------------------
@@ -45,6 +47,7 @@ checked" (every chapter uses it).
 
 from __future__ import annotations
 
+import contextvars
 from dataclasses import dataclass
 
 import numpy as np
@@ -109,6 +112,25 @@ class Check:
                                         break_long_words=False, break_on_hyphens=False))
 
     __str__ = __repr__
+
+    def _ipython_display_(self):
+        # The check printed its line when it passed; as a cell's last expression it would
+        # show it a second time (the repr), so a notebook shows it only if it was not printed.
+        if not self.__dict__.get("_printed", False):
+            print(self)
+
+
+#: Greater than 0 while :func:`check_fails` runs a checker whose success is not a result.
+_SILENT = contextvars.ContextVar("linbook_checks_silent", default=0)
+
+
+def _passed(label, method, detail=""):
+    """The result of a check that holds: printed now, so a cell needs no ``print``."""
+    result = Check(label, method, detail)
+    if not _SILENT.get():
+        print(result)
+        object.__setattr__(result, "_printed", True)   # frozen dataclass: a private mark only
+    return result
 
 
 def _fail(label, message, lhs, rhs):
@@ -230,7 +252,7 @@ def check_equal(lhs, rhs, label="step", *, method="auto", n_points=12, seed=0, r
             _fail(label, f"sides differ numerically (scaled difference {worst:.3g})", a, b)
         used = "numeric"
     detail = f"{n_points} random points" if used == "numeric" else ""
-    return Check(label, used, detail)
+    return _passed(label, used, detail)
 
 
 def check_numeric(f, g, label="step", *, points=None, n_points=20, low=-2.0, high=2.0, dim=1,
@@ -257,7 +279,7 @@ def check_numeric(f, g, label="step", *, points=None, n_points=20, low=-2.0, hig
             _fail(label, f"shapes differ at x={x}: {a.shape} vs {b.shape}", a, b)
         if not np.allclose(a, b, rtol=rtol, atol=atol):
             _fail(label, f"values differ at x={np.round(x, 6)}", a, b)
-    return Check(label, "numeric", f"{len(points)} points")
+    return _passed(label, "numeric", f"{len(points)} points")
 
 
 def check_integral(f, value, label="integral", *, limits=((-np.inf, np.inf),), rtol=1e-7, atol=1e-10):
@@ -286,7 +308,7 @@ def check_integral(f, value, label="integral", *, limits=((-np.inf, np.inf),), r
         raise ValueError("check_integral handles 1-D and 2-D integrals")
     if not np.isclose(got, value, rtol=rtol, atol=atol):
         _fail(label, f"quadrature gives {got:.12g} (error estimate {err:.1e})", got, value)
-    return Check(label, "quadrature", f"rtol {rtol:g}")
+    return _passed(label, "quadrature", f"rtol {rtol:g}")
 
 
 def numeric_grad(f, x, eps=1e-6):
@@ -329,7 +351,7 @@ def check_gradient(f, grad_f, x, label="gradient", *, eps=1e-6, rtol=1e-5, atol=
         _fail(label, f"gradient shape {g.shape}, expected {n.shape}", g, n)
     if not np.allclose(g, n, rtol=rtol, atol=atol):
         _fail(label, f"analytic and finite-difference gradients differ (max abs diff {np.max(np.abs(g - n)):.3g})", g, n)
-    return Check(label, "finite differences", f"{x.size} coordinates")
+    return _passed(label, "finite differences", f"{x.size} coordinates")
 
 
 def check_hessian(grad_f, hess_f, x, label="Hessian", *, eps=1e-6, rtol=1e-5, atol=1e-6):
@@ -343,7 +365,7 @@ def check_hessian(grad_f, hess_f, x, label="Hessian", *, eps=1e-6, rtol=1e-5, at
         _fail(label, f"Hessian shape {H.shape}, expected {n.shape}", H, n)
     if not np.allclose(H, n, rtol=rtol, atol=atol):
         _fail(label, f"analytic and finite-difference Hessians differ (max abs diff {np.max(np.abs(H - n)):.3g})", H, n)
-    return Check(label, "finite differences", f"{n.shape[0]}x{n.shape[1]}")
+    return _passed(label, "finite differences", f"{n.shape[0]}x{n.shape[1]}")
 
 
 def check_close(actual, expected, label="values", *, rtol=1e-8, atol=1e-10):
@@ -356,7 +378,7 @@ def check_close(actual, expected, label="values", *, rtol=1e-8, atol=1e-10):
         _fail(label, f"shapes differ: {a.shape} vs {b.shape}", a, b)
     if not np.allclose(a, b, rtol=rtol, atol=atol):
         _fail(label, f"max abs difference {np.max(np.abs(a - b)):.3g}", a, b)
-    return Check(label, "numeric", f"rtol {rtol:g}")
+    return _passed(label, "numeric", f"rtol {rtol:g}")
 
 
 def check_true(condition, label="claim", *, detail=""):
@@ -368,7 +390,7 @@ def check_true(condition, label="claim", *, detail=""):
         condition = bool(sp.simplify(condition))
     if not bool(np.all(condition)):
         raise DerivationError(f"{label}: claim is false{': ' + detail if detail else ''}")
-    return Check(label, "claim", detail)
+    return _passed(label, "claim", detail)
 
 
 def check_positive_definite(M, label="positive definite"):
@@ -386,7 +408,7 @@ def check_positive_definite(M, label="positive definite"):
     except np.linalg.LinAlgError:
         ev = np.linalg.eigvalsh(M)
         _fail(label, f"not positive definite: smallest eigenvalue {ev.min():.3g}", M, "PD")
-    return Check(label, "Cholesky", f"{M.shape[0]}x{M.shape[0]}")
+    return _passed(label, "Cholesky", f"{M.shape[0]}x{M.shape[0]}")
 
 
 def vector_symbols(name, n, **assumptions):
@@ -460,7 +482,7 @@ def _callables_differ(wrong, right, label, points, n_points, seed, rtol, atol):
         a = np.asarray(wrong(x), dtype=float)
         b = np.asarray(right(x), dtype=float)
         if a.shape != b.shape or not np.allclose(a, b, rtol=rtol, atol=atol):
-            return Check(label, "differs; numeric", f"{len(points)} points")
+            return _passed(label, "differs; numeric", f"{len(points)} points")
     _fail(label, f"the wrong form unexpectedly agrees with the right one at all {len(points)} points",
           wrong, right)
 
@@ -500,14 +522,14 @@ def check_differs(wrong, right, label="the note's form is wrong", *, points=None
     if not is_sym:
         a, b = np.asarray(wrong, dtype=float), np.asarray(right, dtype=float)
         if a.shape != b.shape or not np.allclose(a, b, rtol=rtol, atol=atol):
-            return Check(label, "differs; numeric")
+            return _passed(label, "differs; numeric")
         _fail(label, f"the wrong form unexpectedly equals the right one (rtol {rtol:g})", wrong, right)
 
     W, R = _as_matrix(wrong), _as_matrix(right)
     if (W is None) != (R is None):
-        return Check(label, "differs; symbolic", "matrix vs scalar")
+        return _passed(label, "differs; symbolic", "matrix vs scalar")
     if W is not None and W.shape != R.shape:
-        return Check(label, "differs; symbolic", "shapes differ")
+        return _passed(label, "differs; symbolic", "shapes differ")
     pairs = list(zip(list(W), list(R))) if W is not None else [(sp.sympify(wrong), sp.sympify(right))]
     inconclusive = False
     for a, b in pairs:
@@ -516,10 +538,10 @@ def check_differs(wrong, right, label="the note's form is wrong", *, points=None
         if diff == 0:
             continue
         if diff.is_number and diff.is_zero is False:
-            return Check(label, "differs; symbolic")
+            return _passed(label, "differs; symbolic")
         shown = _differs_numerically(a, b, n_points, seed, rtol, atol)
         if shown:
-            return Check(label, "differs; numeric", f"{n_points} random points")
+            return _passed(label, "differs; numeric", f"{n_points} random points")
         if shown is None:
             inconclusive = True
     if inconclusive:
@@ -544,11 +566,16 @@ def check_fails(checker, *args, **kwargs):
         label = inspect.signature(checker).bind(*args, **kwargs).arguments.get("label", "expected to fail")
     except TypeError:
         label = kwargs.get("label", "expected to fail")
+    token = _SILENT.set(_SILENT.get() + 1)   # the checker passing is a failure, not a line to print
     try:
-        result = checker(*args, **kwargs)
+        result, failed = checker(*args, **kwargs), False
     except DerivationError as exc:
         if "could not evaluate" in str(exc):
             raise DerivationError(f"{label}: inconclusive, {exc}") from exc
-        return Check(label, "fails as expected", getattr(checker, "__name__", ""))
+        failed = True
+    finally:
+        _SILENT.reset(token)
+    if failed:
+        return _passed(label, "fails as expected", getattr(checker, "__name__", ""))
     raise DerivationError(f"{label}: expected {getattr(checker, '__name__', 'the check')} to fail, "
                           f"but it passed ({result})")

@@ -93,3 +93,40 @@ def test_deliberately_wrong_derivation_step_fails():
     check_equal(mle, sum(xs) / 4, "Gaussian MLE of the mean")
     with pytest.raises(DerivationError):
         check_equal(mle, sum(xs) / 3, "off-by-one denominator")
+
+
+def test_a_passing_check_prints_its_line_once(capsys):
+    """Checks print themselves: a cell holds `check_true(...)` with no print, and the line
+    appears once, also when the check is the cell's last expression (IPython display)."""
+    r = check_true(1 < 2, "one is less than two")
+    assert capsys.readouterr().out == "ok  one is less than two  [claim]\n"
+    r._ipython_display_()                       # what a notebook does with a last expression
+    assert capsys.readouterr().out == ""
+    from linbook.symbolic import Check
+    Check("built by hand", "claim")._ipython_display_()   # never printed: shown by display
+    assert capsys.readouterr().out == "ok  built by hand  [claim]\n"
+    with pytest.raises(DerivationError):
+        check_true(2 < 1, "false claim")
+    assert capsys.readouterr().out == ""        # a failed check prints no "ok" line
+
+
+def test_check_fails_prints_only_its_own_line(capsys):
+    from linbook.symbolic import check_fails
+    check_fails(check_true, 2 < 1, "a false claim is refuted")
+    assert capsys.readouterr().out == "ok  a false claim is refuted  [fails as expected; check_true]\n"
+    with pytest.raises(DerivationError, match="expected check_true to fail"):
+        check_fails(check_true, 1 < 2, "a true claim")
+    assert "ok  a true claim" not in capsys.readouterr().out   # the inner pass is not reported
+    check_true(True, "printing is back on after check_fails")
+    assert capsys.readouterr().out.startswith("ok  printing is back on")
+
+
+def test_a_check_as_the_last_expression_adds_no_result(capsys):
+    """As a notebook cell's last expression, a printed check formats to nothing, so ipykernel
+    sends no execute_result (its display hook sends one only for a non-empty format dict)."""
+    IPython = pytest.importorskip("IPython")
+    from IPython.core.formatters import DisplayFormatter
+
+    r = check_true(True, "last")
+    data, _ = DisplayFormatter().format(r)
+    assert data == {} and capsys.readouterr().out == "ok  last  [claim]\n"

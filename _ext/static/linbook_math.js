@@ -1,7 +1,9 @@
 // Display equations wider than the text column (on a phone) are scaled down to fit, but to no
 // less than MIN_SCALE of their size, so that they stay readable (about 10 px type); MathJax 3
-// cannot break lines. One still too wide at MIN_SCALE scrolls inside its box, with the shadow
-// cue of linbook_site.css. tests/browser/test_site_browser.py measures both at 390 px.
+// cannot break lines, so longer equations are written over several lines in the sources.
+// tests/browser/test_site_browser.py fails on one still too wide at MIN_SCALE (at 390 px);
+// such an equation would scroll inside its box with the shadow cue of linbook_site.css,
+// never cut off.
 (function () {
   "use strict";
   var MIN_SCALE = 0.6;
