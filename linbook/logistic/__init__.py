@@ -23,7 +23,8 @@ multinomial) and chapter "Optimizers" § "IRLS" (the solver).
 """
 
 from .irls import irls
-from .logistic_regression import LogisticRegression
+from .logistic_regression import LogisticRegression, logistic_loss
 from .probit import ProbitRegression
+from .solvers import choose_solver
 
-__all__ = ["LogisticRegression", "ProbitRegression", "irls"]
+__all__ = ["LogisticRegression", "ProbitRegression", "irls", "logistic_loss", "choose_solver"]

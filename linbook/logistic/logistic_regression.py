@@ -86,10 +86,11 @@ class LogisticRegression(BinaryGLM):
         ``"newton"`` (= ``"irls"``, the same method for this model): :func:`linbook.optim.newton`
         with the exact Hessian, one blocked pass over ``X`` per step. ``"lbfgs"``,
         ``"bfgs"``, ``"gd"``: the :mod:`linbook.optim` methods. ``"auto"`` chooses by
-        shape, with ``p`` the number of free parameters (``D + 1``, or ``(C - 1)(D + 1)``):
-        binary with ``p <= 300``, or dense ``X`` with ``p <= 1000`` and ``N >= 100 p`` ->
-        Newton; multinomial with ``N p^2 <= 1e8`` -> Newton; otherwise (many classes,
-        ``D`` comparable to ``N``, wide sparse ``X``) -> L-BFGS.
+        shape, with ``p`` the number of free parameters (``D + 1``, or ``(C - 1)(D + 1)``)
+        (:func:`linbook.logistic.choose_solver`): binary dense ``X`` with ``p > 48`` and
+        ``N p >= 1e6`` -> L-BFGS; otherwise binary with ``p <= 300``, or dense ``X`` with
+        ``p <= 1000`` and ``N >= 100 p`` -> Newton; multinomial with ``N p^2 <= 1e8`` -> Newton;
+        otherwise (many classes, ``D`` comparable to ``N``, wide sparse ``X``) -> L-BFGS.
     fit_intercept : bool, default True
     max_iter : int, optional
         Default 100 (newton), 5000 (lbfgs), 2000 (bfgs), 20000 (gd).

@@ -34,7 +34,11 @@ DEFAULT_MAX_ITER = {"newton": 100, "lbfgs": 5000, "bfgs": 2000, "gd": 20000}
 
 
 def choose_solver(solver, n, d, n_classes, fit_intercept, sparse):
-    """The solver ``solver="auto"`` stands for (rule in the module docstring)."""
+    """The solver that ``LogisticRegression(solver=solver)`` uses for ``n`` samples, ``d`` features,
+    ``n_classes`` classes (``"auto"``: the rule in the module docstring; ``"irls"`` is ``"newton"``).
+
+    Derived in: chapter "Optimizers" § "IRLS".
+    """
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}. Set solver to one of them.")
     if solver == "irls":
