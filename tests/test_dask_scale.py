@@ -96,7 +96,7 @@ def client():
     # memory_limit: a worker spills to disk at 70 % of it rather than being killed; 1.5 GiB each
     # leaves the machine's other users their share.
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       memory_limit="1.5GiB", dashboard_address=None, silence_logs=50)
+                                       memory_limit="1.5GiB", dashboard_address=":0", silence_logs=50)
     c = distributed.Client(cluster)
     yield c
     c.close()
