@@ -16,10 +16,22 @@ import linbook
 
 
 def test_bare_import_loads_no_heavy_library():
-    code = ("import sys, linbook; heavy = [m for m in ('sklearn', 'scipy', 'sympy', 'matplotlib', 'numba') "
+    code = ("import sys, linbook; heavy = [m for m in ('sklearn', 'scipy', 'sympy', 'matplotlib', 'numba', 'dask', "
+            "'distributed') "
             "if m in sys.modules]; print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "", f"import linbook pulled in {out}"
+
+
+def test_in_memory_fits_do_not_import_dask():
+    """linbook._dask is imported only when a dask collection is passed (linbook.base.is_dask)."""
+    code = ("import sys, numpy as np, linbook; rng = np.random.default_rng(0); X = rng.normal(size=(60, 3)); "
+            "y = (X[:, 0] > 0).astype(int); linbook.LogisticRegression().fit(X, y).predict(X); "
+            "linbook.Ridge().fit(X, X[:, 1]).predict(X); linbook.LDA().fit(X, y).predict(X); "
+            "linbook.online.RecursiveLeastSquares().partial_fit(X, X[:, 1]).predict(X); "
+            "print(','.join(m for m in ('dask', 'distributed', 'linbook._dask') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "", f"an in-memory fit imported {out}"
 
 
 @pytest.mark.parametrize("module", sorted(linbook._EXPORTS))

@@ -25,10 +25,14 @@ __all__ = ["fit", "map_method"]
 
 def _fitters():
     """``{estimator class: fit function}``; looked up along the MRO, so a subclass fits as its base."""
+    from ..discriminant.base import GaussianClassifier
+    from ..linear import LinearRegression, Ridge
     from ..logistic import LogisticRegression, ProbitRegression
-    from . import glm
+    from . import discriminant, glm, linear
 
-    return {LogisticRegression: glm.fit_logistic, ProbitRegression: glm.fit_probit}
+    return {LogisticRegression: glm.fit_logistic, ProbitRegression: glm.fit_probit,
+            LinearRegression: linear.fit_linear_regression, Ridge: linear.fit_ridge,
+            GaussianClassifier: discriminant.fit_gaussian_classifier}
 
 
 def fit(estimator, X, y=None, sample_weight=None):

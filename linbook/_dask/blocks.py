@@ -20,11 +20,15 @@ import dask
 import dask.array as da
 import numpy as np
 
+from .._kernels.scatter import column_range
+
 __all__ = ["Blocks", "Summary", "row_blocks", "summarise", "map_reduce", "map_method", "tree_sum"]
 
 # Blocks' results are added FAN_IN at a time, in a tree of tasks on the workers: no worker
 # (and not the client) ever holds more than FAN_IN partial sums of size O(D^2 x classes).
 FAN_IN = 8
+# More distinct labels than this is not a classification problem (and would grow the client's share)
+MAX_CLASSES = 10_000
 
 
 @dataclass
@@ -144,21 +148,22 @@ class Summary:
     """What one pass over the blocks finds: sizes, classes, moments, extremes (all global)."""
 
     n: int                      # rows
+    n_positive: int             # rows of positive weight
     sw: float                   # sum of the weights
     labels: np.ndarray          # the distinct values of y, sorted (empty without y)
     label_weight: np.ndarray    # their summed weights
+    label_rows: np.ndarray      # their numbers of rows of positive weight
     mean: np.ndarray            # weighted column means of X
     m2: np.ndarray              # weighted sums of squared deviations from the mean
-    xmax: np.ndarray            # column maxima and minima over the rows of positive weight
+    xmax: np.ndarray            # column maxima and minima over the rows of positive weight (NaN skipped)
     xmin: np.ndarray
-    weighted: bool              # some weight differs from 1
 
     def spread(self):
         """Weighted column standard deviations."""
         return np.sqrt(self.m2 / self.sw)
 
 
-def _summarise_block(Xb, yb, ab, index, model, labels_needed):
+def _summarise_block(Xb, yb, ab, index, model, labels_needed, allow_nan):
     Xb = np.asarray(Xb, dtype=np.float64)
     n = Xb.shape[0]
     if yb is not None and np.shape(yb)[0] != n:
@@ -169,8 +174,8 @@ def _summarise_block(Xb, yb, ab, index, model, labels_needed):
         raise ValueError(f"{model}: row block {index} of X has {n} rows but the matching block of "
                          f"sample_weight has {np.shape(ab)[0]}. Pass one sample_weight per row of X, split as X "
                          "(call compute_chunk_sizes() on both).")
-    if n and not (np.isfinite(Xb.max()) and np.isfinite(Xb.min())):
-        bad = "NaN" if np.isnan(Xb).any() else "infinity"
+    if n and not (np.isfinite(Xb.max()) and np.isfinite(Xb.min())) and not (allow_nan and not np.isinf(Xb).any()):
+        bad = "infinity" if np.isinf(Xb).any() else "NaN"
         raise ValueError(f"{model}: X contains {bad} (in row block {index}). Remove or impute the missing "
                          "or infinite values (e.g. X[~da.isnan(X).any(axis=1)]) first.")
     a = np.ones(n) if ab is None else np.asarray(ab, dtype=np.float64)
@@ -183,12 +188,18 @@ def _summarise_block(Xb, yb, ab, index, model, labels_needed):
             raise ValueError(f"{model}: y contains NaN or infinity (in row block {index}). Drop the samples "
                              "whose target is missing or infinite.")
         if labels_needed:
+            if yb.dtype.kind == "f" and n and np.any(yb != np.round(yb)):
+                # continuous targets would make the set of "classes" O(N): refuse them in the block
+                raise ValueError(f"{model}: Unknown label type: 'continuous'. {model} needs class labels, but y "
+                                 f"looks 'continuous' (row block {index}). Use a regression model for a continuous "
+                                 "target.")
             labels, inv = np.unique(yb, return_inverse=True)
             label_weight = np.bincount(inv.ravel(), weights=a, minlength=labels.size)
+            label_rows = np.bincount(inv.ravel()[a > 0], minlength=labels.size)
         else:
-            labels, label_weight = np.empty(0), np.empty(0)
+            labels, label_weight, label_rows = np.empty(0), np.empty(0), np.empty(0, dtype=int)
     else:
-        labels, label_weight = np.empty(0), np.empty(0)
+        labels, label_weight, label_rows = np.empty(0), np.empty(0), np.empty(0, dtype=int)
     sw = float(a.sum())
     d = Xb.shape[1]
     if sw > 0:
@@ -196,10 +207,8 @@ def _summarise_block(Xb, yb, ab, index, model, labels_needed):
         m2 = a @ (Xb - mean) ** 2
     else:
         mean, m2 = np.zeros(d), np.zeros(d)
-    pos = Xb[a > 0]
-    xmax = pos.max(axis=0) if pos.shape[0] else np.full(d, -np.inf)
-    xmin = pos.min(axis=0) if pos.shape[0] else np.full(d, np.inf)
-    return Summary(n, sw, labels, label_weight, mean, m2, xmax, xmin, bool(ab is not None and np.any(a != 1)))
+    xmin, xmax = column_range(Xb, ab)     # over the rows of positive weight, NaN skipped
+    return Summary(n, int(np.count_nonzero(a > 0)), sw, labels, label_weight, label_rows, mean, m2, xmax, xmin)
 
 
 def _combine_summaries(*parts):
@@ -216,16 +225,21 @@ def _combine_summaries(*parts):
         labels, inv = np.unique(np.concatenate([out.labels, s.labels]), return_inverse=True)
         label_weight = np.bincount(inv.ravel(), weights=np.concatenate([out.label_weight, s.label_weight]),
                                    minlength=labels.size)
-        out = Summary(out.n + s.n, sw, labels, label_weight, mean, m2, np.maximum(out.xmax, s.xmax),
-                      np.minimum(out.xmin, s.xmin), out.weighted or s.weighted)
+        label_rows = np.bincount(inv.ravel(), weights=np.concatenate([out.label_rows, s.label_rows]),
+                                 minlength=labels.size).astype(int)
+        if labels.size > MAX_CLASSES:
+            raise ValueError(f"y has more than {MAX_CLASSES} distinct labels: pass class labels (a classifier "
+                             "needs a few classes), or use a regression model for a continuous target.")
+        out = Summary(out.n + s.n, out.n_positive + s.n_positive, sw, labels, label_weight, label_rows, mean, m2,
+                      np.maximum(out.xmax, s.xmax), np.minimum(out.xmin, s.xmin))
     return out
 
 
-def summarise(blocks, model, labels=True):
+def summarise(blocks, model, labels=True, allow_nan=False):
     """One pass over the blocks: checks every block (the errors name the input and the block) and
     returns the :class:`Summary`. A block holding one class only is fine: classes are global."""
     f = dask.delayed(_summarise_block, pure=True)
-    parts = [f(*part, i, model, labels) for i, part in enumerate(blocks.parts)]
+    parts = [f(*part, i, model, labels, allow_nan) for i, part in enumerate(blocks.parts)]
     (total,) = dask.compute(tree_sum(parts, _combine_summaries))
     if total.n == 0:
         raise ValueError(f"{model}: X has 0 samples. Pass more samples (rows of X): check the data or its split.")

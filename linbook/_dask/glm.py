@@ -20,11 +20,13 @@ Derived in: chapter "Optimizers" § "When the data do not fit: the Newton step a
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from ..base import check_params, encode_labels, require_y
-from ..logistic import multinomial, solvers
-from ..logistic.binary import binary_objective, probit_terms
+from ..base import SeparableDataWarning, check_params, encode_labels, require_y
+from ..logistic import ProbitRegression, multinomial, solvers
+from ..logistic.binary import _SATURATED, binary_objective, probit_terms
 from ..logistic.logistic_regression import logistic_loss
 from .blocks import map_reduce, row_blocks, summarise
 
@@ -132,9 +134,53 @@ def _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, m
                            max_iter=max_iter, tol=est.tol, gscale=gscale)
     W, b = frame.to_units(res.x[None, int(fi):], np.array([res.x[0] if fi else 0.0]))
     est._check_result(res, W)
+    saturated = 6.7 if isinstance(est, ProbitRegression) else _SATURATED
+    suspect = _suspect_separation(est, blocks, classes, W, b, res, saturated)
     _set_common(est, blocks, classes, solver)
     est._set_binary_fit(W[0], float(b[0]), res, False)
+    est.converged_ = est.converged_ and not suspect
     return est
+
+
+# ------------------------------------------------------------------------------- separation
+# With lam = 0 the in-memory fit runs an exact separation test (a linear programme over all rows)
+# when the iterates diverge or a margin saturates. That test needs every row at once; here one
+# more pass finds the smallest margin, and a saturated one is reported, never a silent "converged".
+def _largest(*parts):
+    return max(parts)
+
+
+def _margin_block(Xb, yb, ab, W, b, classes):
+    """The largest margin of the block's rows of positive weight: ``t z`` (binary), or the
+    true class's score minus the best other class's (multinomial)."""
+    X = np.asarray(Xb, dtype=np.float64)
+    yi = np.searchsorted(classes, np.asarray(yb))
+    if ab is not None:
+        keep = np.asarray(ab) > 0
+        X, yi = X[keep], yi[keep]
+    if X.shape[0] == 0:
+        return -np.inf
+    A = X @ W.T + b
+    if W.shape[0] == 1:
+        return float(np.max((2.0 * yi - 1.0) * A[:, 0]))
+    rows = np.arange(X.shape[0])
+    own = A[rows, yi]
+    A[rows, yi] = -np.inf
+    return float(np.max(own - A.max(axis=1)))
+
+
+def _suspect_separation(est, blocks, classes, W, b, res, saturated):
+    """``lam = 0`` and (no convergence or a saturated margin): the classes are probably separable."""
+    if est.lam != 0:
+        return False
+    if res.converged and map_reduce(_margin_block, blocks, W, b, classes, combine=_largest) <= saturated:
+        return False
+    warnings.warn(f"{type(est).__name__}: with lam = 0 some training probabilities are within 1e-11 of 0 or 1 "
+                  "(or Newton did not converge): the classes are probably (quasi-)separable, and then the "
+                  "maximum-likelihood estimate does not exist. On Dask the exact separation test (it needs all "
+                  "rows in memory) is not run, so converged_ is False. Set lam > 0 for a unique finite fit.",
+                  SeparableDataWarning, stacklevel=4)
+    return True
 
 
 def _set_common(est, blocks, classes, solver):
@@ -182,13 +228,14 @@ def _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter):
         b[1:] = T[:, 0]
     W, b = frame.to_units(V, b)
     est._check_result(res, W, b)
+    suspect = _suspect_separation(est, blocks, classes, W, b, res, _SATURATED)
     _set_common(est, blocks, classes, solver)
     est.coef_ = W - W.mean(0)
     est.intercept_ = b - b.mean()
     est.n_iter_ = int(res.n_iter)
     est.separable_ = False
-    est.converged_ = bool(res.converged)
-    if not res.converged:
+    est.converged_ = bool(res.converged and not suspect)
+    if not res.converged and not suspect:
         est._warn_not_converged(res, solver)
     return est
 

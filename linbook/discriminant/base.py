@@ -35,8 +35,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._kernels.scatter import class_sums, column_range, power_of_two_scale
-from ..base import (LinbookWarning, _with_advice, check_sample_weight, encode_labels, validate_fit,
-                    validate_predict)
+from ..base import (LinbookWarning, _with_advice, check_sample_weight, dask_blocks, encode_labels, fit_dask,
+                    is_dask, validate_fit, validate_predict)
 from ..criteria import InformationCriteriaMixin
 from ..gaussian import mvn_cholesky
 from ..numerics import log_softmax
@@ -111,6 +111,8 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         -------
         self
         """
+        if is_dask(X, y, sample_weight):      # a dask array or DataFrame: the sums below as map-reduces
+            return fit_dask(self, X, y, sample_weight)
         name = type(self).__name__
         if y is None:
             raise ValueError(f"{name} requires y to be passed, but the target y is None. Call fit(X, y) "
@@ -122,30 +124,42 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         w = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
         self.classes_, yi = encode_labels(y, model=name)
         C = self.classes_.size
-        self._check_class_sizes(yi, w)
-        self.class_count_ = np.bincount(yi, weights=w, minlength=C).astype(float)
-        p = check_priors(self.priors, C)
-        self.priors_ = self.class_count_ / self.class_count_.sum() if p is None else p
+        self._check_class_sizes(np.bincount(yi if w is None else yi[w > 0], minlength=C))
         lo, hi = column_range(X, w)
-        keep = self._find_constant_features(lo, hi)
+        keep = self._set_priors_and_scale(np.bincount(yi, weights=w, minlength=C).astype(float), lo, hi)
         Xk = X if keep.all() else X[:, keep]
+        sums, counts = class_sums(Xk, yi, C, w, self._inv_scale)
+        self._set_means(sums, counts, lo)
+        self._fit_covariances(Xk, yi, w, counts)
+        return self
+
+    # The fit in three steps, each a function of sums over rows (so linbook._dask runs them on row
+    # blocks): the class counts and column ranges, the class sums, the scatter statistics.
+    def _set_priors_and_scale(self, class_count, lo, hi):
+        """``class_count_``, ``priors_``, the constant features and the power-of-two scale; returns the kept features."""
+        self.class_count_ = class_count
+        p = check_priors(self.priors, class_count.size)
+        self.priors_ = self.class_count_ / self.class_count_.sum() if p is None else p
+        keep = self._find_constant_features(lo, hi)
         self._scale = power_of_two_scale(np.maximum(-lo[keep], hi[keep]))
         self._inv_scale = 1.0 / self._scale
-        sums, counts = class_sums(Xk, yi, C, w, self._inv_scale)
+        return keep
+
+    def _set_means(self, sums, counts, lo):
+        """``means_`` from the class sums and counts of the observed entries (standardised units)."""
+        name, keep, C = type(self).__name__, self._keep, self.classes_.size
         if np.any(counts <= 0):
             c, j = np.argwhere(counts <= 0)[0]
             raise ValueError(f"{name}: class {self.classes_[c]!r} has no observed value of feature "
                              f"{np.flatnonzero(keep)[j]} (all NaN), so its mean is undefined; drop the "
                              "feature or impute it")
         self._means_z = sums / counts                               # mu_c in standardised units
-        self.means_ = np.empty((C, X.shape[1]))
+        self.means_ = np.empty((C, keep.size))
         self.means_[:, keep] = self._means_z * self._scale
         self.means_[:, ~keep] = lo[~keep]
-        self._fit_covariances(Xk, yi, w, counts)
-        return self
 
-    def _check_class_sizes(self, yi, w):
-        n = np.bincount(yi if w is None else yi[w > 0], minlength=self.classes_.size)
+    def _check_class_sizes(self, n):
+        """``n``: the number of rows of positive weight in each class."""
         small = np.flatnonzero(n < max(self._min_per_class, 1))
         if small.size:
             c = small[0]
@@ -171,7 +185,16 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         self._keep = ~const
         return self._keep
 
-    def _fit_covariances(self, X, yi, w, counts):  # pragma: no cover - abstract
+    def _fit_covariances(self, X, yi, w, counts):
+        """The covariance(s) from the scatter statistic of the rows (kept features, standardised units)."""
+        self._covariances_from(self._scatter(X, yi, w), counts)
+
+    def _scatter(self, X, yi, w):  # pragma: no cover - abstract
+        """The model's scatter statistic: a sum over the rows of ``X`` around ``_means_z``."""
+        raise NotImplementedError
+
+    def _covariances_from(self, scatter, counts):  # pragma: no cover - abstract
+        """Set the covariance(s) and what prediction needs from the summed scatter statistic."""
         raise NotImplementedError
 
     def _in_units_of_X(self, a_z, what, power=2, matrix=False, fill=0.0):
@@ -248,6 +271,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
                                 - 0.5 * o.size * _LOG_2PI - np.log(self._scale[o]).sum())
         return out
 
+    @dask_blocks
     def predict_joint_log_proba(self, X):
         """Joint log-likelihood ``log p(x, y = c) = log pi_c + log N(x | mu_c, Sigma_c)`` in nats.
 
@@ -263,6 +287,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         """
         return self._joint_log_likelihood(X, exact=True)
 
+    @dask_blocks
     def decision_function(self, X):
         """Log joint ``log p(x, y = c)`` up to a class-free term; for two classes the log-odds.
 
@@ -277,6 +302,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         s = self._joint_log_likelihood(X)
         return s[:, 1] - s[:, 0] if s.shape[1] == 2 else s
 
+    @dask_blocks
     def predict_log_proba(self, X):
         """Log posterior ``log p(y = c | x)``; NaN features are marginalised out.
 
@@ -290,6 +316,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         """
         return log_softmax(self._joint_log_likelihood(X), axis=1)
 
+    @dask_blocks
     def predict_proba(self, X):
         """Posterior ``p(y = c | x)`` (eq. (4.33)); NaN features are marginalised out (eq. (8.97)).
 
@@ -303,6 +330,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         """
         return np.exp(self.predict_log_proba(X))
 
+    @dask_blocks
     def predict(self, X):
         """Class with the largest posterior (eq. (4.31)).
 

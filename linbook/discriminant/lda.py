@@ -55,8 +55,11 @@ class LDA(GaussianClassifier):
     def __init__(self, priors=None):
         self.priors = priors
 
-    def _fit_covariances(self, X, yi, w, counts):
-        S = within_scatter(X, yi, self._means_z, self._inv_scale, w) / self.class_count_.sum()
+    def _scatter(self, X, yi, w):
+        return within_scatter(X, yi, self._means_z, self._inv_scale, w)       # sum_i w_i r_i r_i'
+
+    def _covariances_from(self, scatter, counts):
+        S = scatter / self.class_count_.sum()
         self._chol = cholesky(S, model=type(self).__name__, what="the pooled covariance")
         solve = lambda M: linalg.cho_solve((self._chol, True), M.T).T   # noqa: E731  rows M Sigma^{-1}
         self._set_discriminants(solve, 2.0 * np.log(np.diag(self._chol)).sum())

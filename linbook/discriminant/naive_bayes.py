@@ -25,6 +25,10 @@ class DiagonalGaussianClassifier(GaussianClassifier):
 
     _nan_in_fit = True
 
+    def _scatter(self, X, yi, w):
+        """The class sums of squared residuals ``sum_{i: y_i = c} w_i r_ij^2``, shape (C, D) (NaN skipped)."""
+        return class_square_sums(X, yi, self._means_z, w, self._inv_scale)
+
     def _set_diagonal(self, mu_z, var_z):
         """Class centres and variances, shape (C, D) and (C, D) or (D,), in standardised units."""
         self._mu = mu_z
@@ -67,14 +71,14 @@ class DiagonalLDA(DiagonalGaussianClassifier):
     def __init__(self, priors=None):
         self.priors = priors
 
-    def _fit_covariances(self, X, yi, w, counts):
+    def _covariances_from(self, within, counts):
         C, D = self._means_z.shape
         dof = counts.sum(axis=0) - C
         if np.any(dof <= 0):
             raise ValueError("DiagonalLDA needs more samples than classes (the pooled variance divides by "
                              f"N - C = {dof.min():g}, N the sum of sample_weight when given): collect more "
                              "data, or scale sample_weight so that it counts samples (e.g. mean 1)")
-        var = class_square_sums(X, yi, self._means_z, w, self._inv_scale).sum(axis=0) / dof
+        var = within.sum(axis=0) / dof
         flat = np.flatnonzero(var <= ZERO_VARIANCE)
         if flat.size:
             raise ValueError(f"DiagonalLDA: feature(s) {flat.tolist()} have zero within-class variance "
@@ -127,11 +131,10 @@ class GaussianNaiveBayes(DiagonalGaussianClassifier):
         self.priors = priors
         self.var_smoothing = var_smoothing
 
-    def _fit_covariances(self, X, yi, w, counts):
+    def _covariances_from(self, within, counts):
         C, D = self._means_z.shape
         if not self.var_smoothing >= 0:
             raise ValueError(f"var_smoothing must be >= 0; got {self.var_smoothing}. Set var_smoothing >= 0.")
-        within = class_square_sums(X, yi, self._means_z, w, self._inv_scale)        # (C, D)
         n = counts.sum(axis=0)
         m = (counts * self._means_z).sum(axis=0) / n
         total = (within.sum(axis=0) + (counts * (self._means_z - m) ** 2).sum(axis=0)) / n   # Var(x_j)

@@ -58,15 +58,23 @@ class QDA(GaussianClassifier):
     def __init__(self, priors=None):
         self.priors = priors
 
-    def _fit_covariances(self, X, yi, w, counts):
+    def _scatter(self, X, yi, w):
+        """The class scatter matrices ``sum_{i: y_i = c} w_i r_i r_i'``, shape (C, D, D)."""
         C, D = self._means_z.shape
         order = np.argsort(yi, kind="stable")                # rows of class c: order[start_c:end_c]
         ends = np.cumsum(np.bincount(yi, minlength=C))
         starts = np.r_[0, ends[:-1]]
+        scatter = np.zeros((C, D, D))
+        for c in range(C):
+            if ends[c] > starts[c]:
+                scatter[c] = within_scatter(X, yi, self._means_z, self._inv_scale, w, rows=order[starts[c]:ends[c]])
+        return scatter
+
+    def _covariances_from(self, scatter, counts):
+        C, D = self._means_z.shape
         chol = np.empty((C, D, D))
         for c in range(C):
-            rows = order[starts[c]:ends[c]]
-            S_c = within_scatter(X, yi, self._means_z, self._inv_scale, w, rows=rows) / self.class_count_[c]
+            S_c = scatter[c] / self.class_count_[c]
             chol[c] = cholesky(S_c, model="QDA", what=f"the covariance of class {self.classes_[c]!r}")
         self._chol = chol
         self._logdet = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)     # log|Sigma_c|

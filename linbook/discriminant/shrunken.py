@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.scatter import class_square_sums
 from ..base import DEPRECATED, renamed_param
 from .base import ZERO_VARIANCE
 from .naive_bayes import DiagonalGaussianClassifier
@@ -63,7 +62,7 @@ class NearestShrunkenCentroids(DiagonalGaussianClassifier):
         self.priors = priors
         self.shrink = shrink
 
-    def _fit_covariances(self, X, yi, w, counts):
+    def _covariances_from(self, within, counts):
         threshold = renamed_param(self, "shrink_threshold", "shrink")
         if not threshold >= 0:
             raise ValueError(f"shrink_threshold must be >= 0; got {threshold}. "
@@ -74,7 +73,7 @@ class NearestShrunkenCentroids(DiagonalGaussianClassifier):
             raise ValueError("NearestShrunkenCentroids needs more samples than classes (the pooled "
                              "variance divides by N - C, N the sum of sample_weight when given): collect "
                              "more data, or scale sample_weight so that it counts samples (e.g. mean 1)")
-        var = class_square_sums(X, yi, self._means_z, w, self._inv_scale).sum(axis=0) / (n - C)
+        var = within.sum(axis=0) / (n - C)
         flat = np.flatnonzero(var <= ZERO_VARIANCE)
         if flat.size:
             raise ValueError(f"NearestShrunkenCentroids: feature(s) {flat.tolist()} have zero within-class "

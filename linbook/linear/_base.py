@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from ..base import check_sample_weight, validate_fit, validate_predict
+from ..base import check_sample_weight, dask_blocks, validate_fit, validate_predict
 from ..criteria import InformationCriteriaMixin
 from ._moments import Moments, pow2
 
@@ -70,6 +70,7 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
             self.sigma2_ = float(np.exp(self._log_sigma2))
         return self
 
+    @dask_blocks
     def predict(self, X):
         """Predicted targets ``X @ coef_ + intercept_``.
 

@@ -10,6 +10,7 @@ import scipy.linalg
 import scipy.sparse as sps
 from scipy.sparse.linalg import LinearOperator
 
+from ..base import fit_dask, is_dask
 from ._base import LinearModel, check_lam, lsqr_solve, moments
 
 __all__ = ["Ridge"]
@@ -100,6 +101,8 @@ class Ridge(LinearModel):
         -------
         self
         """
+        if is_dask(X, y, sample_weight):       # a dask array or DataFrame: the Gram matrix as a map-reduce
+            return fit_dask(self, X, y, sample_weight)
         lam = check_lam(self.lam)
         X, y, sw = self._validate(X, y, sample_weight)
         dense_wide = not sps.issparse(X) and X.shape[1] > X.shape[0]

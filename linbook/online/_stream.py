@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
-from ..base import DivergenceError, _plain_input, _with_advice, validate_fit, validate_predict
+from ..base import DivergenceError, _plain_input, _with_advice, is_dask, validate_fit, validate_predict
 
 CURE = "scale the features (e.g. StandardScaler), lower eta0 (or use eta0='auto')"
 
@@ -23,12 +23,18 @@ def transactional(method):
     dictionary is copied and every array in it saved; on an exception, the dictionary
     is put back and the saved contents are copied into the same array objects (so an
     array the caller also holds, like a parameter, keeps its identity).
+
+    Dask collections go to :func:`linbook._dask.online.stream`: the chunks are the row blocks, in order.
     """
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         attributes = dict(self.__dict__)
         saved = {name: value.copy() for name, value in attributes.items() if isinstance(value, np.ndarray)}
         try:
+            if is_dask(*args, *kwargs.values()):
+                from .._dask.online import stream
+
+                return stream(self, method.__name__, *args, **kwargs)
             return method(self, *args, **kwargs)
         except BaseException:
             self.__dict__.clear()

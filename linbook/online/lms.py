@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from ..datasets import as_rng
 from . import schedules
+from ..base import dask_blocks
 from ._stream import diverged, predict_input, row_stats, transactional, validate_chunk
 
 __all__ = ["LMS"]
@@ -194,6 +195,7 @@ class LMS(RegressorMixin, BaseEstimator):
         self._publish()
         return self
 
+    @dask_blocks
     def predict(self, X):
         """``X coef_ + intercept_``."""
         X = predict_input(self, X)

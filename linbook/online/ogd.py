@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..numerics import log1pexp, sigmoid
+from ..base import dask_blocks
 from ._stream import diverged, predict_input, row_stats, transactional, validate_chunk
 from .schedules import curvature_bound
 
@@ -175,6 +176,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
             self.__dict__.pop(a, None)
         return self.partial_fit(X, y)
 
+    @dask_blocks
     def predict(self, X):
         """``X coef_`` (for ``loss="log_loss"`` the log-odds)."""
         X = predict_input(self, X)

@@ -9,7 +9,7 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from ..base import DEPRECATED, DivergenceError, check_sample_weight, renamed_param
+from ..base import DEPRECATED, DivergenceError, check_sample_weight, dask_blocks, renamed_param
 from ._stream import predict_input, transactional, validate_chunk
 
 __all__ = ["RecursiveLeastSquares"]
@@ -252,6 +252,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         self._publish()
         return self
 
+    @dask_blocks
     def predict(self, X):
         """Posterior mean prediction ``X coef_ + intercept_``."""
         X = predict_input(self, X)

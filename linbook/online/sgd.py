@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import metadata_routing
 from sklearn.utils.metaestimators import available_if
 
-from ..base import DEPRECATED, check_sample_weight, encode_labels, renamed_param
+from ..base import DEPRECATED, check_sample_weight, dask_blocks, encode_labels, renamed_param
 from ..datasets import as_rng
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
@@ -241,6 +241,7 @@ class SGDRegressor(RegressorMixin, _BaseSGD):
         self.coef_ = W[0].copy()
         self.intercept_ = float(b[0])
 
+    @dask_blocks
     def predict(self, X):
         """Predicted means ``X w + b``."""
         return self._decision(X)
@@ -371,6 +372,7 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
         self.coef_ = W.copy()
         self.intercept_ = b.copy()
 
+    @dask_blocks
     def decision_function(self, X):
         """``X w + b``: shape (n,) for two classes, (n, K) otherwise."""
         Z = self._decision(X)
@@ -382,6 +384,7 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
         return True
 
     @available_if(_has_proba)
+    @dask_blocks
     def predict_proba(self, X):
         """Class probabilities (columns in the order of ``classes_``); only for ``loss="log_loss"``."""
         Z = self._decision(X)
@@ -391,6 +394,7 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
         return softmax(Z, axis=1)
 
     @available_if(_has_proba)
+    @dask_blocks
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba` (computed stably)."""
         Z = self._decision(X)
@@ -398,6 +402,7 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
             return np.column_stack([log_sigmoid(-Z[:, 0]), log_sigmoid(Z[:, 0])])
         return log_softmax(Z, axis=1)
 
+    @dask_blocks
     def predict(self, X):
         """Most probable class."""
         Z = self._decision(X)

@@ -1,0 +1,78 @@
+"""The Gaussian classifiers (LDA, QDA, naive Bayes, diagonal LDA, shrunken centroids) on row blocks.
+
+Their fit needs three sums over rows, each computed on the workers block by block with the
+in-memory kernels and methods, and turned into parameters on the client by the in-memory code:
+
+1. class counts, rows of positive weight per class, column ranges (:func:`linbook._dask.blocks.summarise`)
+   -> ``GaussianClassifier._set_priors_and_scale``;
+2. class sums of the standardised features (:func:`linbook._kernels.scatter.class_sums`)
+   -> ``GaussianClassifier._set_means``;
+3. the model's scatter statistic around those means (the model's own ``_scatter``: within-class
+   scatter for LDA, one per class for QDA, squared residuals for the diagonal models)
+   -> the model's ``_covariances_from``.
+
+Only ``O(D^2 x classes)`` numbers reach the client.
+
+Derived in: chapter "Gaussian models and GDA" § "Gaussian discriminant analysis".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import clone
+
+from .._kernels.scatter import class_sums
+from ..base import encode_labels
+from ..discriminant.base import GaussianClassifier
+from .blocks import map_reduce, row_blocks, summarise
+
+__all__ = ["fit_gaussian_classifier"]
+
+
+def _class_index(yb, classes):
+    return np.searchsorted(classes, np.asarray(yb))
+
+
+def _weights(ab):
+    return None if ab is None else np.asarray(ab, dtype=np.float64)
+
+
+def _class_sums_block(Xb, yb, ab, classes, keep, inv_scale):
+    X = np.asarray(Xb, dtype=np.float64)[:, keep]
+    return class_sums(X, _class_index(yb, classes), classes.size, _weights(ab), inv_scale)
+
+
+def _scatter_block(Xb, yb, ab, model, keep):
+    X = np.asarray(Xb, dtype=np.float64)[:, keep]
+    return model._scatter(X, _class_index(yb, classes=model.classes_), _weights(ab))
+
+
+def fit_gaussian_classifier(est, X, y, sample_weight=None):
+    """``fit`` of a :class:`GaussianClassifier` on dask collections: three passes, the in-memory steps."""
+    name = type(est).__name__
+    if type(est)._fit_covariances is not GaussianClassifier._fit_covariances:
+        raise TypeError(f"{name} cannot fit dask collections yet (its covariance is not a sum over rows): "
+                        "pass numpy arrays (X.compute()) or use LDA, QDA, GaussianNaiveBayes, DiagonalLDA or "
+                        "NearestShrunkenCentroids.")
+    if y is None:
+        raise ValueError(f"{name} requires y to be passed, but the target y is None. Call fit(X, y) with the "
+                         "class labels.")
+    blocks = row_blocks(X, y, sample_weight, model=name)
+    summary = summarise(blocks, name, allow_nan=est._nan_in_fit)
+    if summary.n < 2:
+        raise ValueError(f"{name}: X has {summary.n} sample(s) (shape=({summary.n}, {blocks.n_features})) but "
+                         "a minimum of 2 is required. Pass more samples (rows of X).")
+    work = clone(est)                       # the model is changed only when the whole fit succeeds
+    work.classes_, _ = encode_labels(summary.labels, model=name)
+    classes = work.classes_
+    work._check_class_sizes(summary.label_rows)
+    work.n_features_in_ = blocks.n_features
+    if blocks.feature_names is not None:
+        work.feature_names_in_ = blocks.feature_names
+    keep = work._set_priors_and_scale(summary.label_weight.astype(float), summary.xmin, summary.xmax)
+    sums, counts = map_reduce(_class_sums_block, blocks, classes, keep, work._inv_scale)
+    work._set_means(sums, counts, summary.xmin)
+    work._covariances_from(map_reduce(_scatter_block, blocks, work, keep), counts)
+    vars(est).clear()
+    vars(est).update(vars(work))
+    return est

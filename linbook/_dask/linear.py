@@ -1,0 +1,160 @@
+"""Least squares and ridge on row blocks: the centred Gram matrix as a map-reduce.
+
+Each block gives its weighted means and its Gram matrix centred at them,
+``G_b = (X_b - m_b)' A_b (X_b - m_b)``, ``c_b = (X_b - m_b)' A_b (y_b - ybar_b)``; two blocks'
+statistics combine exactly (Chan et al.'s update of the parallel variance, for matrices)::
+
+    G = G_1 + G_2 + (W_1 W_2 / W) (m_2 - m_1)(m_2 - m_1)'
+
+so no centring by subtraction from ``X'X`` loses digits. The total is the in-memory fit's
+:class:`linbook.linear._moments.Moments` (``G``, ``c``, ``yy``, the means), and the in-memory
+solver step -- Cholesky of the equilibrated ``G + diag(pen)`` -- and the in-memory
+``LinearModel._finish`` give the coefficients, the intercept and ``sigma2_``.
+
+Derived in: chapter "Optimizers" § "When the data do not fit: the Newton step as a map-reduce".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..linear._base import check_flag, check_lam, original_gram
+from ..linear._moments import Moments
+from .blocks import map_reduce, row_blocks, summarise
+
+__all__ = ["fit_linear_regression", "fit_ridge"]
+
+
+def _gram_block(Xb, yb, ab):
+    """``(W, m, ybar, G, c, yy)`` of one block, centred at its own weighted means."""
+    X = np.asarray(Xb, dtype=np.float64)
+    y = np.asarray(yb, dtype=np.float64)
+    a = np.ones(X.shape[0]) if ab is None else np.asarray(ab, dtype=np.float64)
+    W = float(a.sum())
+    if not W > 0:
+        d = X.shape[1]
+        return 0.0, np.zeros(d), 0.0, np.zeros((d, d)), np.zeros(d), 0.0
+    m, ybar = (a @ X) / W, float(a @ y) / W
+    Z, z = X - m, y - ybar
+    Za = Z * a[:, None]
+    return W, m, ybar, Za.T @ Z, Za.T @ z, float(z @ (a * z))
+
+
+def _combine_grams(*parts):
+    W, m, ybar, G, c, yy = parts[0]
+    G, c = G.copy(), c.copy()
+    for W2, m2, ybar2, G2, c2, yy2 in parts[1:]:
+        total = W + W2
+        if W2 == 0:
+            continue
+        if W == 0:
+            W, m, ybar, G, c, yy = W2, m2, ybar2, G2.copy(), c2.copy(), yy2
+            continue
+        dm, dy, k = m2 - m, ybar2 - ybar, W * W2 / total
+        G += G2 + k * np.outer(dm, dm)
+        c += c2 + k * dm * dy
+        yy += yy2 + k * dy * dy
+        m, ybar, W = m + dm * (W2 / total), ybar + dy * (W2 / total), total
+    return W, m, ybar, G, c, yy
+
+
+def _uncentred_block(Xb, yb, ab):
+    """``(W, 0, 0, X'AX, X'Ay, y'Ay)`` of one block (no intercept: nothing is centred)."""
+    X = np.asarray(Xb, dtype=np.float64)
+    y = np.asarray(yb, dtype=np.float64)
+    a = np.ones(X.shape[0]) if ab is None else np.asarray(ab, dtype=np.float64)
+    Xa = X * a[:, None]
+    return float(a.sum()), Xa.T @ X, Xa.T @ y, float(y @ (a * y))
+
+
+def _rss_block(Xb, yb, ab, coef, intercept):
+    """The block's weighted residual sum of squares (the exact pass when the Gram's cancels)."""
+    r = np.asarray(yb, dtype=np.float64) - (np.asarray(Xb, dtype=np.float64) @ coef + intercept)
+    return float(r @ r) if ab is None else float(np.asarray(ab, dtype=np.float64) @ (r * r))
+
+
+class BlockMoments(Moments):
+    """:class:`Moments` from the blocks' statistics (unscaled coordinates: ``x_scale = 1``, ``y_scale = 1``).
+
+    The in-memory solving and back-transformation methods (``cholesky_solve``, ``coef``,
+    ``intercept``, ``rss_scaled``) run unchanged on these attributes; the residual pass they
+    fall back to is a map-reduce here.
+    """
+
+    def __init__(self, blocks, summary, fit_intercept, model):
+        self.blocks, self.sw, self.fit_intercept = blocks, None, fit_intercept
+        self.n, self.d = summary.n, blocks.n_features
+        self.n_eff = summary.n_positive
+        self.x_scale, self.y_scale = np.ones(self.d), 1.0
+        if fit_intercept:
+            W, m, ybar, G, c, yy = map_reduce(_gram_block, blocks, combine=_combine_grams)
+        else:
+            W, G, c, yy = map_reduce(_uncentred_block, blocks)
+            m, ybar = np.zeros(self.d), 0.0
+        if not (np.all(np.isfinite(G)) and np.all(np.isfinite(c)) and np.isfinite(yy)):
+            raise ValueError(f"{model}: the Gram matrix X'X overflows float64 (features or targets beyond "
+                             "~1e150). Rescale the columns of X and y (e.g. divide by a power of ten) first.")
+        self.sum_w, self.x_mean_s, self.y_mean_s = W, m, ybar
+        self.G, self.c, self.yy = G, c, yy
+        self.gram_built = True
+
+    def residual_scaled(self, v):    # pragma: no cover - replaced by rss_scaled's map-reduce below
+        raise NotImplementedError
+
+    def rss_scaled(self, v):
+        rss = self.yy - 2.0 * (v @ self.c) + v @ (self.G @ v)
+        if rss >= 1e-4 * self.yy:
+            return float(rss)
+        return map_reduce(_rss_block, self.blocks, np.asarray(v, dtype=float), self.intercept(v))
+
+
+def _prepare(est, X, y, sample_weight):
+    check_flag(est.fit_intercept, "fit_intercept")
+    model = type(est).__name__
+    if y is None:
+        raise ValueError(f"{model} requires y to be passed, but the target y is None. Call fit(X, y) with the targets.")
+    blocks = row_blocks(X, y, sample_weight, model=model)
+    summary = summarise(blocks, model, labels=False)
+    return blocks, summary, BlockMoments(blocks, summary, est.fit_intercept, model)
+
+
+def _set_common(est, blocks):
+    est.n_features_in_ = blocks.n_features
+    if blocks.feature_names is not None:
+        est.feature_names_in_ = blocks.feature_names
+    elif "feature_names_in_" in vars(est):
+        del est.feature_names_in_
+
+
+def _ill_conditioned(model):
+    return ValueError(f"{model}: X'X is singular or too ill-conditioned for the normal equations (reciprocal "
+                      "condition number below 1e-8: collinear or near-duplicate columns). On Dask only the "
+                      "Cholesky path exists: use Ridge with lam > 0, drop the collinear columns, or fit in "
+                      "memory (X.compute()) for the SVD fallback.")
+
+
+def fit_linear_regression(est, X, y, sample_weight=None):
+    """``LinearRegression.fit`` on dask collections (the in-memory Cholesky path)."""
+    blocks, _, mom = _prepare(est, X, y, sample_weight)
+    v = mom.cholesky_solve(0.0)
+    if v is None:
+        raise _ill_conditioned("LinearRegression")
+    _set_common(est, blocks)
+    est._sv, est._gram = None, original_gram(mom.G, mom.x_scale)
+    est.solver_, est.rank_ = "cholesky", mom.d
+    return est._finish(mom, v, "LinearRegression")
+
+
+def fit_ridge(est, X, y, sample_weight=None):
+    """``Ridge.fit`` on dask collections (the in-memory Cholesky path, penalty ``lam`` on ``G``)."""
+    lam = check_lam(est.lam)
+    blocks, _, mom = _prepare(est, X, y, sample_weight)
+    pen = np.full(mom.d, lam)
+    v = mom.cholesky_solve(pen)
+    if v is None:
+        raise _ill_conditioned("Ridge")
+    _set_common(est, blocks)
+    est._df, est._svd_df = (mom.G, pen, mom.n), None
+    est.solver_ = "cholesky"
+    return est._finish(mom, v, "Ridge")
+

@@ -1,0 +1,70 @@
+"""The streaming models on row blocks: ``partial_fit`` over the blocks, in order, on the workers.
+
+An online model's state after a stream is a function of the chunks in their order, so a dask
+collection is a stream whose chunks are its row blocks: the model travels from task to task
+(each task a ``partial_fit`` on one block, on the worker that holds it), and only the final
+model (``O(D^2)``: recursive least squares keeps a ``D x D`` matrix) comes back to the client.
+The answer is that of ``partial_fit`` called on the same blocks in memory, in the same order;
+recursive least squares gives the exact batch (ridge) solution whatever the blocks.
+
+``fit`` on a dask collection is defined where the in-memory ``fit`` is one pass in order from
+the prior (``RecursiveLeastSquares``, ``OnlineGradientDescent``); the SGD models' and LMS's
+``fit`` run several epochs over all rows (shuffled, with a stopping test), which blocks cannot
+reproduce, so they say to call ``partial_fit``.
+
+Derived in: chapter "Online learning and stochastic optimisation".
+"""
+
+from __future__ import annotations
+
+import dask
+import numpy as np
+from sklearn.base import clone
+
+from .blocks import row_blocks
+
+__all__ = ["stream"]
+
+
+def _one_pass_fit():
+    from ..online import OnlineGradientDescent, RecursiveLeastSquares
+
+    return (RecursiveLeastSquares, OnlineGradientDescent)
+
+
+def _partial_fit_block(model, Xb, yb, ab, kwargs, names):
+    if np.shape(Xb)[0] == 0:                 # an empty block (a filtered array) is no chunk
+        return model
+    if names is not None:
+        import pandas as pd
+
+        Xb = pd.DataFrame(Xb, columns=names)
+    if ab is not None:
+        kwargs = dict(kwargs, sample_weight=ab)
+    model.partial_fit(Xb, yb, **kwargs)
+    return model
+
+
+def stream(est, method, X, y=None, sample_weight=None, **kwargs):
+    """``est.partial_fit`` on each row block of ``X`` (``y``, ``sample_weight``) in order; ``method="fit"``
+    starts from the prior. The estimator is changed only when every block succeeded."""
+    name = type(est).__name__
+    if method == "fit":
+        if not isinstance(est, _one_pass_fit()):
+            raise TypeError(f"{name}.fit runs max_iter epochs over all rows (shuffled, with a stopping test), "
+                            f"which a dask collection's blocks cannot reproduce: call {name}().partial_fit(X, y) (one pass over the blocks in "
+                            "order; repeat it for more epochs), or fit(X.compute(), y.compute()).")
+        model = clone(est)
+    elif method == "partial_fit":
+        model = est
+    else:  # pragma: no cover - only fit and partial_fit are transactional
+        raise TypeError(f"{name}.{method} does not take dask collections")
+    blocks = row_blocks(X, y, sample_weight, model=name)
+    step = dask.delayed(_partial_fit_block, pure=False)
+    state = model
+    for Xb, yb, ab in blocks.parts:
+        state = step(state, Xb, yb, ab, kwargs, blocks.feature_names)
+    (fitted,) = dask.compute(state)
+    vars(est).clear()
+    vars(est).update(vars(fitted))
+    return est
