@@ -231,3 +231,38 @@ def test_worker_killed_mid_fit_changes_nothing(client, undisturbed, monkeypatch)
           f"max coefficient gap to the undisturbed fit {gap:.1e}")
     assert disturbed.converged_
     assert gap <= 1e-10, f"the fit with a killed worker differs from the undisturbed fit by {gap:.1e}"
+
+
+_reads = []
+
+
+def _counted_x_block(block_info=None, *, seed, d):
+    _reads.append(block_info[None]["chunk-location"][0])
+    return _x_block(block_info, seed=seed, d=d)
+
+
+def test_each_pass_reads_each_block_once(monkeypatch):
+    """A pass over lazily made data costs one making of it: ``y`` is computed from ``X``'s block,
+    and that block is not made a second time for ``y`` (on the synchronous scheduler, counted)."""
+    import dask
+
+    import linbook._dask.glm as glm
+
+    n, rows, d = 40_000, 10_000, 3
+    w, b = true_model(d)
+    X = da.map_blocks(_counted_x_block, seed=SEED, d=d, chunks=((rows,) * (n // rows), (d,)), dtype=np.float64,
+                      meta=np.empty((0, 0)), name="counted-X")
+    y = X.map_blocks(_y_block, w, b, seed=SEED, drop_axis=1, dtype=np.float64, meta=np.empty((0,)), name="counted-y")
+    passes = []
+    real_map_reduce = glm.map_reduce
+
+    def counting_map_reduce(*args, **kwargs):
+        passes.append(1)
+        return real_map_reduce(*args, **kwargs)
+
+    monkeypatch.setattr(glm, "map_reduce", counting_map_reduce)
+    _reads.clear()
+    with dask.config.set(scheduler="sync"):
+        linbook.LogisticRegression().fit(X, y)
+    # one summarising pass, then the Newton passes: each block made once per pass
+    assert sorted(_reads) == sorted(list(range(n // rows)) * (1 + len(passes)))
