@@ -9,8 +9,10 @@ The objectives are made equal, not assumed equal:
 * dask-ml's ``LogisticRegression(penalty="l2", C=C, solver="lbfgs")`` (dask-glm's ``lbfgs``)
   minimises ``sum_i nll_i + (1/C) ||beta||^2 / 2`` with ``beta = [w, b]``: the same scale of
   penalty (``lam = 1/C``), but it also penalises the intercept (its ``add_intercept`` appends a
-  column of ones that the regulariser does not tell apart). The row passes dask-ml a regulariser
-  (``solver_kwargs``) that is dask-glm's L2 on ``w`` only, so both minimise the same function.
+  column of ones that the regulariser does not tell apart), and by default (dask-glm's
+  ``normalize``) it fits standardised columns, so the penalty falls on ``std_j w_j`` and on the
+  intercept of the centred columns. The row passes dask-ml (``solver_kwargs``) a regulariser that
+  is dask-glm's L2 on ``w`` only and ``normalize=False``, so both minimise the same function.
   lbfgs is dask-ml's fastest solver that takes a penalty (measured on this data: admm,
   proximal_grad and gradient_descent are slower; all five run on numpy 2.4 with dask-glm 0.4).
 * dask-ml's ``newton`` is its fastest solver, but it ignores ``C`` (no penalty, no line search):
@@ -93,8 +95,10 @@ def _dask_ml(solver, lam):
         X, y = data
         if solver == "newton":
             return DaskMLLogReg(solver="newton", tol=TOL, max_iter=100).fit(X, y)
+        # normalize=False: by default dask-glm fits standardised columns, so its penalty would fall on
+        # std_j * w_j and on the centred intercept instead of on w
         return DaskMLLogReg(solver="lbfgs", penalty="l2", C=1.0 / lam, tol=TOL * X.shape[0], max_iter=1000,
-                            solver_kwargs={"regularizer": _l2_except_intercept()}).fit(X, y)
+                            solver_kwargs={"regularizer": _l2_except_intercept(), "normalize": False}).fit(X, y)
     return fit
 
 
