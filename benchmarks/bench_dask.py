@@ -38,7 +38,7 @@ import linbook
 from benchmarks.run import Case
 
 # N rows in 8 blocks; BENCH_DASK_N=200000 for a quicker table on a loaded machine
-N, D = int(float(os.environ.get("BENCH_DASK_N", 1_000_000))), 20
+N, D = int(float(os.environ.get("BENCH_DASK_N", "1000000"))), 20
 CHUNK = -(-N // 8)
 TOL = 1e-8
 _state = {}
