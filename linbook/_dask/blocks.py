@@ -105,8 +105,10 @@ def row_blocks(X, y=None, sample_weight=None, *, model="the model"):
             raise ValueError(f"{model}: X has {Xa.shape[0]} rows but {what} has {va.shape[0]}. "
                              f"Pass X and {what} with one row per sample.")
         others.append(va)
-    xs = Xa.to_delayed().ravel().tolist()
-    ys, ws = [None if v is None else v.to_delayed().ravel().tolist() for v in others]
+    # unoptimised graphs: optimising each collection on its own would fuse X's block into y's task
+    # when y is computed from X (lazily generated or loaded data), so every pass read X twice
+    xs = Xa.to_delayed(optimize_graph=False).ravel().tolist()
+    ys, ws = [None if v is None else v.to_delayed(optimize_graph=False).ravel().tolist() for v in others]
     parts = [(xs[i], None if ys is None else ys[i], None if ws is None else ws[i]) for i in range(len(xs))]
     return Blocks(parts, int(Xa.shape[1]), names)
 
