@@ -35,7 +35,7 @@ $(STAMP): requirements.lock pyproject.toml
 	  $(BIN)/python -m pip install -q -e '.[book,test,notebooks]' ; \
 	fi
 	@# compile the numba kernels into the on-disk cache now, not in a student's first fit
-	$(BIN)/python -m linbook._kernels.warm
+	$(BIN)/python -m linbook._warm
 	@touch $(STAMP)
 
 env: $(STAMP)

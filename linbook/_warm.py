@@ -1,6 +1,6 @@
 """Fill numba's on-disk cache for the kernels the book's estimators use (``make env`` runs it).
 
-``python -m linbook._kernels.warm`` fits each main estimator once on small synthetic data, dense
+``python -m linbook._warm`` fits each main estimator once on small synthetic data, dense
 and (where accepted) CSR, at sizes that take the compiled paths, so a student's first fit in a
 fresh process loads compiled code instead of compiling it. It prints the seconds it took.
 Safe to rerun: with a warm cache it only loads.
