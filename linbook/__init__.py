@@ -40,7 +40,7 @@ _EXPORTS = {
                    "ridge_lambda_from_prior", "lasso_lambda_from_prior"],
     "linear": ["LinearRegression", "Ridge", "Lasso", "LeastAbsoluteDeviation"],
     "perceptron": ["Perceptron", "perceptron_reference"],
-    "logistic": ["LogisticRegression", "ProbitRegression", "irls"],
+    "logistic": ["LogisticRegression", "ProbitRegression", "irls", "logistic_loss", "choose_solver"],
     "gaussian": ["mvn_cholesky", "mahalanobis", "mvn_logpdf", "mvn_sample", "mvn_entropy"],
     "discriminant": ["QDA", "LDA", "RDA", "DiagonalLDA", "GaussianNaiveBayes", "NearestShrunkenCentroids",
                      "FisherLDA"],

@@ -35,7 +35,7 @@ from ._design import centre_offsets  # noqa: F401  (its old import path, public)
 __all__ = ["validate_data", "validate_X", "validate_fit", "validate_predict", "check_sample_weight",
            "encode_labels", "check_finite_fit", "LinbookWarning", "SeparableDataWarning",
            "DivergenceError", "centre_offsets", "check_params", "check_param_values", "require_y", "renamed_param",
-           "renamed_kwargs", "as_rng", "is_dask", "fit_dask", "dask_blocks", "DEPRECATED", "NON_NEGATIVE", "POSITIVE",
+           "renamed_kwargs", "as_rng", "is_dask", "dask_blocks", "DEPRECATED", "NON_NEGATIVE", "POSITIVE",
            "POSITIVE_INT"]
 
 
@@ -395,19 +395,6 @@ def is_dask(*values):
     return any(hasattr(v, "__dask_graph__") for v in values)
 
 
-def fit_dask(estimator, X, y=None, sample_weight=None):
-    """``estimator`` fitted on dask collections, on the active Dask scheduler (see :mod:`linbook._dask`).
-
-    Derived in: chapter "Optimizers" § "When the data do not fit: the Newton step as a map-reduce".
-    """
-    from . import _dask
-
-    if getattr(estimator, "_parameter_constraints", None):
-        check_params(estimator)          # the same hyperparameter errors as the in-memory fit, before any pass
-    require_y(estimator, y)
-    return _dask.fit(estimator, X, y, sample_weight)
-
-
 def dask_blocks(method):
     """Decorator of a predict-like method ``method(self, X)``: on a dask collection ``X`` it returns a
     dask array, the method applied to each row block (``map_blocks``); otherwise it is the method."""
@@ -415,7 +402,7 @@ def dask_blocks(method):
     @functools.wraps(method)
     def on_blocks_or_array(self, X, *args, **kwargs):
         if is_dask(X):
-            from ._dask import map_method
+            from ._dask.blocks import map_method
 
             return map_method(self, method, X, *args, **kwargs)
         return method(self, X, *args, **kwargs)

@@ -187,7 +187,7 @@ def _alive(pid):
 
 
 def test_worker_killed_mid_fit_changes_nothing(client, undisturbed, monkeypatch):
-    from linbook._dask import glm
+    from linbook.logistic import _dask_fit as glm
 
     X, y, reference, _, _ = undisturbed
     passes = []                      # one entry per map-reduce pass of the fit, as it completes
@@ -248,7 +248,7 @@ def test_each_pass_reads_each_block_once(monkeypatch):
     and that block is not made a second time for ``y`` (on the synchronous scheduler, counted)."""
     import dask
 
-    from linbook._dask import glm
+    from linbook.logistic import _dask_fit as glm
 
     n, rows, d = 40_000, 10_000, 3
     w, b = true_model(d)

@@ -9,40 +9,14 @@ in-memory fit uses (:func:`linbook.logistic.logistic_regression.logistic_loss` f
 ``O(D^2 x classes)`` numbers -- reaches the client, which takes the step
 (:func:`linbook.optim.newton`, the one Newton driver, with its line search).
 
-This subpackage is imported only when a dask collection is passed to ``fit`` or a predict
-method (``linbook.base.is_dask``), so ``import linbook`` never imports dask. It runs on the
+This subpackage holds what every model shares, :mod:`linbook._dask.blocks` (aligned row
+blocks, one checking pass, tree sums on the workers, predict methods mapped over blocks); each
+model's map-reduce lives beside the model, in its package's ``_dask_fit`` module
+(``linbook.logistic._dask_fit``, ``linear``, ``discriminant``, ``online``), which ``fit`` imports
+only when a dask collection is passed (``linbook.base.is_dask``): ``import linbook`` never
+imports dask, and these modules never import a public model (what one needs from it, such as
+``logistic_loss``, is passed in). It runs on the
 active Dask scheduler: a ``distributed.Client`` when one exists.
 
 Derived in: chapter "Optimizers" § "When the data do not fit: the Newton step as a map-reduce".
 """
-
-from __future__ import annotations
-
-from .blocks import map_method
-
-__all__ = ["fit", "map_method"]
-
-
-def _fitters():
-    """``{estimator class: fit function}``; looked up along the MRO, so a subclass fits as its base."""
-    from ..discriminant.base import GaussianClassifier
-    from ..linear import LinearRegression, Ridge
-    from ..logistic import LogisticRegression, ProbitRegression
-    from . import discriminant, glm, linear
-
-    return {LogisticRegression: glm.fit_logistic, ProbitRegression: glm.fit_probit,
-            LinearRegression: linear.fit_linear_regression, Ridge: linear.fit_ridge,
-            GaussianClassifier: discriminant.fit_gaussian_classifier}
-
-
-def fit(estimator, X, y=None, sample_weight=None):
-    """Fit ``estimator`` on dask collections ``X`` (array or DataFrame), ``y``, ``sample_weight``.
-
-    The fitted attributes are numpy arrays, equal to the in-memory fit's. Returns ``estimator``.
-    """
-    table = _fitters()
-    for cls in type(estimator).__mro__:
-        if cls in table:
-            return table[cls](estimator, X, y, sample_weight)
-    raise TypeError(f"{type(estimator).__name__} cannot fit dask collections yet: pass numpy arrays "
-                    "(X.compute()) or use one of " + ", ".join(sorted(c.__name__ for c in table)) + ".")

@@ -36,7 +36,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from .._kernels.scatter import class_sums, column_range, power_of_two_scale
 from ..base import (LinbookWarning, _with_advice, check_params, check_sample_weight, dask_blocks, encode_labels,
-                    fit_dask, is_dask, require_y, validate_fit, validate_predict)
+                    is_dask, require_y, validate_fit, validate_predict)
 from ..criteria import InformationCriteriaMixin
 from .._kernels.cholesky import equilibrated_cholesky
 from ..gaussian import tiny_pivot
@@ -115,7 +115,11 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         self
         """
         if is_dask(X, y, sample_weight):      # a dask array or DataFrame: the sums below as map-reduces
-            return fit_dask(self, X, y, sample_weight)
+            from ._dask_fit import fit_gaussian_classifier
+
+            # RDA and FisherLDA estimate their covariance otherwise than as one sum over rows
+            rows_sum = type(self)._fit_covariances is GaussianClassifier._fit_covariances
+            return fit_gaussian_classifier(self, X, y, sample_weight, covariance_is_a_row_sum=rows_sum)
         name = type(self).__name__
         check_params(self)
         require_y(self, y)

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sps
 
-from ..base import fit_dask, is_dask
+from ..base import is_dask
 from ._base import LinearModel, lsqr_solve, moments, original_gram
 
 __all__ = ["LinearRegression"]
@@ -83,7 +83,9 @@ class LinearRegression(LinearModel):
         self
         """
         if is_dask(X, y, sample_weight):       # a dask array or DataFrame: the Gram matrix as a map-reduce
-            return fit_dask(self, X, y, sample_weight)
+            from ._dask_fit import fit_linear_regression
+
+            return fit_linear_regression(self, X, y, sample_weight)
         X, y, sw = self._validate(X, y, sample_weight)
         mom = moments(self, X, y, sw, gram=sps.issparse(X) or X.shape[0] >= X.shape[1])
         v = mom.cholesky_solve(0.0)

@@ -10,7 +10,7 @@ import scipy.linalg
 import scipy.sparse as sps
 from scipy.sparse.linalg import LinearOperator
 
-from ..base import NON_NEGATIVE, fit_dask, is_dask
+from ..base import NON_NEGATIVE, is_dask
 from ._base import LinearModel, lsqr_solve, moments
 
 __all__ = ["Ridge"]
@@ -104,7 +104,9 @@ class Ridge(LinearModel):
         self
         """
         if is_dask(X, y, sample_weight):       # a dask array or DataFrame: the Gram matrix as a map-reduce
-            return fit_dask(self, X, y, sample_weight)
+            from ._dask_fit import fit_ridge
+
+            return fit_ridge(self, X, y, sample_weight)
         X, y, sw = self._validate(X, y, sample_weight)
         lam = float(self.lam)
         dense_wide = not sps.issparse(X) and X.shape[1] > X.shape[0]

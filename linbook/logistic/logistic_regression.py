@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import dask_blocks, fit_dask, is_dask, validate_predict
+from ..base import dask_blocks, is_dask, validate_predict
 from ..numerics import log1pexp, log_sigmoid, log_softmax, sigmoid
 from . import multinomial, solvers
 from ._scaled import BinaryLoss
@@ -164,7 +164,9 @@ class LogisticRegression(BinaryGLM):
             ``lam = 0`` and the classes are (quasi-)separable (no finite MLE).
         """
         if is_dask(X, y, sample_weight):       # a dask array or DataFrame: Newton as a map-reduce
-            return fit_dask(self, X, y, sample_weight)
+            from ._dask_fit import fit_logistic
+
+            return fit_logistic(self, X, y, sample_weight, block_loss=logistic_loss)
         X, a, yidx, max_iter = self._prepare_fit(X, y, sample_weight)
         if self.classes_.size > 2:
             return self._fit_multinomial(X, yidx, a, max_iter)

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.special
 from scipy.special import log_ndtr
 
-from ..base import fit_dask, is_dask
+from ..base import is_dask
 from . import solvers
 from ._scaled import BinaryLoss
 from .binary import BinaryGLM, probit_terms
@@ -67,7 +67,9 @@ class ProbitRegression(BinaryGLM):
     def fit(self, X, y, sample_weight=None):
         """Fit by Newton's method; returns ``self`` (warns on separable data with ``lam = 0``)."""
         if is_dask(X, y, sample_weight):       # a dask array or DataFrame: Newton as a map-reduce
-            return fit_dask(self, X, y, sample_weight)
+            from ._dask_fit import fit_probit
+
+            return fit_probit(self, X, y, sample_weight)
         X, a, yidx, max_iter = self._prepare_fit(X, y, sample_weight, max_classes=2)
         y = yidx.astype(float)                              # labels in {0, 1}, t = 2 y - 1
         # minimise over theta = [b, w] (z = X~ theta, X~ = [1, X]) by Newton's method

@@ -24,7 +24,7 @@ def transactional(method):
     is put back and the saved contents are copied into the same array objects (so an
     array the caller also holds, like a parameter, keeps its identity).
 
-    Dask collections go to :func:`linbook._dask.online.stream`: the chunks are the row blocks, in order.
+    Dask collections go to :func:`linbook.online._dask_fit.stream`: the chunks are the row blocks, in order.
     """
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
@@ -32,7 +32,7 @@ def transactional(method):
         saved = {name: value.copy() for name, value in attributes.items() if isinstance(value, np.ndarray)}
         try:
             if is_dask(*args, *kwargs.values()):
-                from .._dask.online import stream
+                from ._dask_fit import stream
 
                 return stream(self, method.__name__, *args, **kwargs)
             return method(self, *args, **kwargs)

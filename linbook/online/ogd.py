@@ -128,6 +128,8 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
         self.radius = radius
         self.eta0 = eta0
 
+    # fit is one pass over the rows in order, so on a dask collection it is partial_fit over its blocks
+    _fit_is_one_pass = True
     _parameter_constraints = {"loss": [StrOptions(set(_LOSSES))], "radius": _RADIUS,
                               "eta0": [POSITIVE, StrOptions({"auto"})]}
 

@@ -122,6 +122,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         self.alpha = alpha
         self.block_size = block_size
 
+    # fit is one pass over the rows in order, so on a dask collection it is partial_fit over its blocks
+    _fit_is_one_pass = True
     _parameter_constraints = {"prior_precision": [NON_NEGATIVE], "fit_intercept": ["boolean"],
                               "noise_variance": [POSITIVE]}
 

@@ -22,9 +22,8 @@ import numpy as np
 from sklearn.base import clone
 
 from .._kernels.scatter import class_sums
-from ..base import encode_labels
-from ..discriminant.base import GaussianClassifier
-from .blocks import map_reduce, row_blocks, summarise
+from ..base import check_params, encode_labels, require_y
+from .._dask.blocks import map_reduce, row_blocks, summarise
 
 __all__ = ["fit_gaussian_classifier"]
 
@@ -47,10 +46,14 @@ def _scatter_block(Xb, yb, ab, model, keep):
     return model._scatter(X, _class_index(yb, classes=model.classes_), _weights(ab))
 
 
-def fit_gaussian_classifier(est, X, y, sample_weight=None):
-    """``fit`` of a :class:`GaussianClassifier` on dask collections: three passes, the in-memory steps."""
+def fit_gaussian_classifier(est, X, y, sample_weight=None, *, covariance_is_a_row_sum):
+    """``fit`` of a :class:`linbook.discriminant.base.GaussianClassifier` on dask collections: three
+    passes, the in-memory steps. ``covariance_is_a_row_sum``: the model estimates its covariance as
+    one scatter sum over rows (not RDA's or FisherLDA's estimates)."""
     name = type(est).__name__
-    if type(est)._fit_covariances is not GaussianClassifier._fit_covariances:
+    check_params(est)             # the in-memory fit's errors, before any pass over the data
+    require_y(est, y)
+    if not covariance_is_a_row_sum:
         raise TypeError(f"{name} cannot fit dask collections yet (its covariance is not a sum over rows): "
                         "pass numpy arrays (X.compute()) or use LDA, QDA, GaussianNaiveBayes, DiagonalLDA or "
                         "NearestShrunkenCentroids.")

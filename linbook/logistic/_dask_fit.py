@@ -25,11 +25,11 @@ import warnings
 import numpy as np
 
 from ..base import SeparableDataWarning, check_params, encode_labels, require_y
-from ..logistic import multinomial, solvers
-from ..logistic._scaled import _SATURATED, _jacobi, gradient_scale
-from ..logistic.binary import probit_terms
-from ..logistic.logistic_regression import logistic_loss
-from .blocks import map_reduce, row_blocks, summarise
+from .multinomial import reduced_objective
+from .solvers import DEFAULT_MAX_ITER, choose_solver, minimise
+from ._scaled import _SATURATED, _jacobi, gradient_scale
+from .binary import probit_terms
+from .._dask.blocks import map_reduce, row_blocks, summarise
 
 __all__ = ["fit_logistic", "fit_probit"]
 
@@ -87,13 +87,13 @@ def _prepare(est, X, y, sample_weight):
         raise ValueError(f"{model} needs at least 2 classes with positive sample_weight; only class "
                          f"{classes[present].tolist()} has any weight. Give samples of a second class a positive "
                          "sample_weight.")
-    solver = solvers.choose_solver(est.solver, summary.n, blocks.n_features, classes.size, est.fit_intercept, False)
+    solver = choose_solver(est.solver, summary.n, blocks.n_features, classes.size, est.fit_intercept, False)
     frame = Frame(summary, est.lam, est.fit_intercept)
-    return blocks, summary, classes, frame, solver, est.max_iter or solvers.DEFAULT_MAX_ITER[solver]
+    return blocks, summary, classes, frame, solver, est.max_iter or DEFAULT_MAX_ITER[solver]
 
 
 # ------------------------------------------------------------------------------- binary logit
-def _logistic_block(Xb, yb, ab, theta, classes, frame, need_hess):
+def _logistic_block(Xb, yb, ab, theta, classes, frame, need_hess, logistic_loss):
     """One block's ``(F_b, g_b, H_b)``: the in-memory ``logistic_loss`` on ``[1, (X_b - shift) / c]``, no penalty."""
     y01 = (np.asarray(yb) == classes[1]).astype(np.float64)
     a = None if ab is None else np.asarray(ab, dtype=np.float64)
@@ -106,8 +106,11 @@ def _binary_penalty(frame):
     return np.r_[np.zeros(int(frame.fit_intercept)), r]
 
 
-def fit_logistic(est, X, y, sample_weight=None):
-    """``LogisticRegression.fit`` on dask collections: binary or multinomial, the same optimum."""
+def fit_logistic(est, X, y, sample_weight=None, *, block_loss):
+    """``LogisticRegression.fit`` on dask collections: binary or multinomial, the same optimum.
+
+    ``block_loss`` is the model's ``logistic_loss`` (passed in: this module sits below the model).
+    """
     blocks, summary, classes, frame, solver, max_iter = _prepare(est, X, y, sample_weight)
     if classes.size > 2:
         return _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter)
@@ -116,8 +119,8 @@ def fit_logistic(est, X, y, sample_weight=None):
     no_data = (np.empty((0, p)), np.empty(0))
 
     def evaluate(theta, need_hess):
-        F, g, H = map_reduce(_logistic_block, blocks, theta, classes, frame, need_hess)
-        Fp, gp, Hp = logistic_loss(theta, *no_data, est.lam, penalised=r, hessian=need_hess)  # the penalty
+        F, g, H = map_reduce(_logistic_block, blocks, theta, classes, frame, need_hess, block_loss)
+        Fp, gp, Hp = block_loss(theta, *no_data, est.lam, penalised=r, hessian=need_hess)  # the penalty
         return (F + Fp, g + gp, H + Hp) if need_hess else (F + Fp, g + gp)
 
     ybar = summary.label_weight[1] / summary.sw
@@ -126,7 +129,7 @@ def fit_logistic(est, X, y, sample_weight=None):
 
 
 class BlockLoss:
-    """The summed loss with the contract of :func:`linbook.logistic.solvers.minimise`:
+    """The summed loss with the contract of :func:`linbook.logistic.minimise`:
     ``loss(theta) -> (F, g, H)``, ``loss.value_and_gradient(theta) -> (F, g)``, ``loss.gscale``."""
 
     def __init__(self, evaluate, gscale):
@@ -145,7 +148,7 @@ def _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, m
     if fi:
         theta0[0] = b0
     loss = BlockLoss(evaluate, gradient_scale(None, np.array([summary.sw]), frame.c, frame.m, fi))
-    res = solvers.minimise(solver, loss, theta0, max_iter=max_iter, tol=est.tol)
+    res = minimise(solver, loss, theta0, max_iter=max_iter, tol=est.tol)
     W, b = frame.to_units(res.x[None, int(fi):], np.array([res.x[0] if fi else 0.0]))
     est._check_result(res, W)
     suspect = _suspect_separation(est, blocks, classes, W, b, res, _SATURATED[link], evaluate)
@@ -218,7 +221,7 @@ def _multinomial_block(Xb, yb, ab, theta, classes, frame, C, need_hess):
     """One block's ``(F_b, g_b[, H_b])`` in the reduced parameters: the in-memory ``reduced_objective``, no penalty."""
     yidx = np.searchsorted(classes, np.asarray(yb))
     a = None if ab is None else np.asarray(ab, dtype=np.float64)
-    fgh, fg = multinomial.reduced_objective(frame.centred(Xb), yidx, a, C, 0.0, frame.c, frame.fit_intercept)
+    fgh, fg = reduced_objective(frame.centred(Xb), yidx, a, C, 0.0, frame.c, frame.fit_intercept)
     return fgh(theta) if need_hess else fg(theta)
 
 
@@ -226,7 +229,7 @@ def _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter):
     C, fi, d = classes.size, est.fit_intercept, blocks.n_features
     off, p = int(fi), d + int(fi)
     # the penalty is the reduced objective of no data
-    pen_fgh, pen_fg = multinomial.reduced_objective(np.empty((0, d)), np.empty(0, dtype=int), np.empty(0), C,
+    pen_fgh, pen_fg = reduced_objective(np.empty((0, d)), np.empty(0, dtype=int), np.empty(0), C,
                                                     est.lam, frame.c, fi)
 
     def evaluate(theta, need_hess):
@@ -239,7 +242,7 @@ def _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter):
         counts = np.maximum(summary.label_weight, 1e-12 * summary.label_weight.sum())
         th0[:, 0] = np.log(counts[1:] / counts[0])         # start as in memory
     loss = BlockLoss(evaluate, gradient_scale(None, np.array([summary.sw]), frame.c, frame.m, fi, C - 1))
-    res = solvers.minimise(solver, loss, th0.ravel(), max_iter=max_iter, tol=est.tol)
+    res = minimise(solver, loss, th0.ravel(), max_iter=max_iter, tol=est.tol)
     T = res.x.reshape(C - 1, p)
     V, b = np.zeros((C, d)), np.zeros(C)
     V[1:] = T[:, off:]
@@ -271,6 +274,12 @@ def _probit_block(Xb, yb, ab, theta, classes, frame, need_hess):
     return (F, g, Z.T @ ((a * d2)[:, None] * Z)) if need_hess else (F, g)
 
 
+def _l2_penalty(theta, lam_r, need_hess):
+    """``(lam/2) sum_j r_j theta_j^2``, its gradient and Hessian (``lam_r = lam * r``)."""
+    F, g = 0.5 * float(lam_r @ (theta * theta)), lam_r * theta
+    return (F, g, np.diag(lam_r)) if need_hess else (F, g)
+
+
 def fit_probit(est, X, y, sample_weight=None):
     """``ProbitRegression.fit`` on dask collections."""
     import scipy.special
@@ -280,11 +289,10 @@ def fit_probit(est, X, y, sample_weight=None):
         raise ValueError(f"Only binary classification is supported. ProbitRegression takes 2 classes; got "
                          f"{classes.size}: use LogisticRegression for more.")
     r = _binary_penalty(frame)
-    no_data = (np.empty((0, r.size)), np.empty(0))
 
     def evaluate(theta, need_hess):
         data = map_reduce(_probit_block, blocks, theta, classes, frame, need_hess)
-        pen = logistic_loss(theta, *no_data, est.lam, penalised=r, hessian=need_hess)   # the penalty alone
+        pen = _l2_penalty(theta, est.lam * r, need_hess)
         return tuple(x + y for x, y in zip(data, pen))
 
     b0 = float(scipy.special.ndtri(summary.label_weight[1] / summary.sw))

@@ -21,15 +21,9 @@ import dask
 import numpy as np
 from sklearn.base import clone
 
-from .blocks import row_blocks
+from .._dask.blocks import row_blocks
 
 __all__ = ["stream"]
-
-
-def _one_pass_fit():
-    from ..online import OnlineGradientDescent, RecursiveLeastSquares
-
-    return (RecursiveLeastSquares, OnlineGradientDescent)
 
 
 def _partial_fit_block(model, Xb, yb, ab, kwargs, names):
@@ -50,7 +44,7 @@ def stream(est, method, X, y=None, sample_weight=None, **kwargs):
     starts from the prior. The estimator is changed only when every block succeeded."""
     name = type(est).__name__
     if method == "fit":
-        if not isinstance(est, _one_pass_fit()):
+        if not getattr(est, "_fit_is_one_pass", False):   # RLS, online gradient descent
             raise TypeError(f"{name}.fit runs max_iter epochs over all rows (shuffled, with a stopping test), "
                             f"which a dask collection's blocks cannot reproduce: call {name}().partial_fit(X, y) (one pass over the blocks in "
                             "order; repeat it for more epochs), or fit(X.compute(), y.compute()).")

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..linear._base import original_gram
-from ..linear._moments import Moments
-from .blocks import map_reduce, row_blocks, summarise
+from ..base import check_params, require_y
+from ._base import original_gram
+from ._moments import Moments
+from .._dask.blocks import map_reduce, row_blocks, summarise
 
 __all__ = ["fit_linear_regression", "fit_ridge"]
 
@@ -109,6 +110,8 @@ class BlockMoments(Moments):
 
 
 def _prepare(est, X, y, sample_weight):
+    check_params(est)             # the in-memory fit's errors, before any pass over the data
+    require_y(est, y)
     model = type(est).__name__
     blocks = row_blocks(X, y, sample_weight, model=model)
     summary = summarise(blocks, model, labels=False)
