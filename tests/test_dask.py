@@ -251,7 +251,11 @@ def test_streaming_partial_fit_over_blocks_in_order(client, name, target, kwargs
     _close(np.atleast_1d(mem.intercept_) if hasattr(mem, "intercept_") else [1.0],
            np.atleast_1d(dsk.intercept_) if hasattr(dsk, "intercept_") else [1.0])
     pred = dsk.predict(Xd)
-    assert isinstance(pred, da.Array) and np.array_equal(pred.compute(), mem.predict(X))
+    assert isinstance(pred, da.Array)
+    if target == "labels":
+        assert np.array_equal(pred.compute(), mem.predict(X))
+    else:   # a block's X_b @ w and the whole X @ w may round differently (BLAS blocking, numba vs numpy path)
+        np.testing.assert_allclose(pred.compute(), mem.predict(X), rtol=1e-10, atol=1e-12)
 
 
 def test_rls_on_dask_is_the_batch_solution(client):
