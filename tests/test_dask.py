@@ -279,3 +279,19 @@ def test_separable_data_without_penalty_is_reported(client):
     with pytest.warns(linbook.base.SeparableDataWarning, match="keeps falling.*probably .*separable.*Set lam > 0"):
         model = linbook.LogisticRegression(lam=0.0).fit(Xd, yd)
     assert not model.converged_
+
+
+@pytest.mark.parametrize("scale", [1e-12, 1e300, 1e-300])
+def test_logistic_with_extreme_feature_scales_equals_in_memory(client, scale):
+    """A feature of size 1e300 overflows the blocks' summed squares: the fit must still be the
+    in-memory one (it used to drop the feature and predict wrong labels), as for 1e-12 and 1e-300."""
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((2000, 3))
+    y = (X @ np.array([1.0, -1.0, 0.5]) + rng.standard_normal(2000) > 0).astype(int)
+    X[:, 0] *= scale
+    mem = linbook.LogisticRegression().fit(X, y)
+    Xd, yd = client.persist([da.from_array(X, chunks=500), da.from_array(y, chunks=500)])
+    dsk = linbook.LogisticRegression().fit(Xd, yd)
+    _close(mem.coef_ * scale ** np.array([1, 0, 0]), dsk.coef_ * scale ** np.array([1, 0, 0]), rtol=1e-6)
+    _close(mem.intercept_, dsk.intercept_, rtol=1e-6)
+    assert np.array_equal(mem.predict(X), dsk.predict(X))

@@ -49,11 +49,15 @@ class Frame:
         need = fit_intercept & np.isfinite(s.mean) & (np.abs(s.mean) > spread)
         self.shift = np.where(need, s.mean, 0.0) if fit_intercept and np.any(need) else None
         shift = 0.0 if self.shift is None else self.shift
-        # the rms of the centred columns from the mean and spread: sum a (x - shift)^2 / sum a
-        rms = np.sqrt(spread ** 2 + (s.mean - shift) ** 2)
-        self.c = _jacobi(rms, lam, s.sw)
         m = np.maximum(np.abs(s.xmax - shift), np.abs(s.xmin - shift))
         self.m = np.where(m > 0, m, 1.0)
+        # the rms of the centred columns from the mean and spread: sum a (x - shift)^2 / sum a;
+        # for features near 1e300 the summed squares overflow, and the column maximum scales them
+        # instead (the optimum and the stopping test do not depend on the scale c)
+        with np.errstate(over="ignore", invalid="ignore"):
+            rms = np.hypot(spread, s.mean - shift)
+        rms = np.where(np.isfinite(rms), rms, self.m)
+        self.c = _jacobi(rms, lam, s.sw)
         self.fit_intercept = fit_intercept
 
     def centred(self, Xb):
