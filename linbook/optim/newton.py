@@ -8,6 +8,22 @@ Hessian is equilibrated and factored by Cholesky, a failed factorisation is retr
 with a growing ridge, the step is chosen by Armijo backtracking, and the method stops
 at once (saying so) on a non-finite objective.
 
+Three options of :func:`newton` save evaluations near the optimum:
+
+* ``fun_grad`` (with ``hess=True``), the chord method (Shamanskii's modification of Newton):
+  ``fun_grad(x) -> (f, g)`` is the objective without its Hessian (for a GLM a pass over the
+  data costing ~1/4 of one with the Hessian), and the Cholesky factor of the last Hessian is
+  reused as long as each step is a full one that shrinks ``max |g|`` at least fourfold
+  (``CHORD_CONTRACTION``); otherwise a new Hessian is evaluated. Near the optimum most steps
+  then cost one gradient; the stopping test is the same (the exact gradient).
+* ``polish`` (with ``hess=True``): after the gradient test passes, one more full Newton step
+  with the Hessian already at hand (no evaluation). Its error is about the square of the
+  current one (about ``CHORD_CONTRACTION`` times it with a kept chord factor).
+* ``decrement_tol``: stop (converged) when the Newton decrement ``g' H^{-1} g / 2`` -- the
+  decrease the quadratic model predicts, affine invariant -- is at most ``decrement_tol``
+  (Boyd and Vandenberghe's stopping rule; tested before each step whose ``H`` is positive
+  definite).
+
 Derived in: chapter "Optimizers" § "Newton's method".
 """
 
@@ -20,7 +36,7 @@ import scipy.linalg
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from .line_search import _armijo, backtracking
 from .result import (MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted, _msg_max_iter,
-                     _small_grad, _small_step, _start, _stop_reason, _x0, real_array)
+                     _no_decrease, _small_grad, _small_step, _start, _stop_reason, _x0, real_array)
 
 __all__ = ["newton", "truncated_newton", "levenberg_marquardt"]
 
@@ -88,11 +104,7 @@ def _line_search(fg, trial, x, f, g, d, scale, gtol):
         t, new = 1.0, _flat_step(trial, x, f, g, d, scale)
     if new is not None:
         return t, new, None
-    if fg.nonfinite or trial.nonfinite:
-        return t, None, (MSG_NONFINITE, False)
-    return t, None, ("line search failed: no decrease of f at rounding level (x is optimal to the "
-                     "precision f can resolve if the gradient is small)",
-                     bool(_small_grad(g, 1e3 * gtol, scale)))
+    return t, None, _no_decrease(g, gtol, scale, fg, trial)
 
 
 def _polished(x, out, g, factor, tau, damping):
@@ -112,6 +124,12 @@ def _chord_direction(factor, g):
     return -equilibrated_solve(factor, g)
 
 
+def _chord_lasts(chord, t, g_new, g):
+    """Whether the chord method keeps its factor: a full step that shrank ``max |g|`` at least
+    ``1 / CHORD_CONTRACTION``-fold."""
+    return chord and t == 1.0 and np.max(np.abs(g_new)) <= CHORD_CONTRACTION * np.max(np.abs(g))
+
+
 def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gtol=1e-8,
            xtol=1e-12, gscale=None, damping=None, callback=None, polish=False, fun_grad=None,
            decrement_tol=None):
@@ -119,45 +137,24 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
 
     Each step solves ``H d = -g`` by Cholesky and moves to ``x + t d`` with the largest
     ``t`` in 1, 1/2, 1/4, ... that passes Armijo's test. When ``H`` is not positive
-    definite (the Cholesky factor fails or ``d`` is not a descent direction) ``H + tau I``
-    is used with ``tau`` grown until it works, a Levenberg-Marquardt style fix.
+    definite, ``H + tau I`` is used with ``tau`` grown until ``d`` is a descent direction.
 
     Parameters
     ----------
     fun, grad, x0 : see :func:`linbook.optim.gradient_descent`.
     hess : callable or True
-        ``hess(x) -> (d, d)``; or ``True`` when ``fun(x)`` returns ``(f, g, H)`` from one
-        evaluation (with ``grad=True``): a model that computes all three in one pass over
-        its data then reads the data once per step.
+        ``hess(x) -> (d, d)``, or ``True`` when ``fun(x)`` returns ``(f, g, H)`` (``grad=True``).
     line_search : bool
         Armijo backtracking from t = 1 (``False``: always the full step t = 1).
-    gtol, gscale : float
-        Stop when ``max |g| <= gtol * gscale`` (``gscale`` defaults to ``max |g(x0)|``).
-    xtol : float
-        Stop when a step has ``max |step| <= xtol * max |x|``.
+    gtol, gscale, xtol : the relative stopping tests of :func:`linbook.optim.gradient_descent`.
     damping : float, optional
         If given, always use ``H + damping I``.
     callback : callable, optional
-        ``callback(x, f, g)`` after each step; returning ``True`` stops the method
-        (``converged`` False, message "stopped by callback").
-    polish : bool
-        With ``hess=True``: after the gradient test passes, take one more full Newton
-        step with the Hessian already at hand (no evaluation; its error is about the
-        square of the current one). ``fun`` and ``grad`` are then those before it.
-    fun_grad : callable, optional
-        With ``hess=True``: ``fun_grad(x) -> (f, g)``, the objective without its Hessian
-        (for a GLM a pass over the data costing ~1/4 of one with the Hessian). Then the
-        Cholesky factor of the last Hessian is *reused* (the chord method, Shamanskii's
-        modification of Newton) as long as each step is a full one that shrinks ``max |g|``
-        at least fourfold (``CHORD_CONTRACTION``); otherwise a new Hessian is evaluated.
-        Near the optimum most steps then cost one gradient. The stopping test is the same
-        (the exact gradient); ``polish`` then takes a last chord step, whose error is about
-        ``CHORD_CONTRACTION`` times the current one instead of its square.
-    decrement_tol : float, optional
-        Also stop (converged) when the Newton decrement ``g' H^{-1} g / 2`` -- the decrease
-        the quadratic model predicts, affine invariant -- is at most ``decrement_tol``
-        (Boyd and Vandenberghe's stopping rule; tested before each step whose ``H`` is
-        positive definite).
+        ``callback(x, f, g)`` after each step; returning ``True`` stops (not converged).
+    polish, fun_grad, decrement_tol : optional
+        One more full step after the gradient test passes (``fun``, ``grad`` are those before
+        it); the chord method with ``fun_grad(x) -> (f, g)``; the Newton decrement test
+        ``g' H^{-1} g / 2 <= decrement_tol``. See the module docstring.
 
     Returns
     -------
@@ -165,60 +162,67 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
 
     Derived in: chapter "Optimizers" § "Newton's method".
     """
-    if hess is None:
-        raise ValueError("newton needs hess: a callable hess(x), or hess=True when fun returns (f, g, H)")
-    fg = _Counted(fun, grad, hess)
-    x = _x0(x0)
-    out, scale, early = _start(fg, x, gtol, gscale)
+    fg, trial, hessian, x, out, scale, early = _newton_start(fun, x0, grad, hess, fun_grad, gtol, gscale)
     if early:
         return early
-    hessian = (lambda x, out: out[2]) if hess is True else (lambda x, out: hess(x))
-    chord = fun_grad is not None and hess is True
-    trial = _Counted(fun_grad, True) if chord else fg        # evaluations without a Hessian
     f, g = out[0], out[1]
-    factor, tau = None, 0.0        # Cholesky factor kept for the next step (chord method)
-    path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
+    factor, tau = None, 0.0        # the Cholesky factor kept for the next step (chord method)
+    path, k, (msg, converged) = [x.copy()], 0, (_msg_max_iter(max_iter), False)
     for k in range(1, max_iter + 1):
-        try:                       # d = -H^{-1} g (Cholesky; a kept factor while the chord method lasts)
-            d, tau, factor, out = _direction(factor, tau, g, x, out, fg, hessian, hess is True, damping or 0.0)
-        except ValueError as exc:
-            msg, k = str(exc), k - 1
-            break
-        if decrement_tol is not None and tau == 0.0 and -0.5 * float(g @ d) <= decrement_tol:
-            converged, msg, k = True, MSG_DECREMENT, k - 1
-            break
-        t, new, stop = (_line_search(fg, trial, x, f, g, d, scale, gtol) if line_search
-                        else _full_step(trial, x, d))
-        if stop and new is None:   # no step taken
+        # d = -H^{-1} g by Cholesky (or the kept factor); stop if H fails or the decrement is small
+        d, tau, factor, out, stop = _direction(factor, tau, g, x, out, fg, hessian, damping, decrement_tol)
+        t, new = 0.0, None
+        if stop is None:           # t: Armijo backtracking from 1 (or the full step)
+            t, new, stop = (_line_search(fg, trial, x, f, g, d, scale, gtol) if line_search
+                            else _full_step(trial, x, d))
+        if new is None:            # no step taken
             (msg, converged), k = stop, k - 1
             break
-        step, small = t * d, _small_step(t * d, x, xtol)
-        if not (chord and t == 1.0 and np.max(np.abs(new[1])) <= CHORD_CONTRACTION * np.max(np.abs(g))):
-            factor = None
-        x, out = x + step, new
+        factor = factor if _chord_lasts(trial is not fg, t, new[1], g) else None
+        small = _small_step(t * d, x, xtol)
+        x, out = x + t * d, new
         f, g = out[0], out[1]
         path.append(x.copy())
         stop = stop or _stop_after_step(fg, trial, x, f, g, gtol, scale, small, callback)
         if stop:
             msg, converged = stop
             if msg == MSG_GTOL and polish and hess is True:
-                x = _polished(x, out, g, factor, tau, damping or 0.0)
-                path[-1] = x.copy()
+                x = path[-1] = _polished(x, out, g, factor, tau, damping or 0.0)
             break
-    return OptimizeResult(x, f, g, converged, k, fg.n + (trial.n if chord else 0), np.array(path), msg)
+    return OptimizeResult(x, f, g, converged, k, fg.n + (trial.n if trial is not fg else 0), np.array(path), msg)
 
 
-def _direction(factor, tau, g, x, out, fg, hessian, joint, damping):
-    """``(d, tau, factor, out)``: the chord direction with the kept ``factor`` while it is one of
-    descent, else the Newton direction of the Hessian at ``x`` (evaluated there when ``out``, a
-    trial point's ``(f, g)``, has none and ``fun`` gives all three: ``joint``)."""
-    d = _chord_direction(factor, g) if factor is not None else None
-    if d is not None and float(g @ d) < 0 and np.all(np.isfinite(d)):
-        return d, tau, factor, out
-    if len(out) < 3 and joint:
-        out = fg(x)
-    d, tau, factor = _newton_direction(hessian(x, out), g, damping)
-    return d, tau, factor, out
+def _newton_start(fun, x0, grad, hess, fun_grad, gtol, gscale):
+    """``(fg, trial, hessian, x0, fg(x0), scale, early)``: the counted objective, the one evaluated
+    at trial points (``fun_grad`` for the chord method, else ``fg``), ``hessian(x, out)``, the start,
+    the gradient's scale and a result to return at once (see ``_start``) or ``None``."""
+    if hess is None:
+        raise ValueError("newton needs hess: a callable hess(x), or hess=True when fun returns (f, g, H)")
+    fg = _Counted(fun, grad, hess)
+    x = _x0(x0)
+    out, scale, early = _start(fg, x, gtol, gscale)
+    trial = _Counted(fun_grad, True) if fun_grad is not None and hess is True else fg
+    hessian = (lambda x, out: out[2]) if hess is True else (lambda x, out: hess(x))
+    return fg, trial, hessian, x, out, scale, early
+
+
+def _direction(factor, tau, g, x, out, fg, hessian, damping, decrement_tol):
+    """``(d, tau, factor, out, stop)``: the chord direction with the kept ``factor`` while it is one
+    of descent, else the Newton direction of the Hessian at ``x`` (evaluated there when ``out``, a
+    trial point's ``(f, g)``, has none and ``fun`` gives all three). ``stop`` is ``(message,
+    converged)`` when there is no direction (the Hessian is not finite) or the Newton decrement
+    ``-g'd / 2 = g'H^{-1}g / 2`` is at most ``decrement_tol`` (tested when ``H`` is positive definite)."""
+    try:
+        d = _chord_direction(factor, g) if factor is not None else None
+        if d is None or not (float(g @ d) < 0 and np.all(np.isfinite(d))):
+            out_h = fg(x) if len(out) < 3 and fg.with_hess else out
+            d, tau, factor = _newton_direction(hessian(x, out_h), g, damping or 0.0)
+            out = out_h
+    except ValueError as exc:
+        return None, tau, factor, out, (str(exc), False)
+    if decrement_tol is not None and tau == 0.0 and -0.5 * float(g @ d) <= decrement_tol:
+        return d, tau, factor, out, (MSG_DECREMENT, True)
+    return d, tau, factor, out, None
 
 
 def _full_step(trial, x, d):
@@ -346,34 +350,23 @@ def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol
 
     Derived in: chapter "Optimizers" § "Levenberg–Marquardt and truncated Newton".
     """
-    if jac is None:
-        raise ValueError("levenberg_marquardt needs jac")
-    x = _x0(x0)
-    r = real_array(residual(x), "the residual")
-    J = real_array(jac(x), "the Jacobian")
-    f = 0.5 * float(r @ r)
-    if not (np.isfinite(f) and np.all(np.isfinite(J))):
-        return OptimizeResult(x, np.nan, None, False, 0, 1, x[None, :].copy(),
-                              "the residual or its Jacobian is not finite at x0: start elsewhere")
-    n_fev, lam = 1, float(lam0)
-    g = J.T @ r
-    scale = float(np.max(np.abs(g), initial=0.0))
+    x, r, J, f, g, early = _lm_start(residual, jac, x0)
+    if early:
+        return early
+    n_fev, lam, scale = 1, float(lam0), float(np.max(np.abs(g)))
     path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
-    if scale == 0.0:
-        return OptimizeResult(x, f, g, True, 0, 1, x[None, :].copy(), "the gradient is zero at x0")
     for k in range(1, max_iter + 1):
         if _small_grad(g, gtol, scale):
             converged, k, msg = True, k - 1, MSG_GTOL
             break
-        d, r_new, f_new, lam, evals = _damped_step(residual, J, g, x, f, lam)
+        d, r_new, f_new, lam, evals = _damped_step(residual, J, g, x, f, lam)    # (J'J + lam I) d = -J'r
         n_fev += evals
         if d is None:
             msg, k = "no decrease possible (at rounding level if converged)", k - 1
             converged = bool(_small_grad(g, 1e3 * gtol, scale)) or f == 0.0
             break
         small = _small_step(d, x, xtol)
-        x = x + d
-        r, f = r_new, f_new
+        x, r, f = x + d, r_new, f_new
         J = real_array(jac(x), "the Jacobian")
         if not np.all(np.isfinite(J)):
             msg = "the Jacobian became non-finite: check jac (overflow?)"
@@ -385,6 +378,23 @@ def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol
             break
     else:
         converged = bool(_small_grad(g, gtol, scale))
-        if converged:
-            msg = MSG_GTOL
+        msg = MSG_GTOL if converged else msg
     return OptimizeResult(x, f, g, converged, k, n_fev, np.array(path), msg)
+
+
+def _lm_start(residual, jac, x0):
+    """``(x0, r, J, f, g, early)`` at ``x0``, with ``f = ||r||^2 / 2`` and ``g = J'r``; ``early`` is the
+    result to return at once when they are not finite or ``g = 0``, else ``None``."""
+    if jac is None:
+        raise ValueError("levenberg_marquardt needs jac")
+    x = _x0(x0)
+    r = real_array(residual(x), "the residual")
+    J = real_array(jac(x), "the Jacobian")
+    f = 0.5 * float(r @ r)
+    if not (np.isfinite(f) and np.all(np.isfinite(J))):
+        return x, r, J, f, None, OptimizeResult(x, np.nan, None, False, 0, 1, x[None, :].copy(),
+                                                "the residual or its Jacobian is not finite at x0: start elsewhere")
+    g = J.T @ r
+    if np.max(np.abs(g), initial=0.0) == 0.0:
+        return x, r, J, f, g, OptimizeResult(x, f, g, True, 0, 1, x[None, :].copy(), "the gradient is zero at x0")
+    return x, r, J, f, g, None

@@ -175,6 +175,22 @@ MSG_GTOL = "gradient below gtol (relative to its size at the start)"
 MSG_XTOL = "step below xtol (relative to |x|)"
 
 
+MSG_NO_DECREASE = ("line search failed: no decrease of f at rounding level (x is optimal to the "
+                   "precision f can resolve if the gradient is small)")
+
+
+def _no_decrease(g, gtol, scale, *counted):
+    """``(message, converged)`` when a line search found no decrease along a descent direction.
+
+    After a non-finite objective (seen by any of the ``counted`` evaluations): not converged.
+    Otherwise the decrease is below rounding, which is convergence only where the gradient
+    is nearly small (``1000 gtol``: the last digits of ``f`` limit how small it can get).
+    """
+    if any(fg.nonfinite for fg in counted):
+        return MSG_NONFINITE, False
+    return MSG_NO_DECREASE, bool(_small_grad(g, 1e3 * gtol, scale))
+
+
 def _msg_max_iter(k):
     return (f"max_iter reached: {k} iterations without meeting gtol or xtol; "
             "increase max_iter or loosen gtol")
