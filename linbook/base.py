@@ -350,6 +350,7 @@ def encode_labels(y, *, min_classes=2, max_classes=None, model="this model"):
 NON_NEGATIVE = Interval(Real, 0, np.inf, closed="left")     # a finite number >= 0
 POSITIVE = Interval(Real, 0, np.inf, closed="neither")      # a finite number > 0
 POSITIVE_INT = Interval(Integral, 1, None, closed="left")   # 1, 2, ...
+OPEN_UNIT = Interval(Real, 0, 1, closed="neither")          # a number strictly between 0 and 1
 
 
 def check_params(estimator, constraints=None, **values):

@@ -195,6 +195,26 @@ def test_bad_input():
         linbook.irls(np.ones((3, 1)), [0, 2, 1])
 
 
+@pytest.mark.parametrize("call, name", [
+    (lambda: optim.gradient_descent(rosen, X0_ROSEN, grad=True, step=-0.1), "step"),
+    (lambda: optim.gradient_descent(rosen, X0_ROSEN, grad=True, step="newton"), "step"),
+    (lambda: optim.gradient_descent(rosen, X0_ROSEN, grad=True, c1=0.0), "c1"),
+    (lambda: optim.gradient_descent(rosen, X0_ROSEN, grad=True, shrink=1.0), "shrink"),
+    (lambda: optim.momentum(rosen, X0_ROSEN, grad=True, beta=1.0), "beta"),
+    (lambda: optim.momentum(rosen, X0_ROSEN, grad=True, lr=0.0), "lr"),
+    (lambda: optim.bfgs(rosen, X0_ROSEN, grad=True, form="C"), "form"),
+    (lambda: optim.backtracking(rosen, np.ones(2), 1.0, np.ones(2), -np.ones(2), t0=np.inf), "t0"),
+    (lambda: optim.backtracking(rosen, np.ones(2), 1.0, np.ones(2), -np.ones(2), max_halvings=2.5), "max_halvings"),
+    (lambda: optim.wolfe_line_search(rosen, np.ones(2), 1.0, np.ones(2), -np.ones(2), c1=0.5, c2=0.5), "c2"),
+    (lambda: optim.wolfe_line_search(rosen, np.ones(2), 1.0, np.ones(2), -np.ones(2), c2=None), "c2"),
+])
+def test_bad_constants_get_the_one_constraint_wording(call, name):
+    """Every optimizer constant is checked by base.check_param_values: one wording, naming the
+    parameter and the function, ending with what to set."""
+    with pytest.raises(ValueError, match=rf"The '{name}' parameter of \w+ must be .* Set {name} to "):
+        call()
+
+
 # ------------------------------------------------------------------ stopping rules and failures
 def _solvers():
     """Every optim method that takes an objective, as (name, call(fun_fg, x0))."""

@@ -7,20 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .line_search import backtracking, wolfe_line_search
-from .result import (MSG_GTOL, MSG_NONFINITE, OptimizeResult, _Counted, _msg_max_iter,
-                     _small_grad, _small_step, _start, _stop_reason, _x0, real_array)
+from .line_search import _armijo, wolfe_line_search
+from .result import (MSG_GTOL, OptimizeResult, _check_args, _Counted, _msg_max_iter, _no_decrease, _small_grad,
+                     _small_step, _start, _stop_reason, _x0, real_array)
 
 __all__ = ["gradient_descent", "momentum", "conjugate_gradient", "nonlinear_cg"]
-
-
-def _line_search_failed(fg, g, gtol, scale):
-    """Message and verdict after a line search found no decrease."""
-    if fg.nonfinite:
-        return MSG_NONFINITE, False
-    # no decrease at rounding level: converged only if the gradient is (nearly) small
-    return ("line search failed: no decrease of f at rounding level (x is optimal to the "
-            "precision f can resolve if the gradient is small)"), bool(_small_grad(g, 1e3 * gtol, scale))
 
 
 def gradient_descent(fun, x0, grad=None, *, step="backtracking", hess=None, max_iter=1000,
@@ -52,12 +43,7 @@ def gradient_descent(fun, x0, grad=None, *, step="backtracking", hess=None, max_
 
     Derived in: chapter "Optimizers" § "Gradient descent".
     """
-    if isinstance(step, str) and step not in ("backtracking", "exact"):
-        raise ValueError("step must be a positive float, 'backtracking' or 'exact'")
-    if step == "exact" and hess is None:
-        raise ValueError("step='exact' needs hess=A (exact line search is for quadratics)")
-    if not isinstance(step, str) and not step > 0:
-        raise ValueError("a fixed step must be positive")
+    _check_step(step, hess, c1, shrink)
     fg = _Counted(fun, grad)
     x = _x0(x0)
     (f, g), scale, early = _start(fg, x, gtol, gscale)
@@ -66,26 +52,15 @@ def gradient_descent(fun, x0, grad=None, *, step="backtracking", hess=None, max_
     path, converged, msg = [x.copy()], False, _msg_max_iter(max_iter)
     k = 0
     for k in range(1, max_iter + 1):
-        d = -g
-        if step == "backtracking":
-            t, f_new, g_new, _ = backtracking(fg, x, f, g, d, c1=c1, shrink=shrink)
-            if t == 0.0:
-                msg, converged = _line_search_failed(fg, g, gtol, scale)
-                k -= 1
-                break
-        else:
-            if step == "exact":
-                A = hess(x) if callable(hess) else np.asarray(hess, dtype=float)
-                t = float(g @ g) / float(g @ A @ g)
-            else:
-                t = float(step)
-            f_new, g_new = fg(x + t * d)
+        d = -g                     # steepest descent
+        t, f_new, g_new = _step_length(step, fg, x, f, g, d, hess, c1, shrink)
+        if t is None:              # the line search found no decrease
+            (msg, converged), k = _no_decrease(g, gtol, scale, fg), k - 1
+            break
         x_new = x + t * d
         if not np.isfinite(f_new):
-            path.append(x_new)
-            x = x_new
-            msg = "diverged (objective or gradient not finite): reduce the step size"
-            f, g = np.nan, g_new
+            x, f, g, msg = x_new, np.nan, g_new, "diverged (objective or gradient not finite): reduce the step size"
+            path.append(x)
             break
         small = _small_step(x_new - x, x, xtol)
         x, f, g = x_new, f_new, g_new
@@ -95,6 +70,30 @@ def gradient_descent(fun, x0, grad=None, *, step="backtracking", hess=None, max_
             converged, msg = stop
             break
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
+
+
+def _check_step(step, hess, c1, shrink):
+    """``step`` a positive number, "backtracking" or "exact" (with ``hess``), ``c1`` and ``shrink``
+    in (0, 1), or a clear error."""
+    _check_args("gradient_descent", step=(step, lambda b: [b.POSITIVE, b.StrOptions({"backtracking", "exact"})]),
+                c1=(c1, lambda b: [b.OPEN_UNIT]), shrink=(shrink, lambda b: [b.OPEN_UNIT]))
+    if step == "exact" and hess is None:
+        raise ValueError("step='exact' needs hess=A (exact line search is for quadratics): pass hess")
+
+
+def _step_length(step, fg, x, f, g, d, hess, c1, shrink):
+    """``(t, f(x + t d), g(x + t d))`` for the rule ``step``; ``t`` is ``None`` when backtracking
+    found no decrease."""
+    if step == "backtracking":     # Armijo: the largest t in 1, shrink, shrink^2, ... with enough decrease
+        t, out, _ = _armijo(fg, x, f, float(g @ d), d, c1=c1, shrink=shrink)
+        return (t, out[0], out[1]) if out is not None else (None, f, g)
+    if step == "exact":            # the minimiser of a quadratic along d = -g: t = g'g / g'Ag
+        A = hess(x) if callable(hess) else np.asarray(hess, dtype=float)
+        t = float(g @ g) / float(g @ A @ g)
+    else:
+        t = float(step)
+    f_new, g_new = fg(x + t * d)
+    return t, f_new, g_new
 
 
 def momentum(fun, x0, grad=None, *, lr=0.1, beta=0.9, max_iter=1000, gtol=1e-6, gscale=None):
@@ -117,8 +116,8 @@ def momentum(fun, x0, grad=None, *, lr=0.1, beta=0.9, max_iter=1000, gtol=1e-6, 
 
     Derived in: chapter "Optimizers" § "Momentum (heavy ball)".
     """
-    if not (0 <= beta < 1) or not lr > 0:
-        raise ValueError("need lr > 0 and 0 <= beta < 1")
+    _check_args("momentum", lr=(lr, lambda b: [b.POSITIVE]),
+                beta=(beta, lambda b: [b.Interval(b.Real, 0, 1, closed="left")]))
     fg = _Counted(fun, grad)
     x = _x0(x0)
     (f, g), scale, early = _start(fg, x, gtol, gscale)
@@ -163,15 +162,9 @@ def conjugate_gradient(A, b, x0=None, *, tol=1e-10, max_iter=None):
 
     Derived in: chapter "Optimizers" § "Conjugate gradients".
     """
-    if not (callable(A) or (hasattr(A, "toarray") and not np.iscomplexobj(A))):   # sparse A works as is
-        A = real_array(A, "A")
-    matvec = A if callable(A) else (lambda v, A=A: A @ v)
-    b = real_array(b, "b").ravel()
-    if not np.all(np.isfinite(b)):
-        raise ValueError("conjugate_gradient: b must be finite (no NaN or inf)")
-    x = np.zeros_like(b) if x0 is None else _x0(x0)
+    matvec, b, x = _linear_system(A, b, x0)
     max_iter = 10 * b.size if max_iter is None else max_iter
-    r = b - matvec(x)
+    r = b - matvec(x)              # the residual, minus the gradient of x'Ax/2 - b'x
     p = r.copy()
     rr = float(r @ r)
     path, converged, k = [x.copy()], False, 0
@@ -203,6 +196,18 @@ def conjugate_gradient(A, b, x0=None, *, tol=1e-10, max_iter=None):
                           "residual below tol * ||b||" if converged else _msg_max_iter(k))
 
 
+def _linear_system(A, b, x0):
+    """``(matvec, b, x0)``: ``v -> A v`` for a matrix (dense or sparse) or callable ``A``, ``b`` as a
+    finite real vector and the start (zeros by default), or a clear error."""
+    if not (callable(A) or (hasattr(A, "toarray") and not np.iscomplexobj(A))):   # sparse A works as is
+        A = real_array(A, "A")
+    matvec = A if callable(A) else (lambda v, A=A: A @ v)
+    b = real_array(b, "b").ravel()
+    if not np.all(np.isfinite(b)):
+        raise ValueError("conjugate_gradient: b must be finite (no NaN or inf)")
+    return matvec, b, np.zeros_like(b) if x0 is None else _x0(x0)
+
+
 def nonlinear_cg(fun, x0, grad=None, *, max_iter=1000, gtol=1e-6, xtol=0.0, gscale=None):
     """Nonlinear conjugate gradients (Polak-Ribiere+, restarted) with a Wolfe line search.
 
@@ -228,7 +233,7 @@ def nonlinear_cg(fun, x0, grad=None, *, max_iter=1000, gtol=1e-6, xtol=0.0, gsca
             d = -g
         t, f_new, g_new, _ = wolfe_line_search(fg, x, f, g, d, t0=2 * t_prev, c2=0.1)
         if t == 0.0:
-            msg, converged = _line_search_failed(fg, g, gtol, scale)
+            msg, converged = _no_decrease(g, gtol, scale, fg)
             k -= 1
             break
         x_new = x + t * d

@@ -5,12 +5,16 @@ Derived in: chapter "Optimizers" § "Line search".
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 
 __all__ = ["backtracking", "wolfe_line_search"]
 
+_NO_C2 = object()       # backtracking has no curvature constant c2
 
-def _check_search(x, f, g, d, *, t0, c1, shrink=0.5, c2=None, budget, budget_name):
+
+def _check_search(caller, x, f, g, d, *, t0, c1, shrink=0.5, c2=_NO_C2, budget, budget_name):
     """The arrays as float vectors of one shape and the constants in their ranges, or a clear error."""
     from .result import real_array
     x, g, d = real_array(x, "x"), real_array(g, "g"), real_array(d, "the direction d")
@@ -19,17 +23,30 @@ def _check_search(x, f, g, d, *, t0, c1, shrink=0.5, c2=None, budget, budget_nam
     if not np.all(np.isfinite(d)):
         raise ValueError("the direction d must be finite: pass a direction without NaN or inf")
     f = float(real_array(f, "f"))
-    checks = [(np.isfinite(t0) and t0 > 0, f"t0 must be a finite number > 0; got {t0!r}. Set t0 > 0 (1.0 is the usual first step)"),
-              (0 < shrink < 1, f"shrink must lie strictly between 0 and 1 (the step t is multiplied by it "
-                               f"after each failed trial); got {shrink!r}. Set shrink in (0, 1), e.g. 0.5"),
-              (0 < c1 < 1, f"c1 must lie strictly between 0 and 1; got {c1!r}. Set c1 in (0, 1), e.g. 1e-4"),
-              (c2 is None or c1 < c2 < 1, f"c2 must lie strictly between c1 = {c1!r} and 1; got {c2!r}. Set c2 in (c1, 1), e.g. 0.9"),
-              (isinstance(budget, (int, np.integer)) and budget >= 1,
-               f"{budget_name} must be an integer >= 1; got {budget!r}. Set {budget_name} to a positive integer")]
-    for ok, message in checks:
-        if not ok:
-            raise ValueError(message)
+    if not _constants_ok(t0, c1, shrink, c2, budget):
+        _check_constants(caller, t0, c1, shrink, c2, budget, budget_name)
     return x, f, g, d
+
+
+def _constants_ok(t0, c1, shrink, c2, budget):
+    """``0 < t0 < inf``, ``0 < shrink < 1``, ``0 < c1 < c2 < 1`` (``c2``: Wolfe's), ``budget >= 1`` an
+    integer: a test cheap enough for every call (L-BFGS searches once per iteration)."""
+    try:
+        return bool(np.isfinite(t0) and t0 > 0 and 0 < shrink < 1 and 0 < c1 < 1 and (c2 is _NO_C2 or c1 < c2 < 1)
+                    and isinstance(budget, (int, np.integer)) and budget >= 1)
+    except TypeError:              # a constant that is not a number
+        return False
+
+
+def _check_constants(caller, t0, c1, shrink, c2, budget, budget_name):
+    """Raise the one constraint scheme's error for the constant out of its range."""
+    from .result import _check_args
+    c1_low = c1 if isinstance(c1, Real) and 0 < c1 < 1 else 0.0     # c2's range starts at a valid c1
+    wolfe = {} if c2 is _NO_C2 else {"c2": (c2, lambda b: [b.Interval(b.Real, c1_low, 1, closed="neither")])}
+    _check_args(caller, t0=(t0, lambda b: [b.POSITIVE]), shrink=(shrink, lambda b: [b.OPEN_UNIT]),
+                c1=(c1, lambda b: [b.OPEN_UNIT]), **wolfe, **{budget_name: (budget, lambda b: [b.POSITIVE_INT])})
+    raise ValueError(f"{caller}: pass 0 < t0 < inf, 0 < shrink < 1, 0 < c1 < c2 < 1 and an integer "
+                     f"{budget_name} >= 1")
 
 
 def _armijo(fg, x, f, slope, d, *, t0=1.0, c1=1e-4, shrink=0.5, max_halvings=60):
@@ -64,7 +81,7 @@ def backtracking(fg, x, f, g, d, *, t0=1.0, c1=1e-4, shrink=0.5, max_halvings=60
 
     Derived in: chapter "Optimizers" § "Line search".
     """
-    x, f, g, d = _check_search(x, f, g, d, t0=t0, c1=c1, shrink=shrink, budget=max_halvings,
+    x, f, g, d = _check_search("backtracking", x, f, g, d, t0=t0, c1=c1, shrink=shrink, budget=max_halvings,
                                budget_name="max_halvings")
     t, out, k = _armijo(fg, x, f, float(g @ d), d, t0=t0, c1=c1, shrink=shrink,
                         max_halvings=max_halvings)
@@ -90,7 +107,8 @@ def wolfe_line_search(fg, x, f, g, d, *, t0=1.0, c1=1e-4, c2=0.9, max_eval=30):
 
     Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
-    x, f, g, d = _check_search(x, f, g, d, t0=t0, c1=c1, c2=c2, budget=max_eval, budget_name="max_eval")
+    x, f, g, d = _check_search("wolfe_line_search", x, f, g, d, t0=t0, c1=c1, c2=c2, budget=max_eval,
+                               budget_name="max_eval")
     phi0, dphi0 = f, float(g @ d)
     if dphi0 >= 0:
         return 0.0, f, g, 0

@@ -293,9 +293,7 @@ def truncated_newton(fun, x0, grad=None, hessp=None, *, max_iter=100, gtol=1e-8,
             r = r_new
         t, f_new, g_new, _ = backtracking(fg, x, f, g, d)
         if t == 0.0:
-            k -= 1
-            msg = MSG_NONFINITE if fg.nonfinite else "line search failed (at rounding level)"
-            converged = not fg.nonfinite and bool(_small_grad(g, 1e3 * gtol, scale))
+            (msg, converged), k = _no_decrease(g, gtol, scale, fg), k - 1
             break
         x = x + t * d
         f, g = f_new, g_new

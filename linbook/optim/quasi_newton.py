@@ -9,8 +9,8 @@ import numpy as np
 import scipy.linalg
 
 from .line_search import wolfe_line_search
-from .result import (MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted, _msg_max_iter,
-                     _small_grad, _small_step, _start, _x0)
+from .result import (MSG_GTOL, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _check_args, _Counted, _msg_max_iter,
+                     _no_decrease, _small_grad, _small_step, _start, _stop_reason, _x0)
 
 __all__ = ["bfgs_update_B", "bfgs_update_H", "bfgs", "lbfgs_two_loop", "lbfgs"]
 
@@ -62,10 +62,9 @@ def bfgs_update_H(H, s, y):
 
 
 def _failed(fg, g, gtol, scale):
-    if fg.nonfinite:
-        return MSG_NONFINITE, False
-    return ("line search failed: no decrease of f at rounding level (x is optimal to the "
-            "precision f can resolve if the gradient is small)"), bool(_small_grad(g, 1e3 * gtol, scale))
+    """The verdict after a failed line search (:func:`linbook.optim.result._no_decrease`, by its
+    name in :func:`lbfgs`)."""
+    return _no_decrease(g, gtol, scale, fg)
 
 
 def bfgs(fun, x0, grad=None, *, form="H", max_iter=1000, gtol=1e-6, xtol=0.0, gscale=None, B0=None):
@@ -88,61 +87,67 @@ def bfgs(fun, x0, grad=None, *, form="H", max_iter=1000, gtol=1e-6, xtol=0.0, gs
 
     Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
-    if form not in ("H", "B"):
-        raise ValueError("form must be 'H' or 'B'")
+    _check_args("bfgs", form=(form, lambda b: [b.StrOptions({"H", "B"})]))
     fg = _Counted(fun, grad)
     x = _x0(x0)
-    n = x.size
     (f, g), scale, early = _start(fg, x, gtol, gscale)
     if early:
         return early
-    if B0 is None:
-        M = np.eye(n)
-    else:
-        B0 = np.array(B0, dtype=float)
-        try:
-            M = B0 if form == "B" else scipy.linalg.solve(B0, np.eye(n), assume_a="pos")
-        except np.linalg.LinAlgError as exc:
-            raise ValueError("bfgs: B0 must be symmetric positive definite (its Cholesky factor "
-                             "failed); pass a positive definite B0 or leave it None") from exc
-    scaled = B0 is not None
+    M, scaled = _initial_matrix(B0, form, x.size)     # H_0 = B_0^{-1} or B_0
     path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
     for k in range(1, max_iter + 1):
-        if form == "H":
-            d = -M @ g
-        else:
-            try:
-                d = scipy.linalg.solve(M, -g, assume_a="pos")
-            except np.linalg.LinAlgError:     # B numerically singular: restart from the identity
-                M, scaled = np.eye(n), False
-                d = -g
+        d, M, scaled = _bfgs_direction(M, g, form, scaled)      # d = -H g, or B d = -g
         t0 = 1.0 if (scaled or k > 1) else 1.0 / max(np.abs(g).sum(), 1e-300)   # unit-free in f
         t, f_new, g_new, _ = wolfe_line_search(fg, x, f, g, d, t0=t0)
         if t == 0.0:
-            msg, converged = _failed(fg, g, gtol, scale)
-            k -= 1
+            (msg, converged), k = _no_decrease(g, gtol, scale, fg), k - 1
             break
-        s = t * d
-        yv = g_new - g
+        s, y = t * d, g_new - g
         small = _small_step(s, x, xtol)
         x, f, g = x + s, f_new, g_new
         path.append(x.copy())
-        if fg.unbounded:
-            msg = MSG_UNBOUNDED
+        stop = _stop_reason(fg, g, gtol, scale, small)
+        if stop:
+            converged, msg = stop
             break
-        if _curvature_ok(s, yv):
-            if not scaled:
-                gamma = float(s @ yv) / float(yv @ yv)          # initial scaling, N&W (6.20)
-                M = gamma * np.eye(n) if form == "H" else np.eye(n) / gamma
-                scaled = True
-            M = bfgs_update_H(M, s, yv) if form == "H" else bfgs_update_B(M, s, yv)
-        if _small_grad(g, gtol, scale):
-            converged, msg = True, MSG_GTOL
-            break
-        if small:
-            converged, msg = True, MSG_XTOL
-            break
+        M, scaled = _bfgs_update(M, s, y, form, scaled)
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
+
+
+def _initial_matrix(B0, form, n):
+    """``(M, scaled)``: the first inverse Hessian (``form="H"``) or Hessian (``"B"``) approximation,
+    the identity unless ``B0`` is given; ``scaled`` says whether it is the caller's (else the first
+    update rescales the identity)."""
+    if B0 is None:
+        return np.eye(n), False
+    B0 = np.array(B0, dtype=float)
+    try:
+        return (B0 if form == "B" else scipy.linalg.solve(B0, np.eye(n), assume_a="pos")), True
+    except np.linalg.LinAlgError as exc:
+        raise ValueError("bfgs: B0 must be symmetric positive definite (its Cholesky factor "
+                         "failed); pass a positive definite B0 or leave it None") from exc
+
+
+def _bfgs_direction(M, g, form, scaled):
+    """``(d, M, scaled)``: ``d = -H g``, or ``d`` solving ``B d = -g`` (a numerically singular ``B``
+    restarts from the identity: ``d = -g``)."""
+    if form == "H":
+        return -M @ g, M, scaled
+    try:
+        return scipy.linalg.solve(M, -g, assume_a="pos"), M, scaled
+    except np.linalg.LinAlgError:
+        return -g, np.eye(g.size), False
+
+
+def _bfgs_update(M, s, y, form, scaled):
+    """``(M, scaled)`` after the BFGS update with the pair ``(s, y)``, skipped when ``s'y <= 0``; the
+    first update starts from the identity scaled by ``s'y / y'y`` (Nocedal and Wright eq. 6.20)."""
+    if not _curvature_ok(s, y):
+        return M, scaled
+    if not scaled:
+        gamma = float(s @ y) / float(y @ y)
+        M = gamma * np.eye(s.size) if form == "H" else np.eye(s.size) / gamma
+    return (bfgs_update_H(M, s, y) if form == "H" else bfgs_update_B(M, s, y)), True
 
 
 def lbfgs_two_loop(g, S, Y, gamma=None):

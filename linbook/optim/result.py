@@ -119,6 +119,19 @@ def real_array(value, name, *, copy=False):
                         f"Pass {name} as a numeric array") from None
 
 
+def _check_args(caller, **args):
+    """Check a function's arguments by linbook's one constraint scheme (:func:`linbook.base.check_param_values`,
+    one wording: "The 'step' parameter of gradient_descent must be ... Got -1 instead. Set step to ...").
+
+    Each keyword is ``name=(value, rules)`` with ``rules(base) -> [constraint, ...]`` built from
+    :mod:`linbook.base`'s constraints: that module loads scikit-learn, so it is imported when an
+    optimizer is first called, not by ``import linbook.optim``.
+    """
+    from .. import base
+    base.check_param_values(caller, {name: rules(base) for name, (_, rules) in args.items()},
+                            {name: value for name, (value, _) in args.items()})
+
+
 def _x0(x0, name="x0"):
     x = real_array(x0, name, copy=True).ravel()
     if not np.all(np.isfinite(x)):
