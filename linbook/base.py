@@ -27,16 +27,16 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import StrOptions  # noqa: F401  (for the estimators' constraints)
 from sklearn.utils._param_validation import Interval, InvalidParameterError, validate_parameter_constraints
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, check_X_y
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
 from ._design import centre_offsets  # noqa: F401  (its old import path, public)
 
-__all__ = ["validate_data", "validate_X", "validate_fit", "validate_predict", "check_sample_weight",
+__all__ = ["validate_fit", "validate_predict", "check_sample_weight",
            "encode_labels", "check_finite_fit", "LinbookWarning", "SeparableDataWarning",
            "DivergenceError", "centre_offsets", "check_params", "check_param_values", "require_y", "renamed_param",
            "renamed_kwargs", "as_rng", "is_dask", "dask_blocks", "DEPRECATED", "NON_NEGATIVE", "POSITIVE",
-           "POSITIVE_INT"]
+           "POSITIVE_INT", "OPEN_UNIT"]
 
 
 class LinbookWarning(UserWarning):
@@ -279,33 +279,6 @@ def check_finite_fit(estimator, *values, what="the fit", cure="scale the feature
             raise DivergenceError(
                 f"{type(estimator).__name__}: {what} diverged (non-finite values). Cure: {cure}."
             )
-
-
-def validate_data(X, y, *, y_numeric=False, min_samples=1):
-    """Check ``X`` (2-D float, finite) and ``y`` (1-D, same length) for ``fit``.
-
-    Returns float64 ``X`` and ``y`` (``y`` as float when ``y_numeric``).
-    Raises ``ValueError`` with a readable message on NaN/inf, wrong shapes,
-    mismatched lengths, or too few samples.
-    """
-    with _with_advice():
-        X, y = check_X_y(X, y, dtype=np.float64, y_numeric=y_numeric, ensure_min_samples=min_samples)
-    if y_numeric:
-        y = np.asarray(y, dtype=np.float64)
-    return X, y
-
-
-def validate_X(estimator, X):
-    """Check ``X`` at predict time: finite, 2-D, and as wide as at ``fit``."""
-    check_is_fitted(estimator)
-    with _with_advice(estimator):
-        X = check_array(X, dtype=np.float64)
-        n = getattr(estimator, "n_features_in_", None)
-        if n is not None and X.shape[1] != n:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but {type(estimator).__name__} was fitted with {n} features."
-            )
-    return X
 
 
 def encode_labels(y, *, min_classes=2, max_classes=None, model="this model"):

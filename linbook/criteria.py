@@ -37,8 +37,10 @@ def bic(log_likelihood, n_params, n_samples):
 
     Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "The Occam factor and the BIC".
     """
-    if n_samples < 1:
-        raise ValueError("n_samples must be positive")
+    # the one constraint scheme (linbook.base loads scikit-learn, so on first use only)
+    from .base import Interval, Real, check_param_values
+    check_param_values("bic", {"n_samples": [Interval(Real, 1, None, closed="left")]}, {"n_samples": n_samples})
+    # one line of arithmetic: statsmodels' eval_measures.bic is the same but not a dependency of linbook
     return -2.0 * float(log_likelihood) + n_params * np.log(n_samples)
 
 

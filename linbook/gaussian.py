@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-from .base import as_rng
+from .base import Integral, Interval, as_rng, check_param_values
 
 __all__ = ["mvn_cholesky", "mahalanobis", "mvn_logpdf", "mvn_sample", "mvn_entropy"]
 
@@ -175,11 +175,12 @@ def mvn_sample(mean, cov, size=1, *, random_state=None):
 
     Derived in: chapter "Gaussian models and GDA" § "The multivariate normal".
     """
+    check_param_values("mvn_sample", {"size": [Interval(Integral, 0, None, closed="left")]}, {"size": size})
     rng = as_rng(random_state)
+    # numpy's rng.multivariate_normal(method="cholesky") draws the same way, but without
+    # mvn_cholesky's checks (symmetric, not singular): the factor is ours
     L = mvn_cholesky(cov)
     _, mean, _ = _points(np.zeros(L.shape[0]), mean, L)
-    if int(size) != size or size < 0:
-        raise ValueError(f"size must be a non-negative integer; got {size}")
     Z = rng.standard_normal((int(size), mean.size))
     return mean + Z @ L.T
 

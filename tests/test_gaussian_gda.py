@@ -426,6 +426,7 @@ def test_exported():
     lambda: mahalanobis(np.ones((3, 2)), np.zeros(2), chol=np.zeros((2, 2))),
     lambda: mahalanobis(np.ones((3, 2)), np.zeros(2)),
     lambda: mvn_sample(np.zeros(2), np.eye(2), -1),
+    lambda: mvn_sample(np.zeros(2), np.eye(2), 2.5),       # refused, not truncated to 2
     lambda: mvn_sample(np.zeros(3), np.eye(2), 5),
 ])
 def test_bad_points_get_clear_errors(call):

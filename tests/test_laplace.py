@@ -235,6 +235,12 @@ def test_aic_bic_reexported_and_match_statsmodels_logit():
 
 
 # ---------------------------------------------------------------- fitted linear models vs statsmodels
+def test_bic_refuses_fewer_than_one_sample_in_the_one_wording():
+    from linbook.laplace import bic
+    with pytest.raises(ValueError, match=r"The 'n_samples' parameter of bic must be .* Set n_samples to "):
+        bic(-3.0, 2, 0)
+
+
 def test_logistic_regression_llf_bic_aic_equal_statsmodels():
     import statsmodels.api as sm
     X, y = _data(n=120, seed=4)
