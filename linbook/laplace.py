@@ -23,13 +23,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, Integral, StrOptions, check_params,
-                   encode_labels, renamed_param, require_y, validate_fit, validate_predict)
+from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, Integral, StrOptions, check_param_values,
+                   check_params, encode_labels, renamed_param, require_y, validate_fit, validate_predict)
 from .criteria import aic, bic  # noqa: F401  (re-exported for ``from linbook.laplace import bic``)
 from .logistic.logistic_regression import logistic_loss
 from .numerics import sigmoid
 from .optim.newton import newton
-from .optim.result import MSG_NONFINITE, MSG_UNBOUNDED
+from .optim.result import MSG_NONFINITE, MSG_UNBOUNDED, _x0
 
 __all__ = ["LaplaceResult", "laplace_approximation", "probit_kappa", "moderated_sigmoid",
            "BayesianLogisticRegression"]
@@ -119,9 +119,9 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
 
     Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "The Laplace approximation in M dimensions".
     """
-    z = np.atleast_1d(np.asarray(x0, dtype=float)).ravel().copy()
-    if not np.all(np.isfinite(z)):
-        raise ValueError("x0 must be finite")
+    check_param_values("laplace_approximation", {"tol": [NON_NEGATIVE], "max_iter": [POSITIVE_INT]},
+                       {"tol": tol, "max_iter": max_iter})
+    z = _x0(x0)                    # a finite float vector (a copy), or a clear error
     m, scalar = z.size, np.ndim(x0) == 0
 
     def energy(v):          # E, its gradient and Hessian, with the caller's shapes (scalar or (M,))
