@@ -124,10 +124,16 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
     z = _x0(x0)                    # a finite float vector (a copy), or a clear error
     m, scalar = z.size, np.ndim(x0) == 0
 
+    last = {}               # the last point and its (E, g, H): x0 and the mode are each evaluated once
+
     def energy(v):          # E, its gradient and Hessian, with the caller's shapes (scalar or (M,))
-        v = float(v[0]) if scalar else v
-        e, g, H = neg_log_density(v) if grad is True else (neg_log_density(v), grad(v), hess(v))
-        return float(e), np.asarray(g, dtype=float).reshape(m), np.asarray(H, dtype=float).reshape(m, m)
+        key = v.tobytes()
+        if key not in last:
+            u = float(v[0]) if scalar else v
+            e, g, H = neg_log_density(u) if grad is True else (neg_log_density(u), grad(u), hess(u))
+            last.clear()
+            last[key] = float(e), np.array(g, dtype=float).reshape(m), np.array(H, dtype=float).reshape(m, m)
+        return last[key]
 
     e0 = energy(z)[0]
     if not np.isfinite(e0):

@@ -74,6 +74,38 @@ def test_laplace_2d_non_gaussian_close_to_quadrature():
     np.testing.assert_allclose(g(r.mode), 0, atol=1e-8)
 
 
+def test_laplace_evaluates_each_point_once():
+    """The start and the mode are evaluated once each (the mode's Hessian is the precision A):
+    E, its gradient and its Hessian are called once per Newton step plus once at x0, and a
+    caller's buffer reused between calls does not change the result."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((300, 4))
+    y = (X @ np.array([1.0, -2.0, 0.5, 0.0]) + rng.logistic(size=300) > 0).astype(float)
+    calls = {"E": 0, "g": 0, "H": 0}
+    buffer = np.empty((4, 4))
+
+    def E(w):
+        calls["E"] += 1
+        z = X @ w
+        return np.sum(np.logaddexp(0, z) - y * z) + 0.5 * w @ w
+
+    def g(w):
+        calls["g"] += 1
+        return X.T @ (sigmoid(X @ w) - y) + w
+
+    def H(w):
+        calls["H"] += 1
+        m = sigmoid(X @ w)
+        buffer[:] = (X.T * (m * (1 - m))) @ X + np.eye(4)
+        return buffer                      # the same array every call
+
+    res = linbook.laplace_approximation(E, g, H, np.zeros(4))
+    assert calls == {"E": res.n_iter + 1, "g": res.n_iter + 1, "H": res.n_iter + 1}
+    m = sigmoid(X @ res.mode)
+    exact = (X.T * (m * (1 - m))) @ X + np.eye(4)
+    np.testing.assert_allclose(res.precision, exact, rtol=1e-12)
+
+
 def test_laplace_errors():
     with pytest.raises(ValueError, match="finite"):
         linbook.laplace_approximation(lambda z: z * z, lambda z: 2 * z, lambda z: 2.0, np.nan)
