@@ -123,8 +123,12 @@ def _with_advice(estimator=None):
 
 
 def _finite(a):
-    """Whether the float array ``a`` is all finite: its extremes are (NaN propagates into them);
-    no temporary and no overflow."""
+    """Whether the float array ``a`` is all finite, in one pass and no temporary: NaN and inf
+    propagate into the sum, so a finite sum proves it; a sum that overflowed from finite values
+    is told apart by the extremes."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(a.sum()):
+            return True
     return bool(np.isfinite(a.max()) and np.isfinite(a.min()))
 
 

@@ -46,3 +46,19 @@ def test_feature_names_follow_scikit_learn():
         m.predict(X)
     m.fit(X, y)                                                 # refit on an array forgets the names
     assert not hasattr(m, "feature_names_in_")
+
+
+def test_finite_values_whose_sum_overflows_are_accepted():
+    """The one-pass finiteness test sums X; a sum that overflows from finite values (1e308 twice) is
+    not a reason to refuse X, while NaN or inf beside such values still is."""
+    from linbook.base import _finite
+
+    big = np.array([[1e308, 1e308], [1e308, -1.0]])
+    assert _finite(big)
+    for bad in (np.nan, np.inf, -np.inf):
+        b = big.copy()
+        b[1, 1] = bad
+        assert not _finite(b)
+    X = np.array([[1e308], [1e308], [-1e308], [0.0]])
+    m = linbook.LDA().fit(X, np.array([0, 0, 1, 1]))
+    np.testing.assert_array_equal(m.predict(X[:2]), [0, 0])
