@@ -76,14 +76,14 @@ class DiagonalLDA(DiagonalGaussianClassifier):
         C, D = self._means_z.shape
         dof = counts.sum(axis=0) - C
         if np.any(dof <= 0):
-            raise ValueError("DiagonalLDA needs more samples than classes (the pooled variance divides by "
-                             f"N - C = {dof.min():g}, N the sum of sample_weight when given): collect more "
-                             "data, or scale sample_weight so that it counts samples (e.g. mean 1)")
+            raise ValueError("DiagonalLDA needs more samples than classes of y (the pooled variance divides "
+                             f"by N - C = {dof.min():g}, N the sum of sample_weight when given): collect more "
+                             "rows of X and y, or scale sample_weight so that it counts samples (e.g. mean 1)")
         var = within.sum(axis=0) / dof
         flat = np.flatnonzero(var <= ZERO_VARIANCE)
         if flat.size:
             raise ValueError(f"DiagonalLDA: feature(s) {flat.tolist()} have zero within-class variance "
-                             "(constant inside every class); drop them, or use "
+                             "(column(s) of X constant inside every class of y); drop them, or use "
                              "linbook.GaussianNaiveBayes(var_smoothing=...) which adds a floor")
         self._set_diagonal(self._means_z, var)
         self.n_params_ = int((C - 1) + C * D + D)
@@ -146,8 +146,8 @@ class GaussianNaiveBayes(DiagonalGaussianClassifier):
         var = within / counts + eps
         if np.any(var <= ZERO_VARIANCE):
             c, j = np.argwhere(var <= ZERO_VARIANCE)[0]
-            raise ValueError(f"GaussianNaiveBayes: class {self.classes_[c]!r}, feature {j} has zero variance "
-                             "(one sample, or constant within the class); set var_smoothing > 0")
+            raise ValueError(f"GaussianNaiveBayes: class {self.classes_[c]!r} of y, feature {j} (column of X) "
+                             "has zero variance (one sample, or constant within the class); set var_smoothing > 0")
         self._set_diagonal(self._means_z, var)
         self.n_params_ = int((C - 1) + 2 * C * D)
 
