@@ -809,3 +809,189 @@ def test_function_exact(name, case):
     want = np.asarray(want, dtype=float)
     assert got.shape == want.shape or got.size == want.size, f"shape {got.shape} != {want.shape}"
     assert np.allclose(got.ravel(), want.ravel(), rtol=1e-9, atol=1e-12), f"{got} != {want}"
+
+
+# ------------------------------------------------------------------ more families (targets, mixes, state)
+
+TARGET_SCALES = (1e-150, 1e150, 1e300)
+TARGET_CASES = [(n, f"y-scale{t:g}") for n in NAMES if SPECS[n].kind == "reg" and SPECS[n].exact
+                for t in TARGET_SCALES]
+
+
+@pytest.mark.parametrize("name, case", params(TARGET_CASES))
+def test_target_scale(name, case):
+    """``y * t``: predictions times t (an L1 penalty maps to ``lam * t``), or a clear error when unrepresentable."""
+    t = float(case[7:])
+    X, y = reg_data()
+    want = fit_out(make(name), X, y)
+    over = {"lam": SPECS[name].params["lam"] * t} if SPECS[name].pen == ("lam", 1) else {}
+    why = unrepresentable(want, t)
+    got = right_answer_required(lambda: fit_out(make(name, **over), X, y * t), unreachable=why, corrupts="y")
+    if got is not None:
+        close(got, want * t, SPECS[name].rtol * 10, f"{name} on y*{t:g}")
+
+
+#: Models whose answer does not change when each column has its own unit (no penalty, no absolute floor).
+PER_COLUMN = ("LinearRegression", "LeastAbsoluteDeviation", "LDA", "QDA", "DiagonalLDA", "RDA", "FisherLDA")
+
+
+@pytest.mark.parametrize("name, case", params([(n, c) for n in PER_COLUMN
+                                              for c in ("columns-1e-150,1,1e150", "columns-1e-300,1e8,1e300")]))
+def test_mixed_column_scales(name, case):
+    """Each column in its own unit, from 1e-300 to 1e300 at once: the answer of the unscaled data."""
+    X, y = data(name)
+    s = np.array([float(v) for v in case.split("-", 1)[1].split(",")])
+    want = fit_out(make(name), X, y)
+    got = right_answer_required(lambda: fit_out(make(name), X * s, y))
+    close(got, want, 1e-5, f"{name} with columns scaled by {s}")
+
+
+def _deep_failures(name):
+    X, y = data(name)
+    cases = {"constant-X": (np.ones_like(X), y, None), "zero-weights": (X, y, np.zeros(len(X))),
+             "one-column-constant-per-class": None}
+    if SPECS[name].kind != "reg":
+        cases["one-class"] = (X, np.zeros_like(y), None)
+        Xc = X.copy()
+        Xc[:, 0] = y * 2.0                       # a column constant inside each class
+        cases["one-column-constant-per-class"] = (Xc, y, None)
+        cases["two-rows"] = (X[:2], y[:2], None)
+    else:
+        cases["two-rows-wide"] = (X[:2], y[:2], None)
+    return {k: v for k, v in cases.items() if v is not None}
+
+
+@pytest.mark.parametrize("name, case", params([(n, "failed-fit-keeps-state") for n in NAMES]))
+def test_failed_fit_keeps_state(name, case):
+    """A fit that fails late (after validation) leaves the fitted model exactly as it was."""
+    X, y = data(name)
+    est = make(name)
+    want = fit_out(est, X, y)
+    for what, (Xb, yb, wb) in _deep_failures(name).items():
+        if wb is not None and not _takes(name, "sample_weight"):
+            continue
+        state = {k: np.copy(a) if isinstance(a, np.ndarray) else a for k, a in vars(est).items()}
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est.fit(Xb, yb, **({} if wb is None else {"sample_weight": wb}))
+        except (ValueError, TypeError):
+            assert set(vars(est)) == set(state), f"{what}: a failed fit added or removed attributes"
+            for k, a in state.items():
+                now = vars(est)[k]
+                if isinstance(a, np.ndarray):
+                    assert isinstance(now, np.ndarray) and np.array_equal(now, a, equal_nan=True), \
+                        f"{what}: attribute {k} changed by a failed fit"
+            close(out(est, X), want, 0.0, f"{name} after the failed fit '{what}'")
+        else:
+            est = make(name)
+            fit_out(est, X, y)
+
+
+CONTAINERS_WY = ("weights-list", "weights-series", "weights-int", "y-list", "y-series", "y-float32")
+
+
+@pytest.mark.parametrize("name, case", params([(n, c) for n in NAMES for c in CONTAINERS_WY
+                                              if not c.startswith("weights") or _takes(n, "sample_weight")]))
+def test_weight_and_target_containers(name, case):
+    """sample_weight and y as list / Series / int / float32: the answer for the same numbers as float64."""
+    import pandas as pd
+
+    X, y = data(name)
+    w = (np.arange(len(X)) % 3 + 1).astype(float)
+    kw = {"sample_weight": w} if case.startswith("weights") else {}
+    want = fit_out(make(name), X, y, **kw)
+    conv = {"list": lambda v: v.tolist(), "series": lambda v: pd.Series(v, index=np.arange(len(v))[::-1]),
+            "int": lambda v: v.astype(np.int64), "float32": lambda v: v.astype(np.float32)}[case.split("-")[1]]
+    if case.startswith("weights"):
+        got = right_answer_required(lambda: fit_out(make(name), X, y, sample_weight=conv(w)))
+    else:
+        if case == "y-float32" and SPECS[name].kind != "reg":
+            return
+        yc = conv(np.asarray(y, dtype=float) if SPECS[name].kind == "reg" else y)
+        if case == "y-float32":
+            want = fit_out(make(name), X, np.asarray(yc, dtype=float))
+        got = right_answer_required(lambda: fit_out(make(name), X, yc), corrupts="y")
+    close(got, want, 1e-9, f"{name} with {case}")
+
+
+@pytest.mark.parametrize("name, case", params([(n, c) for n in NAMES for c in ("predict-1d", "predict-unfitted")]))
+def test_predict_misuse(name, case):
+    """predict on a 1-D row or before fit: a clear error (NotFittedError names fit)."""
+    from sklearn.exceptions import NotFittedError
+
+    X, y = data(name)
+    est = make(name)
+    if case == "predict-unfitted":
+        with pytest.raises(NotFittedError):
+            out(est, X)
+        return
+    fit_out(est, X, y)
+    with pytest.raises((ValueError, TypeError)) as info:
+        out(est, X[0])
+    assert_clear_error(info.value, "X")
+
+
+def _dataset_cases():
+    from linbook import datasets as ds
+
+    I2 = np.eye(2)
+    return {
+        "separable-tiny-margin": lambda: ("margin", ds.make_separable(50, 3, margin=1e-12, random_state=0), 1e-12),
+        "separable-huge-radius": lambda: ("margin", ds.make_separable(50, 3, margin=1e140, radius=1e150,
+                                                                      random_state=0), 1e140),
+        "separable-negative-margin": lambda: ("margin", ds.make_separable(50, 3, margin=-1.0, random_state=0), None),
+        "separable-margin-beyond-radius": lambda: ("margin", ds.make_separable(50, 3, margin=2.0, radius=1.0,
+                                                                               random_state=0), 2.0),
+        "separable-zero-w": lambda: ("w", ds.make_separable(50, 3, w=np.zeros(3), random_state=0), None),
+        "separable-tiny-w": lambda: ("w", ds.make_separable(50, 2, w=[1e-200, 3e-200], random_state=0), 0.5),
+        "separable-huge-w": lambda: ("w", ds.make_separable(50, 2, w=[1e200, 3e200], random_state=0), 0.5),
+        "regression-no-noise": lambda: ("scale", ds.make_regression(30, 3, coef=[1.0, -2.0, 1e150],
+                                                                    intercept=5.0, scale=0.0, random_state=0), None),
+        "regression-nan-coef": lambda: ("coef", ds.make_regression(30, 2, coef=[1.0, np.nan], random_state=0), None),
+        "gaussian-indefinite-cov": lambda: ("covs", ds.make_gaussian_classes(
+            [5, 5], [[0, 0], [1, 1]], [[[1.0, 2.0], [2.0, 1.0]], I2], random_state=0), None),
+        "gaussian-bad-priors": lambda: ("priors", ds.make_gaussian_classes(
+            20, [[0, 0], [1, 1]], I2, priors=[0.9, 0.9], random_state=0), None),
+        "regression-negative-scale": lambda: ("scale", ds.make_regression(30, 2, scale=-1.0, random_state=0), None),
+        "gaussian-singular-cov": lambda: ("covs", ds.make_gaussian_classes(
+            [5, 5], [[0, 0], [1, 1]], [np.ones((2, 2)), I2], random_state=0), None),
+        "gaussian-nan-mean": lambda: ("means", ds.make_gaussian_classes(
+            [5, 5], [[0, np.nan], [1, 1]], [I2, I2], random_state=0), None),
+        "gaussian-scaled-1e150": lambda: ("covs", ds.make_gaussian_classes(
+            [400, 400], [[0, 0], [1e150, 1e150]], [1e300 * I2, 1e300 * I2], random_state=0), None),
+    }
+
+
+@pytest.mark.parametrize("name, case", params([("datasets", c) for c in _dataset_cases()]))
+def test_datasets_extremes(name, case):
+    """The generators keep their promise (a margin, an exact line, the requested moments) or refuse clearly."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            arg, result, margin = _dataset_cases()[case]()
+    except (ValueError, TypeError) as exc:
+        param = {"separable-negative-margin": "margin", "regression-nan-coef": "coef", "separable-zero-w": "w",
+                 "gaussian-nan-mean": "means", "gaussian-indefinite-cov": "covs", "gaussian-bad-priors": "priors",
+                 "regression-negative-scale": "scale"}
+        assert case in param, f"refused a valid request: {exc}"
+        assert_clear_error(exc, param[case])
+        return
+    assert case not in ("separable-negative-margin", "regression-nan-coef", "gaussian-nan-mean", "separable-zero-w",
+                        "gaussian-indefinite-cov", "gaussian-bad-priors", "regression-negative-scale"), \
+        f"accepted an impossible request: {case}"
+    arrays = [a for a in (result if isinstance(result, tuple) else (result,)) if isinstance(a, np.ndarray)]
+    for a in arrays:
+        if a.dtype.kind == "f":
+            assert np.all(np.isfinite(a)), f"{case}: silent non-finite data"
+    if case.startswith("separable"):
+        X, y, w = result                              # w: the unit normal (b = 0)
+        dist = np.where(np.asarray(y) > 0, 1.0, -1.0) * (X @ w) / np.linalg.norm(w)
+        if margin is not None:
+            assert np.min(dist) >= margin * (1 - 1e-9), f"{case}: a point inside the margin ({np.min(dist):.3g})"
+    if case == "regression-no-noise":
+        X, y = result[0], result[1]
+        close(y, X @ [1.0, -2.0, 1e150] + 5.0, 1e-12, "noise-free make_regression")
+    if case == "gaussian-scaled-1e150":
+        X, y = result[0], result[1]
+        close(X[y == 1].mean(0), [1e150, 1e150], 0.2, "class mean of make_gaussian_classes at 1e150")
