@@ -151,8 +151,10 @@ def make_separable(n_samples=100, n_features=2, *, margin=0.5, radius=1.0, w=Non
     if w is None:
         w = rng.standard_normal(n_features)
     w = _finite("w", w).ravel()
-    big = np.max(np.abs(w), initial=0.0)
-    norm = big * np.linalg.norm(w / big) if big > 0 else 0.0     # no overflow / underflow for w near 1e+-200
+    norm = np.linalg.norm(w)
+    if not 1e-150 < norm < 1e150:          # w near 1e+-200: its squares under/overflow, scale it first
+        big = np.max(np.abs(w), initial=0.0)
+        norm = big * np.linalg.norm(w / big) if big > 0 else 0.0
     if w.shape != (n_features,) or not norm > 0:
         raise ValueError(f"w must be a nonzero vector of n_features = {n_features} numbers; got {w.tolist()[:6]}. "
                          "Pass a nonzero normal, or w=None for a random one.")
