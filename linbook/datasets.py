@@ -60,6 +60,29 @@ REAL_DATASETS = {
 }
 
 
+def _finite(name, value, *, low=None, strict=False):
+    """``value`` as a float array, or a ValueError naming ``name`` when it holds NaN/inf or is below ``low``."""
+    a = np.asarray(value, dtype=float)
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be finite; got {a.ravel()[:6].tolist()}. Pass finite numbers for {name}.")
+    if low is not None and (np.any(a <= low) if strict else np.any(a < low)):
+        bound = f"> {low:g}" if strict else f">= {low:g}"
+        raise ValueError(f"{name} must be {bound}; got {a.ravel()[:6].tolist()}. Set {name} {bound}.")
+    return a
+
+
+def _check_covariances(covs):
+    """Each covariance symmetric positive semi-definite (a sampler would silently distort anything else)."""
+    for c, S in enumerate(covs):
+        big = np.max(np.abs(S), initial=0.0)
+        if np.any(np.abs(S - S.T) > 1e-12 * big):
+            raise ValueError(f"covs[{c}] is not symmetric; pass (S + S.T) / 2 if the asymmetry is rounding.")
+        lowest = np.linalg.eigvalsh(S / big)[0] if big > 0 else 0.0
+        if lowest < -1e-10:
+            raise ValueError(f"covs[{c}] is not positive semi-definite (smallest eigenvalue {lowest * big:.3g}); "
+                             "pass a covariance matrix, e.g. A @ A.T.")
+
+
 def make_gaussian_classes(n_per_class, means, covs, *, priors=None, random_state=None):
     """Samples from Gaussian classes with given means and covariances.
 
@@ -83,15 +106,21 @@ def make_gaussian_classes(n_per_class, means, covs, *, priors=None, random_state
     Derived in: chapter "Gaussian models and GDA" § "Gaussian discriminant analysis" (the generative model it samples).
     """
     rng = as_rng(random_state)
-    means = np.atleast_2d(np.asarray(means, dtype=float))
+    means = np.atleast_2d(_finite("means", means))
     k, d = means.shape
-    covs = np.asarray(covs, dtype=float)
+    covs = _finite("covs", covs)
     if covs.ndim == 2:
         covs = np.broadcast_to(covs, (k, d, d))
     if covs.shape != (k, d, d):
         raise ValueError(f"covs must have shape ({k}, {d}, {d}) or ({d}, {d}); got {covs.shape}")
+    _check_covariances(covs)
+    _finite("n_per_class", n_per_class, low=0)
     if priors is not None:
-        counts = rng.multinomial(int(n_per_class), np.asarray(priors, dtype=float))
+        p = _finite("priors", priors, low=0)
+        if p.shape != (k,) or not np.isclose(p.sum(), 1.0):
+            raise ValueError(f"priors must be {k} non-negative numbers summing to 1; got {p.tolist()}. "
+                             "Pass priors / sum(priors).")
+        counts = rng.multinomial(int(n_per_class), p / p.sum())
     else:
         counts = np.broadcast_to(np.asarray(n_per_class, dtype=int), (k,))
     X = np.vstack([rng.multivariate_normal(means[c], covs[c], size=int(counts[c])) for c in range(k)])
@@ -117,10 +146,19 @@ def make_separable(n_samples=100, n_features=2, *, margin=0.5, radius=1.0, w=Non
     Derived in: chapter "The perceptron" § "Convergence: Novikoff's bound" (data with a known margin).
     """
     rng = as_rng(random_state)
+    margin, radius, b = float(_finite("margin", margin, low=0)), float(_finite("radius", radius, low=0)), \
+        float(_finite("b", b))
     if w is None:
         w = rng.standard_normal(n_features)
-    w = np.asarray(w, dtype=float)
-    w = w / np.linalg.norm(w)
+    w = _finite("w", w).ravel()
+    norm = np.linalg.norm(w)
+    if not 1e-150 < norm < 1e150:          # w near 1e+-200: its squares under/overflow, scale it first
+        big = np.max(np.abs(w), initial=0.0)
+        norm = big * np.linalg.norm(w / big) if big > 0 else 0.0
+    if w.shape != (n_features,) or not norm > 0:
+        raise ValueError(f"w must be a nonzero vector of n_features = {n_features} numbers; got {w.tolist()[:6]}. "
+                         "Pass a nonzero normal, or w=None for a random one.")
+    w = w / norm
     direction = rng.standard_normal((n_samples, n_features))
     direction /= np.linalg.norm(direction, axis=1, keepdims=True)
     X = direction * radius * rng.uniform(0, 1, size=(n_samples, 1)) ** (1.0 / n_features)
@@ -152,10 +190,14 @@ def make_regression(n_samples=100, n_features=1, *, coef=None, intercept=0.0, no
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "Regularisation as a prior" (the noise laws).
     """
     rng = as_rng(random_state)
+    _finite("scale", scale, low=0)
+    _finite("intercept", intercept)
+    if not float(_finite("x_low", x_low)) < float(_finite("x_high", x_high)):
+        raise ValueError(f"x_low must be below x_high; got {x_low} and {x_high}. Pass x_low < x_high.")
     X = rng.uniform(x_low, x_high, size=(n_samples, n_features))
     if coef is None:
         coef = rng.standard_normal(n_features)
-    coef = np.asarray(coef, dtype=float).reshape(n_features)
+    coef = _finite("coef", coef).reshape(n_features)
     if noise == "gaussian":
         e = rng.normal(0.0, scale, n_samples)
     elif noise == "laplace":

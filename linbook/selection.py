@@ -24,9 +24,9 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
-from sklearn.utils.validation import check_array, check_X_y
+from sklearn.utils.validation import check_array
 
-from .base import NON_NEGATIVE, check_param_values, renamed_kwargs
+from .base import NON_NEGATIVE, _with_advice, check_param_values, renamed_kwargs, validate_data
 
 __all__ = ["hat_diagonal", "loocv_least_squares", "loocv_ridge", "SearchResult",
            "forward_selection", "backward_selection", "mutual_information",
@@ -70,7 +70,8 @@ def hat_diagonal(X, *, fit_intercept=False):
 
     Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
     """
-    X = check_array(X, dtype=np.float64)
+    with _with_advice():
+        X = check_array(X, dtype=np.float64, input_name="X")
     Phi = _equilibrate(_design(X, fit_intercept))
     Q, R, _ = linalg.qr(Phi, mode="economic", pivoting=True)
     d = np.abs(np.diag(R))
@@ -108,7 +109,7 @@ def loocv_least_squares(X, y, *, fit_intercept=True, return_residuals=False):
 
     Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
     """
-    X, y = check_X_y(X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
+    X, y = validate_data(X, y, y_numeric=True, min_samples=2)
     Phi = _equilibrate(_design(X, fit_intercept))
     coef, *_ = linalg.lstsq(Phi, y)
     h = hat_diagonal(Phi)
@@ -143,7 +144,7 @@ def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
 
     Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
     """
-    X, y = check_X_y(X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
+    X, y = validate_data(X, y, y_numeric=True, min_samples=2)
     check_param_values("loocv_ridge", {"lam": [NON_NEGATIVE], "fit_intercept": ["boolean"]},
                        {"lam": lam, "fit_intercept": fit_intercept})
     n = X.shape[0]
@@ -201,7 +202,7 @@ def _cv(estimator, X, y, cols, cv, scoring):
 
 
 def _check_search(X, y, n_features, d):
-    X, y = check_X_y(X, y, dtype=np.float64, y_numeric=False)
+    X, y = validate_data(X, y)
     if n_features is not None and not (1 <= int(n_features) <= X.shape[1]):
         raise ValueError(f"n_features must be between 1 and {X.shape[1]}; got {n_features!r}")
     return X, y
@@ -294,9 +295,10 @@ def backward_selection(estimator, X, y, *, n_features=None, cv=5, scoring=None, 
 def _codes(v, name):
     v = np.asarray(v)
     if v.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional; got shape {v.shape}")
+        raise ValueError(f"{name} must be one-dimensional; got shape {v.shape}. Pass one value per sample.")
     if v.dtype.kind in "fc" and not np.all(np.isfinite(v)):
-        raise ValueError(f"{name} contains NaN or infinity")
+        raise ValueError(f"{name} contains NaN or infinity; drop or impute those samples (a discrete "
+                         "variable's missing value can be a category of its own, e.g. -1)")
     return np.unique(v, return_inverse=True)[1].ravel()
 
 
@@ -350,10 +352,13 @@ def kl_divergence(p, q):
     p, q = np.asarray(p, dtype=float).ravel(), np.asarray(q, dtype=float).ravel()
     if p.shape != q.shape:
         raise ValueError(f"p and q must have the same shape; got {p.shape} and {q.shape}")
-    if not (np.all(np.isfinite(p)) and np.all(np.isfinite(q))) or np.any(p < 0) or np.any(q < 0):
-        raise ValueError("p and q must be finite and non-negative")
+    for name, v in (("p", p), ("q", q)):
+        if not np.all(np.isfinite(v)) or np.any(v < 0):
+            raise ValueError(f"{name} must be a probability vector (finite, non-negative); got {v.tolist()[:6]}. "
+                             f"Fix or drop the entries of {name} that are NaN, infinite or negative.")
     if not (np.isclose(p.sum(), 1.0) and np.isclose(q.sum(), 1.0)):
-        raise ValueError(f"p and q must each sum to 1; got {p.sum():.6g} and {q.sum():.6g}")
+        raise ValueError(f"p and q must each sum to 1; got {p.sum():.6g} and {q.sum():.6g}. Pass p / p.sum() "
+                         "and q / q.sum() to normalise counts.")
     nz = p > 0
     if np.any(q[nz] == 0):
         return float("inf")

@@ -85,6 +85,21 @@ def cholesky(S, *, model, what, cure=SINGULAR_CURE):
     return upper.T * e[:, None]
 
 
+def _weight_spread_note(sw):
+    """Advice added to a failed fit when ``sample_weight`` spans many orders of magnitude.
+
+    A weight that dwarfs the others pins its class's mean on that row and shrinks the
+    class's spread below what float64 tells from zero, so "singular" is then about the weights.
+    """
+    if sw is None or not np.any(sw > 0):
+        return ""
+    spread = sw.max() / sw[sw > 0].min()
+    if spread < 1e8:
+        return ""
+    return (f" (sample_weight spans a factor {spread:.0e}: a weight that dwarfs the others makes its "
+            "class's spread vanish; rescale or clip sample_weight)")
+
+
 class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
     """Base class: validation, priors, class means, standardisation, posterior, missing values."""
 
@@ -120,7 +135,6 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
             # RDA and FisherLDA estimate their covariance otherwise than as one sum over rows
             rows_sum = type(self)._fit_covariances is GaussianClassifier._fit_covariances
             return fit_gaussian_classifier(self, X, y, sample_weight, covariance_is_a_row_sum=rows_sum)
-        name = type(self).__name__
         check_params(self)
         require_y(self, y)
         X, y = validate_fit(self, X, y, allow_nan=self._nan_in_fit, min_samples=2)
@@ -128,6 +142,17 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
             with _with_advice(self):
                 check_classification_targets(y)
         sw = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
+        before = dict(vars(self))               # a failed fit leaves the model as it was
+        try:
+            return self._fit_statistics(X, y, sw)
+        except ValueError as exc:
+            vars(self).clear()
+            vars(self).update(before)
+            raise ValueError(f"{exc}{_weight_spread_note(sw)}") from None
+
+    def _fit_statistics(self, X, y, sw):
+        """The fit on validated inputs: priors, means, covariances (sets the attributes)."""
+        name = type(self).__name__
         self.classes_, yi = encode_labels(y, model=name)
         C = self.classes_.size
         self._check_class_sizes(np.bincount(yi if sw is None else yi[sw > 0], minlength=C))

@@ -27,7 +27,8 @@ class FisherLDA(TransformerMixin, BaseEstimator):
     ``W^T Sigma_W W = I`` (equivalently ``W = Sigma_W^{-1/2} U``, eq. (8.118)). Because
     ``rank(Sigma_B) <= C - 1``, at most ``C - 1`` eigenvalues are non-zero. Both scatter
     matrices are formed for the standardised features ``x / s`` (``s_j`` a power of two
-    near ``max_i |x_ij|``), so features of size 1e300 do not overflow them.
+    near ``max_i |x_ij|``), so features of size 1e300 do not overflow them. A column
+    constant over all rows is in neither scatter matrix; its row of ``W`` is 0.
 
     Parameters
     ----------
@@ -74,8 +75,8 @@ class FisherLDA(TransformerMixin, BaseEstimator):
         if y.dtype == object:                   # "Unknown label type" for non-label objects
             with _with_advice(self):
                 check_classification_targets(y)
-        self.classes_, yi = encode_labels(y, model="FisherLDA")
-        C = self.classes_.size
+        classes, yi = encode_labels(y, model="FisherLDA")
+        C = classes.size
         N, D = X.shape
         Lmax = min(C - 1, D)
         L = Lmax if self.n_components is None else int(self.n_components)
@@ -84,6 +85,24 @@ class FisherLDA(TransformerMixin, BaseEstimator):
                              f"(rank(Sigma_B) <= C - 1); got {self.n_components}. Set n_components in that "
                              "range, or None for the largest.")
         lo, hi = column_range(X)
+        # a column constant over all rows adds nothing to either scatter: its loading is 0
+        keep = hi > lo
+        if not keep.any():
+            raise ValueError("FisherLDA: every column of X is constant; there is nothing to project. "
+                             "Pass an X with at least one varying column.")
+        vals, W, mu = self._directions(X[:, keep] if not keep.all() else X, yi, C, lo[keep], hi[keep])
+        order = np.argsort(vals)[::-1][:L]
+        self.classes_, self.eigenvalues_ = classes, vals[order]
+        self.scalings_ = np.zeros((D, L))
+        self.scalings_[keep] = W[:, order]
+        self.mean_ = lo.astype(float)
+        self.mean_[keep] = mu
+        return self
+
+    @staticmethod
+    def _directions(X, yi, C, lo, hi):
+        """Generalised eigenpairs of (Sigma_B, Sigma_W) in the units of X, and the mean (varying columns)."""
+        N = X.shape[0]
         scale = power_of_two_scale(np.maximum(-lo, hi))
         counts = np.bincount(yi, minlength=C).astype(float)
         means = class_sums(X, yi, C, None, 1.0 / scale)[0] / counts[:, None]       # standardised units
@@ -98,11 +117,7 @@ class FisherLDA(TransformerMixin, BaseEstimator):
         except linalg.LinAlgError as exc:
             raise ValueError(f"FisherLDA: the generalised eigenproblem failed ({exc}); Sigma_W is near "
                              "singular: project the data with PCA first") from None
-        order = np.argsort(vals)[::-1][:L]
-        self.eigenvalues_ = vals[order]
-        self.scalings_ = vecs[:, order] / scale[:, None]       # W for the units of X
-        self.mean_ = mu * scale
-        return self
+        return vals, vecs / scale[:, None], mu * scale      # W for the units of X
 
     def transform(self, X):
         """Project: ``z = W^T (x - mu)``.

@@ -182,8 +182,8 @@ class RDA(LDA):
             var = np.einsum("ij,ij->j", Rz, Rz)
         flat = np.flatnonzero(var <= ZERO_VARIANCE)
         if flat.size:
-            raise ValueError(f"RDA: feature(s) {flat.tolist()} have zero within-class variance (constant "
-                             "inside every class), so diag(S) is singular; drop them")
+            raise ValueError(f"RDA: feature(s) {flat.tolist()} have zero within-class variance (column(s) of "
+                             "X constant inside every class of y), so diag(S) is singular; drop them")
         sd = np.sqrt(var)
         try:
             if N >= D:

@@ -38,9 +38,23 @@ class DiagonalGaussianClassifier(GaussianClassifier):
     def _log_density(self, X, exact=True):
         # log N(x | mu_c, diag(v_c)) = -1/2 sum_j [(z_j - mu_cj)^2 / v_cj + log(2 pi v_cj s_j^2)],
         # z = x / s; a missing x_j drops its term (eq. (8.96))
+        if not exact and self._var.ndim == 1:
+            return self._shared_variance_scores(X)
         var = np.broadcast_to(self._var, self._mu.shape)
         const = np.log(2.0 * np.pi * var) + 2.0 * np.log(self._scale)
         return diagonal_log_density(X, self._inv_scale, self._mu, 1.0 / var, const)
+
+    def _shared_variance_scores(self, X):
+        """Scores for a shared variance without the class-free ``-|z - m|^2 / (2 v)`` term.
+
+        ``-(z - mu_c)^2 / (2 v) = -(z - m)^2 / (2 v) + (z - m)(mu_c - m) / v - (mu_c - m)^2 / (2 v)``
+        with ``m`` the mean of the centres. Far out (``z`` ~1e150 standard deviations) the first,
+        class-free term swamps the class differences (at 1e150 every class scored the same, a
+        silent 0.5 / 0.5) or overflows; the last two are linear in ``z`` and exact up to ~1e300.
+        """
+        m = self._mu.mean(axis=0)
+        d = (self._mu - m) / self._var
+        return (X * self._inv_scale - m) @ d.T - 0.5 * np.sum((self._mu - m) * d, axis=1)
 
 
 class DiagonalLDA(DiagonalGaussianClassifier):
@@ -76,14 +90,14 @@ class DiagonalLDA(DiagonalGaussianClassifier):
         C, D = self._means_z.shape
         dof = counts.sum(axis=0) - C
         if np.any(dof <= 0):
-            raise ValueError("DiagonalLDA needs more samples than classes (the pooled variance divides by "
-                             f"N - C = {dof.min():g}, N the sum of sample_weight when given): collect more "
-                             "data, or scale sample_weight so that it counts samples (e.g. mean 1)")
+            raise ValueError("DiagonalLDA needs more samples than classes of y (the pooled variance divides "
+                             f"by N - C = {dof.min():g}, N the sum of sample_weight when given): collect more "
+                             "rows of X and y, or scale sample_weight so that it counts samples (e.g. mean 1)")
         var = within.sum(axis=0) / dof
         flat = np.flatnonzero(var <= ZERO_VARIANCE)
         if flat.size:
             raise ValueError(f"DiagonalLDA: feature(s) {flat.tolist()} have zero within-class variance "
-                             "(constant inside every class); drop them, or use "
+                             "(column(s) of X constant inside every class of y); drop them, or use "
                              "linbook.GaussianNaiveBayes(var_smoothing=...) which adds a floor")
         self._set_diagonal(self._means_z, var)
         self.n_params_ = int((C - 1) + C * D + D)
@@ -146,8 +160,8 @@ class GaussianNaiveBayes(DiagonalGaussianClassifier):
         var = within / counts + eps
         if np.any(var <= ZERO_VARIANCE):
             c, j = np.argwhere(var <= ZERO_VARIANCE)[0]
-            raise ValueError(f"GaussianNaiveBayes: class {self.classes_[c]!r}, feature {j} has zero variance "
-                             "(one sample, or constant within the class); set var_smoothing > 0")
+            raise ValueError(f"GaussianNaiveBayes: class {self.classes_[c]!r} of y, feature {j} (column of X) "
+                             "has zero variance (one sample, or constant within the class); set var_smoothing > 0")
         self._set_diagonal(self._means_z, var)
         self.n_params_ = int((C - 1) + 2 * C * D)
 

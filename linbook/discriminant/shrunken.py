@@ -70,14 +70,14 @@ class NearestShrunkenCentroids(DiagonalGaussianClassifier):
         C, D = self._means_z.shape
         n = counts.sum(axis=0)
         if np.any(n <= C):
-            raise ValueError("NearestShrunkenCentroids needs more samples than classes (the pooled "
+            raise ValueError("NearestShrunkenCentroids needs more samples than classes of y (the pooled "
                              "variance divides by N - C, N the sum of sample_weight when given): collect "
-                             "more data, or scale sample_weight so that it counts samples (e.g. mean 1)")
+                             "more rows of X and y, or scale sample_weight so that it counts samples (e.g. mean 1)")
         var = within.sum(axis=0) / (n - C)
         flat = np.flatnonzero(var <= ZERO_VARIANCE)
         if flat.size:
             raise ValueError(f"NearestShrunkenCentroids: feature(s) {flat.tolist()} have zero within-class "
-                             "variance (constant inside every class); drop them")
+                             "variance (column(s) of X constant inside every class of y); drop them")
         s = np.sqrt(var)
         # s_0 is a median over features, so it is taken in the units of X (not per-feature units)
         s0 = np.median(s * self._scale) * self._inv_scale
