@@ -27,7 +27,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import StrOptions  # noqa: F401  (for the estimators' constraints)
 from sklearn.utils._param_validation import Interval, InvalidParameterError, validate_parameter_constraints
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, check_X_y
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
 from ._design import centre_offsets  # noqa: F401  (its old import path, public)
@@ -285,14 +285,30 @@ def check_finite_fit(estimator, *values, what="the fit", cure="scale the feature
             )
 
 
-def encode_labels(y, *, min_classes=2, max_classes=None, model="this model"):
+def validate_data(X, y, *, y_numeric=False, min_samples=1):
+    """Check ``X`` (2-D float, finite) and ``y`` (1-D, same length) for a function that fits
+    without an estimator (:mod:`linbook.selection`'s criteria and searches).
+
+    Returns float64 ``X`` and ``y`` (``y`` as float when ``y_numeric``). Raises ``ValueError``
+    with a readable message naming X or y on NaN/inf, wrong shapes, mismatched lengths, or too
+    few samples.
+    """
+    with _with_advice():
+        X, y = check_X_y(X, y, dtype=np.float64, y_numeric=y_numeric, ensure_min_samples=min_samples)
+    if y_numeric:
+        y = np.asarray(y, dtype=np.float64)
+    return X, y
+
+
+def encode_labels(y, *, min_classes=2, max_classes=None, model="this model", more_classes=None):
     """Map arbitrary labels to ``0..K-1``.
 
     Returns ``(classes, y_index)`` where ``classes`` is sorted (as
     ``np.unique``) and ``y_index`` holds integer codes.
 
     Raises ``ValueError`` for continuous targets, fewer than ``min_classes``
-    classes (e.g. a single class) or more than ``max_classes``.
+    classes (e.g. a single class) or more than ``max_classes`` (the message points to the
+    model ``more_classes`` names, when given).
     """
     kind = type_of_target(y)
     if kind not in ("binary", "multiclass"):
@@ -312,7 +328,9 @@ def encode_labels(y, *, min_classes=2, max_classes=None, model="this model"):
     if max_classes is not None and k > max_classes:
         raise ValueError(
             ("Only binary classification is supported. " if max_classes == 2 else "")
-            + f"{model} takes at most {max_classes} classes; got {k} ({classes.tolist()[:10]})."
+            + f"{model} takes at most {max_classes} classes in y; got {k} ({classes.tolist()[:10]}). "
+            + (f"Use {more_classes} for more classes, or pass" if more_classes else "Pass")
+            + f" y with at most {max_classes} classes."
         )
     return classes, y_index
 

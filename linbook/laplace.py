@@ -309,8 +309,8 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         if kind == "unknown":
             raise ValueError("Unknown label type: BayesianLogisticRegression needs two class labels in y.")
         if kind == "multiclass":
-            raise ValueError("Only binary classification is supported. The target has more than two "
-                             "classes; use linbook.LogisticRegression (multinomial) for those.")
+            encode_labels(y, max_classes=2, model="BayesianLogisticRegression",
+                          more_classes="linbook.LogisticRegression (multinomial)")
         if X.shape[0] < 2:
             raise ValueError("BayesianLogisticRegression needs at least one sample of each of two "
                              "classes; got 1 sample. Pass more rows of X and y.")

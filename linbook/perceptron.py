@@ -240,7 +240,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         """``(X, t, classes_)``: ``X`` dense C-ordered or canonical CSR, ``t`` the labels as -1/+1."""
         require_y(self, y)
         X, y = validate_fit(self, X, y, accept_sparse=["csr", "csc", "coo"])
-        classes, codes = encode_labels(y, min_classes=2, max_classes=2, model="Perceptron")
+        classes, codes = encode_labels(y, min_classes=2, max_classes=2, model="Perceptron",
+                                      more_classes="linbook.SGDClassifier(loss='perceptron')")
         return _row_layout(X), np.where(codes == 1, 1.0, -1.0), classes
 
     def _store(self, X, history, epoch, compiled):

@@ -171,8 +171,6 @@ def case_ids(cases):
 
 
 #: Known defects outside this author's modules: (estimator or function, case) -> reason.
-_BINARY_ONLY = ("3 classes in y: expected a ValueError naming y with what to do; got 'Only binary classification "
-                "is supported. ...' (sklearn's wording, names no input)")
 _NO_ACTION = "expected a ValueError naming the input and what to do; got a message with no imperative"
 KNOWN: dict[tuple[str, str], str] = {
     # linbook/online/rls.py (online)
@@ -182,12 +180,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("RecursiveLeastSquares", "huge-1e200"): "sample_weight[0]=1e200: expected the fit through row 0 or an error "
         "naming sample_weight; got 'rank deficient ... prior_precision = 0' (names neither)",
     # linbook/logistic/probit.py (logit), linbook/laplace.py (text), linbook/perceptron.py (online)
-    ("ProbitRegression", "three-string-classes"): _BINARY_ONLY,
-    ("ProbitRegression", "class-with-one-row"): _BINARY_ONLY,
-    ("BayesianLogisticRegression", "three-string-classes"): _BINARY_ONLY,
-    ("BayesianLogisticRegression", "class-with-one-row"): _BINARY_ONLY,
-    ("Perceptron", "three-string-classes"): _BINARY_ONLY,
-    ("Perceptron", "class-with-one-row"): _BINARY_ONLY,
     ("BayesianLogisticRegression", "max_iter=1"): "max_iter=1: expected a fit with converged_ False (or an error "
         "naming max_iter: 'increase max_iter'); got 'laplace_approximation did not reach the mode in 1 iterations'",
     # linbook/estimation.py, gaussian.py, criteria.py (text)

@@ -87,10 +87,8 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"{name} needs samples of at least 2 classes; y has 1 class "
                              f"({np.unique(y).tolist()}). A single class cannot be learned: pass "
                              "samples of at least two classes (check the data or its split).")
-        classes, yidx = encode_labels(y, model=name)
-        if max_classes is not None and classes.size > max_classes:
-            raise ValueError(f"Only binary classification is supported. {name} takes 2 classes; "
-                             f"got {classes.size}: use LogisticRegression for more.")
+        classes, yidx = encode_labels(y, model=name, max_classes=max_classes,
+                                      more_classes="linbook.LogisticRegression (multinomial)")
         if a is not None:
             present = np.bincount(yidx, weights=a, minlength=classes.size) > 0
             if present.sum() < 2:
