@@ -13,6 +13,22 @@ from ..base import DivergenceError, _plain_input, _with_advice, is_dask, require
 
 CURE = "scale the features (e.g. StandardScaler), lower eta0 (or use eta0='auto')"
 
+# The online models' small fits run their readable numpy loops (in the public class's module) until
+# this process has made NUMPY_STEPS per-sample steps that way; then the compiled loops of
+# ``linbook._kernels`` (the same steps, tested equal). Loading a compiled loop costs a numba import and
+# a cache read (~0.5 s), more than a chapter's small fits; a numpy step costs ~10 microseconds, more
+# than a compiled one in a loop of many fits. One budget for SGD, LMS, RLS and online gradient descent.
+NUMPY_STEPS = 20_000
+numpy_steps_left = [NUMPY_STEPS]
+
+
+def numpy_pass(n_steps, budget=numpy_steps_left):
+    """Whether a pass of ``n_steps`` per-sample steps runs in numpy; if so, it is taken from the budget."""
+    if budget[0] < n_steps:
+        return False
+    budget[0] -= n_steps
+    return True
+
 
 def transactional(method):
     """Make a training method all-or-nothing: if it raises, the estimator is left exactly as before.

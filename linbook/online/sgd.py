@@ -21,17 +21,13 @@ from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions
                     check_sample_weight, dask_blocks, encode_labels, predict_input, renamed_param, row_stats)
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
-from ._stream import CURE, diverged, objective_stop, progress, transactional, validate_chunk
+from ._stream import (CURE, diverged, numpy_pass, numpy_steps_left, objective_stop, progress, transactional,
+                      validate_chunk)
 
 __all__ = ["SGDRegressor", "SGDClassifier"]
 
 _LOSSES = {"squared_error": 0, "log_loss": 1, "perceptron": 2}   # the kernels' loss codes
-# Plain per-sample epochs on dense input run the numpy loop of ``_numpy_epoch`` until this process has
-# made _NUMPY_STEPS steps that way; then the compiled epoch (the same steps, tested equal). Loading the
-# compiled one costs a numba import and a cache read (~0.5 s), more than a chapter's small fits; the
-# numpy loop costs ~10 microseconds a step, more than the compiled one in a loop of many fits.
-_NUMPY_STEPS = 20_000
-_numpy_steps_left = [_NUMPY_STEPS]
+_numpy_steps_left = numpy_steps_left   # the process's numpy budget (``_stream.NUMPY_STEPS``)
 
 
 def _step_size(code, eta0, tau0, kappa, lam_n, k):
@@ -215,8 +211,7 @@ class _BaseSGD(BaseEstimator):
         rows = []
 
         def run(order):
-            if plain and _numpy_steps_left[0] >= X.shape[0]:
-                _numpy_steps_left[0] -= X.shape[0]
+            if plain and numpy_pass(X.shape[0], _numpy_steps_left):
                 with np.errstate(over="ignore", invalid="ignore"):    # a divergence is reported below
                     total, status = _numpy_epoch(X, T, sw, order, self._W, self._b, self._Wbar, self._bbar,
                                                  *options[:8], bool(self.fit_intercept), avg)
