@@ -303,6 +303,13 @@ _SGD_DOC_PARAMS = """
         of the best constant for the squared error (so the rule does not depend on the
         scale of ``y``). ``None``: run all ``max_iter`` epochs (the textbook's fixed number
         of passes). ``partial_fit`` makes one pass whatever ``tol``.
+        The rule watches the objective you asked for: with the default ``lam=0`` on data a
+        linear model nearly separates (e.g. sparse text with many features) the unpenalised
+        loss has no finite minimiser and keeps falling by more than ``tol`` per sample for
+        many epochs, and ``fit`` runs until it slows down (a lower training loss, not a worse
+        fit). scikit-learn's default stops sooner because it minimises a penalised loss
+        (``alpha=1e-4``, i.e. ``lam = 1e-4 n``); pass ``lam`` for that objective, or
+        ``max_iter`` for a fixed budget of epochs.
     n_iter_no_change : int, default 5
         Epochs without improvement before the rule stops ``fit``.
     shuffle : bool, default True
