@@ -217,7 +217,8 @@ CASES = [
     Case(name="first fits default, fresh process, cold numba cache (8 estimators)",
          setup=lambda: None, linbook=_first_fit("linbook", cold=True), reference=_first_fit("sklearn", cold=True),
          reference_name="sklearn counterparts", target=2.0, compare=_inside("imports + 8 first fits"), repeat=5),
-    Case(name="first fits tuned (same algorithms), fresh process, warm numba cache: online models (LMS, RLS, OGD) 200 x 5",
+    Case(name="first fits tuned (same algorithms), fresh process, warm numba cache: online models (LMS, RLS, "
+              "OGD) 200 x 5",
          setup=lambda: None, linbook=_first_fit("linbook", cold=False, script=FIRST_FIT_ONLINE),
          reference=_first_fit("sklearn", cold=False, script=FIRST_FIT_ONLINE),
          reference_name="sklearn SGDRegressor (constant, invscaling 1 pass), LinearRegression", target=1.1,
