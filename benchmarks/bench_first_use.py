@@ -10,6 +10,8 @@
   and 2,000 x 8 for the perceptron) against a process fitting scikit-learn's counterparts. At
   these sizes every linbook fit runs numpy only (the perceptron's and SGD's numpy loops), so
   "warm" (the numba cache that ``make env`` fills) and "cold" (an empty cache) do the same work.
+* first fit of the online models: LMS, RLS and OGD on 200 x 5 in a fresh process (numpy loops)
+  against scikit-learn's nearest counterparts.
 * first fit on larger data: a fresh process fits ``Perceptron()`` and ``SGDClassifier()`` on
   20,000 x 20, where both run compiled numba epochs: "cold" (an empty cache) shows the
   compilation, "warm" the cost of importing numba and loading the cached machine code.
@@ -136,6 +138,26 @@ for m, A, b in models:
 print(time.perf_counter() - t0, time.process_time())
 """
 
+FIRST_FIT_ONLINE = """
+import time, warnings
+t0 = time.perf_counter()
+import numpy as np
+rng = np.random.default_rng(0)
+X = rng.standard_normal((200, 5)); y = X @ rng.standard_normal(5) + rng.standard_normal(200)
+warnings.simplefilter("ignore")
+if LIB == "linbook":
+    from linbook import online
+    models = [online.LMS(eta0=0.01, max_iter=5), online.RecursiveLeastSquares(), online.OnlineGradientDescent()]
+else:
+    from sklearn import linear_model as lm
+    models = [lm.SGDRegressor(penalty=None, learning_rate="constant", eta0=0.01, max_iter=5, tol=None),
+              lm.LinearRegression(), lm.SGDRegressor(penalty=None, learning_rate="invscaling", power_t=0.5,
+                                                     max_iter=1, tol=None, shuffle=False)]
+for m in models:
+    m.fit(X, y).predict(X)
+print(time.perf_counter() - t0, time.process_time())
+"""
+
 FIRST_FIT_LARGE = """
 import time, warnings
 t0 = time.perf_counter()
@@ -195,6 +217,13 @@ CASES = [
     Case(name="first fits default, fresh process, cold numba cache (8 estimators)",
          setup=lambda: None, linbook=_first_fit("linbook", cold=True), reference=_first_fit("sklearn", cold=True),
          reference_name="sklearn counterparts", target=2.0, compare=_inside("imports + 8 first fits"), repeat=5),
+    Case(name="first fits tuned (same algorithms), fresh process, warm numba cache: online models (LMS, RLS, "
+              "OGD) 200 x 5",
+         setup=lambda: None, linbook=_first_fit("linbook", cold=False, script=FIRST_FIT_ONLINE),
+         reference=_first_fit("sklearn", cold=False, script=FIRST_FIT_ONLINE),
+         reference_name="sklearn SGDRegressor (constant, invscaling 1 pass), LinearRegression", target=1.1,
+         compare=_inside("imports + 3 first fits"), repeat=5,
+         notes="the same algorithms: LMS = constant-step SGD, RLS = least squares, OGD = eta0/sqrt(t) SGD"),
     Case(name="first fits default, fresh process, warm numba cache, 20k x 20 (compiled Perceptron, SGD)",
          setup=lambda: None, linbook=_first_fit("linbook", cold=False, script=FIRST_FIT_LARGE),
          reference=_first_fit("sklearn", cold=False, script=FIRST_FIT_LARGE),

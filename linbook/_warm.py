@@ -23,7 +23,7 @@ def main():
 
     # small fits run numpy loops (no numba load in a chapter's first cells); here every fit must
     # take its compiled path, so that larger fits later load compiled code instead of compiling it
-    sgd._numpy_steps_left[0] = 0
+    sgd._numpy_steps_left[0] = 0        # the budget shared by SGD, LMS, RLS and online gradient descent
     perceptron._numpy_updates_left[0] = 0
     base._NUMPY_STATS_MAX = -1
 
@@ -36,7 +36,8 @@ def main():
     y_three = np.digitize(y_real, np.quantile(y_real, [1 / 3, 2 / 3]))
     X_csr = sp.csr_matrix(np.where(rng.random((n, d)) < 0.3, X, 0.0))
     regressors = [linbook.LinearRegression(), linbook.Ridge(), linbook.Lasso(lam=0.1),
-                  online.SGDRegressor(random_state=0), online.LMS(max_iter=2), online.RecursiveLeastSquares()]
+                  online.SGDRegressor(random_state=0), online.LMS(max_iter=2), online.RecursiveLeastSquares(),
+                  online.OnlineGradientDescent()]
     classifiers = [linbook.LogisticRegression(), linbook.LDA(), linbook.QDA(), linbook.GaussianNaiveBayes(),
                    linbook.Perceptron(random_state=0, max_iter=2), linbook.Perceptron(form="pocket", max_iter=1),
                    online.SGDClassifier(random_state=0)]

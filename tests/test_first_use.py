@@ -14,9 +14,14 @@ import sys
 import numpy as np
 import pytest
 
-from linbook.online import SGDClassifier, SGDRegressor
+from linbook.online import LMS, OnlineGradientDescent, RecursiveLeastSquares, SGDClassifier, SGDRegressor
 from linbook import base as base_module
+from linbook.online import _stream
+from linbook.online import lms as lms_module
+from linbook.online import ogd as ogd_module
+from linbook.online import rls as rls_module
 from linbook.online import sgd as sgd_module
+from linbook._kernels import online as online_kernels
 
 
 def _data(seed=0, n=300, d=6):
@@ -101,7 +106,8 @@ Xp = rng.standard_normal((2000, 8)); cp = (Xp @ rng.standard_normal(8) > 0).asty
 for m, A, b in [(linbook.LinearRegression(), X, y), (linbook.Ridge(), X, y), (linbook.Lasso(lam=0.1), X, y),
                 (linbook.LogisticRegression(), X, c), (linbook.LDA(), X, c), (linbook.QDA(), X, c),
                 (linbook.Perceptron(random_state=0), Xp, cp), (online.SGDClassifier(random_state=0), X, c),
-                (online.SGDRegressor(random_state=0), X, y)]:
+                (online.SGDRegressor(random_state=0), X, y), (online.LMS(), X, y),
+                (online.RecursiveLeastSquares(), X, y), (online.OnlineGradientDescent(), X, y)]:
     m.fit(A, b).predict(A)
 print("numba" in sys.modules)
 """
@@ -137,3 +143,109 @@ def test_stop_rule_parameters_are_checked(bad):
     with pytest.raises(ValueError, match="tol|n_iter_no_change"):
         model.fit(X, y)
     assert not hasattr(model, "coef_")
+
+
+@pytest.fixture
+def numpy_budget():
+    """The process's numpy step budget (shared by the online models), restored after the test."""
+    saved = _stream.numpy_steps_left[0]
+    yield _stream.numpy_steps_left
+    _stream.numpy_steps_left[0] = saved
+
+
+LMS_CASES = [
+    dict(fit_intercept=True, schedule=0, eta0=0.02, tol=-1.0, record=False),
+    dict(fit_intercept=False, schedule=1, eta0=0.3, tol=-1.0, record=True),
+    dict(fit_intercept=True, schedule=0, eta0=0.05, tol=1e-4, record=True),     # the note's test fires
+    dict(fit_intercept=True, schedule=0, eta0=50.0, tol=-1.0, record=False),    # diverges
+]
+
+
+@pytest.mark.parametrize("case", LMS_CASES)
+def test_lms_numpy_pass_equals_compiled_pass(case):
+    X, y, *_ = _data(seed=8, n=200)
+    order = np.random.default_rng(1).permutation(len(y))
+    p = X.shape[1] + int(case["fit_intercept"])
+    outs = []
+    for run in (lms_module._delta_rule_pass, online_kernels.lms_pass):
+        theta, state = np.full(p, 0.1), np.array([3.0])
+        path = np.zeros((len(y) if case["record"] else 0, p))
+        with np.errstate(over="ignore", invalid="ignore"):
+            pos, code, loss = run(X, y, order, theta, case["fit_intercept"], case["schedule"], case["eta0"], 1.0,
+                                  0.75, 0.5, state, case["tol"], path)
+        outs.append((pos, code, loss, theta, state, path))
+    (pos_a, code_a, loss_a, *arrays_a), (pos_b, code_b, loss_b, *arrays_b) = outs
+    assert (pos_a, code_a) == (pos_b, code_b)
+    assert code_a == (2 if case["eta0"] > 1 else 1 if case["tol"] > 0 else 0)
+    if code_a != 2:
+        assert loss_a == pytest.approx(loss_b, rel=1e-12)
+        for a, b in zip(arrays_a, arrays_b):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_rls_numpy_rows_equal_compiled_rows():
+    X, y, *_, sw = _data(seed=9, n=150)
+    sw[[4, 9]] = 0.0                                  # skipped rows
+    Xa = np.c_[X, np.ones(len(y))]
+    start = np.linalg.inv(Xa[:20].T @ Xa[:20])
+    P_a, m_a, P_b, m_b = start.copy(), np.zeros(Xa.shape[1]), start.copy(), np.zeros(Xa.shape[1])
+    assert rls_module._sherman_morrison_rows(Xa, y, sw, P_a, m_a) == -1
+    assert online_kernels.rls_pass(Xa, y, sw, P_b, m_b) == -1
+    np.testing.assert_allclose(P_a, P_b, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(m_a, m_b, rtol=1e-10, atol=1e-12)
+    want = np.linalg.solve(Xa[:20].T @ Xa[:20] + Xa.T @ (sw[:, None] * Xa), Xa.T @ (sw * y))
+    np.testing.assert_allclose(m_a, want, rtol=1e-8, atol=1e-10)
+    bad_P = -np.eye(Xa.shape[1])                      # not positive definite: the first weighted row fails
+    assert rls_module._sherman_morrison_rows(Xa, y, sw, bad_P.copy(), np.zeros(Xa.shape[1])) == 0
+    assert online_kernels.rls_pass(Xa, y, sw, bad_P.copy(), np.zeros(Xa.shape[1])) == 0
+
+
+@pytest.mark.parametrize("loss", [0, 1, 2])
+@pytest.mark.parametrize("radius, eta0, auto", [(-1.0, 1.0, True), (1.5, 0.2, False), (0.5, 1.0, True)])
+def test_ogd_numpy_rounds_equal_compiled_rounds(loss, radius, eta0, auto):
+    X, y, binary, *_ = _data(seed=10, n=200)
+    target = binary.astype(float) if loss == 1 else y
+    outs = []
+    for run in (ogd_module._ogd_rounds, online_kernels.ogd_rounds):
+        theta, state, losses = np.zeros(X.shape[1]), np.array([2.0, 0.5]), np.empty(len(y))
+        assert run(X, target, theta, loss, radius, eta0, auto, state, losses) == -1
+        outs.append((theta, state, losses))
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-12)
+    if radius > 0:
+        assert np.linalg.norm(outs[0][0]) <= radius * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("make, kind", [
+    (lambda: LMS(eta0=0.01, max_iter=4, shuffle=True, random_state=0, record_path=True), "real"),
+    (lambda: RecursiveLeastSquares(), "real"),
+    (lambda: OnlineGradientDescent(loss="log_loss", radius=3.0), "binary"),
+])
+def test_online_models_fit_the_same_in_numpy_and_compiled(numpy_budget, make, kind):
+    X, y, binary, *_ = _data(seed=11, n=400)
+    target = y if kind == "real" else binary
+    fits = []
+    for budget in (10 ** 9, 0):                      # every pass in numpy, then every pass compiled
+        numpy_budget[0] = budget
+        fits.append(make().fit(X, target))
+    assert numpy_budget[0] == 0
+    np.testing.assert_allclose(fits[0].coef_, fits[1].coef_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(fits[0].intercept_ if kind == "real" else 0.0,
+                               fits[1].intercept_ if kind == "real" else 0.0, rtol=1e-10, atol=1e-12)
+
+
+def test_lms_loss_rule_is_sgds_rule(numpy_budget):
+    X, y, *_ = _data(seed=12, n=500)
+    numpy_budget[0] = 10 ** 9                        # every fit in numpy: the same rounding in each
+    epochs = {scale: LMS(eta0=0.005, max_iter=400, shuffle=True, random_state=0, loss_tol=1e-3)
+              .fit(X, scale * y + 3.0 * scale) for scale in (1e-3, 1.0, 1e3)}
+    assert len({m.n_iter_ for m in epochs.values()}) == 1
+    stopped = epochs[1.0]
+    assert stopped.tol_reached_ and 5 < stopped.n_iter_ < 400
+    full = LMS(eta0=0.005, max_iter=40, shuffle=True, random_state=0).fit(X, y)
+    assert not full.tol_reached_ and full.n_iter_ == 40
+    # the rule only cuts the epochs short: the first n_iter_ epochs are the same steps
+    same = LMS(eta0=0.005, max_iter=stopped.n_iter_, shuffle=True, random_state=0).fit(X, y + 3.0)
+    np.testing.assert_allclose(same.coef_, stopped.coef_, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="loss_tol"):
+        LMS(loss_tol=-1.0).fit(X, y)

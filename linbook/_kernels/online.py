@@ -21,7 +21,8 @@ def lms_pass(X, y, order, theta, fit_intercept, schedule, eta0, tau0, kappa, b_r
     the intercept's step is ``b_ratio * eta_k``. ``state[0]`` counts updates. Stops at
     the first update with ``||theta_k - theta_(k-1)||^2 < tol`` (``tol < 0``: never).
     Row ``k`` of ``path`` (when it has rows) receives the ``k+1``-th iterate of this call.
-    Returns ``(position, code)``: code 0 done, 1 the ``tol`` test fired, 2 non-finite.
+    Returns ``(position, code, loss)``: code 0 done, 1 the ``tol`` test fired, 2 non-finite;
+    ``loss`` the summed ``(1/2)(yhat - y)^2`` of the samples stepped on, each before its step.
     """
     off = 1 if fit_intercept else 0
     D = X.shape[1]
@@ -29,6 +30,7 @@ def lms_pass(X, y, order, theta, fit_intercept, schedule, eta0, tau0, kappa, b_r
     base = t
     record = path.shape[0] > 0
     n = order.shape[0]
+    total = 0.0
     for pos in range(n):
         if pos + AHEAD < n:                  # start loading a later row: rows come in random order
             prefetch_dense_row(X, order[pos + AHEAD])
@@ -37,11 +39,13 @@ def lms_pass(X, y, order, theta, fit_intercept, schedule, eta0, tau0, kappa, b_r
         yhat = theta[0] if off else 0.0
         for j in range(D):
             yhat += theta[off + j] * x[j]
+        r = yhat - y[i]
+        total += 0.5 * r * r
         t += 1.0
-        e = step_size(schedule, eta0, tau0, kappa, 0.0, t) * (yhat - y[i])
+        e = step_size(schedule, eta0, tau0, kappa, 0.0, t) * r
         if not np.isfinite(e):
             state[0] = t
-            return pos, 2
+            return pos, 2, total
         sq = 0.0
         if off:
             d = b_ratio * e
@@ -55,9 +59,9 @@ def lms_pass(X, y, order, theta, fit_intercept, schedule, eta0, tau0, kappa, b_r
             path[int(t - base) - 1] = theta
         if sq < tol:
             state[0] = t
-            return pos, 1
+            return pos, 1, total
     state[0] = t
-    return order.shape[0], 0
+    return order.shape[0], 0, total
 
 
 @njit(cache=True)

@@ -13,6 +13,22 @@ from ..base import DivergenceError, _plain_input, _with_advice, is_dask, require
 
 CURE = "scale the features (e.g. StandardScaler), lower eta0 (or use eta0='auto')"
 
+# The online models' small fits run their readable numpy loops (in the public class's module) until
+# this process has made NUMPY_STEPS per-sample steps that way; then the compiled loops of
+# ``linbook._kernels`` (the same steps, tested equal). Loading a compiled loop costs a numba import and
+# a cache read (~0.5 s), more than a chapter's small fits; a numpy step costs ~10 microseconds, more
+# than a compiled one in a loop of many fits. One budget for SGD, LMS, RLS and online gradient descent.
+NUMPY_STEPS = 20_000
+numpy_steps_left = [NUMPY_STEPS]
+
+
+def numpy_pass(n_steps, budget=numpy_steps_left):
+    """Whether a pass of ``n_steps`` per-sample steps runs in numpy; if so, it is taken from the budget."""
+    if budget[0] < n_steps:
+        return False
+    budget[0] -= n_steps
+    return True
+
 
 def transactional(method):
     """Make a training method all-or-nothing: if it raises, the estimator is left exactly as before.
@@ -82,3 +98,33 @@ def progress(est, epoch, n_epochs, loss):
     done = int(round(width * epoch / n_epochs))
     print(f"{type(est).__name__} [{'#' * done}{'.' * (width - done)}] epoch {epoch}/{n_epochs}"
           f"  mean loss {loss:.6f}", file=sys.stderr, flush=True)
+
+
+def objective_stop(tol, n_iter_no_change, y, sw, *, squared, fit_intercept):
+    """The stop rule of an online model's ``fit``: a function of each epoch's objective that says when to stop.
+
+    Stop when the objective (the epoch's summed loss, each sample's loss taken before its
+    step, plus any penalty) has not fallen below ``best - tol * L_ref`` for
+    ``n_iter_no_change`` epochs in a row (``best``: the lowest so far): scikit-learn's rule
+    with ``tol`` in units of ``L_ref``. ``L_ref`` is the summed sample weight for the
+    classification losses (``tol`` per sample, as scikit-learn) and, for the squared error
+    (``squared``), the loss ``(1/2) sum_i s_i (y_i - ybar)^2`` of the best constant (``ybar``
+    the weighted mean; 0 without intercept), so that rescaling ``y`` does not change when
+    the rule fires. Used by ``SGDRegressor``, ``SGDClassifier`` and ``LMS``.
+    """
+    if squared:
+        centre = np.average(y, weights=sw) if fit_intercept and sw.sum() > 0 else 0.0
+        with np.errstate(over="ignore"):     # a target that overflows is reported by the fit
+            ref = 0.5 * float(sw @ (y - centre) ** 2)
+    else:
+        ref = float(sw.sum())
+    margin = float(tol) * ref
+    best, no_change = np.inf, 0
+
+    def stops(objective):
+        nonlocal best, no_change
+        no_change = no_change + 1 if objective > best - margin else 0
+        best = min(best, objective)
+        return no_change >= n_iter_no_change
+
+    return stops

@@ -5,12 +5,15 @@ Derived in: chapter "Online learning and stochastic optimisation" § "Least mean
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from ..base import NON_NEGATIVE, POSITIVE_INT, StrOptions, as_rng, check_params, dask_blocks, predict_input, row_stats
 from . import schedules
-from ._stream import diverged, transactional, validate_chunk
+from ._stream import diverged, numpy_pass, objective_stop, transactional, validate_chunk
+from .sgd import _step_size
 
 __all__ = ["LMS"]
 
@@ -37,11 +40,48 @@ def least_squares_optimal(X, y, theta, fit_intercept, tol=OPTIMALITY_TOL):
     return all(np.all(np.abs(g) <= tol * nrm * rn) for g, nrm in cols)
 
 
+def _delta_rule_pass(X, y, order, theta, fit_intercept, schedule, eta0, tau0, kappa, b_ratio, state, tol, path):
+    """One pass of the delta rule (8.87) over the samples in ``order``, in numpy.
+
+    For each sample ``i``: the residual ``r = yhat_i - y_i``, then
+    ``theta <- theta - eta_k r [1, x_i]`` (the intercept's step ``b_ratio eta_k``), ``eta_k`` the
+    schedule's step of update ``k = state[0]``. ``theta = [intercept, coef...]`` and ``state`` are
+    updated in place; row ``k`` of ``path`` (when it has rows) receives the ``k+1``-th iterate.
+    Stops at the first step with ``||theta_k - theta_(k-1)||^2 < tol`` (``tol < 0``: never).
+    Returns ``(position, code, loss)`` as ``linbook._kernels.online.lms_pass``, which runs this
+    loop compiled and is tested equal to it: code 0 done, 1 the ``tol`` test fired, 2 non-finite;
+    ``loss`` the summed ``(1/2) r^2``, each sample's before its step.
+
+    Derived in: chapter "Online learning and stochastic optimisation" § "Least mean squares (the delta rule)".
+    """
+    off = int(fit_intercept)
+    coef, t_before, total = theta[off:], state[0], 0.0
+    for pos, i in enumerate(order.tolist()):
+        x = X[i]
+        r = float(coef @ x) + (float(theta[0]) if off else 0.0) - y[i]
+        total += 0.5 * r * r
+        state[0] += 1.0
+        e = _step_size(schedule, eta0, tau0, kappa, 0.0, state[0]) * r
+        if not math.isfinite(e):
+            return pos, 2, total
+        step = e * x
+        coef -= step
+        moved = float(step @ step)
+        if off:
+            theta[0] -= b_ratio * e
+            moved += (b_ratio * e) ** 2
+        if path.shape[0]:
+            path[int(state[0] - t_before) - 1] = theta
+        if moved < tol:
+            return pos, 1, total
+    return order.shape[0], 0, total
+
+
 class LMS(RegressorMixin, BaseEstimator):
     """Least mean squares (delta rule, Widrow-Hoff): ``theta <- theta - eta_k (yhat_k - y_k) x_k`` (8.87).
 
     Per-sample SGD on ``(1/2)(theta^T x - y)^2`` without penalty, one sample at a
-    time (a compiled loop). A non-finite prediction raises
+    time (``_delta_rule_pass``, compiled for larger data). A non-finite prediction raises
     ``linbook.base.DivergenceError``.
 
     Parameters
@@ -64,6 +104,17 @@ class LMS(RegressorMixin, BaseEstimator):
         ``||theta_k - theta_{k-1}||_2^2 < tol`` (absolute, as in the note: it depends
         on the scale of the data). ``None`` runs every epoch. Firing it sets
         ``tol_reached_``; it does not mean the optimum was reached (see ``converged_``).
+    loss_tol : float or None, default None
+        The loss-based stop rule of ``SGDRegressor`` (its ``tol``, one implementation):
+        stop ``fit`` when the epoch's summed loss ``sum_i (1/2)(yhat_i - y_i)^2`` (each
+        sample's taken before its step) has not fallen below ``best - loss_tol * L_ref``
+        for ``n_iter_no_change`` epochs in a row, ``best`` the lowest so far and ``L_ref``
+        the loss ``(1/2) sum_i (y_i - ybar)^2`` of the best constant (``ybar = 0`` without
+        intercept), so rescaling ``y`` does not change when it fires. ``None`` (the
+        default, the note's delta rule): the epochs end by ``max_iter`` or ``tol``.
+        Firing it also sets ``tol_reached_``.
+    n_iter_no_change : int, default 5
+        Epochs without improvement before the ``loss_tol`` rule stops ``fit``.
     shuffle : bool, default False
         Shuffle before each epoch of ``fit`` (the stream order is used otherwise).
     record_path : bool, default False
@@ -84,7 +135,7 @@ class LMS(RegressorMixin, BaseEstimator):
     n_iter_ : int
         Epochs run by ``fit``.
     tol_reached_ : bool
-        Whether the ``tol`` test stopped ``fit``.
+        Whether the ``tol`` test (or the ``loss_tol`` rule) stopped ``fit``.
     converged_ : bool
         Whether the final parameters of ``fit`` solve least squares on the training
         data: every column of ``[1, X]`` orthogonal to the residual to a cosine of
@@ -97,7 +148,8 @@ class LMS(RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, *, eta0="auto", learning_rate="constant", tau0=1.0, kappa=0.75, fit_intercept=True,
-                 max_iter=50, tol=None, shuffle=False, record_path=False, theta0=None, random_state=None):
+                 max_iter=50, tol=None, shuffle=False, record_path=False, theta0=None, random_state=None,
+                 loss_tol=None, n_iter_no_change=5):
         self.eta0 = eta0
         self.learning_rate = learning_rate
         self.tau0 = tau0
@@ -105,6 +157,8 @@ class LMS(RegressorMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.tol = tol
+        self.loss_tol = loss_tol
+        self.n_iter_no_change = n_iter_no_change
         self.shuffle = shuffle
         self.record_path = record_path
         self.theta0 = theta0
@@ -113,6 +167,7 @@ class LMS(RegressorMixin, BaseEstimator):
     _parameter_constraints = {
         **schedules.CONSTRAINTS, "learning_rate": [StrOptions({"constant", "robbins_monro"})],
         "fit_intercept": ["boolean"], "max_iter": [POSITIVE_INT], "tol": [NON_NEGATIVE, None],
+        "loss_tol": [NON_NEGATIVE, None], "n_iter_no_change": [POSITIVE_INT],
         "shuffle": ["boolean"], "record_path": ["boolean"],
     }
 
@@ -138,26 +193,33 @@ class LMS(RegressorMixin, BaseEstimator):
         self._nnz += (nnz, X.shape[0])
 
     def _pass(self, X, y, order, tol):
-        """One pass in ``order``; returns whether the ``tol`` test fired."""
-        from .._kernels.online import lms_pass
+        """One pass in ``order`` (numpy for a process's first small fits, else compiled).
 
+        Returns ``(fired, loss)``: whether the ``tol`` test fired, and the pass's summed loss.
+        """
         if isinstance(self.eta0, str):
             eta_w, eta_b = schedules.auto_steps(self._L_x, 0.0, self._nnz[0] / self._nnz[1])
             eta0, b_ratio = eta_w, eta_b / eta_w
         else:
             eta0, b_ratio = float(self.eta0), 1.0
-        code = schedules.SCHEDULES.index(self.learning_rate)
         path = np.empty((order.shape[0] if self.record_path else 0, self._theta.shape[0]))
         t_before = int(self._state[0])
-        _, status = lms_pass(X, y, order, self._theta, bool(self.fit_intercept), code, eta0, float(self.tau0),
-                             float(self.kappa), b_ratio, self._state, -1.0 if tol is None else float(tol),
-                             path)
+        args = (X, y, order, self._theta, bool(self.fit_intercept), schedules.SCHEDULES.index(self.learning_rate),
+                eta0, float(self.tau0), float(self.kappa), b_ratio, self._state, -1.0 if tol is None else float(tol),
+                path)
+        if numpy_pass(order.shape[0]):
+            with np.errstate(over="ignore", invalid="ignore"):    # a divergence is reported below
+                _, status, loss = _delta_rule_pass(*args)
+        else:
+            from .._kernels.online import lms_pass
+
+            _, status, loss = lms_pass(*args)
         self.t_ = int(self._state[0])
         if status == 2 or not np.all(np.isfinite(self._theta)):
             raise diverged(self, "the prediction")
         if self.record_path:
             self.path_ = np.vstack([self.path_, path[:self.t_ - t_before]])
-        return status == 1
+        return status == 1, loss
 
     def _publish(self):
         off = int(self.fit_intercept)
@@ -172,11 +234,16 @@ class LMS(RegressorMixin, BaseEstimator):
         self._start(X.shape[1])
         self._observe(X)
         rng = as_rng(self.random_state)
+        stops = None
+        if self.loss_tol is not None:
+            stops = objective_stop(self.loss_tol, self.n_iter_no_change, y, np.ones(len(y)), squared=True,
+                                   fit_intercept=self.fit_intercept)
         self.n_iter_ = 0
         for _ in range(int(self.max_iter)):
             order = rng.permutation(len(y)) if self.shuffle else np.arange(len(y))
             self.n_iter_ += 1
-            if self._pass(X, y, order, self.tol):
+            fired, loss = self._pass(X, y, order, self.tol)
+            if fired or (stops is not None and stops(loss)):
                 self.tol_reached_ = True
                 break
         self._publish()

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..base import POSITIVE, StrOptions, check_param_values, check_params, dask_blocks, predict_input, row_stats
 from ..numerics import log1pexp, sigmoid
-from ._stream import diverged, transactional, validate_chunk
+from ._stream import diverged, numpy_pass, transactional, validate_chunk
 from .schedules import curvature_bound
 
 __all__ = ["OnlineGradientDescent", "best_fixed_parameter"]
@@ -29,6 +29,47 @@ def _total_loss(loss, theta, X, y):
     if loss == "log_loss":
         return float(np.sum(log1pexp(Z) - y * Z)), X.T @ (sigmoid(Z) - y)
     return float(np.sum(np.abs(Z - y))), X.T @ np.sign(Z - y)
+
+
+def _ogd_rounds(X, y, theta, loss, radius, eta0, auto, state, losses):
+    """Projected online gradient descent (8.78), one round per row, in numpy.
+
+    Round ``t``: suffer ``f(theta, z_t)`` (stored in ``losses``), then
+    ``theta <- proj(theta - eta_t grad f)`` with ``eta_t = eta0 / sqrt(t)``, or with ``auto``:
+    ``eta_t = 1 / (L_t sqrt(t))``, ``L_t = c max_{s<=t} ||x_s||^2`` (``c = 1/4`` for the log-loss,
+    1 otherwise); ``proj`` scales ``theta`` back onto the ball of ``radius`` (``<= 0``: none).
+    ``theta`` and ``state = [t, L_t]`` are updated in place. Returns the row where the loss
+    stopped being finite, or -1, as ``linbook._kernels.online.ogd_rounds``, which runs this loop
+    compiled and is tested equal to it.
+
+    Derived in: chapter "Online learning and stochastic optimisation" § "Regret".
+    """
+    c = 0.25 if loss == 1 else 1.0
+    for i in range(X.shape[0]):
+        x = X[i]
+        z, r = float(theta @ x), float(x @ x)
+        if loss == 0:                         # (1/2)(z - y)^2
+            f, dz = 0.5 * (z - y[i]) ** 2, z - y[i]
+        elif loss == 1:                       # log(1 + e^z) - y z, stable
+            f, dz = float(log1pexp(z)) - y[i] * z, float(sigmoid(z)) - y[i]
+        else:                                 # |z - y|
+            f, dz = abs(z - y[i]), np.sign(z - y[i])
+        losses[i] = f
+        if not np.isfinite(f):
+            return i
+        state[0] += 1.0
+        if auto:
+            state[1] = max(state[1], c * r)
+            eta = 1.0 / (state[1] * np.sqrt(state[0])) if state[1] > 0.0 else 0.0
+        else:
+            eta = eta0 / np.sqrt(state[0])
+        theta -= (eta * dz) * x
+        norm2 = float(theta @ theta)
+        if not np.isfinite(norm2):
+            return i
+        if radius > 0.0 and norm2 > radius * radius:
+            theta *= radius / np.sqrt(norm2)
+    return -1
 
 
 #: the radius of the feasible ball (None: no projection)
@@ -136,8 +177,6 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
     @transactional
     def partial_fit(self, X, y):
         """Play the rounds of one chunk. Returns ``self``."""
-        from .._kernels.online import ogd_rounds
-
         first = not hasattr(self, "coef_")
         if first:
             check_params(self)
@@ -152,9 +191,16 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
             self._state = np.zeros(2)                 # [t, L_t]
         auto = isinstance(self.eta0, str)
         theta, losses = self.coef_.copy(), np.empty(X.shape[0])
-        bad = ogd_rounds(np.ascontiguousarray(X), y, theta, _LOSSES.index(self.loss),
-                         -1.0 if self.radius is None else float(self.radius),
-                         1.0 if auto else float(self.eta0), auto, self._state, losses)
+        args = (np.ascontiguousarray(X), y, theta, _LOSSES.index(self.loss),
+                -1.0 if self.radius is None else float(self.radius), 1.0 if auto else float(self.eta0), auto,
+                self._state, losses)
+        if numpy_pass(X.shape[0]):
+            with np.errstate(over="ignore", invalid="ignore"):    # reported by the row returned
+                bad = _ogd_rounds(*args)
+        else:
+            from .._kernels.online import ogd_rounds
+
+            bad = ogd_rounds(*args)
         if bad >= 0 or not np.all(np.isfinite(theta)):
             raise diverged(self, "the loss", "scale the features, lower eta0 (or use eta0='auto'), or set a radius")
         self.coef_ = theta

@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, check_params, check_sample_weight,
                     dask_blocks, predict_input, renamed_param)
-from ._stream import transactional, validate_chunk
+from ._stream import numpy_pass, transactional, validate_chunk
 
 __all__ = ["RecursiveLeastSquares"]
 
@@ -50,6 +50,34 @@ def _woodbury(P, m, Xb, yb, sw_block, first_row=0):
     if not (np.all(np.isfinite(P_new)) and np.all(np.diag(P_new) > 0)):
         raise _lost_definiteness(first_row)
     return P_new, m + G.T @ e
+
+
+def _sherman_morrison_rows(Xa, y, sw, P, m):
+    """Recursive least squares row by row (Sherman-Morrison), in numpy, updating ``P`` and ``m`` in place.
+
+    For each sample with weight ``s_i > 0``::
+
+        Px = P x,   d = 1/s_i + x^T P x,   k = Px / d,   m <- m + k (y - x^T m),   P <- P - k Px^T
+
+    Returns the row where ``d`` was not positive and finite (``P`` lost positive definiteness),
+    or -1, as ``linbook._kernels.online.rls_pass``, which runs this loop compiled and is tested
+    equal to it.
+
+    Derived in: chapter "Online learning and stochastic optimisation" § "The Bayesian view".
+    """
+    for i in range(Xa.shape[0]):
+        if sw[i] == 0.0:
+            continue
+        x = Xa[i]
+        Px = P @ x
+        d = 1.0 / sw[i] + float(x @ Px)
+        e = y[i] - float(x @ m)
+        if not (d > 0.0 and np.isfinite(d) and np.isfinite(e)):
+            return i
+        k = Px / d
+        m += k * e
+        P -= np.outer(k, Px)
+    return -1
 
 
 def _lost_definiteness(row):
@@ -197,11 +225,15 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
                 with _single_threaded_blas():
                     for j in range(i, n, p):
                         P, m = _woodbury(P, m, Xa[j:j + p], y[j:j + p], sw[j:j + p], first_row=j)
-            else:                              # few parameters: the compiled rank-1 loop is faster
-                from .._kernels.online import rls_pass
-
+            else:                              # few parameters: the rank-1 loop (numpy, then compiled) is faster
                 P, m = P.copy(), m.copy()
-                bad = rls_pass(Xa[i:], y[i:], sw[i:], P, m)
+                if numpy_pass(n - i):
+                    with np.errstate(over="ignore", invalid="ignore"):    # reported by the row returned
+                        bad = _sherman_morrison_rows(Xa[i:], y[i:], sw[i:], P, m)
+                else:
+                    from .._kernels.online import rls_pass
+
+                    bad = rls_pass(Xa[i:], y[i:], sw[i:], P, m)
                 if bad >= 0:
                     raise _lost_definiteness(i + bad)
                 P = 0.5 * (P + P.T)

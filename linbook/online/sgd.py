@@ -21,17 +21,13 @@ from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions
                     check_sample_weight, dask_blocks, encode_labels, predict_input, renamed_param, row_stats)
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
-from ._stream import CURE, diverged, progress, transactional, validate_chunk
+from ._stream import (CURE, diverged, numpy_pass, numpy_steps_left, objective_stop, progress, transactional,
+                      validate_chunk)
 
 __all__ = ["SGDRegressor", "SGDClassifier"]
 
 _LOSSES = {"squared_error": 0, "log_loss": 1, "perceptron": 2}   # the kernels' loss codes
-# Plain per-sample epochs on dense input run the numpy loop of ``_numpy_epoch`` until this process has
-# made _NUMPY_STEPS steps that way; then the compiled epoch (the same steps, tested equal). Loading the
-# compiled one costs a numba import and a cache read (~0.5 s), more than a chapter's small fits; the
-# numpy loop costs ~10 microseconds a step, more than the compiled one in a loop of many fits.
-_NUMPY_STEPS = 20_000
-_numpy_steps_left = [_NUMPY_STEPS]
+_numpy_steps_left = numpy_steps_left   # the process's numpy budget (``_stream.NUMPY_STEPS``)
 
 
 def _step_size(code, eta0, tau0, kappa, lam_n, k):
@@ -150,39 +146,72 @@ class _BaseSGD(BaseEstimator):
         self.t_ = 0
 
     def _run(self, X, T, sw, *, epochs, shuffle, rng, stop=False):
-        """Up to ``epochs`` passes over ``(X, T)``; a pass is ``_numpy_epoch`` or a call of the compiled kernel.
+        """Up to ``epochs`` passes over ``(X, T)`` (Algorithm 8.3's outer loop); returns the passes run.
 
-        With ``stop`` (``fit``) and ``tol`` set, the passes end by the stop rule of ``_stops``.
-        Returns the number of passes run.
+        Each pass takes the samples in a fresh random order (``shuffle``) and makes one step per
+        sample or minibatch (``_epoch``). With ``stop`` (``fit``) and ``tol`` set, the passes end
+        by the stop rule of ``linbook.online._stream.objective_stop``.
         """
         n = X.shape[0]
+        lam_n, epoch_in = self._lam_n(n), self._epoch(X, T, sw)
+        stops = None
+        if stop and self.tol is not None:
+            stops = objective_stop(self.tol, self.n_iter_no_change, T, sw, fit_intercept=self.fit_intercept,
+                                   squared=self._loss_name() == "squared_error")
+        for epoch in range(1, epochs + 1):
+            order = rng.permutation(n) if shuffle else np.arange(n)
+            total = epoch_in(order)                                  # summed loss, each before its step
+            if self.verbose:
+                progress(self, epoch, epochs, total / sw.sum())
+            if stops is not None and stops(total + 0.5 * lam_n * n * float(np.sum(self._W ** 2))):
+                break
+        self.tol_reached_ = stops is not None and epoch < epochs
+        self.t_ = int(self._state[0])
+        use_avg = self._average_start() and self._state[1] > 0
+        self._publish(self._Wbar if use_avg else self._W, self._bbar if use_avg else self._b)
+        return epoch
+
+    def _lam_n(self, n):
+        """The per-sample penalty share ``lam / n`` (``lam`` also when given by its old name ``alpha``)."""
+        return float(renamed_param(self, "lam", "alpha", convert=lambda alpha: alpha * n, warn=False)) / n
+
+    def _average_start(self):
+        """The update from which the iterates are averaged (8.80); 0: no averaging."""
+        return 0 if self.average is False else (1 if self.average is True else int(self.average))
+
+    def _steps(self, X, sw, lam_n):
+        """``(eta0, b_ratio)``: the weights' initial step and the intercept's step relative to it."""
         top, nnz = row_stats(X)
         self._L_x = schedules.curvature_bound(top, self._L_x, nnz)
-        self._nnz += (nnz, n)
-        lam_n = float(renamed_param(self, "lam", "alpha", convert=lambda alpha: alpha * n, warn=False)) / n
-        if isinstance(self.eta0, str):                           # "auto"
-            if self.adagrad:
-                eta0, b_ratio = 1.0, 1.0
-            else:
-                self._w_max = max(self._w_max, float(sw.max()))
-                eta_w, eta_b = schedules.auto_steps(self._L_x, lam_n, self._nnz[0] / self._nnz[1], self._w_max)
-                eta0, b_ratio = eta_w, eta_b / eta_w
-        else:
-            eta0, b_ratio = float(self.eta0), 1.0
-        avg = 0 if self.average is False else (1 if self.average is True else int(self.average))
-        code = schedules.SCHEDULES.index(self.learning_rate)
-        options = (self._state, _LOSSES[self._loss_name()], code, eta0, float(self.tau0), float(self.kappa),
-                   lam_n, b_ratio, bool(self.fit_intercept), bool(self.adagrad), float(self.adagrad_tau0), avg)
+        self._nnz += (nnz, X.shape[0])
+        if not isinstance(self.eta0, str):
+            return float(self.eta0), 1.0
+        if self.adagrad:                                         # "auto" with adagrad
+            return 1.0, 1.0
+        self._w_max = max(self._w_max, float(sw.max()))
+        eta_w, eta_b = schedules.auto_steps(self._L_x, lam_n, self._nnz[0] / self._nnz[1], self._w_max)
+        return eta_w, eta_b / eta_w
+
+    def _epoch(self, X, T, sw):
+        """The function running one epoch in a given order: ``_numpy_epoch`` or the compiled kernel.
+
+        It returns the epoch's summed loss and raises ``DivergenceError`` (the model is then
+        restored by ``transactional``) when the loss, the weights or the shrink factor fail.
+        """
+        lam_n = self._lam_n(X.shape[0])
+        eta0, b_ratio = self._steps(X, sw, lam_n)
+        avg = self._average_start()
+        options = (self._state, _LOSSES[self._loss_name()], schedules.SCHEDULES.index(self.learning_rate), eta0,
+                   float(self.tau0), float(self.kappa), lam_n, b_ratio, bool(self.fit_intercept),
+                   bool(self.adagrad), float(self.adagrad_tau0), avg)
         params = (int(self.batch_size), self._W, self._b, self._G2W, self._G2b, self._Wbar, self._bbar)
         # the numpy epoch covers dense input, one sample a step, plain steps (no multiclass perceptron ties)
         plain = (not sp.issparse(X) and int(self.batch_size) == 1 and not self.adagrad
                  and not (self._loss_name() == "perceptron" and self._W.shape[0] > 1))
-        rows = None
-        stops = self._stops(T, sw) if stop and self.tol is not None else None
-        for epoch in range(1, epochs + 1):
-            order = rng.permutation(n) if shuffle else np.arange(n)
-            if plain and _numpy_steps_left[0] >= n:
-                _numpy_steps_left[0] -= n
+        rows = []
+
+        def run(order):
+            if plain and numpy_pass(X.shape[0], _numpy_steps_left):
                 with np.errstate(over="ignore", invalid="ignore"):    # a divergence is reported below
                     total, status = _numpy_epoch(X, T, sw, order, self._W, self._b, self._Wbar, self._bbar,
                                                  *options[:8], bool(self.fit_intercept), avg)
@@ -190,57 +219,27 @@ class _BaseSGD(BaseEstimator):
                 from .._kernels.csr import csr_parts
                 from .._kernels.sgd_sparse import sgd_epoch_csr
 
-                rows = csr_parts(X) if rows is None else rows
+                rows[:] = rows or csr_parts(X)
                 total, status = sgd_epoch_csr(*rows, T, sw, order, *params, *options)
             else:
                 from .._kernels.sgd import sgd_epoch_dense
 
                 total, status = sgd_epoch_dense(X, T, sw, order, *params, *options)
-            if status == -2:
-                raise diverged(self, "the shrink factor 1 - eta lam/n of the penalty",
-                               "lower eta0 (or use eta0='auto') or lam")
-            if status >= 0 or not (np.all(np.isfinite(self._W)) and np.all(np.isfinite(self._b))):
-                big_y = self._loss_name() == "squared_error" and np.max(np.abs(T)) > 1e150
-                cure = ("scale the target y (its values reach 1e150 or more, so the squared loss overflows)"
-                        if big_y else CURE)
-                raise diverged(self, "the loss" if status >= 0 else "the weights", cure)
-            if self.verbose:
-                progress(self, epoch, epochs, total / sw.sum())
-            if stops is not None and stops(total + 0.5 * lam_n * n * float(np.sum(self._W ** 2))):
-                break
-        self.tol_reached_ = stops is not None and epoch < epochs
-        self.t_ = int(self._state[0])
-        use_avg = avg and self._state[1] > 0
-        self._publish(self._Wbar if use_avg else self._W, self._bbar if use_avg else self._b)
-        return epoch
+            self._check_status(status, T)
+            return total
 
-    def _stops(self, T, sw):
-        """The stop rule of ``fit``: a function of each epoch's training objective that says when to stop.
+        return run
 
-        Stop when the objective (the epoch's summed loss, each sample's loss taken before its
-        step, plus the penalty) has not fallen below ``best - tol * L_ref`` for
-        ``n_iter_no_change`` epochs in a row (``best``: the lowest so far), scikit-learn's rule
-        with ``tol`` in units of ``L_ref``: the summed sample weights for the classification
-        losses (``tol`` per sample, as scikit-learn), and for the squared error the loss
-        ``(1/2) sum_i s_i (y_i - ybar)^2`` of the best constant (``ybar`` the weighted mean; 0
-        without intercept), so that rescaling ``y`` does not change when the rule fires.
-        """
-        if self._loss_name() == "squared_error":
-            centre = np.average(T, weights=sw) if self.fit_intercept and sw.sum() > 0 else 0.0
-            with np.errstate(over="ignore"):     # a target that overflows is reported by the fit
-                ref = 0.5 * float(sw @ (T - centre) ** 2)
-        else:
-            ref = float(sw.sum())
-        margin = float(self.tol) * ref
-        best, no_change = np.inf, 0
-
-        def stops(objective):
-            nonlocal best, no_change
-            no_change = no_change + 1 if objective > best - margin else 0
-            best = min(best, objective)
-            return no_change >= self.n_iter_no_change
-
-        return stops
+    def _check_status(self, status, T):
+        """Raise ``DivergenceError`` when an epoch's status or the weights say it diverged."""
+        if status == -2:
+            raise diverged(self, "the shrink factor 1 - eta lam/n of the penalty",
+                           "lower eta0 (or use eta0='auto') or lam")
+        if status >= 0 or not (np.all(np.isfinite(self._W)) and np.all(np.isfinite(self._b))):
+            big_y = self._loss_name() == "squared_error" and np.max(np.abs(T)) > 1e150
+            cure = ("scale the target y (its values reach 1e150 or more, so the squared loss overflows)"
+                    if big_y else CURE)
+            raise diverged(self, "the loss" if status >= 0 else "the weights", cure)
 
     def _prepare(self, X, y, sample_weight, first):
         X, y = validate_chunk(self, X, y, first=first, y_numeric=self._loss_name() == "squared_error",
@@ -304,6 +303,13 @@ _SGD_DOC_PARAMS = """
         of the best constant for the squared error (so the rule does not depend on the
         scale of ``y``). ``None``: run all ``max_iter`` epochs (the textbook's fixed number
         of passes). ``partial_fit`` makes one pass whatever ``tol``.
+        The rule watches the objective you asked for: with the default ``lam=0`` on data a
+        linear model nearly separates (e.g. sparse text with many features) the unpenalised
+        loss has no finite minimiser and keeps falling by more than ``tol`` per sample for
+        many epochs, and ``fit`` runs until it slows down (a lower training loss, not a worse
+        fit). scikit-learn's default stops sooner because it minimises a penalised loss
+        (``alpha=1e-4``, i.e. ``lam = 1e-4 n``); pass ``lam`` for that objective, or
+        ``max_iter`` for a fixed budget of epochs.
     n_iter_no_change : int, default 5
         Epochs without improvement before the rule stops ``fit``.
     shuffle : bool, default True
