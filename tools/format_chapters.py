@@ -3,6 +3,8 @@
 Usage: python tools/format_chapters.py [chapters/NN_name.md ...]   (default: every chapter)
 
 Runs, on each source's code cells through jupytext (markdown untouched):
+0. ``tools/one_line_checks.py`` - a check spread over several lines becomes one line, its long
+   arguments named on the lines above (the line length rule cannot spread it again);
 1. ``ruff check --fix --unsafe-fixes --select E731`` - assigned lambdas become named functions;
 2. ``ruff format --line-length 100`` - one statement per line (no ``;`` chains), wrapped calls;
 3. string literals and comments still over 100 columns are split at spaces (adjacent literals
@@ -25,6 +27,9 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from one_line_checks import one_line_checks  # noqa: E402
+
 BIN = Path(sys.executable).parent
 WIDTH = 100
 
@@ -100,6 +105,8 @@ def wrap_long_lines(source: Path) -> int:
 
 
 def format_source(source: Path) -> None:
+    # a check is one line: name its long pieces above it, so ruff has nothing to spread
+    one_line_checks(source)
     ruff = BIN / "ruff"
     fix_lambdas = f"{ruff} check -q --exit-zero --fix --unsafe-fixes --select E731 --stdin-filename cell.py -"
     reformat = f"{ruff} format -q --line-length {WIDTH} --stdin-filename cell.py -"
