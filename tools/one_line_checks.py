@@ -78,7 +78,9 @@ def _rewrite(lines, stmt, call, taken) -> list[str] | None:
     pieces = _pieces(call)
     if any(isinstance(node, ast.Starred) for _, node, _ in pieces):
         return None
-    texts = [_segment(lines, node) for _, node, _ in pieces]
+    # a label split into adjacent literals is one string again (the formatter rewraps it)
+    texts = [repr(node.value) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+             else _segment(lines, node) for _, node, _ in pieces]
     hoisted = [("\n" in t) for t in texts]
 
     def render():
