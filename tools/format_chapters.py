@@ -24,6 +24,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import unicodedata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,6 +33,11 @@ from one_line_checks import one_line_checks  # noqa: E402
 
 BIN = Path(sys.executable).parent
 WIDTH = 100
+
+
+def width(text: str) -> int:
+    """Columns the text takes as ruff counts them (a CJK character is two)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def _pipe(source: Path, command: str) -> None:
@@ -56,15 +62,17 @@ def _pieces(body: str):
 
 
 def _split_string(line: str):
-    m = re.match(r'^(\s*)(\w+=)?(f?)"(.*)"(,?\)?)$', line)
+    m = re.match(r'^(\s*)(\w+=|\w+ = )?(f?)"(.*)"(,?\)?)$', line)
     if not m:
         return None
     indent, kw, f, body, tail = m.groups()
+    if kw and kw.endswith(" = "):  # an assignment: parenthesise the pieces
+        kw = kw[:-1]
     inner = indent + ("    " if kw else "")
-    width = WIDTH - len(inner) - len(f) - 3
+    room = WIDTH - len(inner) - len(f) - 3
     parts, cur = [], ""
     for piece in _pieces(body):
-        if cur and len(cur) + len(piece) > width:
+        if cur and width(cur) + width(piece) > room:
             parts.append(cur)
             cur = ""
         cur += piece
@@ -91,7 +99,7 @@ def wrap_long_lines(source: Path) -> int:
             in_code = True
         elif line.startswith("```") and in_code:
             in_code = False
-        if in_code and len(line) > WIDTH:
+        if in_code and width(line) > WIDTH:
             new = _split_string(line)
             if new is None and "#" in line and not re.search(r'"[^"]*#', line):
                 new = _split_comment(line)
