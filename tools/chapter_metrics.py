@@ -156,7 +156,8 @@ def measure(source: Path) -> dict:
 
 def main(argv):
     cells = "--cells" in argv
-    sources = [Path(a) for a in argv if a != "--cells"] or sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md"))
+    sources = ([Path(a) for a in argv if a != "--cells"]
+               or sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md")))
     keys = None
     totals = {}
     for source in sources:
@@ -165,8 +166,9 @@ def main(argv):
         if source is sources[0]:
             print(f"{'chapter':<32}" + "".join(f"{k:>14}" for k in keys))
         print(f"{source.stem:<32}" + "".join(f"{result['counts'][k]:>14}" for k in keys))
-        for k in keys:
-            totals[k] = max(totals.get(k, 0), result["counts"][k]) if k == "max/cell" else totals.get(k, 0) + result["counts"][k]
+        for k, count in result["counts"].items():
+            combine = max if k == "max/cell" else sum
+            totals[k] = combine((totals.get(k, 0), count))
         if cells:
             for index, first, what in result["offenders"]:
                 print(f"    cell {index:>3}  {what:<40} {first[:60]}")

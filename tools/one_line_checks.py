@@ -139,7 +139,8 @@ def one_line_cell(code: str, taken: set[str]) -> tuple[str, int]:
         return code, 0
     jobs = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _name(node).startswith("check_") and node.end_lineno > node.lineno:
+        spread = isinstance(node, ast.Call) and node.end_lineno > node.lineno
+        if spread and _name(node).startswith("check_"):
             stmt = _statement_of(tree, node)
             if stmt is not None:
                 jobs.append((stmt, node))
