@@ -110,3 +110,20 @@ def test_the_chapter_rules_can_fail(tmp_path):
                     + "\n```\n", encoding="utf-8")
     counts = chapter_metrics.measure(page)["counts"]
     assert (counts["cells>N"], counts["multiline"], counts["private"], counts["max/cell"]) == (1, 1, 1, 4)
+
+
+def test_one_line_checks_prints_the_same_line(capsys):
+    """The rewrite names a spread check's pieces above it; the check prints what it printed."""
+    import one_line_checks
+
+    spread = ('import numpy as np\nfrom linbook.symbolic import check_close\n'
+              'check_close(\n    np.exp(np.log(np.arange(1.0, 4.0)) + 0.0 * np.ones(3)),\n'
+              '    np.arange(1.0, 4.0),\n    "exp(log(x)) = x on three points, a label long enough to '
+              'need the line",\n    rtol=1e-12,\n)')
+    one_line, rewritten = one_line_checks.one_line_cell(spread, taken={"np", "check_close"})
+    assert rewritten == 1
+    assert chapter_metrics.checks(one_line)[0].end_lineno == chapter_metrics.checks(one_line)[0].lineno
+    exec(spread, {})
+    before = capsys.readouterr().out
+    exec(one_line, {})
+    assert capsys.readouterr().out == before != ""
