@@ -3,6 +3,8 @@
 Usage: python tools/format_chapters.py [chapters/NN_name.md ...]   (default: every chapter)
 
 Runs, on each source's code cells through jupytext (markdown untouched):
+0. ``tools/one_line_checks.py`` - a check spread over several lines becomes one line, its long
+   arguments named on the lines above (the line length rule cannot spread it again);
 1. ``ruff check --fix --unsafe-fixes --select E731`` - assigned lambdas become named functions;
 2. ``ruff format --line-length 100`` - one statement per line (no ``;`` chains), wrapped calls;
 3. string literals and comments still over 100 columns are split at spaces (adjacent literals
@@ -22,11 +24,20 @@ import re
 import subprocess
 import sys
 import textwrap
+import unicodedata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from one_line_checks import one_line_checks  # noqa: E402
+
 BIN = Path(sys.executable).parent
 WIDTH = 100
+
+
+def width(text: str) -> int:
+    """Columns the text takes as ruff counts them (a CJK character is two)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def _pipe(source: Path, command: str) -> None:
@@ -51,15 +62,17 @@ def _pieces(body: str):
 
 
 def _split_string(line: str):
-    m = re.match(r'^(\s*)(\w+=)?(f?)"(.*)"(,?\)?)$', line)
+    m = re.match(r'^(\s*)(\w+=|\w+ = )?(f?)"(.*)"(,?\)?)$', line)
     if not m:
         return None
     indent, kw, f, body, tail = m.groups()
+    if kw and kw.endswith(" = "):  # an assignment: parenthesise the pieces
+        kw = kw[:-1]
     inner = indent + ("    " if kw else "")
-    width = WIDTH - len(inner) - len(f) - 3
+    room = WIDTH - len(inner) - len(f) - 3
     parts, cur = [], ""
     for piece in _pieces(body):
-        if cur and len(cur) + len(piece) > width:
+        if cur and width(cur) + width(piece) > room:
             parts.append(cur)
             cur = ""
         cur += piece
@@ -86,7 +99,7 @@ def wrap_long_lines(source: Path) -> int:
             in_code = True
         elif line.startswith("```") and in_code:
             in_code = False
-        if in_code and len(line) > WIDTH:
+        if in_code and width(line) > WIDTH:
             new = _split_string(line)
             if new is None and "#" in line and not re.search(r'"[^"]*#', line):
                 new = _split_comment(line)
@@ -100,6 +113,8 @@ def wrap_long_lines(source: Path) -> int:
 
 
 def format_source(source: Path) -> None:
+    # a check is one line: name its long pieces above it, so ruff has nothing to spread
+    one_line_checks(source)
     ruff = BIN / "ruff"
     fix_lambdas = f"{ruff} check -q --exit-zero --fix --unsafe-fixes --select E731 --stdin-filename cell.py -"
     reformat = f"{ruff} format -q --line-length {WIDTH} --stdin-filename cell.py -"
