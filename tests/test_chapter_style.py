@@ -60,8 +60,7 @@ _measure = functools.lru_cache(maxsize=None)(chapter_metrics.measure)  # three t
 #: a chapter is done, so its entry must then be removed).
 NOT_YET_ONE_CLAIM_PER_CELL: set[str] = set()
 #: Chapters that still need a linbook name the package does not export yet.
-NOT_YET_PUBLIC = {"04_logistic_regression": "linbook.base.SeparableDataWarning is not exported",
-                  "05_optimizers": "linbook.base.SeparableDataWarning is not exported"}
+NOT_YET_PUBLIC: dict[str, str] = {}      # chapter stem -> why it still uses a non-public name
 
 
 def _marked(source, todo):

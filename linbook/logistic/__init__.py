@@ -22,9 +22,11 @@ Derived in: chapter "Logistic regression" (model, NLL, gradient, Hessian, MAP,
 multinomial) and chapter "Optimizers" § "IRLS" (the solver).
 """
 
+from ..base import SeparableDataWarning
 from .irls import irls
 from .logistic_regression import LogisticRegression, logistic_loss
 from .probit import ProbitRegression
 from .solvers import choose_solver
 
-__all__ = ["LogisticRegression", "ProbitRegression", "irls", "logistic_loss", "choose_solver"]
+__all__ = ["LogisticRegression", "ProbitRegression", "irls", "logistic_loss", "choose_solver",
+           "SeparableDataWarning"]
