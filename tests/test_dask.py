@@ -7,6 +7,8 @@ are exact map-reduces of the in-memory statistics, so the measured gaps are ~1e-
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -295,3 +297,35 @@ def test_logistic_with_extreme_feature_scales_equals_in_memory(client, scale):
     _close(mem.coef_ * scale ** np.array([1, 0, 0]), dsk.coef_ * scale ** np.array([1, 0, 0]), rtol=1e-6)
     _close(mem.intercept_, dsk.intercept_, rtol=1e-6)
     assert np.array_equal(mem.predict(X), dsk.predict(X))
+
+
+@pytest.mark.parametrize("scale", [1e-12, 1e300, 1e-300])
+@pytest.mark.parametrize("model", ["LinearRegression", "Ridge", "Ridge-no-intercept"])
+def test_least_squares_with_extreme_scales_equals_in_memory(client, model, scale):
+    """Features (and the target) near 1e300 or 1e-300 overflow or underflow the blocks' Gram
+    matrices: the columns are scaled by powers of two near their maxima, as in memory, and the
+    answer is the in-memory one (it used to be an error). Ridge at 1e-300 gives the in-memory
+    error (the penalty lam / scale^2 overflows)."""
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((600, 3)) + np.array([0.0, 5.0, 0.0])
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.standard_normal(600) + 3.0
+    X[:, 1] *= scale
+    y = y * (scale if scale > 1 else 1.0)                # a target near 1e300 too
+    a = rng.uniform(0.5, 2.0, 600)
+    make = {"LinearRegression": lambda: linbook.LinearRegression(), "Ridge": lambda: linbook.Ridge(lam=0.5),
+            "Ridge-no-intercept": lambda: linbook.Ridge(lam=0.5, fit_intercept=False)}[model]
+    Xd, yd, ad = client.persist([da.from_array(X, chunks=200), da.from_array(y, chunks=200),
+                                 da.from_array(a, chunks=200)])
+    try:
+        mem = make().fit(X, y, sample_weight=a)
+    except ValueError as exc:
+        with pytest.raises(ValueError, match=re.escape(str(exc))):
+            make().fit(Xd, yd, sample_weight=ad)
+        return
+    dsk = make().fit(Xd, yd, sample_weight=ad)
+    for name in ("coef_", "intercept_", "sigma2_"):        # each number to its own size (they span 1e600)
+        m, d = np.atleast_1d(getattr(mem, name)), np.atleast_1d(getattr(dsk, name))
+        with np.errstate(invalid="ignore"):                # sigma2_ of a target near 1e300 is inf in both
+            assert np.all((m == d) | (np.abs(m - d) <= 1e-10 * np.abs(m))), (name, m, d)
+    assert np.all(np.isfinite(dsk.coef_)) and np.isfinite(dsk.intercept_)
+    _close(mem.predict(X), dsk.predict(Xd).compute(), rtol=1e-10)

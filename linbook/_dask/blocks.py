@@ -159,6 +159,7 @@ class Summary:
     m2: np.ndarray              # weighted sums of squared deviations from the mean
     xmax: np.ndarray            # column maxima and minima over the rows of positive weight (NaN skipped)
     xmin: np.ndarray
+    yabs: float = 0.0           # max |y| over the rows of positive weight (numeric y; 0 otherwise)
 
     def spread(self):
         """Weighted column standard deviations."""
@@ -204,13 +205,18 @@ def _summarise_block(Xb, yb, ab, index, model, labels_needed, allow_nan):
         labels, label_weight, label_rows = np.empty(0), np.empty(0), np.empty(0, dtype=int)
     sw = float(a.sum())
     d = Xb.shape[1]
+    yabs = 0.0
+    if yb is not None and yb.dtype.kind in "fiub" and np.any(a > 0):
+        yabs = float(np.max(np.abs(yb[a > 0]), initial=0.0))
     if sw > 0:
         mean = (a @ Xb) / sw
-        m2 = a @ (Xb - mean) ** 2
+        with np.errstate(over="ignore", invalid="ignore"):      # features near 1e300: m2 = inf (their users scale by xmax)
+            m2 = a @ (Xb - mean) ** 2
     else:
         mean, m2 = np.zeros(d), np.zeros(d)
     xmin, xmax = column_range(Xb, ab)     # over the rows of positive weight, NaN skipped
-    return Summary(n, int(np.count_nonzero(a > 0)), sw, labels, label_weight, label_rows, mean, m2, xmax, xmin)
+    return Summary(n, int(np.count_nonzero(a > 0)), sw, labels, label_weight, label_rows, mean, m2, xmax, xmin,
+                   yabs)
 
 
 def _combine_summaries(*parts):
@@ -221,7 +227,8 @@ def _combine_summaries(*parts):
         if sw > 0:
             delta = s.mean - out.mean
             mean = out.mean + delta * (s.sw / sw)
-            m2 = out.m2 + s.m2 + delta * delta * (out.sw * s.sw / sw)
+            with np.errstate(over="ignore", invalid="ignore"):
+                m2 = out.m2 + s.m2 + delta * delta * (out.sw * s.sw / sw)
         else:
             mean, m2 = out.mean, out.m2
         labels, inv = np.unique(np.concatenate([out.labels, s.labels]), return_inverse=True)
@@ -233,7 +240,7 @@ def _combine_summaries(*parts):
             raise ValueError(f"y has more than {MAX_CLASSES} distinct labels: pass class labels (a classifier "
                              "needs a few classes), or use a regression model for a continuous target.")
         out = Summary(out.n + s.n, out.n_positive + s.n_positive, sw, labels, label_weight, label_rows, mean, m2,
-                      np.maximum(out.xmax, s.xmax), np.minimum(out.xmin, s.xmin))
+                      np.maximum(out.xmax, s.xmax), np.minimum(out.xmin, s.xmin), max(out.yabs, s.yabs))
     return out
 
 
