@@ -26,7 +26,8 @@ import numpy as np
 
 from ..base import SeparableDataWarning, check_params, encode_labels, require_y
 from .multinomial import reduced_objective
-from .solvers import DEFAULT_MAX_ITER, choose_solver, minimise
+from .separation import separable, separable_multinomial
+from .solvers import DEFAULT_MAX_ITER, SeparationWatch, choose_solver, minimise
 from ._scaled import _SATURATED, _jacobi, gradient_scale
 from .binary import probit_terms
 from .._dask.blocks import map_reduce, row_blocks, summarise
@@ -152,24 +153,30 @@ def _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, m
     if fi:
         theta0[0] = b0
     loss = BlockLoss(evaluate, gradient_scale(None, np.array([summary.sw]), frame.c, frame.m, fi))
-    res = minimise(solver, loss, theta0, max_iter=max_iter, tol=est.tol)
+    separation = Separation(blocks, summary, classes, frame, evaluate, link) if est.lam == 0 else None
+    watch = SeparationWatch(separation) if separation is not None else None     # as in memory
+    res = minimise(solver, loss, theta0, max_iter=max_iter, tol=est.tol, callback=watch)
     W, b = frame.to_units(res.x[None, int(fi):], np.array([res.x[0] if fi else 0.0]))
     est._check_result(res, W)
-    suspect = _suspect_separation(est, blocks, classes, W, b, res, _SATURATED[link], evaluate)
+    sep = separation is not None and separation.after(W, b, res, watch)
     _set_common(est, blocks, classes, solver)
     est.coef_ = W.copy()
     est.intercept_ = np.array([float(b[0]) if fi else 0.0])
-    est._set_convergence(res, False)
-    est.converged_ = est.converged_ and not suspect
+    _set_separation(est, res, separation, sep)
     return est
 
 
 # ------------------------------------------------------------------------------- separation
-# With lam = 0 the in-memory fit runs an exact separation test (a linear programme over all rows)
-# when the iterates diverge or a margin saturates. That test needs every row at once. Here one
-# more pass finds the largest margin; when it is saturated, a second pass evaluates the loss at
-# 2 theta: at a finite minimiser F(2 theta) > F(theta) (F is strictly convex), while on separable
-# classes F keeps falling along the ray. Quasi-separation with overlapping classes can escape it.
+# With lam = 0 the in-memory fit runs the exact separation test (a linear programme over all rows,
+# :mod:`linbook.logistic.separation`) when Newton's steps stop shrinking (``SeparationWatch``), the
+# margins saturate or the solver did not converge. Here the same test runs on the same rows -- the
+# centred rows of positive weight, gathered from the blocks -- as long as they hold at most this
+# many numbers (80 MB on the client, the one exception to its O(D^2 x classes) share: the test
+# needs every row at once). Beyond it a saturated margin is checked by a ray test, which
+# quasi-separation with overlapping classes can escape: the warning then says so.
+EXACT_TEST_NUMBERS = 10_000_000
+
+
 def _largest(*parts):
     return max(parts)
 
@@ -193,21 +200,72 @@ def _margin_block(Xb, yb, ab, W, b, classes):
     return float(np.max(own - A.max(axis=1)))
 
 
-def _suspect_separation(est, blocks, classes, W, b, res, saturated, evaluate):
-    """``lam = 0`` and no convergence, or a saturated margin with ``F(2 theta) <= F(theta)``: separable classes."""
-    if est.lam != 0:
+def _rows_block(Xb, yb, ab, frame, classes):
+    """The block's rows of positive weight as the exact test reads them: ``(X_b - shift, class index)``."""
+    X, yi = frame.centred(Xb), np.searchsorted(classes, np.asarray(yb))
+    if ab is None:
+        return X, yi
+    keep = np.asarray(ab) > 0
+    return X[keep], yi[keep]
+
+
+def _stack(*parts):
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+class Separation:
+    """``lam = 0``: are the classes (quasi-)separated, so that no finite MLE exists?
+
+    Calling it runs the in-memory exact test on the gathered rows (the ``test`` of
+    :class:`linbook.logistic.solvers.SeparationWatch`); :meth:`after` decides at the end of the
+    fit as the in-memory ``separated_at`` does. ``exact`` is False when the rows are too many
+    to gather (:data:`EXACT_TEST_NUMBERS`); then a saturated margin falls to the ray test.
+    """
+
+    def __init__(self, blocks, summary, classes, frame, evaluate, link):
+        self.blocks, self.classes, self.frame, self.evaluate = blocks, classes, frame, evaluate
+        self.saturated = _SATURATED[link]
+        numbers = summary.n_positive * (blocks.n_features + 1) * max(classes.size - 1, 1)
+        self.exact = numbers <= EXACT_TEST_NUMBERS
+        self.probable = False            # the ray test (not the exact one) found the loss falling
+
+    def __call__(self):
+        if not self.exact:
+            return False                 # the watch cannot tell; the end of the fit decides
+        X, yi = map_reduce(_rows_block, self.blocks, self.frame, self.classes, combine=_stack)
+        fi, c = self.frame.fit_intercept, self.frame.c
+        if self.classes.size == 2:
+            return separable(X, 2 * yi - 1, fi, col_scale=c)
+        return separable_multinomial(X, yi, self.classes.size, fi, col_scale=c)
+
+    def after(self, W, b, res, watch=None):
+        """Separable (exact test), given the fit ``(W, b)`` in the units of ``X`` and its result."""
+        if watch is not None and self.exact and (watch.separable or watch.tested):
+            return watch.separable
+        if res.converged and map_reduce(_margin_block, self.blocks, W, b, self.classes,
+                                        combine=_largest) <= self.saturated:
+            return False
+        if self.exact:
+            return self()
+        # too many rows to gather: not converged, or F still falls along the ray to 2 theta
+        self.probable = not res.converged or self.evaluate(2.0 * res.x, False)[0] <= res.fun
         return False
-    if res.converged:
-        if map_reduce(_margin_block, blocks, W, b, classes, combine=_largest) <= saturated:
-            return False
-        if evaluate(2.0 * res.x, False)[0] > res.fun:      # F rises along the ray: a finite minimiser
-            return False
-    warnings.warn(f"{type(est).__name__}: with lam = 0 the loss keeps falling as the coefficients grow (or Newton "
-                  "did not converge): the classes are probably (quasi-)separable, and then the maximum-likelihood "
-                  "estimate does not exist. On Dask the exact separation test (it needs all rows in memory) is not "
-                  "run, so converged_ is False. Set lam > 0 for a unique finite fit.",
-                  SeparableDataWarning, stacklevel=4)
-    return True
+
+    def warn_probable(self, model):
+        warnings.warn(f"{model}: with lam = 0 the loss keeps falling as the coefficients grow (or Newton did "
+                      "not converge): the classes are probably (quasi-)separable, and then the maximum-likelihood "
+                      f"estimate does not exist. The exact separation test was not run (the rows of positive "
+                      f"weight exceed {EXACT_TEST_NUMBERS:.0e} numbers, and it needs them all at once), so "
+                      "converged_ is False. Set lam > 0 for a unique finite fit.", SeparableDataWarning,
+                      stacklevel=4)
+
+
+def _set_separation(est, res, separation, sep):
+    """``n_iter_``, ``separable_``, ``converged_`` and the warnings, as the in-memory fit sets them."""
+    est._set_convergence(res, sep)
+    if separation is not None and separation.probable:
+        est.converged_ = False
+        separation.warn_probable(type(est).__name__)
 
 
 def _set_common(est, blocks, classes, solver):
@@ -254,15 +312,12 @@ def _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter):
         b[1:] = T[:, 0]
     W, b = frame.to_units(V, b)
     est._check_result(res, W, b)
-    suspect = _suspect_separation(est, blocks, classes, W, b, res, _SATURATED["logit"], evaluate)
+    separation = Separation(blocks, summary, classes, frame, evaluate, "logit") if est.lam == 0 else None
+    sep = separation is not None and bool(np.all(np.isfinite(W))) and separation.after(W, b, res)
     _set_common(est, blocks, classes, solver)
     est.coef_ = W - W.mean(0)
     est.intercept_ = b - b.mean()
-    est.n_iter_ = int(res.n_iter)
-    est.separable_ = False
-    est.converged_ = bool(res.converged and not suspect)
-    if not res.converged and not suspect:
-        est._warn_not_converged(res, solver)
+    _set_separation(est, res, separation, sep)
     return est
 
 
