@@ -4,8 +4,9 @@ The binary objective is a sum over samples, so over row blocks::
 
     F(theta) = sum_b F_b(theta),  g = sum_b X_b'(a_b (mu_b - y_b)),  H = sum_b X_b' S_b X_b,
 
-each block's ``(F_b, g_b, H_b)`` computed on a worker by the in-memory model's own function
-(:func:`linbook.logistic.logistic_regression.logistic_loss` with no penalty), the sum formed on
+each block's ``(F_b, g_b, H_b)`` computed on a worker by the in-memory fit's own pass
+(:func:`linbook._kernels.hessian.binary_pass`, which equals the chapter's
+:func:`linbook.logistic.logistic_regression.logistic_loss`, with no penalty), the sum formed on
 the workers, the penalty added on the client -- as the loss of no data, by the same function --
 and the step taken by :func:`linbook.optim.newton` (Cholesky, Armijo backtracking) exactly as
 the in-memory fit takes it. Wide problems use :func:`linbook.optim.lbfgs` on ``(F, g)`` alone.
@@ -24,12 +25,13 @@ import warnings
 
 import numpy as np
 
+from .._kernels.hessian import binary_pass
 from ..base import SeparableDataWarning, check_params, encode_labels, require_y
 from .multinomial import reduced_objective
 from .separation import separable, separable_multinomial
 from .solvers import DEFAULT_MAX_ITER, SeparationWatch, choose_solver, minimise
 from ._scaled import _SATURATED, _jacobi, gradient_scale
-from .binary import probit_terms
+from .binary import logit_terms, probit_terms
 from .._dask.blocks import map_reduce, row_blocks, summarise
 
 __all__ = ["fit_logistic", "fit_probit"]
@@ -66,11 +68,6 @@ class Frame:
         Xb = np.asarray(Xb, dtype=np.float64)
         return Xb if self.shift is None else Xb - self.shift
 
-    def design(self, Xb):
-        """``X~_b = [1, (X_b - shift) / c]``: the block in the coordinates of ``theta = [b, v]``."""
-        Z = self.centred(Xb) / self.c
-        return np.column_stack([np.ones(Z.shape[0]), Z]) if self.fit_intercept else Z
-
     def to_units(self, V, b):
         """Coefficients ``V`` (rows, standardised) and intercepts ``b`` back in the units of ``X``."""
         W = V / self.c
@@ -98,11 +95,20 @@ def _prepare(est, X, y, sample_weight):
 
 
 # ------------------------------------------------------------------------------- binary logit
-def _logistic_block(Xb, yb, ab, theta, classes, frame, need_hess, logistic_loss):
-    """One block's ``(F_b, g_b, H_b)``: the in-memory ``logistic_loss`` on ``[1, (X_b - shift) / c]``, no penalty."""
-    y01 = (np.asarray(yb) == classes[1]).astype(np.float64)
+def _binary_block(Xb, yb, ab, theta, classes, frame, need_hess, terms):
+    """One block's ``(F_b, g_b[, H_b])`` of a binary GLM, no penalty, in the coordinates ``theta = [b, v]``.
+
+    The in-memory fit's pass (:func:`linbook._kernels.hessian.binary_pass`, what ``BinaryLoss``
+    runs; ``tests/test_logistic_readable.py`` checks it equals ``logistic_loss`` on
+    ``[1, (X - shift) / c]``) with the link's per-sample ``terms``: blocked, no copy of the
+    block's design, the Hessian by SYRK (4-5x the speed of ``logistic_loss`` on a block).
+    """
+    t = 2.0 * (np.asarray(yb) == classes[1]) - 1.0
     a = None if ab is None else np.asarray(ab, dtype=np.float64)
-    return logistic_loss(theta, frame.design(Xb), y01, 0.0, sample_weight=a, hessian=need_hess)
+    off = int(frame.fit_intercept)
+    F, g, H, _ = binary_pass(frame.centred(Xb), t, theta[off:], theta[0] if off else 0.0, terms, weights=a,
+                             col_scale=frame.c, fit_intercept=frame.fit_intercept, need_hess=need_hess)
+    return (F, g, H) if need_hess else (F, g)
 
 
 def _binary_penalty(frame):
@@ -124,9 +130,9 @@ def fit_logistic(est, X, y, sample_weight=None, *, block_loss):
     no_data = (np.empty((0, p)), np.empty(0))
 
     def evaluate(theta, need_hess):
-        F, g, H = map_reduce(_logistic_block, blocks, theta, classes, frame, need_hess, block_loss)
-        Fp, gp, Hp = block_loss(theta, *no_data, est.lam, penalised=r, hessian=need_hess)  # the penalty
-        return (F + Fp, g + gp, H + Hp) if need_hess else (F + Fp, g + gp)
+        data = map_reduce(_binary_block, blocks, theta, classes, frame, need_hess, logit_terms)
+        pen = block_loss(theta, *no_data, est.lam, penalised=r, hessian=need_hess)    # the penalty
+        return tuple(x + y for x, y in zip(data, pen))
 
     ybar = summary.label_weight[1] / summary.sw
     b0 = float(np.log(ybar / (1 - ybar)))                # start: the intercept-only MLE (as in memory)
@@ -322,17 +328,6 @@ def _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter):
 
 
 # ------------------------------------------------------------------------------- probit
-def _probit_block(Xb, yb, ab, theta, classes, frame, need_hess):
-    """One block's ``(F_b, g_b[, H_b])`` of the probit NLL, no penalty: ``logistic_loss``'s sums with
-    the probit link's per-sample terms ``(-log Phi(t z), d/dz, d2/dz2)`` (:func:`probit_terms`)."""
-    t = 2.0 * (np.asarray(yb) == classes[1]) - 1.0
-    a = np.ones(t.size) if ab is None else np.asarray(ab, dtype=np.float64)
-    Z = frame.design(Xb)
-    nll, dz, d2 = probit_terms(Z @ theta, t)
-    F, g = float(a @ nll), Z.T @ (a * dz)
-    return (F, g, Z.T @ ((a * d2)[:, None] * Z)) if need_hess else (F, g)
-
-
 def _l2_penalty(theta, lam_r, need_hess):
     """``(lam/2) sum_j r_j theta_j^2``, its gradient and Hessian (``lam_r = lam * r``)."""
     F, g = 0.5 * float(lam_r @ (theta * theta)), lam_r * theta
@@ -350,7 +345,7 @@ def fit_probit(est, X, y, sample_weight=None):
     r = _binary_penalty(frame)
 
     def evaluate(theta, need_hess):
-        data = map_reduce(_probit_block, blocks, theta, classes, frame, need_hess)
+        data = map_reduce(_binary_block, blocks, theta, classes, frame, need_hess, probit_terms)
         pen = _l2_penalty(theta, est.lam * r, need_hess)
         return tuple(x + y for x, y in zip(data, pen))
 
