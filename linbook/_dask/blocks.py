@@ -60,6 +60,20 @@ def _unknown(chunks):
     return any(isinstance(c, float) and math.isnan(c) for c in chunks)
 
 
+def _require_numeric(X, model):
+    """A clear error, before any data is read, for a DataFrame or array X that is not numeric."""
+    if _is_dataframe(X):
+        kinds = {c: getattr(t, "kind", "O") for c, t in X.dtypes.items()}
+        bad = [f"{c!r} ({X.dtypes[c]})" for c, k in kinds.items() if k not in "biuf"]
+    else:
+        kind = getattr(getattr(X, "dtype", None), "kind", "f")
+        bad = [] if kind in "biuf" else [f"all (dtype {X.dtype})"]
+    if bad:
+        raise ValueError(f"{model}: X must be numeric, but these columns are not: {', '.join(bad[:10])}. Encode "
+                         "string or categorical columns first (e.g. dd.get_dummies(X) for a dask DataFrame, "
+                         "with the categories known), or drop them.")
+
+
 def row_blocks(X, y=None, sample_weight=None, *, model="the model"):
     """``Blocks`` of ``X`` (rows split as X's chunks, one chunk across the columns), ``y``, weights.
 
@@ -71,6 +85,7 @@ def row_blocks(X, y=None, sample_weight=None, *, model="the model"):
     names = np.asarray(X.columns, dtype=object) if _is_dataframe(X) else None
     if names is not None and not all(isinstance(c, str) for c in names):
         names = None                            # scikit-learn keeps only string column names
+    _require_numeric(X, model)
     Xa = _as_array(X, "X", model)
     if Xa.ndim != 2:
         raise ValueError(f"{model}: X must be 2-D, of shape (n_samples, n_features); got {Xa.ndim}-D. "
@@ -190,6 +205,9 @@ def _summarise_block(Xb, yb, ab, index, model, labels_needed, allow_nan):
         if yb.dtype.kind == "f" and n and not np.all(np.isfinite(yb)):
             raise ValueError(f"{model}: y contains NaN or infinity (in row block {index}). Drop the samples "
                              "whose target is missing or infinite.")
+        if not labels_needed and yb.dtype.kind not in "biuf":
+            raise ValueError(f"{model}: y must be numeric for a regression; got dtype {yb.dtype} (in row block "
+                             f"{index}). Use a classifier for class labels, or convert y to numbers.")
         if labels_needed:
             if yb.dtype.kind == "f" and n and np.any(yb != np.round(yb)):
                 # continuous targets would make the set of "classes" O(N): refuse them in the block
