@@ -4,8 +4,8 @@ A model's fit needs the data only through sums over samples: a Newton step needs
 ``g = sum_b X_b'(mu_b - y_b)`` and ``H = sum_b X_b' S_b X_b``; least squares needs the Gram
 matrix ``X'X`` and ``X'y``; a discriminant model needs class counts, means and scatter
 matrices. Each sum is computed block by block, on the workers, by the *same* functions the
-in-memory fit uses (:func:`linbook.logistic.logistic_regression.logistic_loss` for a block's
-``(F, g, H)``), the blocks' terms are added in a tree on the workers, and only the total --
+in-memory fit uses (its pass :func:`linbook._kernels.hessian.binary_pass`, equal to the chapter's
+:func:`linbook.logistic.logistic_regression.logistic_loss`, for a block's ``(F, g, H)``), the blocks' terms are added in a tree on the workers, and only the total --
 ``O(D^2 x classes)`` numbers -- reaches the client, which takes the step
 (:func:`linbook.optim.newton`, the one Newton driver, with its line search).
 

@@ -60,6 +60,20 @@ def _unknown(chunks):
     return any(isinstance(c, float) and math.isnan(c) for c in chunks)
 
 
+def _require_numeric(X, model):
+    """A clear error, before any data is read, for a DataFrame or array X that is not numeric."""
+    if _is_dataframe(X):
+        kinds = {c: getattr(t, "kind", "O") for c, t in X.dtypes.items()}
+        bad = [f"{c!r} ({X.dtypes[c]})" for c, k in kinds.items() if k not in "biuf"]
+    else:
+        kind = getattr(getattr(X, "dtype", None), "kind", "f")
+        bad = [] if kind in "biuf" else [f"all (dtype {X.dtype})"]
+    if bad:
+        raise ValueError(f"{model}: X must be numeric, but these columns are not: {', '.join(bad[:10])}. Encode "
+                         "string or categorical columns first (e.g. dd.get_dummies(X) for a dask DataFrame, "
+                         "with the categories known), or drop them.")
+
+
 def row_blocks(X, y=None, sample_weight=None, *, model="the model"):
     """``Blocks`` of ``X`` (rows split as X's chunks, one chunk across the columns), ``y``, weights.
 
@@ -71,6 +85,7 @@ def row_blocks(X, y=None, sample_weight=None, *, model="the model"):
     names = np.asarray(X.columns, dtype=object) if _is_dataframe(X) else None
     if names is not None and not all(isinstance(c, str) for c in names):
         names = None                            # scikit-learn keeps only string column names
+    _require_numeric(X, model)
     Xa = _as_array(X, "X", model)
     if Xa.ndim != 2:
         raise ValueError(f"{model}: X must be 2-D, of shape (n_samples, n_features); got {Xa.ndim}-D. "
@@ -159,6 +174,7 @@ class Summary:
     m2: np.ndarray              # weighted sums of squared deviations from the mean
     xmax: np.ndarray            # column maxima and minima over the rows of positive weight (NaN skipped)
     xmin: np.ndarray
+    yabs: float = 0.0           # max |y| over the rows of positive weight (numeric y; 0 otherwise)
 
     def spread(self):
         """Weighted column standard deviations."""
@@ -189,6 +205,9 @@ def _summarise_block(Xb, yb, ab, index, model, labels_needed, allow_nan):
         if yb.dtype.kind == "f" and n and not np.all(np.isfinite(yb)):
             raise ValueError(f"{model}: y contains NaN or infinity (in row block {index}). Drop the samples "
                              "whose target is missing or infinite.")
+        if not labels_needed and yb.dtype.kind not in "biuf":
+            raise ValueError(f"{model}: y must be numeric for a regression; got dtype {yb.dtype} (in row block "
+                             f"{index}). Use a classifier for class labels, or convert y to numbers.")
         if labels_needed:
             if yb.dtype.kind == "f" and n and np.any(yb != np.round(yb)):
                 # continuous targets would make the set of "classes" O(N): refuse them in the block
@@ -204,13 +223,18 @@ def _summarise_block(Xb, yb, ab, index, model, labels_needed, allow_nan):
         labels, label_weight, label_rows = np.empty(0), np.empty(0), np.empty(0, dtype=int)
     sw = float(a.sum())
     d = Xb.shape[1]
+    yabs = 0.0
+    if yb is not None and yb.dtype.kind in "fiub" and np.any(a > 0):
+        yabs = float(np.max(np.abs(yb[a > 0]), initial=0.0))
     if sw > 0:
         mean = (a @ Xb) / sw
-        m2 = a @ (Xb - mean) ** 2
+        with np.errstate(over="ignore", invalid="ignore"):      # features near 1e300: m2 = inf (their users scale by xmax)
+            m2 = a @ (Xb - mean) ** 2
     else:
         mean, m2 = np.zeros(d), np.zeros(d)
     xmin, xmax = column_range(Xb, ab)     # over the rows of positive weight, NaN skipped
-    return Summary(n, int(np.count_nonzero(a > 0)), sw, labels, label_weight, label_rows, mean, m2, xmax, xmin)
+    return Summary(n, int(np.count_nonzero(a > 0)), sw, labels, label_weight, label_rows, mean, m2, xmax, xmin,
+                   yabs)
 
 
 def _combine_summaries(*parts):
@@ -221,7 +245,8 @@ def _combine_summaries(*parts):
         if sw > 0:
             delta = s.mean - out.mean
             mean = out.mean + delta * (s.sw / sw)
-            m2 = out.m2 + s.m2 + delta * delta * (out.sw * s.sw / sw)
+            with np.errstate(over="ignore", invalid="ignore"):
+                m2 = out.m2 + s.m2 + delta * delta * (out.sw * s.sw / sw)
         else:
             mean, m2 = out.mean, out.m2
         labels, inv = np.unique(np.concatenate([out.labels, s.labels]), return_inverse=True)
@@ -233,7 +258,7 @@ def _combine_summaries(*parts):
             raise ValueError(f"y has more than {MAX_CLASSES} distinct labels: pass class labels (a classifier "
                              "needs a few classes), or use a regression model for a continuous target.")
         out = Summary(out.n + s.n, out.n_positive + s.n_positive, sw, labels, label_weight, label_rows, mean, m2,
-                      np.maximum(out.xmax, s.xmax), np.minimum(out.xmin, s.xmin))
+                      np.maximum(out.xmax, s.xmax), np.minimum(out.xmin, s.xmin), max(out.yabs, s.yabs))
     return out
 
 

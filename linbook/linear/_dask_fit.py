@@ -20,16 +20,20 @@ import numpy as np
 
 from ..base import check_params, require_y
 from ._base import original_gram
-from ._moments import Moments
+from ._moments import Moments, pow2
 from .._dask.blocks import map_reduce, row_blocks, summarise
 
 __all__ = ["fit_linear_regression", "fit_ridge"]
 
 
-def _gram_block(Xb, yb, ab):
-    """``(W, m, ybar, G, c, yy)`` of one block, centred at its own weighted means."""
-    X = np.asarray(Xb, dtype=np.float64)
-    y = np.asarray(yb, dtype=np.float64)
+def _scaled(Xb, yb, x_scale, y_scale):
+    """The block in the scaled coordinates of :class:`Moments` (powers of two: exact)."""
+    return np.asarray(Xb, dtype=np.float64) / x_scale, np.asarray(yb, dtype=np.float64) / y_scale
+
+
+def _gram_block(Xb, yb, ab, x_scale, y_scale):
+    """``(W, m, ybar, G, c, yy)`` of one block (scaled), centred at its own weighted means."""
+    X, y = _scaled(Xb, yb, x_scale, y_scale)
     a = np.ones(X.shape[0]) if ab is None else np.asarray(ab, dtype=np.float64)
     W = float(a.sum())
     if not W > 0:
@@ -59,23 +63,35 @@ def _combine_grams(*parts):
     return W, m, ybar, G, c, yy
 
 
-def _uncentred_block(Xb, yb, ab):
-    """``(W, 0, 0, X'AX, X'Ay, y'Ay)`` of one block (no intercept: nothing is centred)."""
-    X = np.asarray(Xb, dtype=np.float64)
-    y = np.asarray(yb, dtype=np.float64)
+def _uncentred_block(Xb, yb, ab, x_scale, y_scale):
+    """``(W, X'AX, X'Ay, y'Ay)`` of one block (scaled; no intercept: nothing is centred)."""
+    X, y = _scaled(Xb, yb, x_scale, y_scale)
     a = np.ones(X.shape[0]) if ab is None else np.asarray(ab, dtype=np.float64)
     Xa = X * a[:, None]
     return float(a.sum()), Xa.T @ X, Xa.T @ y, float(y @ (a * y))
 
 
-def _rss_block(Xb, yb, ab, coef, intercept):
-    """The block's weighted residual sum of squares (the exact pass when the Gram's cancels)."""
-    r = np.asarray(yb, dtype=np.float64) - (np.asarray(Xb, dtype=np.float64) @ coef + intercept)
+def _rss_block(Xb, yb, ab, v, intercept, x_scale, y_scale):
+    """The block's weighted residual sum of squares, scaled (the exact pass when the Gram's cancels)."""
+    X, y = _scaled(Xb, yb, x_scale, y_scale)
+    r = y - (X @ v + intercept)
     return float(r @ r) if ab is None else float(np.asarray(ab, dtype=np.float64) @ (r * r))
 
 
+def _scales(summary):
+    """``(x_scale, y_scale)`` as in memory: powers of two near the columns' and ``y``'s largest values
+    where squares could overflow or underflow (features or targets beyond 1e+-100), else ones."""
+    big = np.maximum(np.abs(summary.xmax), np.abs(summary.xmin))
+    big = np.where(np.isfinite(big), big, 0.0)           # a column with no positive-weight rows
+    tiny_or_huge = (big > 1e100) | ((big > 0) & (big < 1e-100))
+    x_scale = pow2(big) if np.any(tiny_or_huge) else np.ones(big.size)
+    y_scale = float(pow2(summary.yabs)) if not 1e-100 <= summary.yabs <= 1e100 else 1.0
+    return x_scale, y_scale
+
+
 class BlockMoments(Moments):
-    """:class:`Moments` from the blocks' statistics (unscaled coordinates: ``x_scale = 1``, ``y_scale = 1``).
+    """:class:`Moments` from the blocks' statistics, in the in-memory scaled coordinates
+    (``x_scale``, ``y_scale``: :func:`_scales`, from the first pass's extremes).
 
     The in-memory solving and back-transformation methods (``cholesky_solve``, ``coef``,
     ``intercept``, ``rss_scaled``) run unchanged on these attributes; the residual pass they
@@ -86,15 +102,17 @@ class BlockMoments(Moments):
         self.blocks, self.sw, self.fit_intercept = blocks, None, fit_intercept
         self.n, self.d = summary.n, blocks.n_features
         self.n_eff = summary.n_positive
-        self.x_scale, self.y_scale = np.ones(self.d), 1.0
+        self.x_scale, self.y_scale = _scales(summary)
+        scales = (self.x_scale, self.y_scale)
         if fit_intercept:
-            W, m, ybar, G, c, yy = map_reduce(_gram_block, blocks, combine=_combine_grams)
+            W, m, ybar, G, c, yy = map_reduce(_gram_block, blocks, *scales, combine=_combine_grams)
         else:
-            W, G, c, yy = map_reduce(_uncentred_block, blocks)
+            W, G, c, yy = map_reduce(_uncentred_block, blocks, *scales)
             m, ybar = np.zeros(self.d), 0.0
         if not (np.all(np.isfinite(G)) and np.all(np.isfinite(c)) and np.isfinite(yy)):
-            raise ValueError(f"{model}: the Gram matrix X'X overflows float64 (features or targets beyond "
-                             "~1e150). Rescale the columns of X and y (e.g. divide by a power of ten) first.")
+            raise ValueError(f"{model}: the Gram matrix X'X overflows float64 although every column is scaled "
+                             "by its largest value (more rows than float64 can sum). Divide X and y by a power "
+                             "of ten, or fit on fewer rows.")
         self.sum_w, self.x_mean_s, self.y_mean_s = W, m, ybar
         self.G, self.c, self.yy = G, c, yy
         self.gram_built = True
@@ -106,7 +124,9 @@ class BlockMoments(Moments):
         rss = self.yy - 2.0 * (v @ self.c) + v @ (self.G @ v)
         if rss >= 1e-4 * self.yy:
             return float(rss)
-        return map_reduce(_rss_block, self.blocks, np.asarray(v, dtype=float), self.intercept(v))
+        v = np.asarray(v, dtype=float)
+        b = self.y_mean_s - self.x_mean_s @ v if self.fit_intercept else 0.0     # scaled intercept
+        return map_reduce(_rss_block, self.blocks, v, b, self.x_scale, self.y_scale)
 
 
 def _prepare(est, X, y, sample_weight):
@@ -149,7 +169,12 @@ def fit_ridge(est, X, y, sample_weight=None):
     """``Ridge.fit`` on dask collections (the in-memory Cholesky path, penalty ``lam`` on ``G``)."""
     lam = float(est.lam)
     blocks, _, mom = _prepare(est, X, y, sample_weight)
-    pen = np.full(mom.d, lam)
+    with np.errstate(over="ignore"):
+        pen = (np.sqrt(lam) / mom.x_scale) ** 2       # the penalty in scaled coordinates, as in memory
+    if not np.all(np.isfinite(pen)):
+        raise ValueError(f"Ridge: lam / (feature scale)^2 overflows float64 (features below ~1e-150 "
+                         f"with lam = {lam:g}): the penalty swamps the data completely. Rescale the "
+                         "columns of X (e.g. StandardScaler) and lam with them.")
     v = mom.cholesky_solve(pen)
     if v is None:
         raise _ill_conditioned("Ridge")
