@@ -339,9 +339,9 @@ def fit_probit(est, X, y, sample_weight=None):
     import scipy.special
 
     blocks, summary, classes, frame, solver, max_iter = _prepare(est, X, y, sample_weight)
-    if classes.size > 2:
-        raise ValueError(f"Only binary classification is supported. ProbitRegression takes 2 classes; got "
-                         f"{classes.size}: use LogisticRegression for more.")
+    if classes.size > 2:           # the in-memory fit's message, from the classes the first pass found
+        encode_labels(classes, max_classes=2, model="ProbitRegression",
+                      more_classes="linbook.LogisticRegression (multinomial)")
     r = _binary_penalty(frame)
 
     def evaluate(theta, need_hess):
