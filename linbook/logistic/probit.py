@@ -20,8 +20,8 @@ __all__ = ["ProbitRegression"]
 class ProbitRegression(BinaryGLM):
     """Binary probit regression ``p(y = classes_[1] | x) = Phi(x'w + b)``.
 
-    Minimises ``-sum_i a_i log Phi(t_i (x_i'w + b)) + (lam/2) ||w||^2`` (``t_i = +-1``,
-    ``a_i`` sample weights, intercept unpenalised) by Newton's method
+    Minimises ``-sum_i sw_i log Phi(t_i (x_i'w + b)) + (lam/2) ||w||^2`` (``t_i = +-1``,
+    ``sw_i`` sample weights, intercept unpenalised) by Newton's method
     (:func:`linbook.optim.newton`, one blocked pass per step) with the stable
     ``log Phi = scipy.special.log_ndtr``. With ``lam = 0`` it equals statsmodels ``Probit``.
     Binary only (declared in its scikit-learn tags).
@@ -70,16 +70,16 @@ class ProbitRegression(BinaryGLM):
             from ._dask_fit import fit_probit
 
             return fit_probit(self, X, y, sample_weight)
-        X, a, yidx, max_iter = self._prepare_fit(X, y, sample_weight, max_classes=2)
+        X, sw, yidx, max_iter = self._prepare_fit(X, y, sample_weight, max_classes=2)
         y = yidx.astype(float)                              # labels in {0, 1}, t = 2 y - 1
         # minimise over theta = [b, w] (z = X~ theta, X~ = [1, X]) by Newton's method
-        #     F(theta) = -sum_i a_i log Phi(t_i z_i) + (lam/2) ||w||^2
+        #     F(theta) = -sum_i sw_i log Phi(t_i z_i) + (lam/2) ||w||^2
         #     g = X~'(a dF_i/dz) + lam r theta;  H = X~' diag(a d2F_i/dz2) X~ + lam diag(r)
         # -- LogisticRegression's step with probit_terms for the logit's (mu - y, mu (1 - mu)).
         chord = self.solver_ == "newton" and solvers.reuse_hessian(X.shape[0], X.shape[1] + self.fit_intercept)
-        loss = BinaryLoss(X, y, a, self.lam, self.fit_intercept, probit_terms, link="probit",
+        loss = BinaryLoss(X, y, sw, self.lam, self.fit_intercept, probit_terms, link="probit",
                           approximate_hessian=chord)
-        theta = loss.coordinates(b=scipy.special.ndtri(np.average(y, weights=a)))   # the intercept-only MLE
+        theta = loss.coordinates(b=scipy.special.ndtri(np.average(y, weights=sw)))   # the intercept-only MLE
         watch = solvers.SeparationWatch(loss.separable) if self.lam == 0 else None
         res = solvers.minimise(self.solver_, loss, theta, max_iter=max_iter, tol=self.tol, callback=watch,
                                reuse_hessian=chord)
