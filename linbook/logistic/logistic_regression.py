@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..base import dask_blocks, is_dask, validate_predict
-from ..numerics import log1pexp, log_sigmoid, log_softmax, sigmoid
+from ..numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid
 from . import multinomial, solvers
 from ._scaled import BinaryLoss
 from .binary import BinaryGLM, logit_terms
@@ -53,6 +53,46 @@ def logistic_loss(w, X, y, lam=0.0, *, sample_weight=None, penalised=None, hessi
     s = sw * mu * sigmoid(-z)                 # mu (1 - mu), exact also where mu rounds to 1
     H = X.T @ (s[:, None] * X) + np.diag(r)   # X' S X + lam diag(r), never an N x N matrix
     return F, g, H
+
+
+def softmax_loss(theta, X, y, n_classes, lam=0.0, *, sample_weight=None, penalised=None, hessian=True):
+    """``(F, g, H)`` of the penalised multinomial NLL in the reduced parameters (``H`` None unless ``hessian``).
+
+    Class 0 is the reference: ``theta`` holds the rows ``theta_c = w_c - w_0``, ``c = 1..C-1``
+    (class-major, ``(C - 1) D`` numbers, as statsmodels ``MNLogit``). With scores
+    ``A = [0, X theta_1, ..., X theta_{C-1}]``, ``P = softmax(A)``, one-hot ``Y``, weights ``sw``::
+
+        F   = sum_i sw_i [logsumexp(A_i) - A_{i, y_i}]
+              + (lam / 2) (sum_c ||theta_c||_r^2 - ||sum_c theta_c||_r^2 / C)
+        g_c = X' (sw * (P_c - Y_c)) + lam r * (theta_c - sum_k theta_k / C)
+        H_ck = X' diag(sw * P_c (delta_ck - P_k)) X + lam (delta_ck - 1 / C) diag(r)
+
+    The penalty is that of the symmetric model, ``(lam / 2) sum_c ||w_c||^2``, minimised over the
+    shift the softmax cannot see. ``LogisticRegression.fit`` minimises this by Newton's method on
+    centred, scaled columns (``tests/test_logistic_readable.py`` checks the two equal).
+
+    Derived in: chapter "Logistic regression" § "Multinomial logistic regression".
+    """
+    n, d = X.shape
+    K, C = n_classes - 1, n_classes
+    sw = np.ones(n) if sample_weight is None else sample_weight
+    r = lam * (np.ones(d) if penalised is None else penalised)
+    T = theta.reshape(K, d)
+    A = np.column_stack([np.zeros(n), X @ T.T])
+    lse = logsumexp(A, axis=1)
+    P = np.exp(A - lse[:, None])                        # softmax, no overflow
+    Y = np.eye(C)[y]
+    T_sum = T.sum(axis=0)
+    F = float(sw @ (lse - A[np.arange(n), y]) + 0.5 * (np.sum(r * T * T) - np.sum(r * T_sum ** 2) / C))
+    G = ((P - Y)[:, 1:] * sw[:, None]).T @ X + r * (T - T_sum / C)
+    if not hessian:
+        return F, G.ravel(), None
+    H = np.empty((K, d, K, d))
+    for c in range(1, C):
+        for k in range(1, C):
+            s = sw * P[:, c] * ((c == k) - P[:, k])
+            H[c - 1, :, k - 1, :] = X.T @ (s[:, None] * X) + ((c == k) - 1.0 / C) * np.diag(r)
+    return F, G.ravel(), H.reshape(K * d, K * d)
 
 
 class LogisticRegression(BinaryGLM):
@@ -191,6 +231,8 @@ class LogisticRegression(BinaryGLM):
         return self
 
     def _fit_multinomial(self, X, yidx, sw, max_iter):
+        # Newton in the reduced parameters theta_c = w_c - w_0 (softmax_loss above is its F, g, H in
+        # numpy; multinomial.py the same on centred, scaled columns), L-BFGS in the symmetric ones
         W, b, res, sep = multinomial.fit_multinomial(X, yidx, sw, self.classes_.size, self.lam, self.fit_intercept,
                                                      self.solver_, max_iter, self.tol)
         self._check_result(res, W, b)
