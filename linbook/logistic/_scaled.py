@@ -147,6 +147,8 @@ class BinaryLoss:
     are formed in double.
     """
 
+    parallel_by_rows = True    # the gradient pass runs a row chunk per core (single-threaded BLAS each)
+
     def __init__(self, X, y, sample_weight, lam, fit_intercept, terms, *, link="logit",
                  approximate_hessian=False):
         cols = ScaledColumns(X, sample_weight, lam, fit_intercept)

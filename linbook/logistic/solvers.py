@@ -25,6 +25,8 @@ Derived in: chapter "Optimizers" § "IRLS".
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from .. import optim
@@ -101,11 +103,13 @@ def minimise(solver, loss, theta0, *, max_iter, tol, callback=None, reuse_hessia
 
     kw["gscale"] = loss.gscale / unit
     method = {"lbfgs": optim.lbfgs, "bfgs": optim.bfgs}.get(solver)
-    # single-threaded BLAS for the solver's vector algebra (the two-loop recursion's dot products):
-    # multi-threaded BLAS synchronises inside each small call, and on a busy machine a 50,000-long
-    # dot product then took 10 ms instead of 20 us (sparse 100k x 50k: 0.7 s a two-loop recursion);
-    # the dense gradient pass runs its row chunks on every core itself (hessian._gradient_pass)
-    with _single_threaded_blas():
+    # single-threaded BLAS for the solver's vector algebra (the two-loop recursion's dot products)
+    # when the loss spreads its own passes over the cores (BinaryLoss: dense row chunks, sparse
+    # products are serial anyway): multi-threaded BLAS synchronises inside each small call, and on
+    # a busy machine a 15,000-long dot product took 10 ms (sparse 30k x 15k: 0.7 s a two-loop
+    # recursion). The multinomial loss's large GEMMs keep BLAS's own threads.
+    serial = getattr(loss, "parallel_by_rows", False)
+    with _single_threaded_blas() if serial else contextlib.nullcontext():
         if method is not None:
             res = method(fg_in_units, theta0, grad=True, **kw)
         else:
