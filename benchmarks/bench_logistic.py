@@ -108,6 +108,40 @@ def _fastest(solvers, C=1.0, tol=TOL):
     return FastestPeer({f"sklearn {name}": _sk(name, C=C, tol=tol) for name in solvers})
 
 
+class EqualGradientPeer(FastestPeer):
+    """The fastest peer solver among those reaching linbook's achieved gradient (issue 22: compare at
+    an equal achieved gradient, not an equal nominal tol). In the untimed warm-up each solver runs
+    with tol 1e-8, 3e-9, 1e-9, ... until its max-abs gradient of the mean loss is at most linbook's
+    (times 1.05: the last iterate of either side is a matter of rounding); the fastest such
+    (solver, tol) is timed. ``name`` says which, at what tol. A peer whose loosest tol already
+    overshoots (newton-cg on the very sparse row: 1.5e-11 against linbook's 3.7e-8) is timed doing
+    more than linbook: read the quality column's gradients before the ratio."""
+
+    LADDER = (1e-8, 3e-9, 1e-9, 3e-10, 1e-10, 3e-11, 1e-11)
+
+    def __init__(self, solvers, lin, lam=1.0):
+        super().__init__({})
+        self.solvers, self.lin, self.lam = solvers, lin, lam
+
+    def __call__(self, data):
+        if self.chosen is None:
+            target = 1.05 * _gradient(*data, *_coefs(self.lin(data)), self.lam)
+            for solver in self.solvers:
+                for tol in self.LADDER:
+                    fit = _sk(solver, C=1.0 / self.lam, tol=tol)
+                    if _gradient(*data, *_coefs(fit(data)), self.lam) <= target:
+                        self.candidates[f"sklearn {solver} tol {tol:g}"] = fit
+                        break
+            out = super().__call__(data)
+            self.name = f"equal achieved gradient (<= linbook's {target / 1.05:.1e}), {self.name}"
+            return out
+        return super().__call__(data)
+
+
+def _coefs(model):
+    return model.coef_, model.intercept_
+
+
 DENSE_PEERS = ("lbfgs", "newton-cholesky", "newton-cg")
 SPARSE_PEERS = ("lbfgs", "newton-cg")   # liblinear penalises the intercept: another objective
 
@@ -122,10 +156,19 @@ CASES = [
           _fastest(DENSE_PEERS), "fastest sklearn solver", 1.0, 1.0),
     _case("logistic binary 200k x 100 default vs fastest peer", lambda: _binary(200_000, 100), _lin(),
           _fastest(DENSE_PEERS), "fastest sklearn solver", 1.0, 1.0),
+    _case("logistic binary 1e5 x 50 default vs fastest peer at equal achieved gradient",
+          lambda: _binary(100_000, 50, seed=3), _lin(), EqualGradientPeer(DENSE_PEERS, _lin()),
+          "fastest sklearn solver at linbook's achieved gradient", 1.0, 1.0),
+    _case("logistic binary 200k x 100 default vs fastest peer at equal achieved gradient",
+          lambda: _binary(200_000, 100), _lin(), EqualGradientPeer(DENSE_PEERS, _lin()),
+          "fastest sklearn solver at linbook's achieved gradient", 1.0, 1.0),
     _case("logistic binary 1e5 x 50 default vs sklearn default", lambda: _binary(100_000, 50, seed=3), _lin(),
           lambda data: SKLogReg().fit(*data), "sklearn LogisticRegression() (lbfgs, tol 1e-4)", 1.0, 1.0),
     _case("logistic very sparse 100k x 50k (0.01 %) default vs fastest peer",
           lambda: _text(density=1e-4, seed=4), _lin(), _fastest(SPARSE_PEERS), "fastest sklearn solver", 1.0, 1.0),
+    _case("logistic very sparse 100k x 50k (0.01 %) default vs fastest peer at equal achieved gradient",
+          lambda: _text(density=1e-4, seed=4), _lin(), EqualGradientPeer(SPARSE_PEERS, _lin()),
+          "fastest sklearn solver at linbook's achieved gradient", 1.0, 1.0),
     # -------- binary, Hessian cheap: the default is Newton/IRLS
     _case("logistic binary 200k x 100 default", lambda: _binary(200_000, 100), _lin(),
           _sk("newton-cholesky"), "sklearn newton-cholesky", 1.0, 0.5),

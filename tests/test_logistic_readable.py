@@ -9,9 +9,11 @@ import pytest
 import scipy.sparse
 
 import linbook
-from linbook.logistic._scaled import BinaryLoss
-from linbook.logistic.binary import logit_terms
-from linbook.logistic.logistic_regression import logistic_loss
+from linbook.logistic._scaled import BinaryLoss, ScaledColumns
+from linbook.logistic.binary import logit_terms, probit_terms
+from linbook.logistic.logistic_regression import logistic_loss, softmax_loss
+from linbook.logistic.multinomial import _reduced_objective
+from linbook.logistic.probit import probit_loss
 from linbook.optim import newton
 
 
@@ -167,3 +169,124 @@ def test_bayesian_logistic_mode_is_the_textbook_newton_fit():
         theta = theta - np.linalg.solve(H, g)
     # tol = 1e-14 on the decrement g'A^{-1}g/2 bounds the error in the A-norm by ~1.4e-7
     np.testing.assert_allclose(m.posterior_mean_, theta, rtol=1e-8)
+
+
+# ---- probit and multinomial: the readable step (probit_loss, softmax_loss) against the fast path
+
+def _step_equal(F, g, H, Fk, gk, Hk):
+    """F, g, H and the Newton step -H^{-1} g of the two paths equal to 1e-10 relative."""
+    assert Fk == pytest.approx(F, rel=1e-12)
+    np.testing.assert_allclose(gk, g, rtol=1e-10, atol=1e-10 * np.abs(g).max())
+    np.testing.assert_allclose(Hk, H, rtol=1e-10, atol=1e-10 * np.abs(H).max())
+    step, step_k = np.linalg.solve(H, -g), np.linalg.solve(Hk, -gk)
+    np.testing.assert_allclose(step_k, step, rtol=1e-10, atol=1e-10 * np.abs(step).max())
+
+
+@pytest.mark.parametrize("name", SHAPES)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("lam", [0.0, 0.7])
+def test_fast_probit_loss_is_probit_loss_on_its_columns(name, weighted, lam):
+    """ProbitRegression's BinaryLoss (probit_terms) is probit_loss on the centred, scaled design
+    [1, (X - shift) / c]: F, g, H and the Newton step equal to 1e-10 relative."""
+    X, y = _data(name)
+    rng = np.random.default_rng(6)
+    sw = rng.uniform(0.5, 2.0, len(y)) if weighted else None
+    loss = BinaryLoss(X, y, sw, lam, True, probit_terms, link="probit")
+    theta = np.r_[0.2, 0.5 * rng.standard_normal(X.shape[1]) / np.sqrt(X.shape[1])]
+    Xs = loss.X.toarray() if scipy.sparse.issparse(loss.X) else loss.X
+    r = np.r_[0.0, (1.0 / loss.c) ** 2] if lam > 0 else None
+    F, g, H = probit_loss(theta, np.column_stack([np.ones(len(y)), Xs / loss.c]), y, lam,
+                          sample_weight=sw, penalised=r)
+    _step_equal(F, g, H, *loss(theta))
+
+
+def _multiclass(name):
+    """Chapter 4's iris (3 classes) and other shapes: tall, wide-ish, sparse, raw offsets, 5 classes."""
+    if name == "iris":
+        X, y = linbook.datasets.load("iris")[:2]
+        return np.asarray(X, dtype=float), np.unique(np.asarray(y), return_inverse=True)[1]
+    n, d, C, seed = {"tall": (3000, 6, 3, 1), "wide": (200, 40, 4, 2), "sparse": (400, 30, 3, 3),
+                     "offset": (300, 5, 5, 4)}[name]
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * np.logspace(-1, 1, d)
+    y = np.argmax(X @ rng.standard_normal((d, C)) / np.sqrt(d) + rng.gumbel(size=(n, C)), axis=1)
+    if name == "sparse":
+        X = scipy.sparse.random(n, d, density=0.1, format="csr", random_state=seed, data_rvs=rng.standard_normal)
+    if name == "offset":                   # offsets up to 1e4: the fast path centres these columns
+        X = X + np.array([0.0, 1e4, 0.0, 50.0, 0.0])
+    return X, y
+
+
+@pytest.mark.parametrize("name", ["iris", "tall", "wide", "sparse", "offset"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("lam", [0.0, 0.7])
+def test_fast_multinomial_loss_is_softmax_loss_on_its_columns(name, weighted, lam):
+    """The multinomial Newton path's objective (reduced parameters, class 0 the reference) is
+    softmax_loss on the centred, scaled design [1, (X - shift) / c]: F, g, H and the Newton step
+    equal to 1e-10 relative."""
+    X, y = _multiclass(name)
+    C = int(y.max()) + 1
+    rng = np.random.default_rng(7)
+    sw = rng.uniform(0.5, 2.0, len(y)) if weighted else None
+    cols = ScaledColumns(X, sw, lam, True)
+    fgh, _ = _reduced_objective(cols.Xk, cols.ck, cols.c, y, sw, C, lam, True)
+    theta = 0.5 * rng.standard_normal((C - 1) * (X.shape[1] + 1)) / np.sqrt(X.shape[1])
+    Xs = cols.X.toarray() if scipy.sparse.issparse(cols.X) else cols.X
+    r = np.r_[0.0, (1.0 / cols.c) ** 2] if lam > 0 else None
+    F, g, H = softmax_loss(theta, np.column_stack([np.ones(len(y)), Xs / cols.c]), y, C, lam,
+                           sample_weight=sw, penalised=r)
+    _step_equal(F, g, H, *fgh(theta))
+
+
+def _textbook_newton_step_fit(loss, d, steps=40, **kw):
+    """The chapter's loop with a readable loss: theta <- theta - H^{-1} g, full steps from 0."""
+    theta = np.zeros(d)
+    for _ in range(steps):
+        _, g, H = loss(theta, **kw)
+        theta = theta - np.linalg.solve(H, g)
+    return theta
+
+
+@pytest.mark.parametrize("name", ["breast_cancer", "small", "tall", "wide"])
+def test_probit_regression_is_the_textbook_newton_fit(name):
+    X, y = _data(name)
+    sw = np.random.default_rng(3).uniform(0.5, 2.0, len(y))
+    Xt = np.column_stack([np.ones(len(y)), X])
+    theta = _textbook_newton_step_fit(lambda th: probit_loss(th, Xt, y, 1.0, sample_weight=sw,
+                                                             penalised=np.r_[0.0, np.ones(X.shape[1])]), Xt.shape[1])
+    m = linbook.ProbitRegression(lam=1.0, tol=1e-12).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(np.r_[m.intercept_, m.coef_[0]], theta, rtol=1e-7, atol=1e-9 * np.abs(theta).max())
+
+
+@pytest.mark.parametrize("name", ["iris", "tall", "wide", "offset"])
+def test_multinomial_logistic_regression_is_the_textbook_newton_fit(name):
+    """Newton on softmax_loss (reduced parameters) gives LogisticRegression's multinomial fit,
+    reported centred: W = [0, theta_1, ...] minus its class mean."""
+    X, y = _multiclass(name)
+    C, d = int(y.max()) + 1, X.shape[1]
+    sw = np.random.default_rng(3).uniform(0.5, 2.0, len(y))
+    Xt = np.column_stack([np.ones(len(y)), X])
+    theta = _textbook_newton_step_fit(lambda th: softmax_loss(th, Xt, y, C, 1.0, sample_weight=sw,
+                                                              penalised=np.r_[0.0, np.ones(d)]), (C - 1) * (d + 1))
+    Wt = np.vstack([np.zeros(d + 1), theta.reshape(C - 1, d + 1)])
+    Wt -= Wt.mean(axis=0)
+    m = linbook.LogisticRegression(lam=1.0, solver="newton", tol=1e-12).fit(X, y, sample_weight=sw)
+    got = np.column_stack([m.intercept_, m.coef_])
+    np.testing.assert_allclose(got, Wt, rtol=1e-7, atol=1e-9 * np.abs(Wt).max())
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_fast_gradient_in_row_chunks_is_logistic_loss(weighted):
+    """40,000 rows: the gradient-only pass runs in row chunks (one per core, single-threaded BLAS);
+    its F and g equal logistic_loss's to 1e-10, and z is every row's."""
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((40_000, 7)) * np.logspace(-1, 1, 7) + np.r_[0.0, 0.0, 30.0, 0.0, 0.0, 0.0, 0.0]
+    y = (rng.random(40_000) < linbook.sigmoid(X[:, :2].sum(1))).astype(float)
+    sw = rng.uniform(0.5, 2.0, len(y)) if weighted else None
+    loss = BinaryLoss(X, y, sw, 0.7, True, logit_terms)
+    theta = np.r_[0.3, rng.standard_normal(7) / 3]
+    F, g, _ = logistic_loss(theta, np.column_stack([np.ones(len(y)), loss.X / loss.c]), y, 0.7, sample_weight=sw,
+                            penalised=np.r_[0.0, (1.0 / loss.c) ** 2], hessian=False)
+    Fk, gk = loss.value_and_gradient(theta)
+    assert Fk == pytest.approx(F, rel=1e-12)
+    np.testing.assert_allclose(gk, g, rtol=1e-10, atol=1e-10 * np.abs(g).max())

@@ -21,6 +21,8 @@ import numpy as np
 import scipy.sparse
 from scipy.linalg.blas import dsyrk, ssyrk
 
+from .threads import map_row_chunks
+
 __all__ = ["block_rows", "weighted_gram", "binary_pass", "multinomial_hessian"]
 
 
@@ -103,29 +105,7 @@ def binary_pass(X, t, v, b, terms, *, weights=None, col_scale=None, fit_intercep
                 H[0, 1:] = H[1:, 0] = Xc.T @ d2
         return float(nll.sum()), g, H, z
     if not need_hess and (inv_c is None or np.min(inv_c) > 1e-290):
-        # gradient only: z_b = X_b u, then X_b' dz_b while the ~1 MB block is still in
-        # cache, so X is read from memory once; scaling u and g instead of X copies nothing
-        # ((X' dz) / c cannot overflow unless the features are near 1e308)
-        u = v if inv_c is None else v * inv_c
-        z = np.empty(n)
-        gw = np.zeros(d)
-        f, sdz = 0.0, 0.0
-        for i, j in block_rows(n, d, max(16, (1 << 17) // max(d, 1))):
-            Xb = X[i:j]
-            zb = Xb @ u
-            zb += b
-            z[i:j] = zb
-            nll, dz, _ = terms(zb, t[i:j])
-            if weights is not None:
-                nll, dz = nll * weights[i:j], dz * weights[i:j]
-            f += nll.sum()
-            sdz += dz.sum()
-            gw += dz @ Xb
-        g = np.empty(d + off)
-        g[off:] = gw if inv_c is None else gw * inv_c
-        if fit_intercept:
-            g[0] = sdz
-        return float(f), g, None, z
+        return _gradient_pass(X, t, v, b, terms, weights, inv_c, fit_intercept)
     z = np.empty(n)
     f = 0.0
     g = np.zeros(d + off)
@@ -189,6 +169,42 @@ def binary_pass(X, t, v, b, terms, *, weights=None, col_scale=None, fit_intercep
         H[0, 0] = Hbb
         H[0, 1:] = H[1:, 0] = Hwb
     return f, g, H, z
+
+
+def _gradient_pass(X, t, v, b, terms, weights, inv_c, fit_intercept):
+    """``binary_pass`` without the Hessian, dense ``X``: one contiguous row chunk per core, each
+    in Python threads with single-threaded BLAS (:func:`linbook._kernels.threads.map_row_chunks`;
+    a multi-threaded BLAS synchronises inside each of the many small block calls, which stalls on
+    a busy machine). Within a chunk: ``z_b = X_b u``, then ``X_b' dz_b`` while the ~1 MB block is
+    still in cache, so ``X`` is read from memory once; scaling ``u`` and ``g`` instead of ``X``
+    copies nothing (``(X' dz) / c`` cannot overflow unless the features are near 1e308)."""
+    n, d = X.shape
+    u = v if inv_c is None else v * inv_c
+    z = np.empty(n)
+
+    def chunk(i0, i1):
+        f, sdz, gw = 0.0, 0.0, np.zeros(d)
+        for i, j in block_rows(i1 - i0, d, max(16, (1 << 17) // max(d, 1))):
+            Xb = X[i0 + i:i0 + j]
+            zb = Xb @ u
+            zb += b
+            z[i0 + i:i0 + j] = zb
+            nll, dz, _ = terms(zb, t[i0 + i:i0 + j])
+            if weights is not None:
+                nll, dz = nll * weights[i0 + i:i0 + j], dz * weights[i0 + i:i0 + j]
+            f += nll.sum()
+            sdz += dz.sum()
+            gw += dz @ Xb
+        return f, sdz, gw
+
+    parts = map_row_chunks(chunk, n, min_rows=8192)
+    gw = np.sum([p[2] for p in parts], axis=0)
+    off = int(fit_intercept)
+    g = np.empty(d + off)
+    g[off:] = gw if inv_c is None else gw * inv_c
+    if fit_intercept:
+        g[0] = sum(p[1] for p in parts)
+    return float(sum(p[0] for p in parts)), g, None, z
 
 
 def multinomial_hessian(X, W, b, *, weights=None, col_scale=None, fit_intercept=True, block_size=None):

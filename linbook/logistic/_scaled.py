@@ -41,16 +41,16 @@ def column_scales(X, weights=None, lam=0.0):
     """``(c, m)``: the preconditioner ``c`` and
     largest absolute value ``m`` over the samples with positive weight (the units of the
     stopping rule, as scikit-learn's ``MaxAbsScaler``: a rare sparse feature counts by
-    its size, not by how rarely it occurs). ``c_j^2 = mean_a(x_j^2) + 4 lam / sum(a)`` is
+    its size, not by how rarely it occurs). ``c_j^2 = mean_sw(x_j^2) + 4 lam / sum(sw)`` is
     the diagonal of the penalised Hessian at the start (curvature 1/4 per sample) over
     that of the intercept: a Jacobi preconditioner, the root-mean-square of the feature
     when the data dominate, a constant when the penalty does (dense ``X``, as
     ``StandardScaler``). Sparse ``X`` uses ``c = m`` (as ``MaxAbsScaler``). One pass over
     ``X``; no overflow or underflow for features of 1e-300 to 1e300."""
     n, d = X.shape
-    a = np.ones(n) if weights is None else weights
-    sw = a.sum()
-    Xp = X[np.flatnonzero(a > 0)] if np.any(a == 0) else X
+    sw = np.ones(n) if weights is None else weights
+    sw_sum = sw.sum()
+    Xp = X[np.flatnonzero(sw > 0)] if np.any(sw == 0) else X
     if scipy.sparse.issparse(X):
         Xp = scipy.sparse.csr_matrix(Xp)
         m = np.asarray(abs(Xp).max(axis=0).todense()).ravel() if Xp.nnz else np.zeros(d)
@@ -62,24 +62,24 @@ def column_scales(X, weights=None, lam=0.0):
     with np.errstate(over="ignore", under="ignore"):
         for i, j in block_rows(n, d):
             Xb = X[i:j]
-            ss += a[i:j] @ (Xb * Xb)
+            ss += sw[i:j] @ (Xb * Xb)
             if Xp is X:
                 np.maximum(m, np.max(np.abs(Xb), axis=0), out=m)
         if Xp is not X:
             m = np.max(np.abs(Xp), axis=0)
         m = np.where(m > 0, m, 1.0)
-        c = np.sqrt(ss / sw)
+        c = np.sqrt(ss / sw_sum)
     bad = ~np.isfinite(c) | ((c < 1e-150) & (m > 0))
     if np.any(bad):           # 1e300 or 1e-300 features: divide by the column maximum first
         Xb = X[:, bad] / m[bad]
-        c[bad] = m[bad] * np.sqrt(a @ (Xb * Xb) / sw)
-    return _jacobi(c, lam, sw), m
+        c[bad] = m[bad] * np.sqrt(sw @ (Xb * Xb) / sw_sum)
+    return _jacobi(c, lam, sw_sum), m
 
 
-def _jacobi(rms, lam, sw):
-    # sqrt(rms^2 + 4 lam / sw) without squaring rms: its square under- or overflows for
+def _jacobi(rms, lam, sw_sum):
+    # sqrt(rms^2 + 4 lam / sw_sum) without squaring rms: its square under- or overflows for
     # features below 1e-154 or above 1e154 (then c was 1 and Newton could not move)
-    c = np.hypot(rms, np.sqrt(4.0 * lam / sw))
+    c = np.hypot(rms, np.sqrt(4.0 * lam / sw_sum))
     c = np.where(np.isfinite(c), c, rms)
     return np.where(c > 0, c, 1.0)
 
@@ -87,9 +87,9 @@ def _jacobi(rms, lam, sw):
 def gradient_scale(X, weights, c, m, fit_intercept, n_rows=1):
     """Per-coordinate scale of the stopping rule in the coordinates ``v = c w``.
 
-    ``|dF/dw_j| / m_j <= tol * sum(a)`` (max-abs units ``m_j``) is, for ``dF/dv_j =
-    (dF/dw_j) / c_j``, ``|dF/dv_j| <= tol * sum(a) * m_j / c_j``; the intercept's scale
-    is ``sum(a)``. ``n_rows`` repeats it for each class of a multinomial model.
+    ``|dF/dw_j| / m_j <= tol * sum(sw)`` (max-abs units ``m_j``) is, for ``dF/dv_j =
+    (dF/dw_j) / c_j``, ``|dF/dv_j| <= tol * sum(sw) * m_j / c_j``; the intercept's scale
+    is ``sum(sw)``. ``n_rows`` repeats it for each class of a multinomial model.
     """
     n_eff = float(X.shape[0] if weights is None else weights.sum())
     row = np.r_[np.ones(int(fit_intercept)), m / c]
@@ -129,11 +129,11 @@ class ScaledColumns:
 class BinaryLoss:
     """``loss(theta) -> (F, g, H)``: ``logistic_loss`` of a binary GLM on centred, scaled columns.
 
-    For labels ``y`` in {0, 1} (``t = 2 y - 1``), weights ``a`` and a link's per-sample
+    For labels ``y`` in {0, 1} (``t = 2 y - 1``), weights ``sw`` and a link's per-sample
     ``terms(z, t) -> (nll_i, dnll_i/dz, d2nll_i/dz2)``::
 
-        F(theta) = sum_i a_i nll_i(z_i) + (lam / 2) ||w||^2,    z = X~ [b, w]
-        g = X~' (a * dnll/dz) + lam [0, w],    H = X~' diag(a * d2nll/dz2) X~ + lam diag(0, 1, ..., 1)
+        F(theta) = sum_i sw_i nll_i(z_i) + (lam / 2) ||w||^2,    z = X~ [b, w]
+        g = X~' (sw * dnll/dz) + lam [0, w],    H = X~' diag(sw * d2nll/dz2) X~ + lam diag(0, 1, ..., 1)
 
     (logit: ``dnll/dz = mu - y``, ``d2nll/dz2 = mu (1 - mu)``, exactly ``logistic_loss``), in
     the coordinates ``theta = [b', v]`` of :class:`ScaledColumns`: ``v = c * w`` on the centred
@@ -146,6 +146,8 @@ class BinaryLoss:
     relative error of single precision could spoil the direction), it and all later ones
     are formed in double.
     """
+
+    parallel_by_rows = True    # the gradient pass runs a row chunk per core (single-threaded BLAS each)
 
     def __init__(self, X, y, sample_weight, lam, fit_intercept, terms, *, link="logit",
                  approximate_hessian=False):

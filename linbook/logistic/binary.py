@@ -2,9 +2,9 @@
 
 For labels ``t_i = +-1`` and the linear predictor ``z_i = x_i'w + b`` the objective is ::
 
-    F(w, b) = sum_i a_i nll(t_i z_i) + (lam / 2) ||w||^2        (a_i: sample weights)
-    gradient  = X~' (a * dz)                + lam [0, w]        X~ = [1, X]
-    Hessian   = X~' diag(a * d2) X~         + lam diag(0, 1, ..., 1)
+    F(w, b) = sum_i sw_i nll(t_i z_i) + (lam / 2) ||w||^2        (sw_i: sample weights)
+    gradient  = X~' (sw * dz)                + lam [0, w]        X~ = [1, X]
+    Hessian   = X~' diag(sw * d2) X~         + lam diag(0, 1, ..., 1)
 
 with ``(nll, dz, d2)`` the per-sample loss and its first two derivatives in ``z``
 (logit: ``dz = mu - y``, ``d2 = mu (1 - mu)``): the link's part of the model, here. The
@@ -70,10 +70,10 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
     def _prepare_fit(self, X, y, sample_weight, max_classes=None):
         """Check the parameters and the data, choose the solver: ``(X, weights, y_index, max_iter)``."""
         check_params(self)
-        X, a, self.classes_, yidx = self._validate(X, y, sample_weight, max_classes)
+        X, sw, self.classes_, yidx = self._validate(X, y, sample_weight, max_classes)
         self.solver_ = solvers.choose_solver(self.solver, *X.shape, self.classes_.size, self.fit_intercept,
                                              scipy.sparse.issparse(X))
-        return X, a, yidx, self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]
+        return X, sw, yidx, self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]
 
     def _validate(self, X, y, sample_weight, max_classes=None):
         """Validated ``(X, y, weights or None, classes_, y_index)`` for ``fit``."""
@@ -81,7 +81,7 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         X, y = validate_fit(self, X, y, accept_sparse=True)
         with _with_advice(self):
             type_of_target(y, input_name="y", raise_unknown=True)
-        a = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
+        sw = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
         name = type(self).__name__
         if np.unique(y).size == 1:
             raise ValueError(f"{name} needs samples of at least 2 classes; y has 1 class "
@@ -89,13 +89,13 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
                              "samples of at least two classes (check the data or its split).")
         classes, yidx = encode_labels(y, model=name, max_classes=max_classes,
                                       more_classes="linbook.LogisticRegression (multinomial)")
-        if a is not None:
-            present = np.bincount(yidx, weights=a, minlength=classes.size) > 0
+        if sw is not None:
+            present = np.bincount(yidx, weights=sw, minlength=classes.size) > 0
             if present.sum() < 2:
                 raise ValueError(f"{name} needs at least 2 classes with positive sample_weight; "
                                  f"only class {classes[present].tolist()} has any weight. Give samples of a "
                                  "second class a positive sample_weight.")
-        return X, a, classes, yidx
+        return X, sw, classes, yidx
 
     def _set_binary_fit(self, loss, res, watch=None):
         """Store the fit ending at ``res.x`` (``coef_`` of shape (1, D) as scikit-learn's) and

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..base import dask_blocks, is_dask, validate_predict
-from ..numerics import log1pexp, log_sigmoid, log_softmax, sigmoid
+from ..numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid
 from . import multinomial, solvers
 from ._scaled import BinaryLoss
 from .binary import BinaryGLM, logit_terms
@@ -24,11 +24,11 @@ __all__ = ["LogisticRegression"]
 def logistic_loss(w, X, y, lam=0.0, *, sample_weight=None, penalised=None, hessian=True):
     """``(F, g, H)`` of the penalised logistic NLL at ``w`` (``H`` is None unless ``hessian``).
 
-    For labels ``y_i`` in {0, 1}, weights ``a_i``, ``z = X w`` and ``mu = sigmoid(z)``::
+    For labels ``y_i`` in {0, 1}, weights ``sw_i``, ``z = X w`` and ``mu = sigmoid(z)``::
 
-        F(w) = sum_i a_i [log(1 + exp(z_i)) - y_i z_i] + (lam / 2) sum_j r_j w_j^2
-        g    = X' (a * (mu - y)) + lam r * w
-        H    = X' S X + lam diag(r),      S = diag(a * mu * (1 - mu))
+        F(w) = sum_i sw_i [log(1 + exp(z_i)) - y_i z_i] + (lam / 2) sum_j r_j w_j^2
+        g    = X' (sw * (mu - y)) + lam r * w
+        H    = X' S X + lam diag(r),      S = diag(sw * mu * (1 - mu))
 
     with ``r_j = 1`` for a penalised coefficient and 0 for one left free (an intercept column).
 
@@ -36,23 +36,63 @@ def logistic_loss(w, X, y, lam=0.0, *, sample_weight=None, penalised=None, hessi
     ----------
     w : (D,) coefficients; X : (N, D); y : (N,) labels in {0, 1}
     lam : float, the l2 penalty
-    sample_weight : (N,) non-negative weights ``a_i``, optional
+    sample_weight : (N,) non-negative weights ``sw_i``, optional
     penalised : (D,) array of 0/1, optional
         Which coefficients the penalty applies to (default: all).
 
     Derived in: chapter "Logistic regression" § "Negative log-likelihood, gradient and Hessian".
     """
-    a = 1.0 if sample_weight is None else sample_weight
+    sw = 1.0 if sample_weight is None else sample_weight
     r = lam * (np.ones_like(w) if penalised is None else penalised)
     z = X @ w
     mu = sigmoid(z)
-    F = float(np.sum(a * (log1pexp(z) - y * z)) + 0.5 * np.sum(r * w * w))
-    g = X.T @ (a * (mu - y)) + r * w
+    F = float(np.sum(sw * (log1pexp(z) - y * z)) + 0.5 * np.sum(r * w * w))
+    g = X.T @ (sw * (mu - y)) + r * w
     if not hessian:
         return F, g, None
-    s = a * mu * sigmoid(-z)                  # mu (1 - mu), exact also where mu rounds to 1
+    s = sw * mu * sigmoid(-z)                 # mu (1 - mu), exact also where mu rounds to 1
     H = X.T @ (s[:, None] * X) + np.diag(r)   # X' S X + lam diag(r), never an N x N matrix
     return F, g, H
+
+
+def softmax_loss(theta, X, y, n_classes, lam=0.0, *, sample_weight=None, penalised=None, hessian=True):
+    """``(F, g, H)`` of the penalised multinomial NLL in the reduced parameters (``H`` None unless ``hessian``).
+
+    Class 0 is the reference: ``theta`` holds the rows ``theta_c = w_c - w_0``, ``c = 1..C-1``
+    (class-major, ``(C - 1) D`` numbers, as statsmodels ``MNLogit``). With scores
+    ``A = [0, X theta_1, ..., X theta_{C-1}]``, ``P = softmax(A)``, one-hot ``Y``, weights ``sw``::
+
+        F   = sum_i sw_i [logsumexp(A_i) - A_{i, y_i}]
+              + (lam / 2) (sum_c ||theta_c||_r^2 - ||sum_c theta_c||_r^2 / C)
+        g_c = X' (sw * (P_c - Y_c)) + lam r * (theta_c - sum_k theta_k / C)
+        H_ck = X' diag(sw * P_c (delta_ck - P_k)) X + lam (delta_ck - 1 / C) diag(r)
+
+    The penalty is that of the symmetric model, ``(lam / 2) sum_c ||w_c||^2``, minimised over the
+    shift the softmax cannot see. ``LogisticRegression.fit`` minimises this by Newton's method on
+    centred, scaled columns (``tests/test_logistic_readable.py`` checks the two equal).
+
+    Derived in: chapter "Logistic regression" § "Multinomial logistic regression".
+    """
+    n, d = X.shape
+    K, C = n_classes - 1, n_classes
+    sw = np.ones(n) if sample_weight is None else sample_weight
+    r = lam * (np.ones(d) if penalised is None else penalised)
+    T = theta.reshape(K, d)
+    A = np.column_stack([np.zeros(n), X @ T.T])
+    lse = logsumexp(A, axis=1)
+    P = np.exp(A - lse[:, None])                        # softmax, no overflow
+    Y = np.eye(C)[y]
+    T_sum = T.sum(axis=0)
+    F = float(sw @ (lse - A[np.arange(n), y]) + 0.5 * (np.sum(r * T * T) - np.sum(r * T_sum ** 2) / C))
+    G = ((P - Y)[:, 1:] * sw[:, None]).T @ X + r * (T - T_sum / C)
+    if not hessian:
+        return F, G.ravel(), None
+    H = np.empty((K, d, K, d))
+    for c in range(1, C):
+        for k in range(1, C):
+            s = sw * P[:, c] * ((c == k) - P[:, k])
+            H[c - 1, :, k - 1, :] = X.T @ (s[:, None] * X) + ((c == k) - 1.0 / C) * np.diag(r)
+    return F, G.ravel(), H.reshape(K * d, K * d)
 
 
 class LogisticRegression(BinaryGLM):
@@ -60,9 +100,9 @@ class LogisticRegression(BinaryGLM):
 
     Minimises, over weights ``W`` and intercepts ``b``::
 
-        NLL(W, b) + (lam / 2) * ||W||_F^2,     NLL = -sum_i a_i log p(y_i | x_i)
+        NLL(W, b) + (lam / 2) * ||W||_F^2,     NLL = -sum_i sw_i log p(y_i | x_i)
 
-    summed over samples (``a_i`` the sample weights, 1 by default), intercepts
+    summed over samples (``sw_i`` the sample weights, 1 by default), intercepts
     unpenalised. This is scikit-learn's ``LogisticRegression(C=1/lam)`` (also with
     ``sample_weight``); ``lam = 0`` is the maximum-likelihood fit of statsmodels
     ``Logit`` / ``MNLogit``. Two classes give the binary model ``p(y = classes_[1] | x) =
@@ -167,21 +207,21 @@ class LogisticRegression(BinaryGLM):
             from ._dask_fit import fit_logistic
 
             return fit_logistic(self, X, y, sample_weight, block_loss=logistic_loss)
-        X, a, yidx, max_iter = self._prepare_fit(X, y, sample_weight)
+        X, sw, yidx, max_iter = self._prepare_fit(X, y, sample_weight)
         if self.classes_.size > 2:
-            return self._fit_multinomial(X, yidx, a, max_iter)
+            return self._fit_multinomial(X, yidx, sw, max_iter)
         y = yidx.astype(float)                              # labels in {0, 1}
         # Binary: minimise over theta = [b, w] the chapter's objective (X~ = [1, X], z = X~ theta)
-        #     F(theta) = sum_i a_i [log(1 + exp(z_i)) - y_i z_i] + (lam/2) ||w||^2
+        #     F(theta) = sum_i sw_i [log(1 + exp(z_i)) - y_i z_i] + (lam/2) ||w||^2
         # by Newton's method, one step of which is, with r = [0, 1, ..., 1] (b is not penalised),
-        #     mu = sigmoid(X~ theta);  g = X~'(a (mu - y)) + lam r theta;  H = X~' S X~ + lam diag(r)
-        #     theta <- theta - t H^{-1} g        (S = diag(a mu (1 - mu)); Cholesky; backtracking t)
-        # logistic_loss(theta, X~, y, lam, sample_weight=a, penalised=r) above is that F, g, H in
+        #     mu = sigmoid(X~ theta);  g = X~'(sw (mu - y)) + lam r theta;  H = X~' S X~ + lam diag(r)
+        #     theta <- theta - t H^{-1} g        (S = diag(sw mu (1 - mu)); Cholesky; backtracking t)
+        # logistic_loss(theta, X~, y, lam, sample_weight=sw, penalised=r) above is that F, g, H in
         # numpy; BinaryLoss is the same F, g, H on centred and scaled columns (one blocked pass over
         # X per step, never X~; tests/test_logistic_readable.py checks them equal).
         chord = self.solver_ == "newton" and solvers.reuse_hessian(X.shape[0], X.shape[1] + self.fit_intercept)
-        loss = BinaryLoss(X, y, a, self.lam, self.fit_intercept, logit_terms, approximate_hessian=chord)
-        ybar = np.average(y, weights=a)
+        loss = BinaryLoss(X, y, sw, self.lam, self.fit_intercept, logit_terms, approximate_hessian=chord)
+        ybar = np.average(y, weights=sw)
         theta = loss.coordinates(b=np.log(ybar / (1 - ybar)))   # start: the intercept-only MLE, w = 0
         watch = solvers.SeparationWatch(loss.separable) if self.lam == 0 else None   # no finite MLE?
         # solver "newton": optim.newton(loss, theta, grad=True, hess=True, ...), the one Newton driver
@@ -190,8 +230,10 @@ class LogisticRegression(BinaryGLM):
         self._set_binary_fit(loss, res, watch)
         return self
 
-    def _fit_multinomial(self, X, yidx, a, max_iter):
-        W, b, res, sep = multinomial.fit_multinomial(X, yidx, a, self.classes_.size, self.lam, self.fit_intercept,
+    def _fit_multinomial(self, X, yidx, sw, max_iter):
+        # Newton in the reduced parameters theta_c = w_c - w_0 (softmax_loss above is its F, g, H in
+        # numpy; multinomial.py the same on centred, scaled columns), L-BFGS in the symmetric ones
+        W, b, res, sep = multinomial.fit_multinomial(X, yidx, sw, self.classes_.size, self.lam, self.fit_intercept,
                                                      self.solver_, max_iter, self.tol)
         self._check_result(res, W, b)
         self.coef_, self.intercept_ = W, b                  # centred: sum_c w_c = 0, sum_c b_c = 0
@@ -213,18 +255,18 @@ class LogisticRegression(BinaryGLM):
     @dask_blocks
     def predict(self, X):
         """Most probable class label."""
-        a = self.decision_function(X)
+        scores = self.decision_function(X)
         if self._multi:
-            return self.classes_[np.argmax(a, axis=1)]
-        return self.classes_[(a > 0).astype(int)]
+            return self.classes_[np.argmax(scores, axis=1)]
+        return self.classes_[(scores > 0).astype(int)]
 
     @dask_blocks
     def predict_log_proba(self, X):
         """Log class probabilities ``(n, C)`` (stable log-sigmoid / log-softmax)."""
-        a = self.decision_function(X)
+        scores = self.decision_function(X)
         if self._multi:
-            return log_softmax(a, axis=1)
-        return np.column_stack([log_sigmoid(-a), log_sigmoid(a)])
+            return log_softmax(scores, axis=1)
+        return np.column_stack([log_sigmoid(-scores), log_sigmoid(scores)])
 
     def log_likelihood(self, X, y):
         """Summed log-likelihood ``sum_i log p(y_i | x_i)`` in nats (penalty not included).

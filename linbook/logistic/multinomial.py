@@ -2,12 +2,12 @@
 
 With scores ``A = X W' + b`` (``C`` classes), ``P = softmax(A)`` and one-hot ``Y``::
 
-    F = sum_i a_i [logsumexp(A_i) - A_{i, y_i}] + (lam / 2) sum_c ||w_c||^2
-    dF/dW = (a * (P - Y))' X + lam W
+    F = sum_i sw_i [logsumexp(A_i) - A_{i, y_i}] + (lam / 2) sum_c ||w_c||^2
+    dF/dW = (sw * (P - Y))' X + lam W
 
 Newton works in the reduced parameters (class ``classes_[0]`` as reference,
 ``v_c = w_c - w_0``, as statsmodels ``MNLogit``) where the Hessian
-``H_ck = sum_i a_i p_ic (delta_ck - p_ik) x~_i x~_i'`` is positive definite; the penalty of
+``H_ck = sum_i sw_i p_ic (delta_ck - p_ik) x~_i x~_i'`` is positive definite; the penalty of
 the symmetric model minimised over the free shift is
 ``(lam/2)(sum_c ||v_c||^2 - ||sum_c v_c||^2 / C)``, so the fit is exactly scikit-learn's.
 First-order methods with ``lam > 0`` run in the symmetric parameters (better conditioned).
@@ -28,19 +28,19 @@ from .separation import separable_multinomial
 __all__ = []
 
 
-def reduced_objective(X, yidx, a, C, lam, c, fit_intercept):
+def reduced_objective(X, yidx, sw, C, lam, c, fit_intercept):
     """``(fgh, fg)`` in the reduced standardised parameters ``theta = [b_k, v_k]_{k=1..C-1}``."""
-    return _reduced_objective(*scaled_design(X, c), c, yidx, a, C, lam, fit_intercept)
+    return _reduced_objective(*scaled_design(X, c), c, yidx, sw, C, lam, fit_intercept)
 
 
-def _reduced_objective(Xk, ck, c, yidx, a, C, lam, fit_intercept):
+def _reduced_objective(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
     """:func:`reduced_objective` on the kernels' design ``(Xk, ck)`` (:class:`ScaledColumns`)."""
     cs = np.ones(Xk.shape[1]) if ck is None else ck     # the design's own column scale
     n, d = Xk.shape
     off = int(fit_intercept)
     p, K, kappa = d + off, C - 1, 1.0 / C
     rows = np.arange(n)
-    aw = np.ones(n) if a is None else a
+    sw_ones = np.ones(n) if sw is None else sw
 
     def evaluate(theta, need_hess):
         T = theta.reshape(K, p)
@@ -48,10 +48,10 @@ def _reduced_objective(Xk, ck, c, yidx, a, C, lam, fit_intercept):
         A = np.zeros((n, C))
         A[:, 1:] = Xk @ (V / cs).T + b
         lse = logsumexp(A, axis=1)
-        f = float(aw @ (lse - A[rows, yidx]))
+        f = float(sw_ones @ (lse - A[rows, yidx]))
         R = np.exp(A - lse[:, None])
         R[rows, yidx] -= 1.0                        # P - Y
-        R = R[:, 1:] * aw[:, None]
+        R = R[:, 1:] * sw_ones[:, None]
         G = np.empty((K, p))
         G[:, off:] = (Xk.T @ R).T / cs
         if fit_intercept:
@@ -63,7 +63,7 @@ def _reduced_objective(Xk, ck, c, yidx, a, C, lam, fit_intercept):
             G[:, off:] += (lam / c) * (W - kappa * Ws)
         if not need_hess:
             return f, G.ravel()
-        H = multinomial_hessian(Xk, V, b, weights=a, col_scale=ck, fit_intercept=fit_intercept)
+        H = multinomial_hessian(Xk, V, b, weights=sw, col_scale=ck, fit_intercept=fit_intercept)
         if lam > 0:
             mask = np.zeros(p)
             mask[off:] = (1.0 / c) / c
@@ -73,7 +73,7 @@ def _reduced_objective(Xk, ck, c, yidx, a, C, lam, fit_intercept):
     return (lambda th: evaluate(th, True)), (lambda th: evaluate(th, False))
 
 
-def symmetric_objective(Xk, ck, c, yidx, a, C, lam, fit_intercept):
+def symmetric_objective(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
     """``fg`` in the symmetric standardised parameters (C rows of ``[b_c, v_c]``), ``lam > 0``, on
     the kernels' design ``(Xk, ck)`` (:class:`ScaledColumns`)."""
     cs = np.ones(Xk.shape[1]) if ck is None else ck
@@ -97,11 +97,11 @@ def symmetric_objective(Xk, ck, c, yidx, a, C, lam, fit_intercept):
         s = A.sum(axis=0)
         nll = m + np.log(s) - a_y             # logsumexp(A_i) - A_{i, y_i}
         W = V / c
-        f = float(nll.sum() if a is None else a @ nll) + 0.5 * lam * float(np.sum(W * W))
+        f = float(nll.sum() if sw is None else sw @ nll) + 0.5 * lam * float(np.sum(W * W))
         R = A
-        R *= 1.0 / s if a is None else a / s  # P (times the weights)
+        R *= 1.0 / s if sw is None else sw / s    # P (times the weights)
         Rf = R.reshape(-1)
-        Rf[flat] -= 1.0 if a is None else a   # P - Y
+        Rf[flat] -= 1.0 if sw is None else sw     # P - Y
         G = np.empty((C, p))
         G[:, off:] = ((Xk.T @ R.T).T if sparse else R @ Xk) / cs + lam * W / c
         if fit_intercept:
@@ -111,7 +111,7 @@ def symmetric_objective(Xk, ck, c, yidx, a, C, lam, fit_intercept):
     return fg
 
 
-def fit_multinomial(X, yidx, a, C, lam, fit_intercept, solver, max_iter, tol):
+def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
     """Fit the softmax model: ``(W, b, result, separable)``, ``W`` (C, D) and ``b`` (C,) centred
     (``sum_c w_c = 0``, ``sum_c b_c = 0``) in the units of ``X``.
 
@@ -120,11 +120,11 @@ def fit_multinomial(X, yidx, a, C, lam, fit_intercept, solver, max_iter, tol):
     with ``lam > 0`` in the symmetric ones. With ``lam = 0`` the exact separation test runs
     where the margins saturate or the solver did not converge.
     """
-    cols = ScaledColumns(X, a, lam, fit_intercept)         # centred, standardised coordinates v = c w
-    counts = np.bincount(yidx, weights=a, minlength=C)
+    cols = ScaledColumns(X, sw, lam, fit_intercept)        # centred, standardised coordinates v = c w
+    counts = np.bincount(yidx, weights=sw, minlength=C)
     counts = np.maximum(counts, 1e-12 * counts.sum())
     start = np.log(counts[1:] / counts[0]) if fit_intercept else None    # the intercept-only MLE
-    design = (cols.Xk, cols.ck, cols.c, yidx, a, C, lam, fit_intercept)
+    design = (cols.Xk, cols.ck, cols.c, yidx, sw, C, lam, fit_intercept)
     if solver != "newton" and lam > 0:
         loss = _Loss(None, symmetric_objective(*design), cols.gradient_scale(C))
         theta0 = _symmetric_start(start, C, X.shape[1])
@@ -182,11 +182,11 @@ def _separated(cols, yidx, W, b, converged, C):
     return False
 
 
-def reduced_hessian_at_fit(est, X, a=None):
+def reduced_hessian_at_fit(est, X, sw=None):
     """Hessian of the penalised NLL at the fit, reduced parameters, original units."""
     C = est.classes_.size
     ones = np.ones(X.shape[1])
-    fgh, _ = reduced_objective(X, np.zeros(X.shape[0], dtype=int), a, C, est.lam, ones,
+    fgh, _ = reduced_objective(X, np.zeros(X.shape[0], dtype=int), sw, C, est.lam, ones,
                                est.fit_intercept)
     return fgh(reduced_theta(est))[2]
 

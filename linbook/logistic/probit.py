@@ -17,11 +17,41 @@ from .binary import BinaryGLM, probit_terms
 __all__ = ["ProbitRegression"]
 
 
+def probit_loss(w, X, y, lam=0.0, *, sample_weight=None, penalised=None, hessian=True):
+    """``(F, g, H)`` of the penalised probit NLL at ``w`` (``H`` is None unless ``hessian``).
+
+    For labels ``y_i`` in {0, 1} (``t_i = 2 y_i - 1``), weights ``sw_i``, ``u = t * (X w)`` and
+    ``lam_i = phi(u_i) / Phi(u_i)`` (the inverse Mills ratio)::
+
+        F(w) = -sum_i sw_i log Phi(u_i) + (lam / 2) sum_j r_j w_j^2
+        g    = X' (sw * (-t lam_i)) + lam r * w
+        H    = X' S X + lam diag(r),      S = diag(sw * lam_i (u_i + lam_i))
+
+    (``r`` as in :func:`linbook.logistic_loss`). ``ProbitRegression.fit`` minimises this by
+    Newton's method on centred, scaled columns (``tests/test_logistic_readable.py`` checks the two equal).
+
+    Derived in: chapter "Logistic regression" § "Probit regression".
+    """
+    sw = 1.0 if sample_weight is None else sample_weight
+    r = lam * (np.ones_like(w) if penalised is None else penalised)
+    t = 2.0 * y - 1.0
+    u = t * (X @ w)
+    log_Phi = log_ndtr(u)                                             # stable for u far below 0
+    mills = np.exp(-0.5 * u * u - 0.5 * np.log(2 * np.pi) - log_Phi)  # phi(u) / Phi(u)
+    F = float(-np.sum(sw * log_Phi) + 0.5 * np.sum(r * w * w))
+    g = X.T @ (sw * (-t * mills)) + r * w
+    if not hessian:
+        return F, g, None
+    s = sw * mills * (u + mills)              # -d2 log Phi(u) / du2, in (0, 1)
+    H = X.T @ (s[:, None] * X) + np.diag(r)
+    return F, g, H
+
+
 class ProbitRegression(BinaryGLM):
     """Binary probit regression ``p(y = classes_[1] | x) = Phi(x'w + b)``.
 
-    Minimises ``-sum_i a_i log Phi(t_i (x_i'w + b)) + (lam/2) ||w||^2`` (``t_i = +-1``,
-    ``a_i`` sample weights, intercept unpenalised) by Newton's method
+    Minimises ``-sum_i sw_i log Phi(t_i (x_i'w + b)) + (lam/2) ||w||^2`` (``t_i = +-1``,
+    ``sw_i`` sample weights, intercept unpenalised) by Newton's method
     (:func:`linbook.optim.newton`, one blocked pass per step) with the stable
     ``log Phi = scipy.special.log_ndtr``. With ``lam = 0`` it equals statsmodels ``Probit``.
     Binary only (declared in its scikit-learn tags).
@@ -70,16 +100,17 @@ class ProbitRegression(BinaryGLM):
             from ._dask_fit import fit_probit
 
             return fit_probit(self, X, y, sample_weight)
-        X, a, yidx, max_iter = self._prepare_fit(X, y, sample_weight, max_classes=2)
+        X, sw, yidx, max_iter = self._prepare_fit(X, y, sample_weight, max_classes=2)
         y = yidx.astype(float)                              # labels in {0, 1}, t = 2 y - 1
         # minimise over theta = [b, w] (z = X~ theta, X~ = [1, X]) by Newton's method
-        #     F(theta) = -sum_i a_i log Phi(t_i z_i) + (lam/2) ||w||^2
+        #     F(theta) = -sum_i sw_i log Phi(t_i z_i) + (lam/2) ||w||^2
         #     g = X~'(a dF_i/dz) + lam r theta;  H = X~' diag(a d2F_i/dz2) X~ + lam diag(r)
         # -- LogisticRegression's step with probit_terms for the logit's (mu - y, mu (1 - mu)).
+        # probit_loss(theta, X~, y, lam, sample_weight=sw, penalised=r) above is that F, g, H in numpy.
         chord = self.solver_ == "newton" and solvers.reuse_hessian(X.shape[0], X.shape[1] + self.fit_intercept)
-        loss = BinaryLoss(X, y, a, self.lam, self.fit_intercept, probit_terms, link="probit",
+        loss = BinaryLoss(X, y, sw, self.lam, self.fit_intercept, probit_terms, link="probit",
                           approximate_hessian=chord)
-        theta = loss.coordinates(b=scipy.special.ndtri(np.average(y, weights=a)))   # the intercept-only MLE
+        theta = loss.coordinates(b=scipy.special.ndtri(np.average(y, weights=sw)))   # the intercept-only MLE
         watch = solvers.SeparationWatch(loss.separable) if self.lam == 0 else None
         res = solvers.minimise(self.solver_, loss, theta, max_iter=max_iter, tol=self.tol, callback=watch,
                                reuse_hessian=chord)
