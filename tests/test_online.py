@@ -137,7 +137,7 @@ def test_rls_huge_weight_fits_through_its_row():
 
 def test_rls_rank_deficient_message_states_the_prior_in_use():
     X, y = _reg(3, 5)
-    with pytest.raises(ValueError, match=r"prior_precision = 0 \(and a flat prior on the intercept\)"):
+    with pytest.raises(ValueError, match=r"prior_precision = 0 \(a flat prior on the intercept\)"):
         RecursiveLeastSquares().fit(X, y)
     with pytest.raises(ValueError, match=r"prior_precision = 0:"):
         RecursiveLeastSquares(fit_intercept=False).fit(X, y)

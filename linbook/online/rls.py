@@ -286,13 +286,14 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
 
     def _rank_deficient(self):
         n, p, alpha = self.n_samples_seen_, self._A.shape[0], self._prior_precision
-        prior = f"prior_precision = {alpha:g}" + (" (and a flat prior on the intercept)" if self.fit_intercept else "")
+        prior = f"prior_precision = {alpha:g}" + (" (a flat prior on the intercept)" if self.fit_intercept else "")
         return ValueError(
             f"The design seen so far ({n} sample{'s' if n != 1 else ''}, {p} parameters) is rank deficient or "
             f"too ill-conditioned to solve (cond > {_FINAL_COND:g} with its columns scaled) with {prior}: "
             "fewer independent samples than parameters, a zero column, duplicated columns, or sample_weight "
             "spanning too many orders of magnitude. Stream more samples, drop the redundant columns, "
-            "bring sample_weight to a narrower range, or set prior_precision > 0.")
+            f"bring sample_weight to a narrower range, or {'raise' if alpha > 0 else 'set'} prior_precision"
+            f"{'' if alpha > 0 else ' > 0'}.")
 
     @transactional
     def fit(self, X, y, sample_weight=None):
