@@ -173,12 +173,6 @@ def case_ids(cases):
 #: Known defects outside this author's modules: (estimator or function, case) -> reason.
 _NO_ACTION = "expected a ValueError naming the input and what to do; got a message with no imperative"
 KNOWN: dict[tuple[str, str], str] = {
-    # linbook/online/rls.py (online)
-    ("RecursiveLeastSquares", "offset1e+08"): "column + 1e8 (prior_precision=0.5): expected the fit on the "
-        "shifted-back column; got ValueError 'rank deficient ... prior_precision = 0' (a valid problem refused)",
-    ("RecursiveLeastSquares", "offset1e+12"): "column + 1e12: as offset1e+08, refused as rank deficient",
-    ("RecursiveLeastSquares", "huge-1e200"): "sample_weight[0]=1e200: expected the fit through row 0 or an error "
-        "naming sample_weight; got 'rank deficient ... prior_precision = 0' (names neither)",
     # linbook/logistic/probit.py (logit), linbook/laplace.py (text), linbook/perceptron.py (online)
     ("BayesianLogisticRegression", "max_iter=1"): "max_iter=1: expected a fit with converged_ False (or an error "
         "naming max_iter: 'increase max_iter'); got 'laplace_approximation did not reach the mode in 1 iterations'",
@@ -199,8 +193,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("LogisticRegression", "csr-offset1e8"): "CSR X with a column + 1e8: expected the dense fit's probabilities "
         "(to 1e-4); got them off by 7.6e-4 (sparse X is not centred, the offset costs ~8 digits; silent)",
     ("ProbitRegression", "csr-offset1e8"): "as LogisticRegression: CSR + 1e8 offset off the dense fit by 1.6e-3 (silent)",
-    ("RecursiveLeastSquares", "csr-offset1e8"): "column + 1e8 (dense reference too): refused as rank deficient",
-    ("RecursiveLeastSquares", "weights-offset1e10"): "column + 1e10 with integer weights: refused as rank deficient",
     # fuzz's own, left for a later round: the class-specific quadratic terms are ~1e600 at x * 1e300
     ("QDA", "predict-far1e+300"): "predict_proba(x * 1e300): expected the one-hot limit (= at x * 1e4); got a "
         "clear ValueError naming X (the log-densities overflow; the posterior needs them rescaled per row)",

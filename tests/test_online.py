@@ -94,6 +94,55 @@ def test_rls_badly_scaled_features_still_exact():
         RecursiveLeastSquares().fit(X, y)
 
 
+@pytest.mark.parametrize("offset", [1e8, 1e10, 1e12])
+def test_rls_offset_column_equals_ridge_and_chunks_equal_fit(offset):
+    # a flat prior on b: streaming x - c changes only b, so an offset column is well posed (it was refused)
+    X, y = _reg(300, 4, seed=5)
+    X[:, 1] += offset
+    s = (np.arange(300) % 3 + 1).astype(float)
+    for sw in (None, s):
+        rls = RecursiveLeastSquares(prior_precision=0.5).fit(X, y, sample_weight=sw)
+        # the oracle: ridge by lstsq on x - x_0 (exact at these offsets) with a free intercept column. sklearn's
+        # Ridge centres by a weighted mean that is off by eps * offset, so the centred columns do not sum to 0
+        # and its coef is off by up to 1e-7 at 1e12 (rtol 1e-6 below); the intercept column absorbs that here.
+        root = np.sqrt(np.ones(300) if sw is None else sw)
+        design = np.c_[root[:, None] * (X - X[0]), root]
+        ridge_rows = np.c_[np.sqrt(0.5) * np.eye(4), np.zeros(4)]
+        sol = np.linalg.lstsq(np.vstack([design, ridge_rows]), np.r_[root * y, np.zeros(4)], rcond=None)[0]
+        np.testing.assert_allclose(rls.coef_, sol[:4], rtol=1e-12, atol=0)
+        assert rls.intercept_ == pytest.approx(sol[4] - sol[:4] @ X[0], rel=1e-12)
+        ref = Ridge(alpha=0.5).fit(X, y, sample_weight=sw)
+        np.testing.assert_allclose(rls.coef_, ref.coef_, rtol=1e-6, atol=0)
+        chunks = RecursiveLeastSquares(prior_precision=0.5)
+        for a in range(0, 300, 70):
+            chunks.partial_fit(X[a:a + 70], y[a:a + 70], sample_weight=None if sw is None else sw[a:a + 70])
+        np.testing.assert_allclose(chunks.coef_, rls.coef_, rtol=1e-10, atol=0)
+        assert chunks.intercept_ == pytest.approx(rls.intercept_, rel=1e-10)
+    X[:, 1] -= offset - 5.0       # P_ is over [coef, intercept] in the caller's coordinates (not the shifted ones)
+    Xa = np.c_[X, np.ones(300)]
+    np.testing.assert_allclose(RecursiveLeastSquares().fit(X, y).P_, np.linalg.inv(Xa.T @ Xa), rtol=1e-6, atol=0)
+
+
+def test_rls_huge_weight_fits_through_its_row():
+    X, y = _reg(40, 3, seed=6)
+    s = np.ones(40)
+    s[0] = 1e200
+    rls = RecursiveLeastSquares(prior_precision=0.5).fit(X, y, sample_weight=s)
+    # the limit: the ridge fit of the other rows through (x_0, y_0)
+    D, r = X[1:] - X[0], y[1:] - y[0]
+    w = np.linalg.lstsq(np.vstack([D, np.sqrt(0.5) * np.eye(3)]), np.r_[r, np.zeros(3)], rcond=None)[0]
+    np.testing.assert_allclose(rls.coef_, w, rtol=1e-8)
+    assert rls.predict(X[:1])[0] == pytest.approx(y[0], rel=1e-12)
+
+
+def test_rls_rank_deficient_message_states_the_prior_in_use():
+    X, y = _reg(3, 5)
+    with pytest.raises(ValueError, match=r"prior_precision = 0 \(a flat prior on the intercept\)"):
+        RecursiveLeastSquares().fit(X, y)
+    with pytest.raises(ValueError, match=r"prior_precision = 0:"):
+        RecursiveLeastSquares(fit_intercept=False).fit(X, y)
+
+
 # ----------------------------------------------------------------- SGD against scikit-learn and the reference
 
 def test_sgd_regressor_matches_sklearn_plain_sgd_with_weights():

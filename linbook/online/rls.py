@@ -108,6 +108,9 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     filter starts in information form ("exact initialisation"): it accumulates
     ``A = alpha I + sum s x x^T`` and ``sum s x y`` until ``A`` is well conditioned,
     then sets ``P = A^{-1}``, ``m = P sum s x y`` and continues sample by sample.
+    With an intercept the filter runs on ``x - c``, ``c`` the first chunk's weighted column
+    means: the flat prior on ``b`` makes that shift change only ``b`` (``b = b_c - w^T c``),
+    and it keeps ``A`` well conditioned when a column is offset by 1e8 or more.
     A design that stays rank deficient (too few samples, a constant-zero or an exactly
     duplicated column) raises ``ValueError``; data so ill-conditioned that ``P`` loses
     positive definiteness raise ``linbook.base.DivergenceError``.
@@ -155,12 +158,17 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     _parameter_constraints = {"prior_precision": [NON_NEGATIVE], "fit_intercept": ["boolean"],
                               "noise_variance": [POSITIVE]}
 
-    def _start(self, d):
+    def _start(self, X, sw):
         renamed_param(self, None, "block_size")
         prior_precision = renamed_param(self, "prior_precision", "alpha")
         check_params(self, prior_precision=prior_precision)
+        self._prior_precision = float(prior_precision)
+        d = X.shape[1]
         p = d + int(self.fit_intercept)
         self.n_samples_seen_ = 0
+        # With a flat prior on b, streaming x - c instead of x changes only b (b = b_c - w^T c), not the
+        # posterior of w: c near the data's centre keeps A well conditioned whatever the columns' offsets.
+        self._shift = self._centre(X, sw) if self.fit_intercept else None
         prior = np.full(p, float(prior_precision))
         if self.fit_intercept:
             prior[-1] = 0.0
@@ -171,11 +179,24 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             self._A, self._r = np.diag(prior), np.zeros(p)
             self._P = self._m = None
 
+    @staticmethod
+    def _centre(X, sw):
+        """The shift ``c``: the first chunk's weighted column means (weights scaled to a maximum of 1 so
+        that ``s x`` cannot overflow; plain means when every weight is 0). Any fixed ``c`` gives the same
+        model; this one makes the intercept column orthogonal to the others in the first chunk's ``A``."""
+        top = sw.max()
+        if not top > 0:
+            return X.mean(axis=0)
+        with np.errstate(over="ignore", invalid="ignore"):      # X near the overflow: then no shift
+            centre = np.average(X, axis=0, weights=sw / top)
+        return np.where(np.isfinite(centre), centre, 0.0)
+
     def _augment(self, X):
+        """``[x - c, 1]`` per row with an intercept (``c`` the shift fixed by the first chunk), else ``x``."""
         if not self.fit_intercept:
             return np.ascontiguousarray(X)
         Xa = np.empty((X.shape[0], X.shape[1] + 1))
-        Xa[:, :-1] = X
+        Xa[:, :-1] = X - self._shift
         Xa[:, -1] = 1.0
         return Xa
 
@@ -246,28 +267,42 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
                 self._P, self._m = switched
                 self._A = self._r = None
         if self._P is None:
-            n, p = self.n_samples_seen_, self._A.shape[0]
-            raise ValueError(f"The design seen so far ({n} sample{'s' if n != 1 else ''}, {p} parameters) is "
-                             "rank deficient (fewer independent samples than parameters, a zero column, or "
-                             "duplicated columns) and prior_precision = 0: "
-                             "the least-squares solution is not unique. Stream more samples, drop the "
-                             "redundant columns, or set prior_precision > 0.")
+            raise self._rank_deficient()
         if not (np.isfinite(self._m).all() and (self._P.diagonal() > 0).all()):
             raise DivergenceError("RecursiveLeastSquares: the posterior became non-finite or lost positive "
                                   "definiteness. Cure: scale the features X (e.g. StandardScaler) or set "
                                   "prior_precision > 0.")
-        m = self._m
-        self.coef_ = m[:self.n_features_in_].copy()
-        self.intercept_ = float(m[-1]) if self.fit_intercept else 0.0
+        m, d = self._m, self.n_features_in_
+        self.coef_ = m[:d].copy()
         self.P_ = self._P.copy()
+        self.intercept_ = 0.0
+        if self.fit_intercept:      # back from the shifted columns: b = b_c - w^T c
+            c = self._shift
+            self.intercept_ = float(m[-1] - self.coef_ @ c)
+            # P = S P_c S^T with S = [[I, 0], [-c^T, 1]], in O(p^2) (a chunk's update may cost less than p^3)
+            Pc = self.P_[:d, :d] @ c
+            self.P_[:d, -1] -= Pc
+            self.P_[-1, -1] += c @ Pc - 2.0 * (c @ self._P[:d, -1])
+            self.P_[-1, :d] = self.P_[:d, -1]
         self.covariance_ = self.noise_variance * self.P_
+
+    def _rank_deficient(self):
+        n, p, alpha = self.n_samples_seen_, self._A.shape[0], self._prior_precision
+        prior = f"prior_precision = {alpha:g}" + (" (a flat prior on the intercept)" if self.fit_intercept else "")
+        return ValueError(
+            f"The design seen so far ({n} sample{'s' if n != 1 else ''}, {p} parameters) is rank deficient or "
+            f"too ill-conditioned to solve (cond > {_FINAL_COND:g} with its columns scaled) with {prior}: "
+            "fewer independent samples than parameters, a zero column, duplicated columns, or sample_weight "
+            "spanning too many orders of magnitude. Stream more samples, drop the redundant columns, "
+            f"bring sample_weight to a narrower range, or {'raise' if alpha > 0 else 'set'} prior_precision"
+            f"{'' if alpha > 0 else ' > 0'}.")
 
     @transactional
     def fit(self, X, y, sample_weight=None):
         """One pass over ``(X, y)`` from the prior. Returns ``self``."""
         X, y = validate_chunk(self, X, y, first=True, y_numeric=True)
         sw = check_sample_weight(sample_weight, X, estimator=self)
-        self._start(X.shape[1])
+        self._start(X, sw)
         self._update(self._augment(X), y, sw)
         self.n_samples_seen_ = X.shape[0]
         self._publish()
@@ -280,7 +315,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         X, y = validate_chunk(self, X, y, first=first, y_numeric=True)
         sw = check_sample_weight(sample_weight, X, estimator=self)
         if first:
-            self._start(X.shape[1])
+            self._start(X, sw)
         self._update(self._augment(X), y, sw)
         self.n_samples_seen_ += X.shape[0]
         self._publish()

@@ -51,8 +51,8 @@ def _diverging_chunk(est, seed):
         sw[25:] = 1e300
         return X * 1e5, labels, sw
     X, y = X.copy(), y.copy()
-    if isinstance(est, RecursiveLeastSquares):  # exact least squares: broken by P losing definiteness
-        X[25:] *= 1e150
+    if isinstance(est, RecursiveLeastSquares):  # exact least squares: broken by x^T P x (or X^T X) overflowing
+        X[25:] *= 1e160                          # (rows of 1e150 are now fitted, the columns being centred)
         return X, y, None
     X[25:] *= 1e5                              # eta ||x||^2 >> 2: the residual grows 1e10-fold a row
     y[25:] *= 1e200
