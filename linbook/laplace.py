@@ -123,18 +123,7 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
                        {"tol": tol, "max_iter": max_iter})
     z = _x0(x0)                    # a finite float vector (a copy), or a clear error
     m, scalar = z.size, np.ndim(x0) == 0
-
-    last = {}               # the last point and its (E, g, H): x0 and the mode are each evaluated once
-
-    def energy(v):          # E, its gradient and Hessian, with the caller's shapes (scalar or (M,))
-        key = v.tobytes()
-        if key not in last:
-            u = float(v[0]) if scalar else v
-            e, g, H = neg_log_density(u) if grad is True else (neg_log_density(u), grad(u), hess(u))
-            last.clear()
-            last[key] = float(e), np.array(g, dtype=float).reshape(m), np.array(H, dtype=float).reshape(m, m)
-        return last[key]
-
+    energy = _energy_at_last_point(neg_log_density, grad, hess, m, scalar)
     e0 = energy(z)[0]
     if not np.isfinite(e0):
         raise ValueError(f"the energy E(x0) is not finite ({e0}); start where the density is positive")
@@ -147,6 +136,23 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
     log_z = -e + 0.5 * m * np.log(2 * np.pi) - 0.5 * logdet    # log Z ~= -E(z0) + (M/2) log 2pi - log|A|/2
     return LaplaceResult(mode=z0, energy=e, precision=A, covariance=0.5 * (cov + cov.T), chol=L,
                          log_det_precision=logdet, log_evidence=log_z, n_iter=res.n_iter)
+
+
+def _energy_at_last_point(neg_log_density, grad, hess, m, scalar):
+    """``energy(v) -> (E, g, H)`` with the caller's shapes (scalar or (M,)), evaluated once per point:
+    the start and the mode are each asked for twice (checks, then Newton; Newton, then ``A``)."""
+    last = {}
+
+    def energy(v):
+        key = v.tobytes()
+        if key not in last:
+            u = float(v[0]) if scalar else v
+            e, g, H = neg_log_density(u) if grad is True else (neg_log_density(u), grad(u), hess(u))
+            last.clear()
+            last[key] = float(e), np.array(g, dtype=float).reshape(m), np.array(H, dtype=float).reshape(m, m)
+        return last[key]
+
+    return energy
 
 
 def _precision_and_factor(res, e, g, A, max_iter):

@@ -61,12 +61,6 @@ def bfgs_update_H(H, s, y):
             + (rho * rho * float(y @ Hy) + rho) * np.outer(s, s))
 
 
-def _failed(fg, g, gtol, scale):
-    """The verdict after a failed line search (:func:`linbook.optim.result._no_decrease`, by its
-    name in :func:`lbfgs`)."""
-    return _no_decrease(g, gtol, scale, fg)
-
-
 def bfgs(fun, x0, grad=None, *, form="H", max_iter=1000, gtol=1e-6, xtol=0.0, gscale=None, B0=None):
     """BFGS quasi-Newton method with a Wolfe line search.
 
@@ -205,21 +199,13 @@ def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=
     (f, g), scale, early = _start(fg, x, gtol, gscale)
     if early:
         return early
-    S, Y, R = [], [], []
+    S, Y, R = [], [], []           # the last m pairs s = x_new - x, y = g_new - g, and 1 / s'y
     path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
     for k in range(1, max_iter + 1):
-        d = -_two_loop(g, S, Y, R)
-        t0 = 1.0 if S else 1.0 / max(np.abs(g).sum(), 1e-300)   # unit-free in f
-        t, f_new, g_new, _ = wolfe_line_search(fg, x, f, g, d, t0=t0)
-        if t == 0.0 and S:
-            # drop the memory and retry once with steepest descent
-            S, Y, R = [], [], []
-            d = -g
-            t, f_new, g_new, _ = wolfe_line_search(
-                fg, x, f, g, d, t0=1.0 / max(np.abs(g).sum(), 1e-300))
+        d = -_two_loop(g, S, Y, R)     # d = -H g, H the inverse-Hessian estimate from the pairs
+        t, d, f_new, g_new = _wolfe_step_or_restart(fg, x, f, g, d, (S, Y, R))
         if t == 0.0:
-            msg, converged = _failed(fg, g, gtol, scale)
-            k -= 1
+            (msg, converged), k = _no_decrease(g, gtol, scale, fg), k - 1
             break
         s = t * d
         yv = g_new - g
@@ -230,14 +216,7 @@ def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=
         if fg.unbounded:
             msg = MSG_UNBOUNDED
             break
-        if _curvature_ok(s, yv):
-            S.append(s)
-            Y.append(yv)
-            R.append(1.0 / float(s @ yv))
-            if len(S) > m:
-                S.pop(0)
-                Y.pop(0)
-                R.pop(0)
+        _remember(S, Y, R, s, yv, m)
         if _small_grad(g, gtol, scale):
             converged, msg = True, MSG_GTOL
             break
@@ -245,3 +224,26 @@ def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=
             converged, msg = True, MSG_XTOL if small else "relative decrease of f below ftol"
             break
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
+
+
+def _wolfe_step_or_restart(fg, x, f, g, d, memory):
+    """``(t, d, f(x + t d), g(x + t d))`` by a Wolfe line search along ``d``; when it fails with pairs in
+    ``memory``, they are dropped and the search is retried once along steepest descent ``-g``."""
+    t0 = 1.0 if memory[0] else 1.0 / max(np.abs(g).sum(), 1e-300)   # unit-free in f
+    t, f_new, g_new, _ = wolfe_line_search(fg, x, f, g, d, t0=t0)
+    if t == 0.0 and memory[0]:
+        for pairs in memory:
+            pairs.clear()
+        d = -g
+        t, f_new, g_new, _ = wolfe_line_search(fg, x, f, g, d, t0=1.0 / max(np.abs(g).sum(), 1e-300))
+    return t, d, f_new, g_new
+
+
+def _remember(S, Y, R, s, yv, m):
+    """Keep the pair ``(s, y)`` when its curvature ``s'y`` is positive, at most the last ``m`` pairs."""
+    if _curvature_ok(s, yv):
+        S.append(s)
+        Y.append(yv)
+        R.append(1.0 / float(s @ yv))
+        if len(S) > m:
+            del S[0], Y[0], R[0]
