@@ -373,3 +373,13 @@ def test_newton_chord_method_refreshes_a_hessian_that_stops_contracting():
     steps = len(res.path) - 1
     assert 0.25 == CHORD_CONTRACTION
     assert len(calls) > steps / 2                              # mostly fresh Hessians
+
+
+@pytest.mark.parametrize("bad", [{"lam": -1.0}, {"lam": float("nan")}, {"max_iter": 0}, {"tol": -1.0}])
+def test_irls_arguments_in_the_one_wording(bad):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 2))
+    y = (X[:, 0] > 0).astype(float)
+    name = next(iter(bad))
+    with pytest.raises(ValueError, match=rf"The '{name}' parameter of irls must be .* Set {name} to "):
+        linbook.irls(X, y, **bad)

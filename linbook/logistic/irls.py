@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from ..base import NON_NEGATIVE, SeparableDataWarning
+from ..base import NON_NEGATIVE, POSITIVE_INT, SeparableDataWarning, check_param_values
 from ..optim.newton import newton
 from ..optim.result import _x0, real_array
 from .logistic_regression import logistic_loss
@@ -53,9 +53,8 @@ def irls(X, y, w0=None, *, lam=0.0, max_iter=100, tol=1e-10):
         raise ValueError("irls: X and y must be finite (remove or impute NaN/inf)")
     if not np.all(np.isin(y, (0.0, 1.0))):
         raise ValueError("irls needs labels y in {0, 1}: encode y as 0/1 first")
-    if not NON_NEGATIVE.is_satisfied_by(lam):
-        raise ValueError(f"The 'lam' parameter of irls must be {NON_NEGATIVE}. Got {lam!r} instead. "
-                         "Set lam >= 0 (0: no penalty).")
+    check_param_values("irls", {"lam": [NON_NEGATIVE], "max_iter": [POSITIVE_INT], "tol": [NON_NEGATIVE]},
+                       {"lam": lam, "max_iter": max_iter, "tol": tol})
     w = np.zeros(X.shape[1]) if w0 is None else _x0(w0, "w0")
 
     res = newton(lambda w: logistic_loss(w, X, y, lam), w, grad=True, hess=True, max_iter=max_iter,
