@@ -2,6 +2,7 @@ import sys
 from pathlib import Path
 
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,3 +37,16 @@ def pytest_terminal_summary(terminalreporter):  # noqa: D103
             "adversarial suite: {} cases tried, {passed} right or clear error, {failed} silent "
             "NaN / wrong answer / refused valid input / unclear error, {xfailed} known defects "
             "(strict xfail)".format(total, **_outcomes))
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A local Dask cluster of 2 worker processes for one test module (the Dask tests; a module
+    that needs other settings, such as tests/test_dask_scale.py's memory limit, defines its own)."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                       dashboard_address=":0", silence_logs=50)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()

@@ -1,8 +1,9 @@
 """The estimators on Dask (linbook._dask): the same fitted attributes as in memory, on a local cluster.
 
-Every test runs on one ``distributed.LocalCluster`` with two worker processes, started here for the
-session. Equality with the in-memory fit is asserted to 1e-8 relative (the issue's bar); the fits
-are exact map-reduces of the in-memory statistics, so the measured gaps are ~1e-14.
+Every test runs on one ``distributed.LocalCluster`` with two worker processes, started by the
+``client`` fixture of tests/conftest.py for the module. Equality with the in-memory fit is asserted
+to 1e-8 relative (the issue's bar); the fits are exact map-reduces of the in-memory statistics, so
+the measured gaps are ~1e-14.
 """
 
 from __future__ import annotations
@@ -20,16 +21,6 @@ distributed = pytest.importorskip("distributed")
 dd = pytest.importorskip("dask.dataframe")
 
 RTOL = 1e-8
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                       dashboard_address=":0", silence_logs=50)
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
 
 
 def _close(a, b, rtol=RTOL):

@@ -1,6 +1,7 @@
 """Adversarial inputs for the Dask fits: odd dtypes, odd layouts of the blocks, mixed in-memory and
 Dask use. Each gives the in-memory answer or a clear error naming the input -- never a silent wrong
-answer. One ``distributed.LocalCluster`` with two worker processes serves the module.
+answer. One ``distributed.LocalCluster`` with two worker processes (the ``client`` fixture of
+tests/conftest.py) serves the module.
 """
 
 from __future__ import annotations
@@ -27,16 +28,6 @@ MODELS = {   # name -> (constructor, kind of target)
     "GaussianNaiveBayes": (lambda: linbook.GaussianNaiveBayes(), "labels"),
 }
 FITTED = ("coef_", "intercept_", "means_", "covariance_", "theta_", "var_", "class_prior_", "priors_")
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                       dashboard_address=":0", silence_logs=50)
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
 
 
 def _data(kind, seed=0):
