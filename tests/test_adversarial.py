@@ -182,14 +182,6 @@ KNOWN: dict[tuple[str, str], str] = {
     # linbook/logistic/probit.py (logit), linbook/laplace.py (text), linbook/perceptron.py (online)
     ("BayesianLogisticRegression", "max_iter=1"): "max_iter=1: expected a fit with converged_ False (or an error "
         "naming max_iter: 'increase max_iter'); got 'laplace_approximation did not reach the mode in 1 iterations'",
-    # linbook/estimation.py, gaussian.py, criteria.py (text)
-    ("gaussian_mle", "nan"): f"{_NO_ACTION}: 'X contains NaN or inf'",
-    ("mvn_mle", "inf"): f"{_NO_ACTION}: 'X contains NaN or inf'",
-    ("bernoulli_mle", "nan"): f"{_NO_ACTION}: 'x contains NaN or inf'",
-    ("bernoulli_mle", "not-binary"): f"{_NO_ACTION}: 'x must contain only 0 and 1 (Bernoulli outcomes); found [2.0]'",
-    ("mvn_logpdf", "singular-cov"): "cov=[[1,1],[1,1]]: expected an error naming cov; got 'covariance is not "
-        "positive definite (singular or indefinite)' (names no argument, no action)",
-    ("mvn_entropy", "inf-cov"): "cov with inf: expected an error naming cov; got 'covariance contains NaN or inf'",
     ("BayesianLogisticRegression", "predict-far1e+300"): "predict_proba(x * 1e300): expected the limit (the "
         "moderated probabilities at x * 1e4, ~0.95); got ValueError 'the variance must be finite and non-negative' "
         "(x^T A^-1 x overflows; names no input)",
