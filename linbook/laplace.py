@@ -158,8 +158,9 @@ def _precision_and_factor(res, e, g, A, max_iter):
         raise ValueError("laplace_approximation: the gradient or Hessian is not finite during the "
                          "mode search (overflow); scale the variables (for a model: standardise the columns of X).")
     if not res.converged and res.n_iter >= max_iter:
-        raise ValueError(f"laplace_approximation did not reach the mode in {max_iter} iterations; "
-                         "is the density unbounded (e.g. an improper posterior)?")
+        # a Gaussian fitted anywhere but at the mode is no Laplace approximation: no partial result
+        raise ValueError(f"laplace_approximation did not reach the mode in max_iter={max_iter} iterations; "
+                         "increase max_iter, or check that the density is bounded (a proper posterior).")
     try:
         L = np.linalg.cholesky(A)                             # A = L L'
     except np.linalg.LinAlgError:
