@@ -189,7 +189,8 @@ def probit_kappa(var):
     """
     var = np.asarray(var, dtype=float)
     if np.any(var < 0) or not np.all(np.isfinite(var)):
-        raise ValueError("the variance must be finite and non-negative")
+        raise ValueError("probit_kappa: var must be finite and non-negative (a variance); "
+                         "pass phi^T A^-1 phi as computed, or rescale the inputs if it overflowed")
     return 1.0 / np.sqrt(1.0 + np.pi * var / 8.0)
 
 
@@ -199,6 +200,14 @@ def moderated_sigmoid(mu, var):
     Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "The posterior predictive".
     """
     return sigmoid(probit_kappa(var) * np.asarray(mu, dtype=float))
+
+
+def _moderated_logit(mu_n, var_n, exponent):
+    """``kappa(var) mu`` for ``mu = 2^e mu_n`` and ``var = 4^e var_n`` without forming them:
+    ``kappa(var) mu = mu_n / sqrt(4^-e + pi var_n / 8)``. Far out (``4^-e`` underflows to 0) it is the
+    limit ``mu_n / sqrt(pi var_n / 8)``; for ordinary rows it equals ``probit_kappa(var) * mu`` exactly."""
+    kappa_n = 1.0 / np.sqrt(np.ldexp(1.0, -2 * exponent) + np.pi * var_n / 8.0)    # = kappa(var) 2^e
+    return kappa_n * mu_n
 
 
 class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
@@ -340,13 +349,23 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         """Mean and variance of the activation ``a = w^T phi(x)`` under the Laplace posterior.
 
         Returns ``(mu_a, var_a)`` with ``mu_a = m^T phi`` and ``var_a = phi^T A^{-1} phi``
-        (MLAPP 8.64-8.66), computed as ``||L^{-1} phi||^2`` with ``A = L L^T``.
+        (MLAPP 8.64-8.66), computed as ``||L^{-1} phi||^2`` with ``A = L L^T``. For rows beyond
+        ``~1e154`` the variance exceeds float64 (inf); ``predict_proba`` never forms it.
         """
+        mu_n, var_n, exponent = self._row_scaled_moments(X)
+        return np.ldexp(mu_n, exponent), np.ldexp(var_n, 2 * exponent)
+
+    def _row_scaled_moments(self, X):
+        """``(mu_n, var_n, e)``: the moments of the rows ``phi / 2^e`` (``2^e`` just above the row's largest
+        entry), so that ``mu_a = 2^e mu_n`` and ``var_a = 4^e var_n``. A power of two scales exactly: for
+        rows of ordinary size the moments are those of ``phi`` bit for bit, and far rows cannot overflow."""
         X = validate_predict(self, X)
         Phi = self._design(X)
-        mu = Phi @ self.posterior_mean_
-        V = linalg.solve_triangular(self.laplace_.chol, Phi.T, lower=True)
-        return mu, np.sum(V * V, axis=0)
+        exponent = np.frexp(np.max(np.abs(Phi), axis=1, initial=0.0))[1]
+        Phi_n = np.ldexp(Phi, -exponent[:, None])
+        mu_n = Phi_n @ self.posterior_mean_
+        V = linalg.solve_triangular(self.laplace_.chol, Phi_n.T, lower=True)
+        return mu_n, np.sum(V * V, axis=0), exponent
 
     def sample_posterior(self, n_samples, random_state=None):
         """Draw ``n_samples`` weight vectors from ``N(m, A^{-1})``: ``w = m + L^{-T} z``."""
@@ -361,11 +380,10 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X):
         """Posterior predictive ``p(y | x, D)`` by the chosen ``predictive``; shape (n, 2)."""
-        mu, var = self.predictive_moments(X)
         if self.predictive == "plugin":
-            p1 = sigmoid(mu)
+            p1 = sigmoid(self.decision_function(X))
         elif self.predictive == "probit":
-            p1 = moderated_sigmoid(mu, var)
+            p1 = sigmoid(_moderated_logit(*self._row_scaled_moments(X)))
         else:
             W = self.sample_posterior(self.n_samples, self.random_state)
             Phi = self._design(validate_predict(self, X))
