@@ -185,10 +185,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("ProbitRegression", "csr-offset1e8"): "as LogisticRegression: CSR + 1e8 offset off the dense fit by 1.6e-3 (silent)",
     ("RecursiveLeastSquares", "csr-offset1e8"): "column + 1e8 (dense reference too): refused as rank deficient",
     ("RecursiveLeastSquares", "weights-offset1e10"): "column + 1e10 with integer weights: refused as rank deficient",
-    # fuzz's own, left for a later round: the class-specific quadratic terms are ~1e600 at x * 1e300
-    ("QDA", "predict-far1e+300"): "predict_proba(x * 1e300): expected the one-hot limit (= at x * 1e4); got a "
-        "clear ValueError naming X (the log-densities overflow; the posterior needs them rescaled per row)",
-    ("GaussianNaiveBayes", "predict-far1e+300"): "as QDA: a clear ValueError naming X instead of the one-hot limit",
 }
 
 
