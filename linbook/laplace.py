@@ -89,9 +89,9 @@ class LaplaceResult:
 def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_iter=200):
     """Laplace approximation of ``p(z) = exp(-E(z)) / Z``.
 
-    The mode is found by Newton's method with a backtracking (Armijo) line search on the
-    energy ``E`` (:func:`linbook.optim.newton`, the one Newton driver; where the Hessian is
-    not positive definite it adds the smallest ridge that gives a descent step). At the mode, ``A = hess(z0)`` must be positive definite (a strict local
+    The mode is found by Newton's method with a backtracking (Armijo) line search on the energy ``E``
+    (:func:`linbook.optim.newton`; where the Hessian is not positive definite it adds the smallest ridge
+    that gives a descent step). At the mode, ``A = hess(z0)`` must be positive definite (a strict local
     minimum of ``E``), otherwise a ``ValueError`` is raised.
 
     Parameters
@@ -109,7 +109,7 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
     tol : float, default=1e-14
         Stop when the Newton decrement ``g^T A^{-1} g / 2`` falls below ``tol``.
     max_iter : int, default=200
-        Iteration cap; a ``ValueError`` is raised if the mode is not reached.
+        Iteration cap; a ``ValueError`` naming it is raised if the mode is not reached.
 
     Returns
     -------
@@ -123,7 +123,6 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
                        {"tol": tol, "max_iter": max_iter})
     z = _x0(x0)                    # a finite float vector (a copy), or a clear error
     m, scalar = z.size, np.ndim(x0) == 0
-
     last = {}               # the last point and its (E, g, H): x0 and the mode are each evaluated once
 
     def energy(v):          # E, its gradient and Hessian, with the caller's shapes (scalar or (M,))
