@@ -31,7 +31,7 @@ _SINGULAR_CURE = ("add a small ridge to its diagonal (cov + eps * I), or drop th
                   "so that every direction has positive variance")
 
 
-def mvn_cholesky(cov, *, what="cov"):
+def mvn_cholesky(cov, *, what="covariance"):
     """Lower Cholesky factor of a covariance matrix, with a clear error when it is singular.
 
     Parameters
@@ -39,7 +39,7 @@ def mvn_cholesky(cov, *, what="cov"):
     cov : array_like, shape (D, D)
         Symmetric positive-definite matrix.
     what : str
-        Name used in the error message.
+        Name used in the error message, followed by the argument's name: "covariance (cov) ...".
 
     Returns
     -------
@@ -54,6 +54,7 @@ def mvn_cholesky(cov, *, what="cov"):
 
     Derived in: chapter "Gaussian models and GDA" § "The multivariate normal".
     """
+    what = f"{what} (cov)"           # the error names the argument to fix as well as what it is
     if np.iscomplexobj(cov) or hasattr(cov, "toarray"):
         raise TypeError(f"{what} must be a dense real matrix; got {type(cov).__name__} of "
                         f"{getattr(cov, 'dtype', 'unknown dtype')}. Pass a real numpy array (.toarray() for a sparse one)")
