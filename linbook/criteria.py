@@ -24,11 +24,26 @@ import numpy as np
 __all__ = ["aic", "bic", "InformationCriteriaMixin"]
 
 
+def _check_arguments(caller, log_likelihood, n_params, **counts):
+    """The arguments both criteria share: a finite log-likelihood and a count ``n_params >= 0``
+    (a NaN log-likelihood would give a NaN criterion, a negative count a wrong one, silently)."""
+    # the one constraint scheme (linbook.base loads scikit-learn, so on first use only)
+    from .base import NON_NEGATIVE, Interval, Real, check_param_values
+    constraints = {"log_likelihood": [Interval(Real, -np.inf, np.inf, closed="neither")],
+                   "n_params": [NON_NEGATIVE],
+                   **{name: [Interval(Real, 1, None, closed="left")] for name in counts}}
+    # a 0-d array (a model's summed log-likelihood) is a number here
+    values = {"log_likelihood": np.asarray(log_likelihood).item() if np.ndim(log_likelihood) == 0 else log_likelihood,
+              "n_params": n_params, **counts}
+    check_param_values(caller, constraints, values)
+
+
 def aic(log_likelihood, n_params):
     """Akaike information criterion ``-2 log L + 2 k``.
 
     Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "The Occam factor and the BIC".
     """
+    _check_arguments("aic", log_likelihood, n_params)
     return -2.0 * float(log_likelihood) + 2.0 * n_params
 
 
@@ -37,9 +52,7 @@ def bic(log_likelihood, n_params, n_samples):
 
     Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "The Occam factor and the BIC".
     """
-    # the one constraint scheme (linbook.base loads scikit-learn, so on first use only)
-    from .base import Interval, Real, check_param_values
-    check_param_values("bic", {"n_samples": [Interval(Real, 1, None, closed="left")]}, {"n_samples": n_samples})
+    _check_arguments("bic", log_likelihood, n_params, n_samples=n_samples)
     # one line of arithmetic: statsmodels' eval_measures.bic is the same but not a dependency of linbook
     return -2.0 * float(log_likelihood) + n_params * np.log(n_samples)
 

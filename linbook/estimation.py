@@ -41,7 +41,8 @@ def _as_finite(x, name, ndim):
     if x.shape[0] == 0:
         raise ValueError(f"{name} is empty: an estimate needs at least one sample")
     if not np.all(np.isfinite(x)):
-        raise ValueError(f"{name} contains NaN or inf")
+        raise ValueError(f"{name} contains NaN or inf: drop or impute the missing samples (an estimate "
+                         "from the finite ones is the caller's choice, not silently made here)")
     return x
 
 
@@ -54,10 +55,11 @@ def _as_binary(x, name="x"):
     if x.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of 0/1 outcomes; got shape {x.shape}")
     if not np.all(np.isfinite(x)):
-        raise ValueError(f"{name} contains NaN or inf")
+        raise ValueError(f"{name} contains NaN or inf: drop or impute the missing outcomes")
     if not np.all((x == 0) | (x == 1)):
         bad = np.unique(x[(x != 0) & (x != 1)])[:5]
-        raise ValueError(f"{name} must contain only 0 and 1 (Bernoulli outcomes); found {bad.tolist()}")
+        raise ValueError(f"{name} must contain only 0 and 1 (Bernoulli outcomes); found {bad.tolist()}. "
+                         f"Encode the outcomes as 0/1 first, e.g. {name} == positive_label")
     return x
 
 

@@ -26,6 +26,9 @@ _LOG_2PI = np.log(2.0 * np.pi)
 
 #: ``mvn_cholesky`` accepts ``|cov - cov.T| <= SYMMETRY_RTOL * max |cov|`` (rounding of a symmetric product).
 SYMMETRY_RTOL = 1e-10
+# a Gaussian density needs every variance direction > 0; these are the two ways to get there
+_SINGULAR_CURE = ("add a small ridge to its diagonal (cov + eps * I), or drop the linearly dependent features "
+                  "so that every direction has positive variance")
 
 
 def mvn_cholesky(cov, *, what="covariance"):
@@ -36,7 +39,7 @@ def mvn_cholesky(cov, *, what="covariance"):
     cov : array_like, shape (D, D)
         Symmetric positive-definite matrix.
     what : str
-        Name used in the error message.
+        Name used in the error message, followed by the argument's name: "covariance (cov) ...".
 
     Returns
     -------
@@ -51,6 +54,7 @@ def mvn_cholesky(cov, *, what="covariance"):
 
     Derived in: chapter "Gaussian models and GDA" § "The multivariate normal".
     """
+    what = f"{what} (cov)"           # the error names the argument to fix as well as what it is
     if np.iscomplexobj(cov) or hasattr(cov, "toarray"):
         raise TypeError(f"{what} must be a dense real matrix; got {type(cov).__name__} of "
                         f"{getattr(cov, 'dtype', 'unknown dtype')}. Pass a real numpy array (.toarray() for a sparse one)")
@@ -58,7 +62,7 @@ def mvn_cholesky(cov, *, what="covariance"):
     if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
         raise ValueError(f"{what} must be a square matrix; got shape {cov.shape}")
     if not np.all(np.isfinite(cov)):
-        raise ValueError(f"{what} contains NaN or inf")
+        raise ValueError(f"{what} contains NaN or inf: pass a finite covariance matrix (fix how it was estimated)")
     # the factorisation reads one triangle only: a non-symmetric matrix would be used as another matrix
     asymmetry = np.max(np.abs(cov - cov.T), initial=0.0)
     if asymmetry > SYMMETRY_RTOL * np.max(np.abs(cov), initial=0.0):
@@ -67,9 +71,9 @@ def mvn_cholesky(cov, *, what="covariance"):
     try:
         L = linalg.cholesky(cov, lower=True, check_finite=False)
     except linalg.LinAlgError:
-        raise ValueError(f"{what} is not positive definite (singular or indefinite)") from None
+        raise ValueError(f"{what} is not positive definite (singular or indefinite): {_SINGULAR_CURE}") from None
     if tiny_pivot(np.diag(L)):
-        raise ValueError(f"{what} is numerically singular")
+        raise ValueError(f"{what} is numerically singular (condition number > ~1e12): {_SINGULAR_CURE}")
     return L
 
 

@@ -89,9 +89,9 @@ class LaplaceResult:
 def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_iter=200):
     """Laplace approximation of ``p(z) = exp(-E(z)) / Z``.
 
-    The mode is found by Newton's method with a backtracking (Armijo) line search on the
-    energy ``E`` (:func:`linbook.optim.newton`, the one Newton driver; where the Hessian is
-    not positive definite it adds the smallest ridge that gives a descent step). At the mode, ``A = hess(z0)`` must be positive definite (a strict local
+    The mode is found by Newton's method with a backtracking (Armijo) line search on the energy ``E``
+    (:func:`linbook.optim.newton`; where the Hessian is not positive definite it adds the smallest ridge
+    that gives a descent step). At the mode, ``A = hess(z0)`` must be positive definite (a strict local
     minimum of ``E``), otherwise a ``ValueError`` is raised.
 
     Parameters
@@ -109,7 +109,7 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
     tol : float, default=1e-14
         Stop when the Newton decrement ``g^T A^{-1} g / 2`` falls below ``tol``.
     max_iter : int, default=200
-        Iteration cap; a ``ValueError`` is raised if the mode is not reached.
+        Iteration cap; a ``ValueError`` naming it is raised if the mode is not reached.
 
     Returns
     -------
@@ -164,8 +164,9 @@ def _precision_and_factor(res, e, g, A, max_iter):
         raise ValueError("laplace_approximation: the gradient or Hessian is not finite during the "
                          "mode search (overflow); scale the variables (for a model: standardise the columns of X).")
     if not res.converged and res.n_iter >= max_iter:
-        raise ValueError(f"laplace_approximation did not reach the mode in {max_iter} iterations; "
-                         "is the density unbounded (e.g. an improper posterior)?")
+        # a Gaussian fitted anywhere but at the mode is no Laplace approximation: no partial result
+        raise ValueError(f"laplace_approximation did not reach the mode in max_iter={max_iter} iterations; "
+                         "increase max_iter, or check that the density is bounded (a proper posterior).")
     try:
         L = np.linalg.cholesky(A)                             # A = L L'
     except np.linalg.LinAlgError:
@@ -194,7 +195,8 @@ def probit_kappa(var):
     """
     var = np.asarray(var, dtype=float)
     if np.any(var < 0) or not np.all(np.isfinite(var)):
-        raise ValueError("the variance must be finite and non-negative")
+        raise ValueError("probit_kappa: var must be finite and non-negative (a variance); "
+                         "pass phi^T A^-1 phi as computed, or rescale the inputs if it overflowed")
     return 1.0 / np.sqrt(1.0 + np.pi * var / 8.0)
 
 
@@ -204,6 +206,14 @@ def moderated_sigmoid(mu, var):
     Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "The posterior predictive".
     """
     return sigmoid(probit_kappa(var) * np.asarray(mu, dtype=float))
+
+
+def _moderated_logit(mu_n, var_n, exponent):
+    """``kappa(var) mu`` for ``mu = 2^e mu_n`` and ``var = 4^e var_n`` without forming them:
+    ``kappa(var) mu = mu_n / sqrt(4^-e + pi var_n / 8)``. Far out (``4^-e`` underflows to 0) it is the
+    limit ``mu_n / sqrt(pi var_n / 8)``; for ordinary rows it equals ``probit_kappa(var) * mu`` exactly."""
+    kappa_n = 1.0 / np.sqrt(np.ldexp(1.0, -2 * exponent) + np.pi * var_n / 8.0)    # = kappa(var) 2^e
+    return kappa_n * mu_n
 
 
 class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
@@ -345,13 +355,23 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         """Mean and variance of the activation ``a = w^T phi(x)`` under the Laplace posterior.
 
         Returns ``(mu_a, var_a)`` with ``mu_a = m^T phi`` and ``var_a = phi^T A^{-1} phi``
-        (MLAPP 8.64-8.66), computed as ``||L^{-1} phi||^2`` with ``A = L L^T``.
+        (MLAPP 8.64-8.66), computed as ``||L^{-1} phi||^2`` with ``A = L L^T``. For rows beyond
+        ``~1e154`` the variance exceeds float64 (inf); ``predict_proba`` never forms it.
         """
+        mu_n, var_n, exponent = self._row_scaled_moments(X)
+        return np.ldexp(mu_n, exponent), np.ldexp(var_n, 2 * exponent)
+
+    def _row_scaled_moments(self, X):
+        """``(mu_n, var_n, e)``: the moments of the rows ``phi / 2^e`` (``2^e`` just above the row's largest
+        entry), so that ``mu_a = 2^e mu_n`` and ``var_a = 4^e var_n``. A power of two scales exactly: for
+        rows of ordinary size the moments are those of ``phi`` bit for bit, and far rows cannot overflow."""
         X = validate_predict(self, X)
         Phi = self._design(X)
-        mu = Phi @ self.posterior_mean_
-        V = linalg.solve_triangular(self.laplace_.chol, Phi.T, lower=True)
-        return mu, np.sum(V * V, axis=0)
+        exponent = np.frexp(np.max(np.abs(Phi), axis=1, initial=0.0))[1]
+        Phi_n = np.ldexp(Phi, -exponent[:, None])
+        mu_n = Phi_n @ self.posterior_mean_
+        V = linalg.solve_triangular(self.laplace_.chol, Phi_n.T, lower=True)
+        return mu_n, np.sum(V * V, axis=0), exponent
 
     def sample_posterior(self, n_samples, random_state=None):
         """Draw ``n_samples`` weight vectors from ``N(m, A^{-1})``: ``w = m + L^{-T} z``."""
@@ -366,11 +386,10 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X):
         """Posterior predictive ``p(y | x, D)`` by the chosen ``predictive``; shape (n, 2)."""
-        mu, var = self.predictive_moments(X)
         if self.predictive == "plugin":
-            p1 = sigmoid(mu)
+            p1 = sigmoid(self.decision_function(X))
         elif self.predictive == "probit":
-            p1 = moderated_sigmoid(mu, var)
+            p1 = sigmoid(_moderated_logit(*self._row_scaled_moments(X)))
         else:
             W = self.sample_posterior(self.n_samples, self.random_state)
             Phi = self._design(validate_predict(self, X))

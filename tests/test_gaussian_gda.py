@@ -359,9 +359,18 @@ def test_extreme_scales_attributes_and_far_rows():
             if hasattr(type(m), attr):
                 with pytest.raises(ValueError, match="not representable in float64"):
                     getattr(m, attr)
-    q = linbook.QDA().fit(X, y)
-    with pytest.raises(ValueError, match="units used in fit"):
-        q.predict_proba(X * 1e200)
+    for q in (linbook.QDA().fit(X, y), linbook.GaussianNaiveBayes().fit(X, y)):
+        # rows ~1e200: the joint log-density (~-1e400) is not representable, the posterior's one-hot limit is
+        with pytest.raises(ValueError, match="units used in fit"):
+            q.predict_joint_log_proba(X[:20] * 1e200)
+        limit = q.predict_proba(X[:20] * 1e4)
+        assert np.all((limit == 0) | (limit == 1))
+        np.testing.assert_array_equal(q.predict_proba(X[:20] * 1e200), limit)
+        np.testing.assert_array_equal(q.predict(X[:20] * 1e300), q.predict(X[:20] * 1e4))
+        # the row-scaled scores behind that limit are the model's scores / 4^e where both are representable
+        exponent = np.frexp(np.max(np.abs(X[:20]), axis=1))[1]
+        np.testing.assert_allclose(np.ldexp(q._row_scaled_log_density(X[:20], exponent), 2 * exponent[:, None]),
+                                   q._log_density(X[:20], False), rtol=1e-10)
 
 
 @pytest.mark.parametrize("model", [lambda: linbook.LDA(), lambda: linbook.RDA(shrinkage=0.3)])

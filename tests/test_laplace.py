@@ -199,6 +199,21 @@ def test_predictives_agree_and_mc_is_seeded():
     np.testing.assert_allclose(mc_model.decision_function(Xt), mu)
 
 
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_probit_predictive_is_the_textbook_formula_and_reaches_its_limit_far_out(fit_intercept):
+    X, y = _data()
+    model = linbook.BayesianLogisticRegression(prior_precision=0.1, fit_intercept=fit_intercept).fit(X, y)
+    x = np.random.default_rng(3).normal(size=(6, 3)) * 10.0 ** np.arange(-3, 3)[:, None]
+    # the row-scaled computation is sigm(kappa(var) mu) of the public moments, bit for bit
+    mu, var = model.predictive_moments(x)
+    np.testing.assert_array_equal(model.predict_proba(x)[:, 1], linbook.moderated_sigmoid(mu, var))
+    # far out (var ~ 1e600 overflows) the moderated probability is the limit sigm(mu_n / sqrt(pi var_n / 8))
+    near, far = model.predict_proba(x[:1] * 1e8), model.predict_proba(x[:1] * 1e300)
+    assert np.all(np.isfinite(far))
+    np.testing.assert_allclose(far, near, atol=1e-7)
+    assert 1e-6 < far[0, 1] < 1.0 - 1e-6     # moderated: not the plug-in's 0 or 1
+
+
 def test_sample_posterior_has_the_laplace_moments():
     X, y = _data()
     m = linbook.BayesianLogisticRegression(prior_precision=0.2).fit(X, y)

@@ -257,25 +257,54 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         return -0.5 * self._scale.size * _LOG_2PI - np.log(self._scale).sum()
 
     # -------------------------------------------------------------- predicting
-    def _joint_log_likelihood(self, X, exact=False):
-        """``log p(x_i, y = c)`` for every row and class (up to a class-free term unless ``exact``)."""
+    def _joint_log_likelihood(self, X, exact=False, *, scale_far_rows=False):
+        """``log p(x_i, y = c)`` for every row and class (up to a class-free term unless ``exact``).
+
+        With ``scale_far_rows`` (the posterior and the argmax need only the scores' order and
+        differences), returns ``(s, far, e)``: the rows ``far`` whose scores overflow hold the scores of
+        ``x / 2^e`` instead (:meth:`_row_scaled_scores`), with ``s = 4^e s_far`` up to class-free terms.
+        """
         X = validate_predict(self, X, allow_nan=True)
         if not self._keep.all():
             X = X[:, self._keep]
         missing = np.isnan(X) if np.isnan(X.sum()) else None      # one cheap pass when nothing is missing
-        if missing is None or self._nan_in_fit or not missing.any():
-            s = self._log_density(X, exact or missing is not None)
-        else:
-            s = self._marginal_log_density(X, missing)
+        complete = missing is None or not missing.any()      # (X.sum() can be NaN from +-inf alone)
+        with np.errstate(over="ignore", invalid="ignore"):      # overflowing rows are found below
+            if complete or self._nan_in_fit:
+                s = self._log_density(X, exact or missing is not None)
+            else:
+                s = self._marginal_log_density(X, missing)
         # (N, C) in column-major order: reductions over the C classes of a row are then
         # vectorised over rows (3x faster softmax for small C)
         s = np.asfortranarray(s)
         s += np.log(self.priors_)
-        if np.isnan(s).any() or not np.all(np.isfinite(s.max(axis=1))):
+        far = np.isnan(s).any(axis=1) | ~np.isfinite(s.max(axis=1))
+        scalable = scale_far_rows and complete and self._row_scaled_log_density is not None
+        if far.any() and not scalable:
             raise ValueError(f"{type(self).__name__}: the log-density of some rows of X overflows float64 "
                              "(they are ~1e150 or more standard deviations from every class mean); pass "
                              "X in the units used in fit")
-        return s
+        if not scale_far_rows:
+            return s
+        exponent = np.frexp(np.max(np.abs(X[far]), axis=1, initial=0.0))[1]
+        if far.any():
+            s[far] = self._row_scaled_log_density(X[far], exponent) + np.ldexp(np.log(self.priors_), -2 * exponent[:, None])
+        return s, far, exponent
+
+    #: ``_row_scaled_log_density(X, e)``: the class-dependent part of ``log N(x_i | ...) / 4^e_i``, computed
+    #: from ``x_i / 2^e_i`` (exact scaling) so that rows ~1e300 do not overflow; ``None``: not available.
+    _row_scaled_log_density = None
+
+    def _log_posterior(self, X):
+        """``log p(y = c | x)``: the softmax of the scores; for far rows (scores ``4^e s_far``) the softmax of
+        ``4^e (s_far - max s_far)``, which is 0 for the best class and ``-inf`` for the others once ``4^e``
+        overflows (the one-hot limit)."""
+        s, far, exponent = self._joint_log_likelihood(X, scale_far_rows=True)
+        if far.any():
+            s_far = s[far]
+            with np.errstate(over="ignore"):
+                s[far] = np.ldexp(s_far - s_far.max(axis=1, keepdims=True), 2 * exponent[:, None])
+        return log_softmax(s, axis=1)
 
     def _marginal_log_density(self, X, missing):
         """Rows with NaN: ``log N(x_o | mu_c,o, Sigma_c,oo)`` over the observed features (eq. (8.97))."""
@@ -345,7 +374,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         -------
         log_proba : ndarray, shape (N, C)
         """
-        return log_softmax(self._joint_log_likelihood(X), axis=1)
+        return self._log_posterior(X)
 
     @dask_blocks
     def predict_proba(self, X):
@@ -373,7 +402,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         -------
         y : ndarray, shape (N,)
         """
-        s = self._joint_log_likelihood(X)            # first: it raises NotFittedError before fit
+        s = self._joint_log_likelihood(X, scale_far_rows=True)[0]    # first: it raises NotFittedError before fit
         return self.classes_[np.argmax(s, axis=1)]
 
     def log_likelihood(self, X, y):

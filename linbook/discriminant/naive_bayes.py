@@ -40,9 +40,22 @@ class DiagonalGaussianClassifier(GaussianClassifier):
         # z = x / s; a missing x_j drops its term (eq. (8.96))
         if not exact and self._var.ndim == 1:
             return self._shared_variance_scores(X)
-        var = np.broadcast_to(self._var, self._mu.shape)
-        const = np.log(2.0 * np.pi * var) + 2.0 * np.log(self._scale)
+        var, const = self._variances_and_constants()
         return diagonal_log_density(X, self._inv_scale, self._mu, 1.0 / var, const)
+
+    def _variances_and_constants(self):
+        """``v_cj`` and ``log(2 pi v_cj s_j^2)``, shape (C, D) each."""
+        var = np.broadcast_to(self._var, self._mu.shape)
+        return var, np.log(2.0 * np.pi * var) + 2.0 * np.log(self._scale)
+
+    def _row_scaled_log_density(self, X, exponent):
+        # the scores of _log_density / 4^e from u = z / 2^e (z_j - mu_cj = 2^e (u_j - mu_cj / 2^e)): a power
+        # of two scales exactly, and (u_j - mu_cj / 2^e)^2 cannot overflow where (z_j - mu_cj)^2 does
+        var, const = self._variances_and_constants()
+        U = np.ldexp(X, -exponent[:, None]) * self._inv_scale
+        mu = np.ldexp(self._mu, -exponent[:, None, None])
+        T = (U[:, None, :] - mu) ** 2 / var + np.ldexp(const, -2 * exponent[:, None, None])
+        return -0.5 * T.sum(axis=2)
 
     def _shared_variance_scores(self, X):
         """Scores for a shared variance without the class-free ``-|z - m|^2 / (2 v)`` term.

@@ -91,6 +91,17 @@ class QDA(GaussianClassifier):
         s = -0.5 * (maha + self._logdet)
         return s + self._log_norm_const() if exact else s
 
+    def _row_scaled_log_density(self, X, exponent):
+        # the scores of _log_density / 4^e from u = z / 2^e (z - mu_c = 2^e (u - mu_c / 2^e)): a power of two
+        # scales exactly, and ||L_c^{-1}(u - mu_c / 2^e)||^2 cannot overflow where ||L_c^{-1}(z - mu_c)||^2 does
+        C, D = self._means_z.shape
+        U = np.ldexp(X, -exponent[:, None]) * self._inv_scale
+        shrink = np.ldexp(1.0, -exponent)[:, None]
+        G = (U - self._center * shrink) @ self._whiten - self._offsets.reshape(1, C * D) * shrink
+        G = G.reshape(len(U), C, D)
+        maha = np.einsum("icd,icd->ic", G, G)
+        return -0.5 * (maha + np.ldexp(self._logdet, -2 * exponent[:, None]))
+
     def _covariance_z(self):
         return self._chol @ self._chol.transpose(0, 2, 1)
 
