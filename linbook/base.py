@@ -44,7 +44,10 @@ class LinbookWarning(UserWarning):
 
 
 class SeparableDataWarning(LinbookWarning):
-    """The data are (quasi-)separable, so an unregularised maximum-likelihood fit diverges."""
+    """The data are (quasi-)separable, so an unregularised maximum-likelihood fit diverges.
+
+    Derived in: chapter "Logistic regression" § "Separable data and l2 regularisation".
+    """
 
 
 class DivergenceError(ValueError):
