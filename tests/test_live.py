@@ -138,6 +138,26 @@ def test_jupyter_needs_the_token_and_shares_only_with_the_site(servers):
     # itself still needs the token, and its answer names only the site, as checked above.)
 
 
+def test_ctrl_c_stops_live_started_with_sigint_ignored(site):
+    """A parent that ignores SIGINT (nohup, some CI runners, a test worker after a library set
+    SIG_IGN) passes that on to its children, and Python then never raises KeyboardInterrupt:
+    `make live` would not stop on Ctrl-C (seen once as a 60 s hang in `make test`)."""
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "live.py"), "--site", str(site)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        deadline, line = time.monotonic() + live.START_TIMEOUT, "started"
+        while line and "http://127.0.0.1:" not in line and time.monotonic() < deadline:
+            line = proc.stdout.readline()          # "" at EOF: live.py exited early
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0 and "Stopped" in out, out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def test_ctrl_c_stops_both_servers(servers):
     # Last in this file: it stops the module's servers.
     kernel_side = psutil.Process(servers.proc.pid).children(recursive=True)

@@ -247,6 +247,9 @@ def main(argv=None):
     except ImportError:
         sys.exit("make live needs jupyter_server in the environment: "
                  "pip install -r requirements.lock (make env does)")
+    # Ctrl-C stops both servers even when the parent started us with SIGINT ignored (a pytest-xdist
+    # worker, nohup, a CI runner): Python keeps an inherited SIG_IGN instead of raising KeyboardInterrupt.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     print("Starting a Jupyter server for the book's code (a few seconds)...", flush=True)
     try:
