@@ -67,7 +67,8 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
     The first chunk (or ``fit``) goes through ``linbook.base.validate_fit``, which records
     ``n_features_in_`` / ``feature_names_in_``; later chunks are checked against them
     (same width, same column names), as scikit-learn's ``partial_fit`` does.
-    Sparse ``X`` comes back as canonical CSR (a copy when the caller's matrix is not).
+    Sparse ``X`` comes back as CSR without duplicate entries (``linbook._kernels.csr.summed_csr``:
+    a copy only when a row repeats a column; unsorted rows are kept as they are).
     """
     require_y(est, y)
     sparse = ["csr", "csc", "coo"] if accept_sparse else False
@@ -81,8 +82,8 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
         if y_numeric:
             y = np.asarray(y, dtype=np.float64)
     if sp.issparse(X):
-        from .._kernels.csr import canonical_csr
-        X = canonical_csr(sp.csr_matrix(X))     # duplicates and unsorted indices: the answer of canonical X
+        from .._kernels.csr import summed_csr
+        X = summed_csr(sp.csr_matrix(X))        # duplicates summed: the answer of canonical X
     return X, y
 
 
