@@ -222,27 +222,19 @@ def csr_row_stats(data, indptr):
 def csr_column_repeats(indices, indptr, n_cols):
     """0 when no CSR row stores a column twice, 1 when one does, 2 when an index lies outside ``[0, n_cols)``.
 
-    A row whose indices increase has no repeat; only the other rows mark their columns (with
-    the row's number, in an array allocated at the first such row), so sorted input costs
-    one comparison per entry.
+    One pass in any order: each entry stamps its column with its row's number (int32, the
+    rows counted modulo 2^31 - 1: a row 2^31 - 1 rows later may see a stale stamp and report a
+    repeat, which only costs a canonical copy). 4 bytes a column stay in cache where a second
+    pass to check the order first would cost more.
     """
-    seen = np.empty(0, dtype=np.int64)
+    seen = np.full(n_cols, -1, dtype=np.int32)
     for i in range(indptr.shape[0] - 1):
-        lo, hi = indptr[i], indptr[i + 1]
-        increasing = True
-        for p in range(lo, hi):
+        stamp = np.int32(i % 2147483647)
+        for p in range(indptr[i], indptr[i + 1]):
             j = indices[p]
             if j < 0 or j >= n_cols:
                 return 2
-            if p > lo and j <= indices[p - 1]:
-                increasing = False
-        if increasing:
-            continue
-        if seen.shape[0] == 0:
-            seen = np.full(n_cols, -1, dtype=np.int64)
-        for p in range(lo, hi):
-            j = indices[p]
-            if seen[j] == i:
+            if seen[j] == stamp:
                 return 1
-            seen[j] = i
+            seen[j] = stamp
     return 0
