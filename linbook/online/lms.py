@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from ..base import NON_NEGATIVE, POSITIVE_INT, StrOptions, as_rng, check_params, dask_blocks, predict_input
 from . import schedules
-from ._stream import diverged, numpy_pass, objective_stop, transactional, validate_chunk
+from ._stream import diverged, numpy_fit, numpy_pass, objective_stop, transactional, validate_chunk
 from .sgd import _step_size
 
 __all__ = ["LMS"]
@@ -206,8 +206,8 @@ class LMS(RegressorMixin, BaseEstimator):
         self._nnz += (nnz, X.shape[0])
         return X
 
-    def _pass(self, X, y, order, tol):
-        """One pass in ``order`` (numpy for a process's first small fits, else compiled).
+    def _pass(self, X, y, order, tol, numpy_first=True):
+        """One pass in ``order`` (numpy for a process's first small fits while ``numpy_first``, else compiled).
 
         Returns ``(fired, loss)``: whether the ``tol`` test fired, and the pass's summed loss.
         """
@@ -221,7 +221,7 @@ class LMS(RegressorMixin, BaseEstimator):
         args = (X, y, order, self._theta, bool(self.fit_intercept), schedules.SCHEDULES.index(self.learning_rate),
                 eta0, float(self.tau0), float(self.kappa), b_ratio, self._state, -1.0 if tol is None else float(tol),
                 path)
-        if numpy_pass(order.shape[0]):
+        if numpy_first and numpy_pass(order.shape[0]):
             with np.errstate(over="ignore", invalid="ignore"):    # a divergence is reported below
                 _, status, loss = _delta_rule_pass(*args)
         else:
@@ -254,10 +254,14 @@ class LMS(RegressorMixin, BaseEstimator):
             stops = objective_stop(self.loss_tol, self.n_iter_no_change, y, np.ones(len(y)), squared=True,
                                    fit_intercept=self.fit_intercept)
         self.n_iter_ = 0
+        # the fewest epochs this fit runs: tol may fire in the first, loss_tol not before n_iter_no_change + 1
+        least = (1 if self.tol is not None else int(self.max_iter) if stops is None
+                 else min(int(self.max_iter), int(self.n_iter_no_change) + 1))
+        numpy_first = numpy_fit(least * len(y))
         for _ in range(int(self.max_iter)):
             order = rng.permutation(len(y)) if self.shuffle else np.arange(len(y))
             self.n_iter_ += 1
-            fired, loss = self._pass(X, y, order, self.tol)
+            fired, loss = self._pass(X, y, order, self.tol, numpy_first)
             if fired or (stops is not None and stops(loss)):
                 self.tol_reached_ = True
                 break

@@ -21,8 +21,8 @@ from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions
                     check_sample_weight, dask_blocks, encode_labels, predict_input, renamed_param)
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
-from ._stream import (CURE, diverged, numpy_pass, numpy_steps_left, objective_stop, progress, transactional,
-                      validate_chunk)
+from ._stream import (CURE, diverged, numpy_fit, numpy_pass, numpy_steps_left, objective_stop, progress,
+                      transactional, validate_chunk)
 
 __all__ = ["SGDRegressor", "SGDClassifier"]
 
@@ -154,12 +154,14 @@ class _BaseSGD(BaseEstimator):
         by the stop rule of ``linbook.online._stream.objective_stop``.
         """
         n = X.shape[0]
-        epoch_in = self._epoch(X, T, sw)
-        lam_n = self._lam_n(n)
         stops = None
         if stop and self.tol is not None:
             stops = objective_stop(self.tol, self.n_iter_no_change, T, sw, fit_intercept=self.fit_intercept,
                                    squared=self._loss_name() == "squared_error")
+        # the stop rule ends no fit before n_iter_no_change + 1 epochs
+        least = n * (epochs if stops is None else min(epochs, int(self.n_iter_no_change) + 1))
+        epoch_in = self._epoch(X, T, sw, numpy_fit(least, _numpy_steps_left))
+        lam_n = self._lam_n(n)
         for epoch in range(1, epochs + 1):
             order = rng.permutation(n) if shuffle else np.arange(n)
             total = epoch_in(order)                                  # summed loss, each before its step
@@ -213,8 +215,10 @@ class _BaseSGD(BaseEstimator):
         eta_w, eta_b = schedules.auto_steps(self._L_x, lam_n, self._nnz[0] / self._nnz[1], self._w_max)
         return eta_w, eta_b / eta_w
 
-    def _epoch(self, X, T, sw):
+    def _epoch(self, X, T, sw, numpy_first=True):
         """The function running one epoch in a given order: ``_numpy_epoch`` or the compiled kernel.
+
+        Epochs run in numpy while ``numpy_first`` and the process's budget last (``_stream.numpy_pass``).
 
         It returns the epoch's summed loss and raises ``DivergenceError`` (the model is then
         restored by ``transactional``) when the loss, the weights or the shrink factor fail.
@@ -233,7 +237,7 @@ class _BaseSGD(BaseEstimator):
         rows = []
 
         def run(order):
-            if plain and numpy_pass(X.shape[0], _numpy_steps_left):
+            if plain and numpy_first and numpy_pass(X.shape[0], _numpy_steps_left):
                 with np.errstate(over="ignore", invalid="ignore"):    # a divergence is reported below
                     total, status = _numpy_epoch(X, T, sw, order, self._W, self._b, self._Wbar, self._bbar,
                                                  *options[:8], bool(self.fit_intercept), avg)
