@@ -324,13 +324,11 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         kind = type_of_target(y)
         if kind == "unknown":
             raise ValueError("Unknown label type: BayesianLogisticRegression needs two class labels in y.")
-        if kind == "multiclass":
-            encode_labels(y, max_classes=2, model="BayesianLogisticRegression",
-                          more_classes="linbook.LogisticRegression (multinomial)")
-        if X.shape[0] < 2:
+        if X.shape[0] < 2:     # (one sample is one class: three classes get encode_labels' message)
             raise ValueError("BayesianLogisticRegression needs at least one sample of each of two "
                              "classes; got 1 sample. Pass more rows of X and y.")
-        self.classes_, t = encode_labels(y, max_classes=2, model="BayesianLogisticRegression")
+        self.classes_, t = encode_labels(y, max_classes=2, model="BayesianLogisticRegression",
+                                         more_classes="linbook.LogisticRegression (multinomial)", target_type=kind)
         t = t.astype(float)
         Phi = self._design(X)
         m, alpha = Phi.shape[1], float(self._prior_precision())
