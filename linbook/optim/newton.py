@@ -29,6 +29,7 @@ Derived in: chapter "Optimizers" § "Newton's method".
 
 from __future__ import annotations
 
+import math
 
 import numpy as np
 import scipy.linalg
@@ -61,22 +62,34 @@ def _newton_direction(H, g, damping=0.0):
     if H is None:                  # the objective or gradient was not finite where H was asked for
         raise ValueError(MSG_NONFINITE)
     H = np.atleast_2d(np.asarray(H, dtype=float))
-    if not np.all(np.isfinite(H)):
-        raise ValueError("newton: the Hessian is not finite at the current point; check the "
-                         "objective for overflow (scale the features or add a penalty)")
     if damping:
         H = H + damping * np.eye(H.shape[0])
     tau = 0.0
     while True:
         factor = equilibrated_cholesky(H, ridge=tau)
+        # the factorisation checks that H is finite (None if not): look again only to say why it failed
+        if factor is None and tau == 0.0 and not np.isfinite(H).all():
+            raise ValueError("newton: the Hessian is not finite at the current point; check the "
+                             "objective for overflow (scale the features or add a penalty)")
         if factor is not None:
             d = _chord_direction(factor, g)
-            if float(g @ d) < 0 and np.all(np.isfinite(d)):
+            if _is_descent(g, d):
                 return d, tau, factor
         tau = max(10.0 * tau, 1e-12)
         if tau > 1e12:
             dg = np.diag(H)
             return -g / np.where(dg > 0, dg, 1.0), tau, None   # a diagonally scaled gradient step: always descent
+
+
+def _is_descent(g, d):
+    """Whether ``d`` is a finite descent direction: ``g'd < 0`` and every ``d_j`` finite.
+
+    A non-finite ``d_j`` makes ``g'd`` non-finite (``inf`` times a non-zero ``g_j`` is infinite,
+    ``0 * inf`` and anything with NaN are NaN), so a finite ``g'd`` vouches for ``d``; its entries
+    are looked at only when ``g'd`` overflowed to ``-inf``.
+    """
+    slope = float(g @ d)
+    return slope < 0 and (math.isfinite(slope) or bool(np.isfinite(d).all()))
 
 
 def _flat_step(fg, x, f, g, d, scale):
@@ -214,7 +227,7 @@ def _direction(factor, tau, g, x, out, fg, hessian, damping, decrement_tol):
     ``-g'd / 2 = g'H^{-1}g / 2`` is at most ``decrement_tol`` (tested when ``H`` is positive definite)."""
     try:
         d = _chord_direction(factor, g) if factor is not None else None
-        if d is None or not (float(g @ d) < 0 and np.all(np.isfinite(d))):
+        if d is None or not _is_descent(g, d):
             out_h = fg(x) if len(out) < 3 and fg.with_hess else out
             d, tau, factor = _newton_direction(hessian(x, out_h), g, damping or 0.0)
             out = out_h
