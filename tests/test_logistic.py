@@ -150,9 +150,12 @@ def test_multinomial_separable_warns():
     assert np.all(np.isfinite(m.coef_))
 
 
-@pytest.mark.parametrize("solver", ["irls", "lbfgs"])
+@pytest.mark.parametrize("solver", ["irls", "lbfgs", "newton-cg", "newton-cg sparse"])
 def test_separable_binary_warns_and_l2_fixes(solver):
     X, y, _ = linbook.datasets.make_separable(60, 2, random_state=0)
+    if solver.endswith("sparse"):
+        import scipy.sparse
+        X, solver = scipy.sparse.csr_matrix(X), solver.split()[0]
     with pytest.warns(SeparableDataWarning, match="lam > 0"):
         m = linbook.LogisticRegression(lam=0, solver=solver).fit(X, y)
     assert np.all(np.isfinite(m.coef_)) and not m.converged_
@@ -350,12 +353,14 @@ def test_multinomial_hessian_kernel_equals_reference():
 
 
 # ------------------------------------------------------------------ issue 13/14 additions
-ALL_SOLVERS = ["auto", "newton", "irls", "lbfgs", "bfgs", "gd"]
+ALL_SOLVERS = ["auto", "newton", "irls", "newton-cg", "lbfgs", "bfgs", "gd"]
 
 
 @pytest.mark.parametrize("solver", ALL_SOLVERS)
 @pytest.mark.parametrize("multi", [False, True])
 def test_sample_weight_equals_sklearn(solver, multi):
+    if multi and solver == "newton-cg":
+        pytest.skip("newton-cg fits two classes (test_newton_cg_refuses_multinomial_and_leaves_the_model)")
     X, y = multi_data(n=150, seed=4) if multi else binary_data(n=150, seed=8)
     w = np.random.default_rng(3).integers(0, 4, X.shape[0]).astype(float)
     lam = 2.0
@@ -370,10 +375,12 @@ def test_sample_weight_equals_sklearn(solver, multi):
     assert rel(m.coef_, r.coef_) < (1e-7 if solver != "gd" else 1e-5)
 
 
-@pytest.mark.parametrize("solver", ["newton", "lbfgs"])
+@pytest.mark.parametrize("solver", ["newton", "lbfgs", "newton-cg"])
 @pytest.mark.parametrize("multi", [False, True])
 def test_sparse_equals_dense(solver, multi):
     import scipy.sparse
+    if multi and solver == "newton-cg":
+        pytest.skip("newton-cg fits two classes (test_newton_cg_refuses_multinomial_and_leaves_the_model)")
     X, y = multi_data(n=300, seed=5) if multi else binary_data(n=300, seed=9)
     X = X * (np.random.default_rng(0).random(X.shape) < 0.4)          # 60 % zeros
     md = linbook.LogisticRegression(solver=solver, tol=1e-10).fit(X, y)
@@ -424,11 +431,22 @@ def test_auto_solver_rule():
     assert choose_solver("auto", 50_000, 50, 50, True, False) == "lbfgs"         # many classes
     assert choose_solver("auto", 150, 4, 3, True, False) == "newton"             # iris
     assert choose_solver("auto", 100_000, 50, 3, True, False) == "lbfgs"         # softmax Hessian
-    assert choose_solver("auto", 100_000, 50_000, 2, True, True) == "lbfgs"      # text-like
+    assert choose_solver("auto", 100_000, 50_000, 2, True, True) == "newton-cg"  # text-like, binary
+    assert choose_solver("auto", 100_000, 50_000, 3, True, True) == "lbfgs"      # text-like, 3 classes
     assert choose_solver("auto", 1000, 20, 2, True, True) == "newton"            # small sparse
     assert choose_solver("irls", 10, 2, 2, True, False) == "newton"
     X, y = binary_data()
     assert linbook.LogisticRegression().fit(X, y).solver_ == "newton"
+
+
+def test_newton_cg_refuses_multinomial_and_leaves_the_model():
+    X, y = multi_data()
+    m = linbook.LogisticRegression().fit(*binary_data())
+    before = (m.classes_.copy(), m.coef_.copy(), m.solver_)
+    m.set_params(solver="newton-cg")
+    with pytest.raises(ValueError, match="solver='newton-cg' fits two classes; y has 3. Set solver"):
+        m.fit(X, y)
+    assert np.array_equal(m.classes_, before[0]) and np.array_equal(m.coef_, before[1]) and m.solver_ == before[2]
 
 
 def test_default_gridsearch_on_breast_cancer_is_quiet():
