@@ -169,6 +169,9 @@ CASES = [
     _case("logistic very sparse 100k x 50k (0.01 %) default vs fastest peer at equal achieved gradient",
           lambda: _text(density=1e-4, seed=4), _lin(), EqualGradientPeer(SPARSE_PEERS, _lin()),
           "fastest sklearn solver at linbook's achieved gradient", 1.0, 1.0),
+    _case("logistic sparse text 100k x 50k (0.1 %) default vs fastest peer at equal achieved gradient", _text,
+          _lin(), EqualGradientPeer(SPARSE_PEERS, _lin()), "fastest sklearn solver at linbook's achieved gradient",
+          1.0, 1.0),
     # -------- binary, Hessian cheap: the default is Newton/IRLS
     _case("logistic binary 200k x 100 default", lambda: _binary(200_000, 100), _lin(),
           _sk("newton-cholesky"), "sklearn newton-cholesky", 1.0, 0.5),

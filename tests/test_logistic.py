@@ -431,7 +431,9 @@ def test_auto_solver_rule():
     assert choose_solver("auto", 50_000, 50, 50, True, False) == "lbfgs"         # many classes
     assert choose_solver("auto", 150, 4, 3, True, False) == "newton"             # iris
     assert choose_solver("auto", 100_000, 50, 3, True, False) == "lbfgs"         # softmax Hessian
-    assert choose_solver("auto", 100_000, 50_000, 2, True, True) == "newton-cg"  # text-like, binary
+    assert choose_solver("auto", 100_000, 50_000, 2, True, True, density=1e-4) == "newton-cg"  # very sparse
+    assert choose_solver("auto", 100_000, 50_000, 2, True, True, density=1e-3) == "lbfgs"      # text-like
+    assert choose_solver("auto", 100_000, 50_000, 2, True, True) == "lbfgs"
     assert choose_solver("auto", 100_000, 50_000, 3, True, True) == "lbfgs"      # text-like, 3 classes
     assert choose_solver("auto", 1000, 20, 2, True, True) == "newton"            # small sparse
     assert choose_solver("irls", 10, 2, 2, True, False) == "newton"

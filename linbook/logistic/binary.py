@@ -71,8 +71,9 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         """Check the parameters and the data, choose the solver: ``(X, weights, y_index, max_iter)``."""
         check_params(self)
         X, sw, classes, yidx = self._validate(X, y, sample_weight, max_classes)
-        solver = solvers.choose_solver(self.solver, *X.shape, classes.size, self.fit_intercept,
-                                       scipy.sparse.issparse(X))
+        sparse = scipy.sparse.issparse(X)
+        solver = solvers.choose_solver(self.solver, *X.shape, classes.size, self.fit_intercept, sparse,
+                                       density=X.nnz / max(X.shape[0] * X.shape[1], 1) if sparse else None)
         self.classes_, self.solver_ = classes, solver      # set only once the call can go on
         return X, sw, yidx, self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]
 

@@ -13,7 +13,7 @@ binary, ``(C - 1)(D + 1)`` multinomial):
   (its ``N p^2`` Hessian is one blocked SYRK pass over ``X``; ~5-10 steps; insensitive to
   correlated features);
 * multinomial: Newton only while the Hessian is cheap, ``N p^2 <= 1e8`` (e.g. iris);
-* binary sparse ``X`` with ``p > 300``: Newton-CG (:mod:`linbook.optim.newton_cg`: Newton's system
+* binary sparse ``X`` with ``p > 300`` and at most 0.05 % non-zeros: Newton-CG (:mod:`linbook.optim.newton_cg`: Newton's system
   solved by Jacobi-preconditioned CG from products ``H v``; never forms ``H``);
 * otherwise (many classes, ``D`` comparable to ``N``): L-BFGS.
 
@@ -39,9 +39,10 @@ SOLVERS = ("auto", "irls", "newton", "newton-cg", "lbfgs", "bfgs", "gd")
 DEFAULT_MAX_ITER = {"newton": 100, "newton-cg": 200, "lbfgs": 5000, "bfgs": 2000, "gd": 20000}
 
 
-def choose_solver(solver, n, d, n_classes, fit_intercept, sparse):
+def choose_solver(solver, n, d, n_classes, fit_intercept, sparse, density=None):
     """The solver that ``LogisticRegression(solver=solver)`` uses for ``n`` samples, ``d`` features,
-    ``n_classes`` classes (``"auto"``: the rule in the module docstring; ``"irls"`` is ``"newton"``).
+    ``n_classes`` classes (``"auto"``: the rule in the module docstring; ``"irls"`` is ``"newton"``);
+    ``density``: the fraction of non-zeros of sparse ``X`` (``None``: not known).
 
     Derived in: chapter "Optimizers" § "IRLS".
     """
@@ -65,14 +66,16 @@ def choose_solver(solver, n, d, n_classes, fit_intercept, sparse):
         return "newton" if n * p * p <= 1e8 else "lbfgs"
     if p <= 300 or (not sparse and p <= 1000 and n >= 100 * p):
         return "newton"
-    if n_classes == 2 and sparse:
-        # measured (issue 22), 100k x 50k Zipf text, at an equal or smaller achieved gradient: Newton-CG
-        # 1.4-3.3 s against L-BFGS's 9-9.5 s at densities 1e-4 and 3e-4 (L-BFGS needs 150-220 steps on the
-        # many rare features, preconditioned CG a few products a step); at 1e-3 a tie in time, where
-        # Newton-CG reaches a 250x smaller gradient on one sample and a 2x larger on another
+    if n_classes == 2 and sparse and density is not None and density <= NEWTON_CG_MAX_DENSITY:
         return "newton-cg"
     return "lbfgs"
 
+
+# Newton-CG for very sparse binary X, measured (issue 22) on 100k x 50k Zipf text, at an equal or
+# smaller achieved gradient: 1.4-3.3 s against L-BFGS's 9-9.5 s at densities 1e-4 and 3e-4 (L-BFGS
+# needs 150-220 steps there, preconditioned CG a few products a Newton step); at 1e-3 a tie in time
+# (6.5 vs 5.3 s on one sample, 9.6 vs 9.8 s at a 250x smaller gradient on another): L-BFGS stays.
+NEWTON_CG_MAX_DENSITY = 5e-4
 
 # Newton reuses Hessians (the chord method, ``optim.newton(fun_grad=...)``) when a Hessian
 # pass over the data costs several gradient passes and dominates the fit: ``p`` parameters
