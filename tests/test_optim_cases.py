@@ -30,6 +30,10 @@ STORED = Path(__file__).resolve().parent / "optim_cases.json"
 # Long first-order paths whose last digits depend on the BLAS kernel (up to 7.4e-12 apart on
 # OpenBLAS's SkylakeX, Haswell, Sandybridge and Prescott kernels): compared to 1e-10.
 PATH_SENSITIVE = {"rosen2/truncated-newton", "rosen6/bfgs-B", "rosen6/bfgs-H"}
+# A method that stops because f no longer changes above rounding may first take a few steps at
+# that level (each accepted only where the gradient shrinks); how many depends on how the kernel
+# rounds f and g, so such a case compares where it stopped, not the count of steps.
+ROUNDING_FLOOR = "line search failed: no decrease of f at rounding level"
 
 
 def _quadratic(d, cond, seed, scale=1.0):
@@ -210,6 +214,8 @@ def test_the_cases_are_the_stored_ones(results):
 def test_case_matches_stored(results, case):
     got, want = results[case], STORED_CASES[case]
     for key in want:
+        if key == "n_iter" and want.get("message", "").startswith(ROUNDING_FLOOR):
+            continue
         if key in ("x", "fun", "log_evidence", "covariance"):
             rtol = 1e-10 if case in PATH_SENSITIVE else 1e-12
             assert _close(got[key], want[key], rtol), (case, key, got[key], want[key])
