@@ -35,11 +35,12 @@ import numpy as np
 import scipy.linalg
 
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
-from .line_search import _armijo, backtracking
+from .line_search import _armijo
+from .newton_cg import newton_cg
 from .result import (MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted, _msg_max_iter,
-                     _no_decrease, _small_grad, _small_step, _start, _stop_reason, _x0, real_array)
+                     _no_decrease, _small_grad, _small_step, _start, _x0, real_array)
 
-__all__ = ["newton", "truncated_newton", "levenberg_marquardt"]
+__all__ = ["levenberg_marquardt", "newton", "truncated_newton"]
 
 # The chord method keeps the last Hessian's factor while each step shrinks max|g| at least
 # this much. For a GLM a new Hessian costs about three gradient passes, so one chord step
@@ -263,12 +264,13 @@ def _stop_after_step(fg, trial, x, f, g, gtol, scale, small, callback):
 
 def truncated_newton(fun, x0, grad=None, hessp=None, *, max_iter=100, gtol=1e-8, gscale=None,
                      cg_max_iter=None):
-    """Truncated Newton (Newton-CG): solve ``H d = -g`` only approximately by CG.
+    """Truncated Newton (Newton-CG) with ``hessp(x, v) -> H(x) v``: :func:`linbook.optim.newton_cg`.
 
-    CG stops at the forcing tolerance ``||r|| <= min(0.5, sqrt(||g|| / ||g0||)) ||g||``
-    (relative, so scale-invariant) or when it meets negative curvature (then it returns
-    the last direction, or ``-g``). Only Hessian-vector products ``hessp(x, v)`` are
-    needed, never the Hessian itself.
+    The same method, called the way the other optimizers are (``fun``, ``grad``, plus
+    ``hessp``): CG solves ``H d = -g`` to the forcing tolerance
+    ``||H d + g|| <= min(0.5, sqrt(||g|| / ||g0||)) ||g||`` (relative, so scale-invariant) or
+    stops at negative curvature; only Hessian-vector products are needed, never the Hessian.
+    ``cg_max_iter`` defaults to ``2 * x0.size``.
 
     Returns
     -------
@@ -278,46 +280,21 @@ def truncated_newton(fun, x0, grad=None, hessp=None, *, max_iter=100, gtol=1e-8,
     """
     if hessp is None:
         raise ValueError("truncated_newton needs hessp(x, v)")
-    fg = _Counted(fun, grad)
-    x = _x0(x0)
-    (f, g), scale, early = _start(fg, x, gtol, gscale)
-    if early:
-        return early
-    g0norm = np.linalg.norm(g)
-    path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
-    cg_max_iter = 2 * x.size if cg_max_iter is None else cg_max_iter
-    for k in range(1, max_iter + 1):
-        gnorm = np.linalg.norm(g)
-        eps = min(0.5, np.sqrt(gnorm / g0norm)) * gnorm
-        d = np.zeros_like(x)
-        r = -g.copy()
-        p = r.copy()
-        for _ in range(cg_max_iter):
-            Hp = hessp(x, p)
-            pHp = float(p @ Hp)
-            if not pHp > 0:
-                if not d.any():
-                    d = -g
-                break
-            alpha = float(r @ r) / pHp
-            d = d + alpha * p
-            r_new = r - alpha * Hp
-            if np.linalg.norm(r_new) <= eps:
-                break
-            p = r_new + (float(r_new @ r_new) / float(r @ r)) * p
-            r = r_new
-        t, f_new, g_new, _ = backtracking(fg, x, f, g, d)
-        if t == 0.0:
-            (msg, converged), k = _no_decrease(g, gtol, scale, fg), k - 1
-            break
-        x = x + t * d
-        f, g = f_new, g_new
-        path.append(x.copy())
-        stop = _stop_reason(fg, g, gtol, scale)
-        if stop:
-            converged, msg = stop
-            break
-    return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
+    if grad is True:
+        objective = fun
+    elif callable(grad):
+        def objective(x):
+            return fun(x), grad(x)
+    else:
+        raise ValueError("grad must be a callable, or True when fun returns (f, g)")
+
+    def with_hessian_product(x):
+        f, g = objective(x)
+        return f, g, (lambda v: np.asarray(hessp(x, v), dtype=float), None)
+
+    cg_max_iter = 2 * np.size(x0) if cg_max_iter is None else cg_max_iter
+    return newton_cg(with_hessian_product, x0, max_iter=max_iter, gtol=gtol, gscale=gscale,
+                     cg_max_iter=cg_max_iter)
 
 
 def _damped_step(residual, J, g, x, f, lam):
