@@ -189,7 +189,7 @@ class BinaryLoss:
         return f, g, H
 
     def with_hessian_product(self, theta):
-        """``(F, g, (hessp, diag_H))`` for Newton-CG (:func:`linbook.optim.newton_cg.newton_cg`): ``F, g`` as
+        """``(F, g, (hessp, diag_H))`` for Newton-CG (:func:`linbook.optim.newton_cg`): ``F, g`` as
         :meth:`value_and_gradient`, ``hessp(u) = H u`` and the diagonal of ``H`` (sparse ``X``; ``None``
         for dense), never forming ``H``::
 

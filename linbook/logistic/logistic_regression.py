@@ -125,7 +125,7 @@ class LogisticRegression(BinaryGLM):
     solver : {"auto", "newton", "irls", "newton-cg", "lbfgs", "bfgs", "gd"}, default "auto"
         ``"newton"`` (= ``"irls"``, the same method for this model): :func:`linbook.optim.newton`
         with the exact Hessian, one blocked pass over ``X`` per step. ``"newton-cg"`` (two classes):
-        truncated Newton, :func:`linbook.optim.newton_cg.newton_cg`, the Newton system solved by
+        truncated Newton, :func:`linbook.optim.newton_cg`, the Newton system solved by
         conjugate gradients from products ``H v = X~'(S (X~ v)) + lam v`` (``H`` never formed).
         ``"lbfgs"``, ``"bfgs"``, ``"gd"``: the :mod:`linbook.optim` methods. ``"auto"`` chooses by
         shape, with ``p`` the number of free parameters (``D + 1``, or ``(C - 1)(D + 1)``)
