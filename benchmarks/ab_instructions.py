@@ -71,7 +71,9 @@ NOT_COMPARABLE = {
 HELPER_C = r"""
 #include <valgrind/callgrind.h>
 void ab_collect_on(void)  { CALLGRIND_START_INSTRUMENTATION; CALLGRIND_TOGGLE_COLLECT; }
-void ab_collect_off(void) { CALLGRIND_TOGGLE_COLLECT; CALLGRIND_STOP_INSTRUMENTATION; }
+void ab_collect_off(const char *key) {
+    CALLGRIND_TOGGLE_COLLECT; CALLGRIND_STOP_INSTRUMENTATION; CALLGRIND_DUMP_STATS_AT(key);
+}
 """
 
 
@@ -146,37 +148,47 @@ def _old_spellings():
 
 
 def _collector():
-    """``(on, off)``: callgrind client requests from a tiny C helper (compiled once, cached)."""
-    lib = AB_DIR / "ab_callgrind.so"
+    """``(on, off)``: callgrind client requests from a tiny C helper (compiled once, cached);
+    ``off(key)`` also writes the counts collected since ``on()`` to a file naming ``key``."""
+    lib = AB_DIR / "ab_callgrind_v2.so"
     if not lib.exists():
-        src = AB_DIR / "ab_callgrind.c"
+        src = AB_DIR / "ab_callgrind_v2.c"
         src.write_text(HELPER_C)
         subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
     helper = ctypes.CDLL(str(lib))
-    return helper.ab_collect_on, helper.ab_collect_off
+    return helper.ab_collect_on, lambda key: helper.ab_collect_off(key.encode())
 
 
-def child(key, module, mode):
-    """Run inside one interpreter: warm-up fit, then the measured fit(s); print the measurement."""
+def _load(key):
+    with open(AB_DIR / "data" / f"{key}.pkl", "rb") as f:
+        return pickle.load(f)
+
+
+def child(mode, module, *keys):
+    """Run inside one interpreter, on the cases ``keys`` of one bench module: per case a warm-up fit,
+    then the measured fit(s). ``callgrind``: one instrumented fit per case, dumped under its key
+    (one process for many cases: importing under valgrind costs more than most fits); ``cpu``:
+    print the median user CPU seconds of ``REPS`` fits of the one case."""
     import warnings
     warnings.simplefilter("ignore")
     _old_spellings()
-    case = cases([module])[key][0]
-    with open(AB_DIR / "data" / f"{key}.pkl", "rb") as f:
-        data = pickle.load(f)["data"]
-    case.linbook(data)                                       # warm-up, as make bench does
+    known = cases([module])
     if mode == "callgrind":
         on, off = _collector()
-        on()
-        case.linbook(data)
-        off()
-        return
-    times = []
-    for _ in range(REPS):
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_utime
-        case.linbook(data)
-        times.append(resource.getrusage(resource.RUSAGE_SELF).ru_utime - before)
-    print(statistics.median(times))
+    for key in keys:
+        case, data = known[key][0], _load(key)["data"]
+        case.linbook(data)                                   # warm-up, as make bench does
+        if mode == "callgrind":
+            on()
+            case.linbook(data)
+            off(key)
+            continue
+        times = []
+        for _ in range(REPS):
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+            case.linbook(data)
+            times.append(resource.getrusage(resource.RUSAGE_SELF).ru_utime - before)
+        print(statistics.median(times))
 
 
 def _child_env():
@@ -185,86 +197,111 @@ def _child_env():
     return env
 
 
-def _instructions(python, key, module, tag):
-    """Start a callgrind child; returns (Popen, output file)."""
-    out = AB_DIR / "cg" / f"callgrind.out.{key}.{tag}"
+def _callgrind(python, module, keys, tag):
+    """Start one callgrind child for ``keys`` of ``module``; returns (Popen, output file prefix)."""
+    out = AB_DIR / "cg" / f"callgrind.out.{module}.{tag}"
     out.parent.mkdir(parents=True, exist_ok=True)
+    for old_part in out.parent.glob(out.name + "*"):
+        old_part.unlink()
     cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
-           f"--callgrind-out-file={out}", python, str(Path(__file__).resolve()), "child", key, module,
-           "callgrind"]
+           f"--callgrind-out-file={out}", python, str(Path(__file__).resolve()), "child", "callgrind",
+           module, *keys]
     return subprocess.Popen(cmd, cwd="/tmp", env=_child_env(), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True), out
 
 
-def _total(path):
-    """The instruction count (``Ir``) in a callgrind output file's ``totals:`` line."""
-    for line in path.read_text().splitlines():
-        if line.startswith("totals:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no totals in {path}")
+def _dumps(prefix):
+    """``{key: (instructions, file)}`` from the dumps of one callgrind child (one per measured fit,
+    each named by its ``desc: Trigger: Client Request: <key>`` line)."""
+    found = {}
+    for path in prefix.parent.glob(prefix.name + ".*"):
+        text = path.read_text(errors="replace")
+        trigger = next((ln for ln in text.splitlines() if ln.startswith("desc: Trigger:")), "")
+        total = next((ln for ln in text.splitlines() if ln.startswith("totals:")), None)
+        if "Client Request:" in trigger and total:
+            found[trigger.split("Client Request:")[1].strip()] = (int(total.split()[1]), path.name)
+    return found
+
+
+def instructions(old, new, module, keys):
+    """Instructions of each case's fit, old and new (two callgrind children side by side: the
+    counts do not depend on the load); ``{key: {"ir_old": .., "ir_new": .., ...}}``."""
+    children = {tag: _callgrind(py, module, keys, tag) for tag, py in (("old", old), ("new", new))}
+    counts = {}
+    for tag, (proc, prefix) in children.items():
+        err = proc.communicate()[1]
+        if proc.returncode:
+            print(f"{module} {tag}: callgrind child failed:\n{err[-1500:]}", file=sys.stderr)
+        counts[tag] = _dumps(prefix)
+    return {k: {"ir_old": counts["old"][k][0], "ir_new": counts["new"][k][0],
+                "cg_old": counts["old"][k][1], "cg_new": counts["new"][k][1]}
+            for k in keys if k in counts["old"] and k in counts["new"]}
 
 
 def _cpu(python, key, module):
-    out = subprocess.run([python, str(Path(__file__).resolve()), "child", key, module, "cpu"], check=False,
+    out = subprocess.run([python, str(Path(__file__).resolve()), "child", "cpu", module, key], check=False,
                          cwd="/tmp", env=_child_env(), capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
     return float(out.stdout.split()[-1])
 
 
-def measure(old, new, key, module):
-    """Instructions old/new (two callgrind children side by side: counts do not depend on load),
-    then ``PAIRS`` alternating CPU-time pairs; returns a result dict."""
-    children = [_instructions(py, key, module, tag) for py, tag in ((old, "old"), (new, "new"))]
-    counts = []
-    for proc, path in children:
-        err = proc.communicate()[1]
-        if proc.returncode:
-            raise RuntimeError(err[-2000:])
-        counts.append(_total(path))
+def cpu_time(old, new, key, module):
+    """``PAIRS`` alternating old/new processes: medians of user CPU time and of the paired ratios."""
     old_cpu, new_cpu, ratios = [], [], []
     for k in range(PAIRS):
         order = ((old, old_cpu), (new, new_cpu)) if k % 2 == 0 else ((new, new_cpu), (old, old_cpu))
         for python, acc in order:
             acc.append(_cpu(python, key, module))
         ratios.append(new_cpu[-1] / old_cpu[-1])
-    return {"ir_old": counts[0], "ir_new": counts[1], "cpu_old": statistics.median(old_cpu),
-            "cpu_new": statistics.median(new_cpu), "cpu_ratio": statistics.median(ratios),
-            "load": os.getloadavg()[0]}
+    return {"cpu_old": statistics.median(old_cpu), "cpu_new": statistics.median(new_cpu),
+            "cpu_ratio": statistics.median(ratios), "load": os.getloadavg()[0]}
 
 
 def _row(case, meta, res):
-    kept = f"{min(ROWS, meta['rows'])} of {meta['rows']}" if meta["rows"] else "all"
+    kept = f"{min(ROWS, meta['rows']):,} of {meta['rows']:,}" if meta["rows"] else "all"
+    cpu = (f"{res['cpu_old'] * 1e3:.1f} | {res['cpu_new'] * 1e3:.1f} | {res['cpu_ratio']:.3f} | {res['load']:.1f}"
+           if "cpu_ratio" in res else "- | - | - | -")
     return (f"| {case.name} | {kept} | {res['ir_old'] / 1e6:,.1f} | {res['ir_new'] / 1e6:,.1f} | "
-            f"{res['ir_new'] / res['ir_old']:.3f} | {res['cpu_old'] * 1e3:.1f} | {res['cpu_new'] * 1e3:.1f} | "
-            f"{res['cpu_ratio']:.3f} | {res['load']:.1f} |")
+            f"{res['ir_new'] / res['ir_old']:.3f} | {cpu} |")
 
 
-def run(old, new, filters):
-    """Measure every comparable case (or those whose name contains a filter); print a markdown table."""
+def run(old, new, filters, phases=("instructions", "cpu")):
+    """Measure every comparable case (or those whose name contains a filter, in the filters' order):
+    instructions first (one callgrind child per bench module and tree), then CPU time; print a
+    markdown table. Results accumulate in ``$AB_DIR/results.json`` (a rerun measures only what is
+    missing)."""
     results_path = AB_DIR / "results.json"
     results = json.loads(results_path.read_text()) if results_path.exists() else {}
+    selected = cases()
+    if filters:
+        selected = {k: v for f in filters for k, v in selected.items() if f in v[0].name}
+    todo = {k: v for k, v in selected.items() if not v[2]}
+    if "instructions" in phases:
+        modules = dict.fromkeys(module for _, module, _ in todo.values())
+        for module in modules:
+            keys = [k for k, v in todo.items() if v[1] == module and "ir_old" not in results.get(k, {})]
+            for key, res in instructions(old, new, module, keys).items():
+                results.setdefault(key, {}).update(res)
+            results_path.write_text(json.dumps(results, indent=1))
+    if "cpu" in phases:
+        for key, (case, module, _) in todo.items():
+            if "ir_old" in results.get(key, {}) and "cpu_ratio" not in results[key]:
+                try:
+                    results[key].update(cpu_time(old, new, key, module))
+                except RuntimeError as error:
+                    print(f"{case.name}: CPU run failed: {error}", file=sys.stderr)
+                results_path.write_text(json.dumps(results, indent=1))
     print("| case | rows kept | Minstr old | Minstr new | instr new/old | CPU ms old | CPU ms new | "
           "CPU new/old (median of paired) | load |")
     print("|---|---|---|---|---|---|---|---|---|")
-    skipped, selected = [], cases()
-    if filters:     # in the order of the filters (the most important rows first)
-        selected = {k: v for f in filters for k, v in selected.items() if f in v[0].name}
-    for key, (case, module, reason) in selected.items():
-        if reason:
-            skipped.append(f"- {case.name}: {reason}")
-            continue
-        with open(AB_DIR / "data" / f"{key}.pkl", "rb") as f:
-            meta = pickle.load(f)
-        if key not in results:
-            try:
-                results[key] = measure(old, new, key, module)
-            except RuntimeError as error:          # one failing row must not lose the others
-                skipped.append(f"- {case.name}: failed: {str(error).strip().splitlines()[-1]}")
-                continue
-            results_path.write_text(json.dumps(results, indent=1))
-        print(_row(case, meta, results[key]), flush=True)
-    print("\nNot measured:\n" + "\n".join(skipped))
+    for key, (case, _, reason) in todo.items():
+        if key in results and "ir_old" in results[key]:
+            print(_row(case, _load(key), results[key]))
+    print("\nNot measured:")
+    for key, (case, _, reason) in selected.items():
+        if reason or "ir_old" not in results.get(key, {}):
+            print(f"- {case.name}: {reason or 'not measured in this run (time)'}")
 
 
 if __name__ == "__main__":
@@ -272,7 +309,7 @@ if __name__ == "__main__":
     if command == "prepare":
         prepare()
     elif command == "run":
-        run(args[0], args[1], args[2:])
+        run(args[0], args[1], args[2:], phases=os.environ.get("AB_PHASES", "instructions,cpu").split(","))
     elif command == "child":
         child(*args)
     else:
