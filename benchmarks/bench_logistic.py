@@ -169,6 +169,13 @@ CASES = [
     _case("logistic very sparse 100k x 50k (0.01 %) default vs fastest peer at equal achieved gradient",
           lambda: _text(density=1e-4, seed=4), _lin(), EqualGradientPeer(SPARSE_PEERS, _lin()),
           "fastest sklearn solver at linbook's achieved gradient", 1.0, 1.0),
+    _case("logistic very sparse 100k x 50k (0.01 %) tuned tol 1e-11 vs sklearn newton-cg tol 1e-8",
+          lambda: _text(density=1e-4, seed=4), _lin(tol=1e-11), _sk("newton-cg"),
+          "sklearn newton-cg (its loosest tol already reaches ~1.5e-11; linbook's tol 1e-11 reaches ~1.3e-12)",
+          1.0, 1.0),
+    _case("logistic sparse text 100k x 50k (0.1 %) default vs fastest peer at equal achieved gradient", _text,
+          _lin(), EqualGradientPeer(SPARSE_PEERS, _lin()), "fastest sklearn solver at linbook's achieved gradient",
+          1.0, 1.0),
     # -------- binary, Hessian cheap: the default is Newton/IRLS
     _case("logistic binary 200k x 100 default", lambda: _binary(200_000, 100), _lin(),
           _sk("newton-cholesky"), "sklearn newton-cholesky", 1.0, 0.5),

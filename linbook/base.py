@@ -303,7 +303,7 @@ def validate_data(X, y, *, y_numeric=False, min_samples=1):
     return X, y
 
 
-def encode_labels(y, *, min_classes=2, max_classes=None, model="this model", more_classes=None):
+def encode_labels(y, *, min_classes=2, max_classes=None, model="this model", more_classes=None, target_type=None):
     """Map arbitrary labels to ``0..K-1``.
 
     Returns ``(classes, y_index)`` where ``classes`` is sorted (as
@@ -311,9 +311,10 @@ def encode_labels(y, *, min_classes=2, max_classes=None, model="this model", mor
 
     Raises ``ValueError`` for continuous targets, fewer than ``min_classes``
     classes (e.g. a single class) or more than ``max_classes`` (the message points to the
-    model ``more_classes`` names, when given).
+    model ``more_classes`` names, when given). ``target_type``: scikit-learn's
+    ``type_of_target(y)`` when the caller has it already (it costs more than the rest).
     """
-    kind = type_of_target(y)
+    kind = type_of_target(y) if target_type is None else target_type
     if kind not in ("binary", "multiclass"):
         raise ValueError(
             f"Unknown label type: {kind!r}. {model} needs class labels, but y looks {kind!r}. "

@@ -131,7 +131,7 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
     res = newton(energy, z, grad=True, hess=True, max_iter=max_iter, gtol=0.0, xtol=0.0, decrement_tol=tol)
     z0, (e, g, A) = res.x, energy(res.x)
     A, L = _precision_and_factor(res, e, g, A, max_iter)       # A = hess E(z0) = L L'
-    cov = linalg.cho_solve((L, True), np.eye(m))
+    cov = linalg.cho_solve((L, True), np.eye(m), check_finite=False)   # L: the factor of a finite A
     logdet = 2.0 * float(np.sum(np.log(np.diag(L))))
     log_z = -e + 0.5 * m * np.log(2 * np.pi) - 0.5 * logdet    # log Z ~= -E(z0) + (M/2) log 2pi - log|A|/2
     return LaplaceResult(mode=z0, energy=e, precision=A, covariance=0.5 * (cov + cov.T), chol=L,
@@ -324,13 +324,11 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         kind = type_of_target(y)
         if kind == "unknown":
             raise ValueError("Unknown label type: BayesianLogisticRegression needs two class labels in y.")
-        if kind == "multiclass":
-            encode_labels(y, max_classes=2, model="BayesianLogisticRegression",
-                          more_classes="linbook.LogisticRegression (multinomial)")
-        if X.shape[0] < 2:
+        if X.shape[0] < 2:     # (one sample is one class: three classes get encode_labels' message)
             raise ValueError("BayesianLogisticRegression needs at least one sample of each of two "
                              "classes; got 1 sample. Pass more rows of X and y.")
-        self.classes_, t = encode_labels(y, max_classes=2, model="BayesianLogisticRegression")
+        self.classes_, t = encode_labels(y, max_classes=2, model="BayesianLogisticRegression",
+                                         more_classes="linbook.LogisticRegression (multinomial)", target_type=kind)
         t = t.astype(float)
         Phi = self._design(X)
         m, alpha = Phi.shape[1], float(self._prior_precision())

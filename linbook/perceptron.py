@@ -237,12 +237,12 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         return self
 
     def _validate(self, X, y):
-        """``(X, t, classes_)``: ``X`` dense C-ordered or canonical CSR, ``t`` the labels as -1/+1."""
+        """``(X, t, classes_)``: ``X`` dense C-ordered or CSR (``_row_layout``), ``t`` the labels as -1/+1."""
         require_y(self, y)
         X, y = validate_fit(self, X, y, accept_sparse=["csr", "csc", "coo"])
         classes, codes = encode_labels(y, min_classes=2, max_classes=2, model="Perceptron",
                                       more_classes="linbook.SGDClassifier(loss='perceptron')")
-        return _row_layout(X), np.where(codes == 1, 1.0, -1.0), classes
+        return _row_layout(X, self.form == "dual"), np.where(codes == 1, 1.0, -1.0), classes
 
     def _store(self, X, history, epoch, compiled):
         """Set the fitted attributes, and warn when the data were not separated."""
@@ -348,13 +348,14 @@ def _max_sq_norm(X):
     return row_stats(X)[0]
 
 
-def _row_layout(X):
-    """``X`` as a C-ordered array or canonical CSR (sorted indices, no duplicates: the dual form
-    merges sorted rows)."""
+def _row_layout(X, sorted_rows):
+    """``X`` as a C-ordered array or CSR without duplicates, its rows sorted when ``sorted_rows``
+    (the dual form merges sorted rows; the primal loops take them in any order)."""
     if sp.issparse(X):
-        from ._kernels.csr import canonical_csr
+        from ._kernels.csr import canonical_csr, summed_csr
 
-        return canonical_csr(sp.csr_matrix(X))   # a copy when needed: the caller's matrix stays as it was
+        # a copy only when needed: the caller's matrix stays as it was
+        return (canonical_csr if sorted_rows else summed_csr)(sp.csr_matrix(X))
     return np.ascontiguousarray(X)
 
 

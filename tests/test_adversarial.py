@@ -172,10 +172,6 @@ def case_ids(cases):
 
 #: Known defects outside this author's modules: (estimator or function, case) -> reason.
 KNOWN: dict[tuple[str, str], str] = {
-    # linbook/logistic/ (logit)
-    ("LogisticRegression", "csr-offset1e8"): "CSR X with a column + 1e8: expected the dense fit's probabilities "
-        "(to 1e-4); got them off by 7.6e-4 (sparse X is not centred, the offset costs ~8 digits; silent)",
-    ("ProbitRegression", "csr-offset1e8"): "as LogisticRegression: CSR + 1e8 offset off the dense fit by 1.6e-3 (silent)",
 }
 
 

@@ -61,13 +61,34 @@ def test_numpy_epoch_equals_compiled_epoch(monkeypatch, cls, target, options, we
 
 
 def test_budget_switches_to_compiled_midway(monkeypatch):
+    """The stop rule runs at least n_iter_no_change + 1 = 3 epochs: a budget of 3 covers them in numpy,
+    the later epochs run compiled."""
     X, y, *_ = _data(seed=1)
+    options = dict(random_state=0, max_iter=8, tol=0.0, n_iter_no_change=2)
     monkeypatch.setattr(sgd_module, "_numpy_steps_left", [10 ** 9])
-    reference = SGDRegressor(random_state=0, max_iter=6, tol=None).fit(X, y)
-    monkeypatch.setattr(sgd_module, "_numpy_steps_left", [2 * X.shape[0]])   # two epochs in numpy
-    switched = SGDRegressor(random_state=0, max_iter=6, tol=None).fit(X, y)
+    reference = SGDRegressor(**options).fit(X, y)
+    assert reference.n_iter_ > 3
+    monkeypatch.setattr(sgd_module, "_numpy_steps_left", [3 * X.shape[0]])   # three epochs in numpy
+    switched = SGDRegressor(**options).fit(X, y)
     assert sgd_module._numpy_steps_left[0] == 0
+    assert switched.n_iter_ == reference.n_iter_
     np.testing.assert_allclose(switched.coef_, reference.coef_, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("make", [lambda: SGDRegressor(random_state=0, max_iter=6, tol=None),
+                                  lambda: SGDRegressor(random_state=0), lambda: LMS(max_iter=6)])
+def test_a_fit_beyond_the_budget_starts_compiled(numpy_budget, make):
+    """A fit whose fewest epochs (all of max_iter without a stop rule; n_iter_no_change + 1 = 6 with one)
+    need more steps than the budget holds runs compiled from its first epoch: it leaves the budget as
+    it was instead of spending numpy time before loading the compiled loop anyway."""
+    X, y, *_ = _data(seed=1)
+    numpy_budget[0] = 5 * X.shape[0]
+    model = make().fit(X, y)
+    assert numpy_budget[0] == 5 * X.shape[0]
+    assert model.n_iter_ >= 6
+    numpy_budget[0] = 6 * X.shape[0]                   # now the fewest epochs fit: the first six run in numpy
+    make().fit(X, y)
+    assert numpy_budget[0] == 0
 
 
 def test_numpy_epoch_reports_divergence(monkeypatch):

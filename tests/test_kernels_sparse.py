@@ -104,3 +104,83 @@ def test_csr_gram_equals_scipy_product_with_duplicates_and_unsorted_indices(weig
     expected = dense.T @ ((s if weighted else np.ones(n))[:, None] * dense)
     np.testing.assert_allclose(G, expected, rtol=1e-13, atol=1e-13 * np.abs(expected).max())
     np.testing.assert_array_equal(G, G.T)
+
+
+# ------------------------------------------------------------------ unsorted rows
+
+def _permuted_rows(X, seed=3):
+    """``X`` with each row's entries (data and indices together) in a random order: the same matrix, unsorted."""
+    rng = np.random.default_rng(seed)
+    data, indices = X.data.copy(), X.indices.copy()
+    for i in range(X.shape[0]):
+        s = slice(X.indptr[i], X.indptr[i + 1])
+        p = rng.permutation(s.stop - s.start)
+        data[s], indices[s] = data[s][p], indices[s][p]
+    U = sp.csr_matrix((data, indices, X.indptr.copy()), shape=X.shape)
+    assert not np.array_equal(U.indices, X.indices)
+    np.testing.assert_array_equal(U.toarray(), X.toarray())
+    return U
+
+
+@pytest.mark.parametrize("batch,adagrad,lam_n,outputs", [(1, False, 0.0, 1), (1, False, 0.3, 1), (8, False, 0.3, 1),
+                                                         (1, True, 0.0, 1), (4, True, 0.3, 1), (1, False, 0.3, 3),
+                                                         (8, False, 0.0, 3)])
+def test_sgd_loops_on_unsorted_rows_equal_sorted_to_rounding(batch, adagrad, lam_n, outputs):
+    """A row's dot product and its step need no order: the same fit, each row summed in another order."""
+    X, y = _data(1 if outputs == 1 else 0, n=200)
+    if outputs > 1:
+        y = np.digitize(y, [-0.5, 0.5]).astype(float)
+    U = _permuted_rows(X)
+    n, d = X.shape
+    results = []
+    for A in (X, U):
+        W, B, G2W, G2b = np.zeros((outputs, d)), np.zeros(outputs), np.zeros((outputs, d)), np.zeros(outputs)
+        Wbar, Bbar, state = np.zeros((outputs, d)), np.zeros(outputs), np.zeros(2)
+        rng, totals = np.random.default_rng(1), []
+        for epoch in range(3):
+            order = rng.permutation(n)
+            if outputs == 1 and batch == 1 and not adagrad:
+                totals.append(_epoch_one_output(*csr_parts(A), y, np.ones(n), order, W[0], B, Wbar[0], Bbar, state,
+                                                1, 0, 0.05, 1.0, 0.6, lam_n, 0.3, True, 40))
+            else:
+                totals.append(_epoch_general(*csr_parts(A), y, np.ones(n), order, batch, W, B, G2W, G2b, Wbar, Bbar,
+                                             state, 1, 0, 0.05, 1.0, 0.6, lam_n, 0.3, True, adagrad, 1e-8, 40))
+        results.append((W, B, Wbar, Bbar, np.array(totals)))
+    assert np.any(results[0][0] != 0.0)
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def test_perceptron_primal_and_pocket_on_unsorted_rows():
+    from linbook._kernels.perceptron import pocket_epoch, primal_epoch
+
+    X, y = _data(1, n=200)
+    t = np.where(y > 0, 1.0, -1.0)
+    U = _permuted_rows(X)
+    order = np.random.default_rng(2).permutation(X.shape[0])
+    out = []
+    for A in (X, U):
+        w, b, updates = np.zeros(X.shape[1]), np.zeros(1), np.empty(X.shape[0], dtype=np.int64)
+        mistakes = primal_epoch(np.empty((0, 0)), *csr_parts(A), t, order, w, b, 1.0, 1.0, updates)
+        pw, pb, pu = np.zeros(X.shape[1]), np.zeros(1), np.empty(X.shape[0], dtype=np.int64)
+        best_w, best = np.zeros(X.shape[1]), np.array([X.shape[0] + 1.0, 0.0, 0.0, 0.0])
+        pocket = pocket_epoch(np.empty((0, 0)), *csr_parts(A), t, order, pw, pb, 1.0, 1.0, pu, best_w, best)
+        out.append((mistakes, updates[:mistakes].copy(), w, b, pocket, best_w, best))
+    assert out[0][0] == out[1][0] and np.array_equal(out[0][1], out[1][1]) and out[0][4] == out[1][4]
+    for got, want in zip(out[1][2:], out[0][2:]):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def test_csr_column_repeats_reads_rows_in_any_order():
+    from linbook._kernels.sgd import csr_column_repeats
+
+    X, _ = _data(1)
+    U = _permuted_rows(X)
+    assert csr_column_repeats(X.indices, X.indptr, X.shape[1]) == 0
+    assert csr_column_repeats(U.indices, U.indptr, U.shape[1]) == 0
+    row = slice(U.indptr[7], U.indptr[8])
+    assert row.stop - row.start >= 2
+    U.indices[row.start + 1] = U.indices[row.start]          # row 7 stores a column twice, unsorted
+    assert csr_column_repeats(U.indices, U.indptr, U.shape[1]) == 1
+    U.indices[row.start] = U.shape[1]
+    assert csr_column_repeats(U.indices, U.indptr, U.shape[1]) == 2

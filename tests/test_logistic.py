@@ -150,9 +150,12 @@ def test_multinomial_separable_warns():
     assert np.all(np.isfinite(m.coef_))
 
 
-@pytest.mark.parametrize("solver", ["irls", "lbfgs"])
+@pytest.mark.parametrize("solver", ["irls", "lbfgs", "newton-cg", "newton-cg sparse"])
 def test_separable_binary_warns_and_l2_fixes(solver):
     X, y, _ = linbook.datasets.make_separable(60, 2, random_state=0)
+    if solver.endswith("sparse"):
+        import scipy.sparse
+        X, solver = scipy.sparse.csr_matrix(X), solver.split()[0]
     with pytest.warns(SeparableDataWarning, match="lam > 0"):
         m = linbook.LogisticRegression(lam=0, solver=solver).fit(X, y)
     assert np.all(np.isfinite(m.coef_)) and not m.converged_
@@ -350,12 +353,14 @@ def test_multinomial_hessian_kernel_equals_reference():
 
 
 # ------------------------------------------------------------------ issue 13/14 additions
-ALL_SOLVERS = ["auto", "newton", "irls", "lbfgs", "bfgs", "gd"]
+ALL_SOLVERS = ["auto", "newton", "irls", "newton-cg", "lbfgs", "bfgs", "gd"]
 
 
 @pytest.mark.parametrize("solver", ALL_SOLVERS)
 @pytest.mark.parametrize("multi", [False, True])
 def test_sample_weight_equals_sklearn(solver, multi):
+    if multi and solver == "newton-cg":
+        pytest.skip("newton-cg fits two classes (test_newton_cg_refuses_multinomial_and_leaves_the_model)")
     X, y = multi_data(n=150, seed=4) if multi else binary_data(n=150, seed=8)
     w = np.random.default_rng(3).integers(0, 4, X.shape[0]).astype(float)
     lam = 2.0
@@ -370,10 +375,12 @@ def test_sample_weight_equals_sklearn(solver, multi):
     assert rel(m.coef_, r.coef_) < (1e-7 if solver != "gd" else 1e-5)
 
 
-@pytest.mark.parametrize("solver", ["newton", "lbfgs"])
+@pytest.mark.parametrize("solver", ["newton", "lbfgs", "newton-cg"])
 @pytest.mark.parametrize("multi", [False, True])
 def test_sparse_equals_dense(solver, multi):
     import scipy.sparse
+    if multi and solver == "newton-cg":
+        pytest.skip("newton-cg fits two classes (test_newton_cg_refuses_multinomial_and_leaves_the_model)")
     X, y = multi_data(n=300, seed=5) if multi else binary_data(n=300, seed=9)
     X = X * (np.random.default_rng(0).random(X.shape) < 0.4)          # 60 % zeros
     md = linbook.LogisticRegression(solver=solver, tol=1e-10).fit(X, y)
@@ -388,6 +395,31 @@ def test_sparse_equals_dense(solver, multi):
     assert rel(md.coef_, s.coef_) < 1e-7
 
 
+
+@pytest.mark.parametrize("offset", [1e4, 1e8, 1e12])
+@pytest.mark.parametrize("model", ["logit", "multinomial", "probit"])
+@pytest.mark.parametrize("solver", ["newton", "lbfgs"])
+def test_sparse_offset_column_equals_dense(offset, model, solver):
+    """A sparse column offset by 1e4..1e12 is centred as the dense one (issue 20: CSR + 1e8 was off the dense
+    fit by 7.6e-4 in probability, silently): the same probabilities, with and without weights and intercept."""
+    import scipy.sparse
+    X, y = multi_data(n=300, seed=5) if model == "multinomial" else binary_data(n=300, seed=9, link=model)
+    X = X * (np.random.default_rng(0).random(X.shape) < 0.4)          # 60 % zeros
+    X[:, 1] += offset                                                  # one dense column far from 0
+    cls = linbook.ProbitRegression if model == "probit" else linbook.LogisticRegression
+    weights = np.random.default_rng(1).integers(0, 4, X.shape[0]).astype(float)
+    for fit_intercept in (True, False):
+        for sw in (None, weights):
+            kw = dict(lam=1.0, solver=solver, tol=1e-10, fit_intercept=fit_intercept)
+            dense = cls(**kw).fit(X, y, sample_weight=sw)
+            sparse = cls(**kw).fit(scipy.sparse.csr_matrix(X), y, sample_weight=sw)
+            assert sparse.converged_ and dense.converged_
+            what = f"{model} {solver} offset {offset:g} intercept {fit_intercept} weights {sw is not None}"
+            assert rel(sparse.coef_, dense.coef_) < 1e-8, what
+            # x'w + b of a feature near 1e12 rounds at eps * 1e12 |w| (in either fit): 50 eps offset
+            got, want = sparse.predict_proba(scipy.sparse.csr_matrix(X)), dense.predict_proba(X)
+            assert np.max(np.abs(got - want)) < max(1e-7, 50 * np.finfo(float).eps * offset), what
+
 def test_auto_solver_rule():
     from linbook.logistic.solvers import choose_solver
     assert choose_solver("auto", 200_000, 100, 2, True, False) == "lbfgs"       # tall, many features
@@ -399,11 +431,24 @@ def test_auto_solver_rule():
     assert choose_solver("auto", 50_000, 50, 50, True, False) == "lbfgs"         # many classes
     assert choose_solver("auto", 150, 4, 3, True, False) == "newton"             # iris
     assert choose_solver("auto", 100_000, 50, 3, True, False) == "lbfgs"         # softmax Hessian
-    assert choose_solver("auto", 100_000, 50_000, 2, True, True) == "lbfgs"      # text-like
+    assert choose_solver("auto", 100_000, 50_000, 2, True, True, density=1e-4) == "newton-cg"  # very sparse
+    assert choose_solver("auto", 100_000, 50_000, 2, True, True, density=1e-3) == "lbfgs"      # text-like
+    assert choose_solver("auto", 100_000, 50_000, 2, True, True) == "lbfgs"
+    assert choose_solver("auto", 100_000, 50_000, 3, True, True) == "lbfgs"      # text-like, 3 classes
     assert choose_solver("auto", 1000, 20, 2, True, True) == "newton"            # small sparse
     assert choose_solver("irls", 10, 2, 2, True, False) == "newton"
     X, y = binary_data()
     assert linbook.LogisticRegression().fit(X, y).solver_ == "newton"
+
+
+def test_newton_cg_refuses_multinomial_and_leaves_the_model():
+    X, y = multi_data()
+    m = linbook.LogisticRegression().fit(*binary_data())
+    before = (m.classes_.copy(), m.coef_.copy(), m.solver_)
+    m.set_params(solver="newton-cg")
+    with pytest.raises(ValueError, match="solver='newton-cg' fits two classes; y has 3. Set solver"):
+        m.fit(X, y)
+    assert np.array_equal(m.classes_, before[0]) and np.array_equal(m.coef_, before[1]) and m.solver_ == before[2]
 
 
 def test_default_gridsearch_on_breast_cancer_is_quiet():

@@ -72,6 +72,28 @@ def test_fast_loss_is_logistic_loss_on_its_columns(name, weighted, lam):
     np.testing.assert_allclose(gg, g, rtol=1e-10, atol=1e-10 * np.abs(g).max())
 
 
+@pytest.mark.parametrize("name", SHAPES)
+@pytest.mark.parametrize("link", ["logit", "probit"])
+@pytest.mark.parametrize("lam", [0.0, 0.7])
+def test_hessian_product_is_the_hessian_times_u(name, link, lam):
+    """Newton-CG's F, g, H u and diag(H) (never forming H) equal F, g, H of the tested loss to 1e-10."""
+    X, y = _data(name)
+    rng = np.random.default_rng(6)
+    a = rng.uniform(0.5, 2.0, len(y))
+    loss = BinaryLoss(X, y, a, lam, True, logit_terms if link == "logit" else probit_terms, link=link)
+    theta = np.r_[0.3, rng.standard_normal(X.shape[1]) / np.sqrt(X.shape[1])]
+    F, g, H = loss(theta)
+    Fp, gp, (hessp, diag) = loss.with_hessian_product(theta)
+    assert Fp == pytest.approx(F, rel=1e-12)
+    np.testing.assert_allclose(gp, g, rtol=1e-10, atol=1e-10 * np.abs(g).max())
+    for u in (rng.standard_normal(theta.size), np.eye(theta.size)[0], np.eye(theta.size)[-1]):
+        np.testing.assert_allclose(hessp(u), H @ u, rtol=1e-10, atol=1e-10 * np.abs(H @ u).max())
+    if scipy.sparse.issparse(X):
+        np.testing.assert_allclose(diag, np.diag(H), rtol=1e-10)
+    else:
+        assert diag is None
+
+
 @pytest.mark.parametrize("name", ["breast_cancer", "breast_cancer_raw", "separable", "small", "tall", "wide",
                                   "sparse"])
 @pytest.mark.parametrize("single", [False, True])
@@ -109,12 +131,13 @@ def _textbook_newton(X, y, lam, a=None, steps=30):
     return theta
 
 
-@pytest.mark.parametrize("name", ["breast_cancer", "breast_cancer_raw", "separable", "small", "tall", "wide"])
-@pytest.mark.parametrize("solver", ["newton", "lbfgs"])
+@pytest.mark.parametrize("name", ["breast_cancer", "breast_cancer_raw", "separable", "small", "tall", "wide",
+                                  "sparse"])
+@pytest.mark.parametrize("solver", ["newton", "lbfgs", "newton-cg"])
 def test_logistic_regression_is_the_textbook_newton_fit(name, solver):
     X, y = _data(name)
     a = np.random.default_rng(3).uniform(0.5, 2.0, len(y))
-    theta = _textbook_newton(X, y, 1.0, a)
+    theta = _textbook_newton(X.toarray() if scipy.sparse.issparse(X) else X, y, 1.0, a)
     m = linbook.LogisticRegression(lam=1.0, solver=solver, tol=1e-12, max_iter=100_000).fit(X, y, sample_weight=a)
     # the fit stops where its line search can no longer see F decrease (|g| ~ 1e-7 on 40 samples),
     # so the coefficients agree to ~1e-8, not to the 1e-10 of each step's F, g and H above

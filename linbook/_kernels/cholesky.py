@@ -22,9 +22,9 @@ def equilibrated_cholesky(A, rcond_min=0.0, ridge=0.0):
     or its reciprocal condition number (LAPACK's 1-norm estimate) is below ``rcond_min``.
     """
     A = np.asarray(A, dtype=float)
-    if not np.all(np.isfinite(A)):
+    if not np.isfinite(A).all():
         return None
-    diag = np.diag(A)
+    diag = A.diagonal()
     e = np.sqrt(np.where(diag > 0, diag, 1.0))
     As = A / e[:, None] / e[None, :]
     if ridge:

@@ -216,3 +216,25 @@ def csr_row_stats(data, indptr):
             nnz += data[p] != 0.0
         top = max(top, s)
     return top, nnz
+
+
+@njit(cache=True)
+def csr_column_repeats(indices, indptr, n_cols):
+    """0 when no CSR row stores a column twice, 1 when one does, 2 when an index lies outside ``[0, n_cols)``.
+
+    One pass in any order: each entry stamps its column with its row's number (int32, the
+    rows counted modulo 2^31 - 1: a row 2^31 - 1 rows later may see a stale stamp and report a
+    repeat, which only costs a canonical copy). 4 bytes a column stay in cache where a second
+    pass to check the order first would cost more.
+    """
+    seen = np.full(n_cols, -1, dtype=np.int32)
+    for i in range(indptr.shape[0] - 1):
+        stamp = np.int32(i % 2147483647)
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            if j < 0 or j >= n_cols:
+                return 2
+            if seen[j] == stamp:
+                return 1
+            seen[j] = stamp
+    return 0

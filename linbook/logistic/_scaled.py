@@ -6,8 +6,9 @@ centred and scaled columns.
 -- and the same value, gradient and Hessian (``tests/test_logistic_readable.py`` checks them
 equal to 1e-10), in *standardised coordinates*:
 
-* offset columns centred (:func:`linbook.base.centre_offsets`): a feature offset by 1e8 is
-  almost parallel to the intercept's column and makes the Hessian singular to rounding;
+* offset columns centred (:func:`linbook._design.centre_offsets`; sparse ``X``:
+  :func:`linbook._design.centre_sparse_offsets`): a feature offset by 1e8 is almost parallel to the
+  intercept's column and makes the Hessian singular to rounding;
 * coefficient ``j`` is ``v_j = c_j w_j`` with ``c_j`` the root-mean-square of feature ``j``
   (dense ``X``; its largest ``|x_ij|`` for sparse ``X``), so ``X w = (X / c) v``: the same
   objective in other units, far better conditioned for the first-order methods, and no
@@ -31,7 +32,7 @@ import scipy.sparse
 
 from .._kernels.cholesky import equilibrated_cholesky
 from .._kernels.hessian import binary_pass, block_rows
-from ..base import centre_offsets
+from .._design import centre_offsets, centre_sparse_offsets
 from .separation import separable
 
 __all__ = []
@@ -116,7 +117,8 @@ class ScaledColumns:
     ``m`` of the stopping rule."""
 
     def __init__(self, X, sample_weight, lam, fit_intercept):
-        self.X, self.shift = centre_offsets(X, sample_weight, fit_intercept)
+        centre = centre_sparse_offsets if scipy.sparse.issparse(X) else centre_offsets
+        self.X, self.shift = centre(X, sample_weight, fit_intercept)
         self.c, self.m = column_scales(self.X, sample_weight, lam)
         self.Xk, self.ck = scaled_design(self.X, self.c)
         self.sample_weight, self.fit_intercept = sample_weight, fit_intercept
@@ -158,6 +160,7 @@ class BinaryLoss:
         self.sample_weight, self.lam, self.fit_intercept = sample_weight, lam, fit_intercept
         self.terms, self.link = terms, link
         self._single = approximate_hessian and not scipy.sparse.issparse(self._Xk)
+        self._Xk_squared = None
 
     def __call__(self, theta):
         return self._evaluate(theta, need_hess=True)
@@ -184,6 +187,43 @@ class BinaryLoss:
             self._single = False                     # ill-conditioned: double precision from now on
             return self._evaluate(theta, need_hess)
         return f, g, H
+
+    def with_hessian_product(self, theta):
+        """``(F, g, (hessp, diag_H))`` for Newton-CG (:func:`linbook.optim.newton_cg.newton_cg`): ``F, g`` as
+        :meth:`value_and_gradient`, ``hessp(u) = H u`` and the diagonal of ``H`` (sparse ``X``; ``None``
+        for dense), never forming ``H``::
+
+            H u = X~' (s * (X~ u)) + lam diag(0, 1/c^2) u,    s = sw * d2nll/dz2 at theta
+
+        two passes over ``X`` a product (``tests/test_logistic_readable.py`` checks it equals ``H u``)."""
+        off = int(self.fit_intercept)
+        b, v = (theta[0] if self.fit_intercept else 0.0), theta[off:]
+        f, g, _, z = binary_pass(self._Xk, self.t, v, b, self.terms, weights=self.sample_weight,
+                                 col_scale=self._ck, fit_intercept=self.fit_intercept, need_hess=False)
+        s = self.terms(z, self.t)[2] * (1.0 if self.sample_weight is None else self.sample_weight)
+        pen = np.zeros(v.size) if self.lam == 0 else (self.lam / self.c) / self.c
+        if self.lam > 0:
+            w = v / self.c
+            f += 0.5 * self.lam * float(w @ w)
+            g[off:] += (self.lam / self.c) * w
+        Xk, inv_c = self._Xk, (None if self._ck is None else 1.0 / self._ck)
+
+        def hessp(u):
+            uw = u[off:] if inv_c is None else u[off:] * inv_c
+            su = s * (Xk @ uw + (u[0] if off else 0.0))
+            Hu = np.empty_like(u)
+            Hu[off:] = Xk.T @ su if inv_c is None else (Xk.T @ su) * inv_c
+            if off:
+                Hu[0] = su.sum()
+            Hu[off:] += pen * u[off:]
+            return Hu
+
+        diag = None
+        if inv_c is None:                       # sparse: the squares of X's non-zeros, made once
+            if self._Xk_squared is None:
+                self._Xk_squared = self._Xk.multiply(self._Xk).tocsr()
+            diag = np.r_[[s.sum()] if off else [], self._Xk_squared.T @ s + pen]
+        return f, g, (hessp, diag)
 
     def coordinates(self, b=0.0, w=None):
         """``theta`` of the coefficients ``(b, w)`` in the units of ``X`` (default ``w = 0``)."""

@@ -70,9 +70,11 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
     def _prepare_fit(self, X, y, sample_weight, max_classes=None):
         """Check the parameters and the data, choose the solver: ``(X, weights, y_index, max_iter)``."""
         check_params(self)
-        X, sw, self.classes_, yidx = self._validate(X, y, sample_weight, max_classes)
-        self.solver_ = solvers.choose_solver(self.solver, *X.shape, self.classes_.size, self.fit_intercept,
-                                             scipy.sparse.issparse(X))
+        X, sw, classes, yidx = self._validate(X, y, sample_weight, max_classes)
+        sparse = scipy.sparse.issparse(X)
+        solver = solvers.choose_solver(self.solver, *X.shape, classes.size, self.fit_intercept, sparse,
+                                       density=X.nnz / max(X.shape[0] * X.shape[1], 1) if sparse else None)
+        self.classes_, self.solver_ = classes, solver      # set only once the call can go on
         return X, sw, yidx, self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]
 
     def _validate(self, X, y, sample_weight, max_classes=None):

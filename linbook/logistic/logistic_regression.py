@@ -122,18 +122,21 @@ class LogisticRegression(BinaryGLM):
         default equals scikit-learn's default ``C = 1``: a fit always exists, also on
         separable data (e.g. the breast-cancer data, where ``lam = 0`` has no finite
         MLE and warns). Use ``lam = 0`` for the maximum-likelihood fit.
-    solver : {"auto", "newton", "irls", "lbfgs", "bfgs", "gd"}, default "auto"
+    solver : {"auto", "newton", "irls", "newton-cg", "lbfgs", "bfgs", "gd"}, default "auto"
         ``"newton"`` (= ``"irls"``, the same method for this model): :func:`linbook.optim.newton`
-        with the exact Hessian, one blocked pass over ``X`` per step. ``"lbfgs"``,
-        ``"bfgs"``, ``"gd"``: the :mod:`linbook.optim` methods. ``"auto"`` chooses by
+        with the exact Hessian, one blocked pass over ``X`` per step. ``"newton-cg"`` (two classes):
+        truncated Newton, :func:`linbook.optim.newton_cg.newton_cg`, the Newton system solved by
+        conjugate gradients from products ``H v = X~'(S (X~ v)) + lam v`` (``H`` never formed).
+        ``"lbfgs"``, ``"bfgs"``, ``"gd"``: the :mod:`linbook.optim` methods. ``"auto"`` chooses by
         shape, with ``p`` the number of free parameters (``D + 1``, or ``(C - 1)(D + 1)``)
         (:func:`linbook.logistic.choose_solver`): binary dense ``X`` with ``p > 48`` and
         ``N p >= 1e6`` -> L-BFGS; otherwise binary with ``p <= 300``, or dense ``X`` with
         ``p <= 1000`` and ``N >= 100 p`` -> Newton; multinomial with ``N p^2 <= 1e8`` -> Newton;
-        otherwise (many classes, ``D`` comparable to ``N``, wide sparse ``X``) -> L-BFGS.
+        binary sparse ``X`` with at most 0.05 % non-zeros -> Newton-CG; otherwise (many classes, ``D`` comparable to
+        ``N``) -> L-BFGS.
     fit_intercept : bool, default True
     max_iter : int, optional
-        Default 100 (newton), 5000 (lbfgs), 2000 (bfgs), 20000 (gd).
+        Default 100 (newton), 200 (newton-cg), 5000 (lbfgs), 2000 (bfgs), 20000 (gd).
     tol : float, default 1e-8
         Stop when the gradient of the *mean* penalised NLL, in units of scaled features
         (each column divided by its largest absolute value, as ``MaxAbsScaler``), is

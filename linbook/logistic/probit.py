@@ -61,8 +61,9 @@ class ProbitRegression(BinaryGLM):
     lam : float, default 0
         l2 penalty; the default is the maximum-likelihood fit of statsmodels ``Probit``
         (warns on separable data, where that fit does not exist: then set ``lam > 0``).
-    solver : {"auto", "newton", "irls", "lbfgs", "bfgs", "gd"}, default "auto"
-        As :class:`linbook.LogisticRegression` (``"auto"``: Newton unless ``X`` is sparse or wide).
+    solver : {"auto", "newton", "irls", "newton-cg", "lbfgs", "bfgs", "gd"}, default "auto"
+        As :class:`linbook.LogisticRegression` (``"auto"``: Newton unless ``X`` is sparse or wide; then
+        Newton-CG for sparse ``X``, L-BFGS for dense).
     fit_intercept : bool, default True
     max_iter : int, optional
     tol : float, default 1e-8

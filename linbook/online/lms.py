@@ -10,9 +10,9 @@ import math
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from ..base import NON_NEGATIVE, POSITIVE_INT, StrOptions, as_rng, check_params, dask_blocks, predict_input, row_stats
+from ..base import NON_NEGATIVE, POSITIVE_INT, StrOptions, as_rng, check_params, dask_blocks, predict_input
 from . import schedules
-from ._stream import diverged, numpy_pass, objective_stop, transactional, validate_chunk
+from ._stream import diverged, numpy_fit, numpy_pass, objective_stop, transactional, validate_chunk
 from .sgd import _step_size
 
 __all__ = ["LMS"]
@@ -180,20 +180,34 @@ class LMS(RegressorMixin, BaseEstimator):
         self._theta = theta
         self._state = np.zeros(1)
         self._L_x = 0.0
+        self._x_scale = None            # c: the state is that of X c (``_observe``)
         self._nnz = np.zeros(2)
         self.t_ = 0
         self.tol_reached_ = False
         self.converged_ = False
         self.path_ = theta[None, :].copy() if self.record_path else None
 
-    def _observe(self, X):
-        """Record the largest squared row norm and the nonzeros per row (for ``eta0="auto"``)."""
-        top, nnz = row_stats(X)
+    def _observe(self, X, tol):
+        """Record the largest squared row norm and the nonzeros per row (for ``eta0="auto"``);
+        return the chunk in the units the iterates run in, ``X c``.
+
+        ``c`` is a power of two, 1 unless the squared row norms over- or underflow
+        (``schedules.feature_scale``); the first chunk picks it. The coefficients on ``X c`` are
+        those on ``X`` over ``c``, bit for bit (a given ``eta0`` becomes ``eta0 / c^2``). The
+        note's ``tol`` test adds the squared moves of the coefficients and of the intercept,
+        whose units differ by the feature scale, so with ``tol`` ``c`` stays 1.
+        """
+        pick = self._x_scale is None
+        X, scale, top, nnz = schedules.scaled_rows(X, 1.0 if tol is not None else self._x_scale)
+        if pick:
+            self._x_scale = scale
+            self._theta[int(self.fit_intercept):] /= scale
         self._L_x = schedules.curvature_bound(top, self._L_x, nnz)
         self._nnz += (nnz, X.shape[0])
+        return X
 
-    def _pass(self, X, y, order, tol):
-        """One pass in ``order`` (numpy for a process's first small fits, else compiled).
+    def _pass(self, X, y, order, tol, numpy_first=True):
+        """One pass in ``order`` (numpy for a process's first small fits while ``numpy_first``, else compiled).
 
         Returns ``(fired, loss)``: whether the ``tol`` test fired, and the pass's summed loss.
         """
@@ -201,13 +215,13 @@ class LMS(RegressorMixin, BaseEstimator):
             eta_w, eta_b = schedules.auto_steps(self._L_x, 0.0, self._nnz[0] / self._nnz[1])
             eta0, b_ratio = eta_w, eta_b / eta_w
         else:
-            eta0, b_ratio = float(self.eta0), 1.0
+            eta0, b_ratio = schedules.scaled_fixed_step(float(self.eta0), self._x_scale)
         path = np.empty((order.shape[0] if self.record_path else 0, self._theta.shape[0]))
         t_before = int(self._state[0])
         args = (X, y, order, self._theta, bool(self.fit_intercept), schedules.SCHEDULES.index(self.learning_rate),
                 eta0, float(self.tau0), float(self.kappa), b_ratio, self._state, -1.0 if tol is None else float(tol),
                 path)
-        if numpy_pass(order.shape[0]):
+        if numpy_first and numpy_pass(order.shape[0]):
             with np.errstate(over="ignore", invalid="ignore"):    # a divergence is reported below
                 _, status, loss = _delta_rule_pass(*args)
         else:
@@ -218,12 +232,13 @@ class LMS(RegressorMixin, BaseEstimator):
         if status == 2 or not np.all(np.isfinite(self._theta)):
             raise diverged(self, "the prediction")
         if self.record_path:
+            path[:, int(self.fit_intercept):] *= self._x_scale
             self.path_ = np.vstack([self.path_, path[:self.t_ - t_before]])
         return status == 1, loss
 
     def _publish(self):
         off = int(self.fit_intercept)
-        self.coef_ = self._theta[off:].copy()
+        self.coef_ = self._theta[off:] * self._x_scale     # the coefficients of X: c times those of X c
         self.intercept_ = float(self._theta[0]) if off else 0.0
 
     @transactional
@@ -232,22 +247,26 @@ class LMS(RegressorMixin, BaseEstimator):
         X, y = validate_chunk(self, X, y, first=True, y_numeric=True)
         X = np.ascontiguousarray(X)
         self._start(X.shape[1])
-        self._observe(X)
+        X = self._observe(X, self.tol)
         rng = as_rng(self.random_state)
         stops = None
         if self.loss_tol is not None:
             stops = objective_stop(self.loss_tol, self.n_iter_no_change, y, np.ones(len(y)), squared=True,
                                    fit_intercept=self.fit_intercept)
         self.n_iter_ = 0
+        # the fewest epochs this fit runs: tol may fire in the first, loss_tol not before n_iter_no_change + 1
+        least = (1 if self.tol is not None else int(self.max_iter) if stops is None
+                 else min(int(self.max_iter), int(self.n_iter_no_change) + 1))
+        numpy_first = numpy_fit(least * len(y))
         for _ in range(int(self.max_iter)):
             order = rng.permutation(len(y)) if self.shuffle else np.arange(len(y))
             self.n_iter_ += 1
-            fired, loss = self._pass(X, y, order, self.tol)
+            fired, loss = self._pass(X, y, order, self.tol, numpy_first)
             if fired or (stops is not None and stops(loss)):
                 self.tol_reached_ = True
                 break
         self._publish()
-        self.converged_ = least_squares_optimal(X, y, self._theta, self.fit_intercept)
+        self.converged_ = least_squares_optimal(X, y, self._theta, self.fit_intercept)    # scale-free: X c
         return self
 
     @transactional
@@ -259,7 +278,7 @@ class LMS(RegressorMixin, BaseEstimator):
         if first:
             self._start(X.shape[1])
             self.n_iter_ = 0
-        self._observe(X)
+        X = self._observe(X, None)
         self._pass(X, y, np.arange(len(y)), None)
         self._publish()
         return self

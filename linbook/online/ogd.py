@@ -10,10 +10,10 @@ from scipy import optimize
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from ..base import POSITIVE, StrOptions, check_param_values, check_params, dask_blocks, predict_input, row_stats
+from ..base import POSITIVE, StrOptions, check_param_values, check_params, dask_blocks, predict_input
 from ..numerics import log1pexp, sigmoid
 from ._stream import diverged, numpy_pass, transactional, validate_chunk
-from .schedules import curvature_bound
+from .schedules import curvature_bound, scaled_fixed_step, scaled_rows
 
 __all__ = ["OnlineGradientDescent", "best_fixed_parameter"]
 
@@ -182,18 +182,25 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
             check_params(self)
         X, y = validate_chunk(self, X, y, first=first, y_numeric=True)
         _check_targets(self.loss, y, type(self).__name__)
-        top, nnz = row_stats(X)
-        curvature_bound(top, nnz=nnz)                   # a clear error when ||x||^2 over- or underflows
+        # the rounds run on X c (c a power of two, 1 unless ||x||^2 over- or underflows): theta / c,
+        # the step eta0 / c^2 and the radius / c make every score and loss those of X, bit for bit
+        X, scale, top, nnz = scaled_rows(X, None if first else self._x_scale)
+        curvature_bound(top, nnz=nnz)                   # a clear error when ||x c||^2 over- or underflows
+        auto = isinstance(self.eta0, str)
+        eta0 = 1.0 if auto else scaled_fixed_step(float(self.eta0), scale)[0]
+        radius = -1.0 if self.radius is None else float(self.radius) / scale
+        if radius == 0.0:
+            raise ValueError(f"radius={self.radius:g} is too small for features of order {1.0 / scale:.0e}: "
+                             "the ball is not representable in their units. Scale the features.")
         if first:
-            self.coef_ = np.zeros(X.shape[1])
+            self._theta = np.zeros(X.shape[1])        # the parameter of X c: coef_ / c
+            self._x_scale = scale
             self.t_ = 0
             self.losses_ = np.empty(0)
             self._state = np.zeros(2)                 # [t, L_t]
-        auto = isinstance(self.eta0, str)
-        theta, losses = self.coef_.copy(), np.empty(X.shape[0])
-        args = (np.ascontiguousarray(X), y, theta, _LOSSES.index(self.loss),
-                -1.0 if self.radius is None else float(self.radius), 1.0 if auto else float(self.eta0), auto,
-                self._state, losses)
+        theta, losses = self._theta.copy(), np.empty(X.shape[0])
+        args = (np.ascontiguousarray(X), y, theta, _LOSSES.index(self.loss), radius, eta0, auto, self._state,
+                losses)
         if numpy_pass(X.shape[0]):
             with np.errstate(over="ignore", invalid="ignore"):    # reported by the row returned
                 bad = _ogd_rounds(*args)
@@ -203,7 +210,8 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
             bad = ogd_rounds(*args)
         if bad >= 0 or not np.all(np.isfinite(theta)):
             raise diverged(self, "the loss", "scale the features, lower eta0 (or use eta0='auto'), or set a radius")
-        self.coef_ = theta
+        self._theta = theta
+        self.coef_ = theta * self._x_scale
         self.t_ = int(self._state[0])
         self.losses_ = np.concatenate([self.losses_, losses])
         return self
@@ -211,7 +219,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
     @transactional
     def fit(self, X, y):
         """Start afresh and play every sample once, in order. Returns ``self``."""
-        for a in ("coef_", "losses_", "t_", "_state"):
+        for a in ("coef_", "losses_", "t_", "_state", "_theta", "_x_scale"):
             self.__dict__.pop(a, None)
         return self.partial_fit(X, y)
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
 
-from ..base import POSITIVE, Interval, StrOptions, check_param_values, renamed_kwargs
+from ..base import POSITIVE, Interval, StrOptions, check_param_values, renamed_kwargs, row_stats
 
 __all__ = ["learning_rate_schedule"]
 
@@ -92,6 +93,68 @@ def curvature_bound(top, previous=0.0, nnz=0):
                          "so stochastic-gradient steps cannot move the weights in double precision: scale the "
                          "features (e.g. StandardScaler) before fitting.")
     return max(previous, top)
+
+
+#: Squared row norms up to 2^900 (about 1e271), and down to 2^-900, are used as they are; beyond them
+#: the stochastic-gradient fits run on ``X`` times a power of two (``scaled_rows``).
+SAFE_SQUARED_NORM = 2.0 ** 900
+
+
+def feature_scale(X, top):
+    """A power of two ``c`` that brings the entries of ``X`` near 1, or 1.0 when ``top`` is safe.
+
+    ``top = max_i ||x_i||^2``. The default steps divide by it, so it must not overflow
+    (features of 1e154 and more) nor underflow (1e-154 and less), although the answer of
+    such data (weights scaling like ``1 / x``) is representable. A fit whose iterates scale
+    exactly (``eta0="auto"``, or a given ``eta0`` and ``lam`` mapped along, see
+    ``scaled_fixed_step``) runs on ``X c`` and multiplies its weights by ``c``: multiplying by
+    a power of two is exact, so every score, residual and step is the one of ``X`` to the
+    last bit, and the weights are those of the unscaled iteration, scaled.
+    """
+    if top == 0.0 or 1.0 / SAFE_SQUARED_NORM <= top <= SAFE_SQUARED_NORM:
+        return 1.0
+    values = X.data if sp.issparse(X) else X
+    _, exponent = np.frexp(np.max(np.abs(values)))      # the largest entry is m 2^exponent, 1/2 <= m < 1
+    return float(np.ldexp(1.0, -int(exponent)))
+
+
+def scaled_rows(X, scale=None):
+    """``(X c, c, max_i ||x_i c||^2, nonzeros)``; ``scale=None`` picks ``c`` (``feature_scale``).
+
+    A stream keeps the ``c`` of its first chunk (its state is in those units); ``X c`` is a
+    copy only when ``c != 1``.
+    """
+    top, nnz = row_stats(X)
+    if scale is None:
+        scale = feature_scale(X, top)
+    if scale != 1.0:
+        if sp.issparse(X):
+            X = X.copy()
+            X.data *= scale
+        else:
+            X = X * scale
+        top, nnz = row_stats(X)
+    return X, scale, top, nnz
+
+
+def scaled_fixed_step(eta0, scale):
+    """``(eta0 / c^2, c^2)``: a given step in the units of ``X c`` and the factor of a scale-free step.
+
+    On ``X c`` the weights are ``w / c``; the step ``eta0`` on the weights becomes ``eta0 / c^2``
+    and a step on the intercept (which does not scale) keeps ``eta0``, i.e. ``c^2`` times the
+    weights' step. When ``eta0 / c^2`` overflows, ``eta0 max ||x||^2`` is beyond 1e300: every
+    step overshoots by that factor, so the iteration diverges in exact arithmetic too.
+    """
+    factor, eta = scale * scale, eta0 / scale / scale      # one factor at a time: exact when the result is normal
+    if not np.isfinite(eta):
+        raise ValueError(f"eta0={eta0:g} is too large for features of order {1.0 / scale:.0e}: eta0 times the "
+                         "squared row norms exceeds 1e300, so every step overshoots and the iteration diverges. "
+                         "Use eta0='auto' (scaled by the data) or scale the features (e.g. StandardScaler).")
+    if eta < np.finfo(float).tiny or not np.isfinite(factor):
+        raise ValueError(f"eta0={eta0:g} is too small for features of order {1.0 / scale:.0e}: eta0 times the "
+                         "squared row norms is below 1e-300, so the steps cannot move the weights in double "
+                         "precision. Use eta0='auto' (scaled by the data) or scale the features (e.g. StandardScaler).")
+    return eta, factor
 
 
 def auto_steps(L_x, lam_n, m, w_max=1.0):

@@ -18,11 +18,11 @@ from sklearn.utils import metadata_routing
 from sklearn.utils.metaestimators import available_if
 
 from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, as_rng, check_params,
-                    check_sample_weight, dask_blocks, encode_labels, predict_input, renamed_param, row_stats)
+                    check_sample_weight, dask_blocks, encode_labels, predict_input, renamed_param)
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
-from ._stream import (CURE, diverged, numpy_pass, numpy_steps_left, objective_stop, progress, transactional,
-                      validate_chunk)
+from ._stream import (CURE, diverged, numpy_fit, numpy_pass, numpy_steps_left, objective_stop, progress,
+                      transactional, validate_chunk)
 
 __all__ = ["SGDRegressor", "SGDClassifier"]
 
@@ -143,6 +143,7 @@ class _BaseSGD(BaseEstimator):
         self._L_x = 0.0                                          # max ||x_i||^2 seen so far
         self._nnz = np.zeros(2)                                  # [nonzeros, rows] seen so far
         self._w_max = 0.0                                        # largest sample weight seen so far
+        self._x_scale = None                                     # c: the state is that of X c (_scaled_rows)
         self.t_ = 0
 
     def _run(self, X, T, sw, *, epochs, shuffle, rng, stop=False):
@@ -153,11 +154,14 @@ class _BaseSGD(BaseEstimator):
         by the stop rule of ``linbook.online._stream.objective_stop``.
         """
         n = X.shape[0]
-        lam_n, epoch_in = self._lam_n(n), self._epoch(X, T, sw)
         stops = None
         if stop and self.tol is not None:
             stops = objective_stop(self.tol, self.n_iter_no_change, T, sw, fit_intercept=self.fit_intercept,
                                    squared=self._loss_name() == "squared_error")
+        # the stop rule ends no fit before n_iter_no_change + 1 epochs
+        least = n * (epochs if stops is None else min(epochs, int(self.n_iter_no_change) + 1))
+        epoch_in = self._epoch(X, T, sw, numpy_fit(least, _numpy_steps_left))
+        lam_n = self._lam_n(n)
         for epoch in range(1, epochs + 1):
             order = rng.permutation(n) if shuffle else np.arange(n)
             total = epoch_in(order)                                  # summed loss, each before its step
@@ -168,38 +172,60 @@ class _BaseSGD(BaseEstimator):
         self.tol_reached_ = stops is not None and epoch < epochs
         self.t_ = int(self._state[0])
         use_avg = self._average_start() and self._state[1] > 0
-        self._publish(self._Wbar if use_avg else self._W, self._bbar if use_avg else self._b)
+        # the weights of X are c times those of X c (exact: c is a power of two)
+        self._publish((self._Wbar if use_avg else self._W) * self._x_scale, self._bbar if use_avg else self._b)
         return epoch
 
     def _lam_n(self, n):
-        """The per-sample penalty share ``lam / n`` (``lam`` also when given by its old name ``alpha``)."""
-        return float(renamed_param(self, "lam", "alpha", convert=lambda alpha: alpha * n, warn=False)) / n
+        """The per-sample penalty share ``lam / n`` (``lam`` also when given by its old name ``alpha``),
+        in the units of the iterates: times ``c^2`` when they run on ``X c`` (``_scaled_rows``)."""
+        lam = float(renamed_param(self, "lam", "alpha", convert=lambda alpha: alpha * n, warn=False))
+        scale = self._x_scale or 1.0
+        return lam / n * scale * scale           # (lam/n c) c: exact whenever the result is a normal number
+
+    def _scaled_rows(self, X):
+        """``(X c, max_i ||x_i c||^2, nonzeros)``: the chunk in the units the iterates run in.
+
+        ``c`` is a power of two, 1 unless the squared row norms over- or underflow
+        (``schedules.feature_scale``); the first chunk of a fit or stream picks it. With the
+        penalty share times ``c^2`` (``_lam_n``) and a given step over ``c^2``, the iterates on
+        ``X c`` are those on ``X`` over ``c``, bit for bit. Adagrad's steps are not
+        scale-equivariant (``adagrad_tau0`` in their denominator), so it keeps ``c = 1``.
+        """
+        pick = self._x_scale is None
+        X, scale, top, nnz = schedules.scaled_rows(X, 1.0 if self.adagrad else self._x_scale)
+        if pick:
+            self._x_scale = scale
+        return X, top, nnz
 
     def _average_start(self):
         """The update from which the iterates are averaged (8.80); 0: no averaging."""
         return 0 if self.average is False else (1 if self.average is True else int(self.average))
 
-    def _steps(self, X, sw, lam_n):
-        """``(eta0, b_ratio)``: the weights' initial step and the intercept's step relative to it."""
-        top, nnz = row_stats(X)
+    def _steps(self, top, nnz, n, sw, lam_n):
+        """``(eta0, b_ratio)``: the weights' initial step and the intercept's step relative to it,
+        from the chunk's (scaled) largest squared row norm ``top``, its ``nnz`` nonzeros and ``n`` rows."""
         self._L_x = schedules.curvature_bound(top, self._L_x, nnz)
-        self._nnz += (nnz, X.shape[0])
+        self._nnz += (nnz, n)
         if not isinstance(self.eta0, str):
-            return float(self.eta0), 1.0
+            return schedules.scaled_fixed_step(float(self.eta0), self._x_scale)
         if self.adagrad:                                         # "auto" with adagrad
             return 1.0, 1.0
         self._w_max = max(self._w_max, float(sw.max()))
         eta_w, eta_b = schedules.auto_steps(self._L_x, lam_n, self._nnz[0] / self._nnz[1], self._w_max)
         return eta_w, eta_b / eta_w
 
-    def _epoch(self, X, T, sw):
+    def _epoch(self, X, T, sw, numpy_first=True):
         """The function running one epoch in a given order: ``_numpy_epoch`` or the compiled kernel.
+
+        Epochs run in numpy while ``numpy_first`` and the process's budget last (``_stream.numpy_pass``).
 
         It returns the epoch's summed loss and raises ``DivergenceError`` (the model is then
         restored by ``transactional``) when the loss, the weights or the shrink factor fail.
         """
+        X, top, nnz = self._scaled_rows(X)
         lam_n = self._lam_n(X.shape[0])
-        eta0, b_ratio = self._steps(X, sw, lam_n)
+        eta0, b_ratio = self._steps(top, nnz, X.shape[0], sw, lam_n)
         avg = self._average_start()
         options = (self._state, _LOSSES[self._loss_name()], schedules.SCHEDULES.index(self.learning_rate), eta0,
                    float(self.tau0), float(self.kappa), lam_n, b_ratio, bool(self.fit_intercept),
@@ -211,7 +237,7 @@ class _BaseSGD(BaseEstimator):
         rows = []
 
         def run(order):
-            if plain and numpy_pass(X.shape[0], _numpy_steps_left):
+            if plain and numpy_first and numpy_pass(X.shape[0], _numpy_steps_left):
                 with np.errstate(over="ignore", invalid="ignore"):    # a divergence is reported below
                     total, status = _numpy_epoch(X, T, sw, order, self._W, self._b, self._Wbar, self._bbar,
                                                  *options[:8], bool(self.fit_intercept), avg)

@@ -28,12 +28,13 @@ Derived in: chapter "Optimizers" (one section per method).
 from .first_order import conjugate_gradient, gradient_descent, momentum, nonlinear_cg
 from .line_search import backtracking, wolfe_line_search
 from .newton import levenberg_marquardt, newton, truncated_newton
+from .newton_cg import newton_cg
 from .quasi_newton import bfgs, bfgs_update_B, bfgs_update_H, lbfgs, lbfgs_two_loop
 from .result import OptimizeResult
 
 __all__ = [
     "OptimizeResult", "backtracking", "wolfe_line_search", "gradient_descent", "momentum",
-    "conjugate_gradient", "nonlinear_cg", "newton", "truncated_newton", "bfgs",
+    "conjugate_gradient", "nonlinear_cg", "newton", "truncated_newton", "newton_cg", "bfgs",
     "lbfgs", "levenberg_marquardt", "bfgs_update_B", "bfgs_update_H", "lbfgs_two_loop",
 ]
 

@@ -16,13 +16,13 @@ _NO_C2 = object()       # backtracking has no curvature constant c2
 
 def _check_search(caller, x, f, g, d, *, t0, c1, shrink=0.5, c2=_NO_C2, budget, budget_name):
     """The arrays as float vectors of one shape and the constants in their ranges, or a clear error."""
-    from .result import real_array
+    from .result import real_array, real_scalar
     x, g, d = real_array(x, "x"), real_array(g, "g"), real_array(d, "the direction d")
     if not (x.shape == g.shape == d.shape and x.ndim == 1):
         raise ValueError(f"pass x, g and d as vectors of one length; got shapes {x.shape}, {g.shape}, {d.shape}")
     if not np.all(np.isfinite(d)):
         raise ValueError("the direction d must be finite: pass a direction without NaN or inf")
-    f = float(real_array(f, "f"))
+    f = real_scalar(f, "f")
     if not _constants_ok(t0, c1, shrink, c2, budget):
         _check_constants(caller, t0, c1, shrink, c2, budget, budget_name)
     return x, f, g, d

@@ -29,16 +29,18 @@ Derived in: chapter "Optimizers" § "Newton's method".
 
 from __future__ import annotations
 
+import math
 
 import numpy as np
 import scipy.linalg
 
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
-from .line_search import _armijo, backtracking
+from .line_search import _armijo
+from .newton_cg import newton_cg
 from .result import (MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted, _msg_max_iter,
-                     _no_decrease, _small_grad, _small_step, _start, _stop_reason, _x0, real_array)
+                     _no_decrease, _small_grad, _small_step, _start, _x0, real_array)
 
-__all__ = ["newton", "truncated_newton", "levenberg_marquardt"]
+__all__ = ["levenberg_marquardt", "newton", "truncated_newton"]
 
 # The chord method keeps the last Hessian's factor while each step shrinks max|g| at least
 # this much. For a GLM a new Hessian costs about three gradient passes, so one chord step
@@ -61,22 +63,34 @@ def _newton_direction(H, g, damping=0.0):
     if H is None:                  # the objective or gradient was not finite where H was asked for
         raise ValueError(MSG_NONFINITE)
     H = np.atleast_2d(np.asarray(H, dtype=float))
-    if not np.all(np.isfinite(H)):
-        raise ValueError("newton: the Hessian is not finite at the current point; check the "
-                         "objective for overflow (scale the features or add a penalty)")
     if damping:
         H = H + damping * np.eye(H.shape[0])
     tau = 0.0
     while True:
         factor = equilibrated_cholesky(H, ridge=tau)
+        # the factorisation checks that H is finite (None if not): look again only to say why it failed
+        if factor is None and tau == 0.0 and not np.isfinite(H).all():
+            raise ValueError("newton: the Hessian is not finite at the current point; check the "
+                             "objective for overflow (scale the features or add a penalty)")
         if factor is not None:
             d = _chord_direction(factor, g)
-            if float(g @ d) < 0 and np.all(np.isfinite(d)):
+            if _is_descent(g, d):
                 return d, tau, factor
         tau = max(10.0 * tau, 1e-12)
         if tau > 1e12:
             dg = np.diag(H)
             return -g / np.where(dg > 0, dg, 1.0), tau, None   # a diagonally scaled gradient step: always descent
+
+
+def _is_descent(g, d):
+    """Whether ``d`` is a finite descent direction: ``g'd < 0`` and every ``d_j`` finite.
+
+    A non-finite ``d_j`` makes ``g'd`` non-finite (``inf`` times a non-zero ``g_j`` is infinite,
+    ``0 * inf`` and anything with NaN are NaN), so a finite ``g'd`` vouches for ``d``; its entries
+    are looked at only when ``g'd`` overflowed to ``-inf``.
+    """
+    slope = float(g @ d)
+    return slope < 0 and (math.isfinite(slope) or bool(np.isfinite(d).all()))
 
 
 def _flat_step(fg, x, f, g, d, scale):
@@ -85,12 +99,14 @@ def _flat_step(fg, x, f, g, d, scale):
     Armijo's test needs a decrease of ``f`` that rounding can show; when the whole predicted
     decrease ``-g'd / 2`` is below ``f``'s last bits (features of size 1e-200 under a penalty,
     say) every trial fails although ``x`` is not optimal. Near the minimum of a convex
-    function the gradient is then the better merit: take the Newton step if ``f`` does not
-    increase (it stays equal to rounding) and ``max |g| / scale`` shrinks. Returns
+    function the gradient is then the better merit: take the Newton step if ``f`` stays equal
+    to rounding (within 16 ulps either way: at the optimum the computed ``f`` may come out an ulp
+    above its value one step before, and which way it rounds depends on the BLAS kernel) and
+    ``max |g| / scale`` shrinks (scikit-learn's Newton solver uses the same rule). Returns
     ``fg(x + d)`` or ``None``.
     """
     new = fg(x + d)
-    flat = f - 16 * np.finfo(float).eps * max(abs(f), 1.0) <= new[0] <= f     # never an increase
+    flat = abs(new[0] - f) <= 16 * np.finfo(float).eps * max(abs(f), 1.0)
     if flat and np.all(np.isfinite(new[1])) and np.max(np.abs(new[1]) / scale) < np.max(np.abs(g) / scale):
         return new
     return None
@@ -214,7 +230,7 @@ def _direction(factor, tau, g, x, out, fg, hessian, damping, decrement_tol):
     ``-g'd / 2 = g'H^{-1}g / 2`` is at most ``decrement_tol`` (tested when ``H`` is positive definite)."""
     try:
         d = _chord_direction(factor, g) if factor is not None else None
-        if d is None or not (float(g @ d) < 0 and np.all(np.isfinite(d))):
+        if d is None or not _is_descent(g, d):
             out_h = fg(x) if len(out) < 3 and fg.with_hess else out
             d, tau, factor = _newton_direction(hessian(x, out_h), g, damping or 0.0)
             out = out_h
@@ -248,12 +264,13 @@ def _stop_after_step(fg, trial, x, f, g, gtol, scale, small, callback):
 
 def truncated_newton(fun, x0, grad=None, hessp=None, *, max_iter=100, gtol=1e-8, gscale=None,
                      cg_max_iter=None):
-    """Truncated Newton (Newton-CG): solve ``H d = -g`` only approximately by CG.
+    """Truncated Newton (Newton-CG) with ``hessp(x, v) -> H(x) v``: :func:`linbook.optim.newton_cg`.
 
-    CG stops at the forcing tolerance ``||r|| <= min(0.5, sqrt(||g|| / ||g0||)) ||g||``
-    (relative, so scale-invariant) or when it meets negative curvature (then it returns
-    the last direction, or ``-g``). Only Hessian-vector products ``hessp(x, v)`` are
-    needed, never the Hessian itself.
+    The same method, called the way the other optimizers are (``fun``, ``grad``, plus
+    ``hessp``): CG solves ``H d = -g`` to the forcing tolerance
+    ``||H d + g|| <= min(0.5, sqrt(||g|| / ||g0||)) ||g||`` (relative, so scale-invariant) or
+    stops at negative curvature; only Hessian-vector products are needed, never the Hessian.
+    ``cg_max_iter`` defaults to ``2 * x0.size``.
 
     Returns
     -------
@@ -263,46 +280,21 @@ def truncated_newton(fun, x0, grad=None, hessp=None, *, max_iter=100, gtol=1e-8,
     """
     if hessp is None:
         raise ValueError("truncated_newton needs hessp(x, v)")
-    fg = _Counted(fun, grad)
-    x = _x0(x0)
-    (f, g), scale, early = _start(fg, x, gtol, gscale)
-    if early:
-        return early
-    g0norm = np.linalg.norm(g)
-    path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
-    cg_max_iter = 2 * x.size if cg_max_iter is None else cg_max_iter
-    for k in range(1, max_iter + 1):
-        gnorm = np.linalg.norm(g)
-        eps = min(0.5, np.sqrt(gnorm / g0norm)) * gnorm
-        d = np.zeros_like(x)
-        r = -g.copy()
-        p = r.copy()
-        for _ in range(cg_max_iter):
-            Hp = hessp(x, p)
-            pHp = float(p @ Hp)
-            if not pHp > 0:
-                if not d.any():
-                    d = -g
-                break
-            alpha = float(r @ r) / pHp
-            d = d + alpha * p
-            r_new = r - alpha * Hp
-            if np.linalg.norm(r_new) <= eps:
-                break
-            p = r_new + (float(r_new @ r_new) / float(r @ r)) * p
-            r = r_new
-        t, f_new, g_new, _ = backtracking(fg, x, f, g, d)
-        if t == 0.0:
-            (msg, converged), k = _no_decrease(g, gtol, scale, fg), k - 1
-            break
-        x = x + t * d
-        f, g = f_new, g_new
-        path.append(x.copy())
-        stop = _stop_reason(fg, g, gtol, scale)
-        if stop:
-            converged, msg = stop
-            break
-    return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
+    if grad is True:
+        objective = fun
+    elif callable(grad):
+        def objective(x):
+            return fun(x), grad(x)
+    else:
+        raise ValueError("grad must be a callable, or True when fun returns (f, g)")
+
+    def with_hessian_product(x):
+        f, g = objective(x)
+        return f, g, (lambda v: np.asarray(hessp(x, v), dtype=float), None)
+
+    cg_max_iter = 2 * np.size(x0) if cg_max_iter is None else cg_max_iter
+    return newton_cg(with_hessian_product, x0, max_iter=max_iter, gtol=gtol, gscale=gscale,
+                     cg_max_iter=cg_max_iter)
 
 
 def _damped_step(residual, J, g, x, f, lam):

@@ -13,6 +13,7 @@ Derived in: chapter "Optimizers" § "Gradient descent".
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -84,11 +85,11 @@ class _Counted:
         self.n += 1
         with np.errstate(over="ignore", invalid="ignore"):   # divergence is reported, not warned
             out = self._fg(x)
-        f, g = float(real_array(out[0], "the objective value")), real_array(out[1], "the gradient")
+        f, g = real_scalar(out[0], "the objective value"), real_array(out[1], "the gradient")
         if g.shape != x.shape:
             raise ValueError(f"the gradient has shape {g.shape} but x has shape {x.shape}; "
                              "fix grad (or fun, with grad=True) to return one partial derivative per coordinate of x")
-        ok = np.isfinite(f) and np.all(np.isfinite(g))
+        ok = math.isfinite(f) and bool(np.isfinite(g).all())
         if not ok:
             self.nonfinite = True
             self.unbounded |= f == -np.inf
@@ -106,6 +107,8 @@ def real_array(value, name, *, copy=False):
     sequence"), complex numbers (the imaginary part dropped with a ComplexWarning) and
     non-numeric entries.
     """
+    if type(value) is np.ndarray and value.dtype == np.float64 and not copy:
+        return value               # what np.array(value, dtype=float, copy=None) returns, without the checks
     if hasattr(value, "tocsr") or hasattr(value, "toarray"):
         raise TypeError(f"{name} must be a dense array; got a sparse matrix. Pass {name}.toarray() "
                         "(the optimisers and irls work on dense arrays).")
@@ -117,6 +120,12 @@ def real_array(value, name, *, copy=False):
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be an array of real numbers; np.asarray failed with: {exc}. "
                         f"Pass {name} as a numeric array") from None
+
+
+def real_scalar(value, name):
+    """``value`` as a Python float, or :func:`real_array`'s clear error naming ``name``.
+    A float (``np.float64`` is one) is real as it is: objectives return one at every evaluation."""
+    return float(value) if isinstance(value, float) else float(real_array(value, name))
 
 
 def _check_args(caller, **args):
@@ -153,7 +162,7 @@ def _gscale(g0, gscale):
 
 def _small_grad(g, gtol, scale):
     """``max_j |g_j| / scale_j <= gtol`` (``scale`` a number or one per coordinate)."""
-    return np.max(np.abs(g) / scale, initial=0.0) <= gtol
+    return (np.abs(g) / scale).max(initial=0.0) <= gtol
 
 
 def _small_step(step, x, xtol):

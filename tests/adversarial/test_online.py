@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.base import clone, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 
@@ -124,20 +125,10 @@ SCANNED = [SGDRegressor(random_state=0), SGDRegressor(batch_size=8, random_state
            Perceptron(form="dual", intercept_scaling="auto", random_state=0)]
 
 
-# A known defect the strict scale rule reveals: the stochastic-gradient fits square the row norms
-# (the step eta0="auto" divides by them), which overflow for features of 1e154 and more, so they
-# refuse X * 1e300 although its answer (weights ~1e-300, the same predictions) is representable.
-# Strict: the mark fails the run once the fit is fixed, so that it is removed.
-_SQUARED_NORMS_OVERFLOW = pytest.mark.xfail(strict=True, raises=AssertionError,
-                                            reason="squared row norms overflow: refuses a representable answer")
-
-
 def _scan_cases():
     for est in SCANNED:
         for scale in SCALES:
-            defect = scale > 1e154 and not isinstance(est, (RecursiveLeastSquares, Perceptron))
-            yield pytest.param(est, scale, marks=[_SQUARED_NORMS_OVERFLOW] if defect else [],
-                               id=f"{_name(est)}-{scale}")
+            yield pytest.param(est, scale, id=f"{_name(est)}-{scale}")
 
 
 @pytest.mark.parametrize("est, scale", list(_scan_cases()))
@@ -249,3 +240,93 @@ def test_rls_ill_conditioned_recursion_is_reported():
     if got is not None:
         ridge = np.linalg.solve(X.T @ X + 1e-30 * np.eye(3), X.T @ y)
         np.testing.assert_allclose(got.predict(X), X @ ridge, rtol=1e-6, atol=1e-6 * np.std(y))
+
+
+# ------------------------------------------------------------------ features beyond the squared-norm range
+
+# Fits whose iterates scale exactly: on X * 2^k they run on X (a power of two is exact) and map back.
+# A given eta0 is also the intercept's step, which does not scale: those cases fit no intercept.
+EQUIVARIANT = [SGDRegressor(random_state=0), SGDRegressor(batch_size=8, lam=3.0, random_state=0),
+               SGDRegressor(eta0=1e-3, lam=2.0, learning_rate="optimal", fit_intercept=False, random_state=0),
+               SGDRegressor(eta0=1e-3, learning_rate="robbins_monro", average=False, fit_intercept=False,
+                            random_state=0),
+               SGDClassifier(random_state=0),
+               SGDClassifier(loss="perceptron", eta0=1.0, fit_intercept=False, random_state=0),
+               SGDClassifier(lam=1.0, max_iter=5, tol=None, random_state=0), LMS(max_iter=5),
+               LMS(max_iter=3, eta0=0.01, record_path=True, theta0=[1.0, -1.0, 2.0], fit_intercept=False),
+               OnlineGradientDescent(), OnlineGradientDescent(eta0=0.05, radius=1.5),
+               OnlineGradientDescent(loss="log_loss")]
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("power", [1000, 500, -500, -530])
+@pytest.mark.parametrize("est", EQUIVARIANT, ids=_name)
+def test_power_of_two_scaled_features_give_the_scaled_fit(est, power, sparse):
+    """X * 2^1000 or 2^500 (squared norms overflow or leave the safe range) and X * 2^-500 or
+    2^-530 (they underflow): the fit of X, weights / 2^power.
+
+    The given ``eta0``, ``lam`` and ``radius`` are mapped along (``eta0 / s^2``, ``lam s^2``,
+    ``radius / s`` for X * s), so the fit is the one the same algorithm makes in exact arithmetic;
+    powers at which they are not representable are skipped.
+    """
+    if sparse and not isinstance(est, (SGDRegressor, SGDClassifier)):
+        return
+    with np.errstate(over="ignore"):
+        mapped = [np.ldexp(est.eta0, -2 * power) if not isinstance(est.eta0, str) else 1.0,
+                  np.ldexp(float(getattr(est, "lam", 0.0)), 2 * power) if getattr(est, "lam", 0.0) else 1.0,
+                  np.ldexp(float(est.radius), -power) if getattr(est, "radius", None) else 1.0]
+    if not all(np.isfinite(m) and abs(m) >= np.finfo(float).tiny for m in mapped):
+        pytest.skip("the mapped eta0, lam or radius is not representable at this power")
+    X, y, labels = _data(120)
+    if isinstance(est, OnlineGradientDescent):
+        X = np.c_[X, np.ones(120)]
+    t = (labels if est.loss == "log_loss" else y) if isinstance(est, OnlineGradientDescent) else _target(est, y,
+                                                                                                        labels)
+    scale = np.ldexp(1.0, power)
+    params = {name: np.ldexp(value, {"eta0": -2 * power, "lam": 2 * power, "radius": -power}[name])
+              for name, value in est.get_params().items()
+              if name in ("eta0", "lam", "radius") and value is not None and not isinstance(value, str)}
+    if isinstance(est, LMS) and est.theta0 is not None:
+        params["theta0"] = np.asarray(est.theta0) / scale
+    big = (lambda A: sp.csr_matrix(A)) if sparse else np.asarray
+    base = _fit(est, big(X), t)
+    got = _fit(clone(est).set_params(**params), big(X * scale), t)
+    np.testing.assert_allclose(got.coef_ * scale, base.coef_, rtol=1e-12, atol=0)
+    if hasattr(base, "intercept_"):
+        np.testing.assert_allclose(got.intercept_, base.intercept_, rtol=1e-12, atol=0)
+    if isinstance(est, LMS) and est.record_path:
+        np.testing.assert_allclose(got.path_ * scale, base.path_, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(got.predict(big(X * scale)), base.predict(big(X)), rtol=1e-12, atol=1e-300)
+
+
+def test_features_of_1e300_stream_in_the_units_of_the_first_chunk():
+    """partial_fit keeps the power of two ``c`` of its first chunk: a stream of X * 1e300 is the
+    stream of X * 1e300 * c (squared norms in range), weights times ``c``."""
+    X, y, _ = _data(100)
+    X = X * 1e300
+    X[50:] *= 0.25                                     # the second chunk alone would pick another c
+    c = 2.0 ** -int(np.frexp(np.max(np.abs(X[:50])))[1])
+    for est in (SGDRegressor(), LMS(), OnlineGradientDescent()):
+        base, got = clone(est), clone(est)
+        for rows in (slice(0, 50), slice(50, 100)):
+            base.partial_fit(X[rows] * c, y[rows])
+            got.partial_fit(X[rows], y[rows])
+        np.testing.assert_allclose(got.coef_, base.coef_ * c, rtol=1e-12, atol=0)
+        np.testing.assert_array_equal(getattr(got, "intercept_", 0.0), getattr(base, "intercept_", 0.0))
+
+
+@pytest.mark.parametrize("est, says", [(SGDRegressor(adagrad=True), "scale the features"),
+                                       (LMS(tol=1e-6), "scale the features"),
+                                       (SGDRegressor(eta0=0.01), "eta0='auto'"),
+                                       (OnlineGradientDescent(eta0=0.01), "eta0='auto'")], ids=_name)
+def test_not_scale_equivariant_at_1e300_says_what_to_do(est, says):
+    """Adagrad (``adagrad_tau0`` in its steps) and LMS's absolute ``tol`` test do not scale with the
+    features; a given eta0 of 0.01 on features of 1e300 overshoots every step by 1e598. Each refuses
+    with the cure, and a refused fit leaves the model as it was."""
+    X, y, _ = _data(60)
+    if isinstance(est, OnlineGradientDescent):
+        X = np.c_[X, np.ones(60)]
+    with pytest.raises(ValueError) as info:
+        _fit(est, X * 1e300, y)
+    assert_clear_error(info.value, "X" if says == "scale the features" else "eta0")
+    assert says in str(info.value)

@@ -1,0 +1,109 @@
+"""Truncated Newton (Newton-CG): Newton's step from Hessian-vector products only.
+
+Newton's step solves ``H d = -g``. Forming ``H`` costs ``N D^2`` for a GLM (and ``D^2`` memory,
+out of reach for ``D = 50,000`` text features), but the product ``H v = X'(S (X v)) + lam v``
+costs two passes over the non-zeros of ``X``. Conjugate gradients (CG) solve ``H d = -g``
+with such products alone, and need not solve it exactly: far from the optimum a rough
+direction is as good as the exact one. Each step::
+
+    eta = min(1/2, sqrt(||g|| / ||g_0||))      # forcing term: tighter as the gradient shrinks
+    d   = CG on H d = -g until ||H d + g|| <= eta ||g||     (preconditioned by diag(H))
+    x   = x + t d                              # Armijo backtracking from t = 1
+
+(Nocedal and Wright, Algorithm 7.1; the forcing term gives superlinear convergence, as
+Eisenstat and Walker's.) CG starts at ``d = 0``, so its first iterate is a (scaled)
+steepest-descent direction and every later one decreases the quadratic model further:
+``d`` is a descent direction whenever ``H`` is positive definite. On negative or zero
+curvature CG returns what it has (``-g`` if nothing). The stopping test is that of every
+:mod:`linbook.optim` method: ``max |g| / gscale <= gtol``.
+
+Derived in: chapter "Optimizers" § "Newton's method".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .line_search import _armijo
+from .result import OptimizeResult, _Counted, _msg_max_iter, _no_decrease, _start, _stop_reason, _x0
+
+__all__ = ["newton_cg"]
+
+
+def newton_cg(fun, x0, *, max_iter=100, gtol=1e-8, gscale=None, cg_max_iter=250, callback=None):
+    """Minimise ``fun`` by truncated Newton steps (see the module docstring).
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(x) -> (f, g, (hessp, diag_H))``: the objective, its gradient, ``hessp(v) -> H(x) v``
+        and the diagonal of ``H(x)``, or ``None`` (given, CG is preconditioned by it: Jacobi).
+    x0 : (D,) start
+    max_iter : int, the number of Newton steps allowed
+    gtol, gscale : the stopping test ``max |g| / gscale <= gtol`` (as :func:`linbook.optim.newton`)
+    cg_max_iter : int, the CG iterations allowed per step
+    callback : callable, optional
+        ``callback(x, f, g)`` after each step; returning ``True`` stops (not converged).
+
+    Returns
+    -------
+    OptimizeResult
+
+    Derived in: chapter "Optimizers" § "Newton's method".
+    """
+    fg = _Counted(fun, True, True)              # counts evaluations; a non-finite f becomes +inf
+    x = _x0(x0)
+    out, scale, early = _start(fg, x, gtol, gscale)
+    if early:
+        return early
+    f, g = out[0], out[1]
+    g0_norm = np.linalg.norm(g)
+    path, k, (msg, converged) = [x.copy()], 0, (_msg_max_iter(max_iter), False)
+    for k in range(1, max_iter + 1):
+        eta = min(0.5, np.sqrt(np.linalg.norm(g) / g0_norm))        # forcing term
+        hessp, diag = out[2]
+        d = conjugate_gradient_step(hessp, g, eta, cg_max_iter, diag)
+        t, new, _ = _armijo(fg, x, f, float(g @ d), d)                # backtracking from t = 1
+        if new is None:                                               # no decrease found
+            (msg, converged), k = _no_decrease(g, gtol, scale, fg), k - 1
+            break
+        x, out = x + t * d, new
+        f, g = out[0], out[1]
+        path.append(x.copy())
+        stop = _stop_reason(fg, g, gtol, scale)
+        if stop:
+            converged, msg = stop
+            break
+        if callback is not None and callback(x, f, g):
+            msg, converged = "stopped by callback", False
+            break
+    return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
+
+
+def conjugate_gradient_step(hessp, g, eta, max_iter, diag=None):
+    """``d`` with ``||H d + g|| <= eta ||g||`` by (Jacobi-preconditioned) CG from ``d = 0``.
+
+    Stops early on non-positive curvature ``p'Hp <= 0`` with the last iterate (``-g`` scaled
+    by the preconditioner if there is none yet), a descent direction either way.
+    """
+    inv_m = np.ones_like(g) if diag is None else 1.0 / np.where(diag > 0, diag, 1.0)
+    d = np.zeros_like(g)
+    r = -g                                     # residual -g - H d at d = 0
+    s = inv_m * r                              # preconditioned residual
+    p = s
+    rs = float(r @ s)
+    tol = eta * np.linalg.norm(g)
+    for _ in range(max_iter):
+        Hp = hessp(p)
+        curvature = float(p @ Hp)
+        if not curvature > 0:                  # H not positive definite along p
+            return d if d.any() else s
+        alpha = rs / curvature
+        d = d + alpha * p
+        r = r - alpha * Hp
+        if np.linalg.norm(r) <= tol:
+            break
+        s = inv_m * r
+        rs, rs_old = float(r @ s), rs
+        p = s + (rs / rs_old) * p
+    return d
