@@ -68,6 +68,13 @@ NOT_COMPARABLE = {
     "Perceptron": "tiny-loop Perceptron(): default stop rule added by issue 22",
 }
 
+# Warm-up fits per case, where one is not enough (a substring of the case name -> fits). The new
+# tree's online models run numpy loops until the process has made 20,000 per-sample steps
+# (``linbook.online._stream.NUMPY_STEPS``): RLS 1e5 x 10 keeps 20,000 rows, so its first warm-up fit
+# spends that budget in numpy and only the second reaches the compiled ``rls_pass`` (compiling or
+# loading it), which the counted fit must not include: ``make env`` warms it for users (linbook._warm).
+WARMUPS = {"RLS default partial_fit 1e5 x 10": 2}
+
 HELPER_C = r"""
 #include <valgrind/callgrind.h>
 void ab_collect_on(void)  { CALLGRIND_START_INSTRUMENTATION; CALLGRIND_TOGGLE_COLLECT; }
@@ -177,7 +184,8 @@ def child(mode, module, *keys):
         on, off = _collector()
     for key in keys:
         case, data = known[key][0], _load(key)["data"]
-        case.linbook(data)                                   # warm-up, as make bench does
+        for _ in range(next((n for s, n in WARMUPS.items() if s in case.name), 1)):
+            case.linbook(data)                               # warm-up, as make bench does
         if mode == "callgrind":
             on()
             case.linbook(data)
