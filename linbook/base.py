@@ -387,6 +387,26 @@ def require_y(estimator, y):
                          "None. Call fit(X, y) with one target per row of X.")
 
 
+def require_weighted_classes(model, classes, class_weight, fit_intercept=True):
+    """Raise unless the classes of ``y`` can be fitted with their total ``sample_weight``s ``class_weight``.
+
+    At least two classes need positive weight. With an intercept, every class of ``y`` does: a
+    class of weight 0 takes no part in the likelihood but in its normaliser, so lowering its
+    intercept lowers the loss for ever (its probability tends to 0) and the fit has no finite
+    optimum, whatever the penalty on the weights. Without an intercept the penalised fit exists,
+    and the separation test of ``lam = 0`` covers the rest.
+    """
+    present = np.asarray(class_weight) > 0
+    if present.sum() < 2:
+        raise ValueError(f"{model} needs at least 2 classes with positive sample_weight; only class "
+                         f"{classes[present].tolist()} has any weight. Give samples of a second class a positive "
+                         "sample_weight.")
+    if fit_intercept and not present.all():
+        raise ValueError(f"{model}: class {classes[~present].tolist()} of y has total sample_weight 0, so its "
+                         "intercept has no finite optimum (its probability only tends to 0). Drop its samples from "
+                         "X and y, or give them a positive sample_weight.")
+
+
 # ---------------------------------------------------------------- Dask collections
 # A dask array or DataFrame passed to ``fit`` or a predict method goes to linbook._dask (a
 # map-reduce over its row blocks), imported only then: ``import linbook`` never imports dask.

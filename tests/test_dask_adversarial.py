@@ -147,3 +147,18 @@ def test_string_target_for_a_regression_is_a_clear_error(client):
     with pytest.raises(ValueError, match=r"LinearRegression: y must be numeric for a regression.*row block \d.*"
                                          r"Use a classifier"):
         linbook.LinearRegression().fit(da.from_array(X, chunks=200), da.from_array(ys, chunks=200))
+
+
+def test_a_class_of_zero_weight_is_refused_as_in_memory(client):
+    """Three classes, one weighing 0 in every block: no finite optimum with an intercept, so the Dask
+    fit gives the in-memory error (naming sample_weight) before any Newton pass."""
+    X, z = _data("real", seed=6)
+    y = np.digitize(z, [-0.5, 0.5])
+    w = np.where(y == 2, 0.0, 1.0)
+    with pytest.raises(ValueError) as in_memory:
+        linbook.LogisticRegression().fit(X, y, sample_weight=w)
+    model = linbook.LogisticRegression()
+    with pytest.raises(ValueError) as on_dask:
+        model.fit(da.from_array(X, chunks=200), da.from_array(y, chunks=200), sample_weight=da.from_array(w, chunks=200))
+    assert str(on_dask.value) == str(in_memory.value) and "sample_weight" in str(on_dask.value)
+    assert not hasattr(model, "coef_")

@@ -375,6 +375,24 @@ def test_sample_weight_equals_sklearn(solver, multi):
     assert rel(m.coef_, r.coef_) < (1e-7 if solver != "gd" else 1e-5)
 
 
+@pytest.mark.parametrize("solver", ["newton", "lbfgs"])
+@pytest.mark.parametrize("lam", [0.0, 1.0])
+def test_a_class_of_zero_weight_has_no_finite_fit(solver, lam):
+    """A class of y whose samples all weigh 0 only lowers the loss as its intercept falls: with an
+    intercept there is no finite optimum (whatever lam), so fit refuses, names sample_weight and
+    leaves the model as it was; without an intercept the penalised fit exists and is sklearn's."""
+    X, y = multi_data(n=150, seed=4)
+    w = np.where(y == 1, 0.0, 1.0)
+    model = linbook.LogisticRegression(lam=lam, solver=solver)
+    with pytest.raises(ValueError, match=r"class \[1\] of y has total sample_weight 0.*give them a positive"):
+        model.fit(X, y, sample_weight=w)
+    assert not hasattr(model, "coef_")
+    if lam > 0:
+        m = linbook.LogisticRegression(lam=lam, solver=solver, fit_intercept=False, tol=1e-10).fit(X, y, sample_weight=w)
+        s = SKLogReg(C=1 / lam, fit_intercept=False, tol=1e-14, max_iter=1000).fit(X, y, sample_weight=w)
+        assert m.converged_ and rel(m.coef_, s.coef_) < 1e-6
+
+
 @pytest.mark.parametrize("solver", ["newton", "lbfgs", "newton-cg"])
 @pytest.mark.parametrize("multi", [False, True])
 def test_sparse_equals_dense(solver, multi):

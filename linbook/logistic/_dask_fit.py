@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 
 from .._kernels.hessian import binary_pass
-from ..base import SeparableDataWarning, check_params, encode_labels, require_y
+from ..base import SeparableDataWarning, check_params, encode_labels, require_weighted_classes, require_y
 from .multinomial import reduced_objective
 from .separation import separable, separable_multinomial
 from .solvers import DEFAULT_MAX_ITER, SeparationWatch, choose_solver, minimise
@@ -84,11 +84,7 @@ def _prepare(est, X, y, sample_weight):
     blocks = row_blocks(X, y, sample_weight, model=model)
     summary = summarise(blocks, model)
     classes, _ = encode_labels(summary.labels, model=model)     # the global classes, whatever each block holds
-    present = summary.label_weight > 0
-    if present.sum() < 2:
-        raise ValueError(f"{model} needs at least 2 classes with positive sample_weight; only class "
-                         f"{classes[present].tolist()} has any weight. Give samples of a second class a positive "
-                         "sample_weight.")
+    require_weighted_classes(model, classes, summary.label_weight, est.fit_intercept)
     solver = choose_solver(est.solver, summary.n, blocks.n_features, classes.size, est.fit_intercept, False)
     frame = Frame(summary, est.lam, est.fit_intercept)
     return blocks, summary, classes, frame, solver, est.max_iter or DEFAULT_MAX_ITER[solver]

@@ -27,8 +27,8 @@ from sklearn.utils.multiclass import type_of_target
 
 from .._kernels.hessian import binary_pass
 from ..base import (NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, _with_advice, check_finite_fit,
-                    check_params, check_sample_weight, dask_blocks, encode_labels, require_y, validate_fit,
-                    validate_predict)
+                    check_params, check_sample_weight, dask_blocks, encode_labels, require_weighted_classes, require_y,
+                    validate_fit, validate_predict)
 from ..criteria import InformationCriteriaMixin
 from . import solvers
 from .separation import warn_separable
@@ -92,11 +92,8 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         classes, yidx = encode_labels(y, model=name, max_classes=max_classes,
                                       more_classes="linbook.LogisticRegression (multinomial)")
         if sw is not None:
-            present = np.bincount(yidx, weights=sw, minlength=classes.size) > 0
-            if present.sum() < 2:
-                raise ValueError(f"{name} needs at least 2 classes with positive sample_weight; "
-                                 f"only class {classes[present].tolist()} has any weight. Give samples of a "
-                                 "second class a positive sample_weight.")
+            require_weighted_classes(name, classes, np.bincount(yidx, weights=sw, minlength=classes.size),
+                                     self.fit_intercept)
         return X, sw, classes, yidx
 
     def _set_binary_fit(self, loss, res, watch=None):
