@@ -24,7 +24,8 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, Integral, StrOptions, check_param_values,
-                   check_params, encode_labels, renamed_param, require_y, validate_fit, validate_predict)
+                   check_params, check_sample_weight, encode_labels, renamed_param, require_y, validate_fit,
+                   validate_predict)
 from .criteria import aic, bic  # noqa: F401  (re-exported for ``from linbook.laplace import bic``)
 from .logistic.logistic_regression import logistic_loss
 from .numerics import sigmoid
@@ -216,6 +217,21 @@ def _moderated_logit(mu_n, var_n, exponent):
     return kappa_n * mu_n
 
 
+def _weights_too_spread(exc, sw):
+    """``exc``, or the error naming ``sample_weight`` when one weight dwarfs the others.
+
+    A sample of weight ``c`` times the others is fitted to a margin of about ``log c``, and near
+    it Newton's step on ``log(1 + exp(-margin))`` grows the margin by about 1: ``log c`` steps.
+    """
+    positive = None if sw is None else sw[sw > 0]
+    if positive is None or positive.size == 0 or np.log(positive.max() / positive.min()) < 20:
+        return exc
+    spread = positive.max() / positive.min()
+    return ValueError(f"BayesianLogisticRegression: {exc} The positive sample_weight span a factor {spread:.1e}: "
+                      f"Newton needs about log({spread:.1e}) = {np.log(spread):.0f} steps to fit the heaviest sample. "
+                      "Increase max_iter, or pass sample_weight within a narrower range.")
+
+
 class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     """Binary logistic regression with a Gaussian prior and a Laplace-approximated posterior.
 
@@ -226,10 +242,11 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     the evidence well defined). The posterior is approximated by ``N(w | w_MAP, A^{-1})`` where
     ``w_MAP`` minimises the energy::
 
-        E(w) = sum_i [log(1 + exp(a_i)) - y_i a_i] + (alpha/2) ||w||^2 + (M/2) log(2 pi / alpha),
+        E(w) = sum_i s_i [log(1 + exp(a_i)) - y_i a_i] + (alpha/2) ||w||^2 + (M/2) log(2 pi / alpha),
         a_i = w^T phi(x_i),  y_i in {0, 1},
 
-    and ``A = Phi^T S Phi + alpha I`` with ``S = diag(mu_i (1 - mu_i))``. The MAP point minimises
+    and ``A = Phi^T S Phi + alpha I`` with ``S = diag(s_i mu_i (1 - mu_i))``; ``s_i`` are the sample
+    weights (1 by default: integer weights equal repeated rows, in the posterior and the evidence). The MAP point minimises
     ``NLL(w) + (alpha/2) ||w||^2``, i.e. ``linbook.LogisticRegression(lam=alpha)`` except that the
     intercept is penalised too; with ``fit_intercept=False`` it equals scikit-learn's
     ``LogisticRegression(C=1/alpha, fit_intercept=False)``.
@@ -305,7 +322,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         return renamed_param(self, "prior_precision", "prior_var", convert=lambda var: 1.0 / var,
                              formula="prior_precision=1/prior_var")
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Find ``w_MAP`` by Newton's method and the Laplace posterior; returns ``self``.
 
         Parameters
@@ -313,6 +330,8 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
             Two classes (any labels).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights ``s_i`` of the samples' log-likelihood terms (scikit-learn's meaning).
 
         Returns
         -------
@@ -330,15 +349,20 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         self.classes_, t = encode_labels(y, max_classes=2, model="BayesianLogisticRegression",
                                          more_classes="linbook.LogisticRegression (multinomial)", target_type=kind)
         t = t.astype(float)
+        sw = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
         Phi = self._design(X)
         m, alpha = Phi.shape[1], float(self._prior_precision())
         const = 0.5 * m * np.log(2 * np.pi / alpha)
 
         def energy(w):   # E(w) = NLL(w) + (alpha/2) ||w||^2 + (M/2) log(2 pi / alpha), its g and H
-            E, g, H = logistic_loss(w, Phi, t, alpha)     # g = Phi'(mu - t) + alpha w, H = Phi'S Phi + alpha I
+            # g = Phi'(s (mu - t)) + alpha w,  H = Phi' S Phi + alpha I
+            E, g, H = logistic_loss(w, Phi, t, alpha, sample_weight=sw)
             return E + const, g, H
 
-        res = laplace_approximation(energy, True, True, np.zeros(m), tol=self.tol, max_iter=self.max_iter)
+        try:
+            res = laplace_approximation(energy, True, True, np.zeros(m), tol=self.tol, max_iter=self.max_iter)
+        except ValueError as exc:
+            raise _weights_too_spread(exc, sw) from exc
         self.laplace_ = res
         self.posterior_mean_ = res.mode
         self.posterior_cov_ = res.covariance

@@ -158,6 +158,26 @@ def test_map_equals_sklearn_without_intercept():
     assert m.intercept_[0] == 0.0
 
 
+def test_sample_weight_is_repeated_rows_and_sklearns_weights():
+    """Integer weights give the posterior and evidence of repeated rows (0 drops a row); without an
+    intercept the weighted MAP is scikit-learn's weighted fit at C = 1/alpha."""
+    X, y = _data()
+    w = np.random.default_rng(5).integers(0, 4, y.size)
+    weighted = linbook.BayesianLogisticRegression(prior_precision=0.5).fit(X, y, sample_weight=w.astype(float))
+    repeated = linbook.BayesianLogisticRegression(prior_precision=0.5).fit(np.repeat(X, w, 0), np.repeat(y, w))
+    np.testing.assert_allclose(weighted.posterior_mean_, repeated.posterior_mean_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(weighted.posterior_cov_, repeated.posterior_cov_, rtol=1e-10, atol=1e-14)
+    assert weighted.log_evidence_ == pytest.approx(repeated.log_evidence_, rel=1e-12)
+    np.testing.assert_allclose(weighted.predict_proba(X), repeated.predict_proba(X), rtol=1e-10)
+    unit = linbook.BayesianLogisticRegression(prior_precision=0.5).fit(X, y)
+    assert abs(unit.log_evidence_ - weighted.log_evidence_) > 1.0      # the weights are used
+    m = linbook.BayesianLogisticRegression(prior_precision=0.5, fit_intercept=False).fit(X, y, sample_weight=w)
+    s = SkLogReg(C=2.0, fit_intercept=False, tol=1e-12, max_iter=10_000).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(m.coef_, s.coef_, atol=1e-6)
+    with pytest.raises(ValueError, match="sample_weight"):
+        linbook.BayesianLogisticRegression().fit(X, y, sample_weight=-np.ones(y.size))
+
+
 def test_posterior_cov_is_inverse_hessian_and_evidence_vs_quadrature_1d():
     rng = np.random.default_rng(3)
     x = rng.normal(size=(25, 1))
