@@ -252,6 +252,26 @@ def test_fisher_lda_generalised_eigenvectors():
     assert make_pipeline(linbook.FisherLDA(n_components=2), linbook.QDA()).fit(*DATA["iris"]).score(*DATA["iris"]) > 0.9
 
 
+def test_fisher_lda_sample_weight_is_repeated_rows():
+    """Weighted scatter matrices: integer weights (0 drops a row) give the fit on repeated rows, a
+    column constant over the rows of positive weight is left out, a class of weight 0 is refused."""
+    X, y = DATA["wine"]
+    w = np.random.default_rng(1).integers(0, 4, len(y))
+    X = X.copy()
+    X[w == 0, 3] += 1.0                     # varies only on rows of weight 0: constant for the fit
+    X[w > 0, 3] = 2.5
+    a = linbook.FisherLDA().fit(X, y, sample_weight=w.astype(float))
+    b = linbook.FisherLDA().fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    np.testing.assert_allclose(a.eigenvalues_, b.eigenvalues_, rtol=1e-10)
+    np.testing.assert_allclose(np.abs(a.transform(X)), np.abs(b.transform(X)), rtol=1e-8, atol=1e-10)
+    assert np.all(a.scalings_[3] == 0.0) and a.mean_[3] == 2.5
+    assert not np.allclose(a.eigenvalues_, linbook.FisherLDA().fit(X, y).eigenvalues_, rtol=1e-3)
+    model = linbook.FisherLDA()
+    with pytest.raises(ValueError, match="sample_weight"):
+        model.fit(X, y, sample_weight=np.where(y == y[0], 0.0, 1.0))
+    assert not hasattr(model, "scalings_")
+
+
 # ------------------------------------------------------------------ sample weights
 @pytest.mark.parametrize("model", CLASSIFIERS, ids=lambda m: type(m).__name__)
 def test_integer_weights_equal_repeated_rows(model):

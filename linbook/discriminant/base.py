@@ -100,6 +100,19 @@ def _weight_spread_note(sw):
             "class's spread vanish; rescale or clip sample_weight)")
 
 
+
+def require_class_rows(model, classes, n, min_per_class=1):
+    """Raise unless each class has ``min_per_class`` rows of positive weight (``n``, one count a class)."""
+    small = np.flatnonzero(np.asarray(n) < max(min_per_class, 1))
+    if small.size:
+        c = small[0]
+        need = ("at least one sample of positive weight" if min_per_class <= 1 else
+                f"at least {min_per_class} samples per class to estimate its covariance")
+        raise ValueError(f"{model}: class {classes[c]!r} of y has {int(n[c])} sample(s) "
+                         f"of positive weight (sample_weight); this model needs {need}. Collect more "
+                         "data, merge or drop the class, or use a model with a shared covariance (linbook.LDA, linbook.RDA).")
+
+
 class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
     """Base class: validation, priors, class means, standardisation, posterior, missing values."""
 
@@ -191,14 +204,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
 
     def _check_class_sizes(self, n):
         """``n``: the number of rows of positive weight in each class."""
-        small = np.flatnonzero(n < max(self._min_per_class, 1))
-        if small.size:
-            c = small[0]
-            need = ("at least one sample of positive weight" if self._min_per_class <= 1 else
-                    f"at least {self._min_per_class} samples per class to estimate its covariance")
-            raise ValueError(f"{type(self).__name__}: class {self.classes_[c]!r} of y has {n[c]} sample(s) "
-                             f"of positive weight (sample_weight); this model needs {need}. Collect more "
-                             "data, merge or drop the class, or use a model with a shared covariance (linbook.LDA, linbook.RDA).")
+        require_class_rows(type(self).__name__, self.classes_, n, self._min_per_class)
 
     def _find_constant_features(self, lo, hi):
         name = type(self).__name__

@@ -11,8 +11,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._kernels.scatter import class_sums, column_range, power_of_two_scale, within_scatter
-from ..base import POSITIVE_INT, _with_advice, check_params, encode_labels, require_y, validate_fit, validate_predict
-from .base import cholesky
+from ..base import (POSITIVE_INT, _with_advice, check_params, check_sample_weight, encode_labels, require_y,
+                    validate_fit, validate_predict)
+from .base import _weight_spread_note, cholesky, require_class_rows
 
 __all__ = ["FisherLDA"]
 
@@ -24,11 +25,13 @@ class FisherLDA(TransformerMixin, BaseEstimator):
     ``Sigma_B = sum_c (N_c/N)(mu_c - mu)(mu_c - mu)^T`` and
     ``Sigma_W = sum_c (N_c/N) Sigma_c`` (eqs. (8.114)-(8.117)). The columns of ``W`` are the
     leading generalised eigenvectors ``Sigma_B w = lambda Sigma_W w`` (8.107), normalised so
-    ``W^T Sigma_W W = I`` (equivalently ``W = Sigma_W^{-1/2} U``, eq. (8.118)). Because
+    ``W^T Sigma_W W = I`` (equivalently ``W = Sigma_W^{-1/2} U``, eq. (8.118)). With sample weights
+    ``s_i``, ``N_c`` and ``N`` are sums of weights and every mean and scatter is weighted (integer
+    weights equal repeated rows). Because
     ``rank(Sigma_B) <= C - 1``, at most ``C - 1`` eigenvalues are non-zero. Both scatter
     matrices are formed for the standardised features ``x / s`` (``s_j`` a power of two
     near ``max_i |x_ij|``), so features of size 1e300 do not overflow them. A column
-    constant over all rows is in neither scatter matrix; its row of ``W`` is 0.
+    constant over all rows (of positive weight) is in neither scatter matrix; its row of ``W`` is 0.
 
     Parameters
     ----------
@@ -57,13 +60,15 @@ class FisherLDA(TransformerMixin, BaseEstimator):
         tags.target_tags.required = True
         return tags
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Compute the scatter matrices and solve the generalised eigenproblem.
 
         Parameters
         ----------
         X : array_like, shape (N, D)
         y : array_like, shape (N,)
+        sample_weight : array_like, shape (N,), optional
+            Non-negative weights; every class needs positive total weight.
 
         Returns
         -------
@@ -76,6 +81,9 @@ class FisherLDA(TransformerMixin, BaseEstimator):
             with _with_advice(self):
                 check_classification_targets(y)
         classes, yi = encode_labels(y, model="FisherLDA")
+        sw = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
+        require_class_rows("FisherLDA", classes, np.bincount(yi, weights=None if sw is None else (sw > 0),
+                                                             minlength=classes.size))
         C = classes.size
         N, D = X.shape
         Lmax = min(C - 1, D)
@@ -84,13 +92,16 @@ class FisherLDA(TransformerMixin, BaseEstimator):
             raise ValueError(f"n_components must be between 1 and min(C - 1, D) = {Lmax} "
                              f"(rank(Sigma_B) <= C - 1); got {self.n_components}. Set n_components in that "
                              "range, or None for the largest.")
-        lo, hi = column_range(X)
+        lo, hi = column_range(X, sw)
         # a column constant over all rows adds nothing to either scatter: its loading is 0
         keep = hi > lo
         if not keep.any():
             raise ValueError("FisherLDA: every column of X is constant; there is nothing to project. "
                              "Pass an X with at least one varying column.")
-        vals, W, mu = self._directions(X[:, keep] if not keep.all() else X, yi, C, lo[keep], hi[keep])
+        try:
+            vals, W, mu = self._directions(X[:, keep] if not keep.all() else X, yi, C, lo[keep], hi[keep], sw)
+        except ValueError as exc:
+            raise ValueError(f"{exc}{_weight_spread_note(sw)}") from None
         order = np.argsort(vals)[::-1][:L]
         self.classes_, self.eigenvalues_ = classes, vals[order]
         self.scalings_ = np.zeros((D, L))
@@ -100,14 +111,14 @@ class FisherLDA(TransformerMixin, BaseEstimator):
         return self
 
     @staticmethod
-    def _directions(X, yi, C, lo, hi):
+    def _directions(X, yi, C, lo, hi, sw=None):
         """Generalised eigenpairs of (Sigma_B, Sigma_W) in the units of X, and the mean (varying columns)."""
-        N = X.shape[0]
         scale = power_of_two_scale(np.maximum(-lo, hi))
-        counts = np.bincount(yi, minlength=C).astype(float)
-        means = class_sums(X, yi, C, None, 1.0 / scale)[0] / counts[:, None]       # standardised units
+        counts = np.bincount(yi, weights=sw, minlength=C).astype(float)          # N_c (weighted)
+        N = counts.sum()
+        means = class_sums(X, yi, C, sw, 1.0 / scale)[0] / counts[:, None]         # standardised units
         mu = counts @ means / N
-        Sw = within_scatter(X, yi, means, 1.0 / scale) / N
+        Sw = within_scatter(X, yi, means, 1.0 / scale, w=sw) / N
         B = (means - mu) * np.sqrt(counts / N)[:, None]
         Sb = B.T @ B
         cholesky(Sw, model="FisherLDA", what="the within-class covariance Sigma_W",
