@@ -20,7 +20,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
 from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, as_rng, check_params, encode_labels,
-                   predict_input, renamed_kwargs, renamed_param, require_y, row_stats, validate_fit)
+                   check_sample_weight, predict_input, renamed_kwargs, renamed_param, require_weighted_classes,
+                   require_y, row_stats, validate_fit)
 
 __all__ = ["Perceptron", "perceptron_reference"]
 
@@ -146,7 +147,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     intercept_ : ndarray of shape (1,)
         ``b``.
     alpha_ : ndarray of shape (n_samples,)
-        Dual coefficients ``n_i eta`` (``form="dual"`` only).
+        Dual coefficients ``n_i eta`` (``form="dual"`` only; ``w = sum_i alpha_i s_i y_i x_i``
+        with sample weights ``s_i``).
     n_mistakes_ : int
         Number of updates made (mistakes met during training).
     n_iter_ : int
@@ -163,8 +165,9 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         for plotting. Built on demand from ``update_indices_`` and the rows of the
         updated samples, which ``fit`` keeps when they hold at most ``1e6`` numbers
         (``n_mistakes_ * n_features``); after a larger fit it raises ``AttributeError``.
-    pocket_errors_ : int
-        Training errors of the returned weights (``form="pocket"`` only).
+    pocket_errors_ : int or float
+        Training errors of the returned weights (``form="pocket"`` only; with sample weights their
+        weighted sum, a float).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Column names, when ``X`` was a DataFrame with string column names.
@@ -199,13 +202,18 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         "fit_intercept": ["boolean"], "intercept_scaling": [POSITIVE, StrOptions({"auto"})],
     }
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Train on ``(X, y)``; returns ``self``.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,), exactly two distinct labels
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights ``s_i``: a mistake on sample ``i`` moves ``w`` by ``eta s_i y_i x_i``
+            and ``b`` by ``eta c^2 s_i y_i`` (scikit-learn's meaning); samples of weight 0 are left
+            out. As with SGD, a weight of 2 is one step twice as long, not two steps. The pocket
+            form counts each training error ``s_i`` times.
 
         Returns
         -------
@@ -214,6 +222,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         max_iter = renamed_param(self, "max_iter", "max_epochs")
         check_params(self, max_iter=max_iter)
         X, t, classes = self._validate(X, y)             # labels coded t_i in {-1, +1}
+        X, t, kept = self._weigh(X, t, classes, sample_weight)   # weights: t_i <- s_i t_i
         n, d = X.shape
         eta, c2 = float(self.eta), self._intercept_c2(X)
         w, b = np.zeros(d), np.zeros(1)
@@ -224,16 +233,16 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             if compiled.textbook_primal():
                 updated = []
                 for i in _mistakes(X, t, order, w, b):   # each i with t_i (w.x_i + b) <= 0, in order
-                    w += eta * t[i] * X[i]               # w <- w + eta y_i x_i
-                    b += eta * c2 * t[i]                 # b <- b + eta c^2 y_i
+                    w += eta * t[i] * X[i]               # w <- w + eta y_i x_i   (eta s_i y_i x_i)
+                    b += eta * c2 * t[i]                 # b <- b + eta c^2 y_i   (eta c^2 s_i y_i)
                     updated.append(i)
                 _numpy_updates_left[0] -= len(updated) + n // _BLOCK
             else:                                        # the same updates, compiled (and dual, pocket)
                 updated = compiled.epoch(order)
             if history.stop(updated, pocket_perfect=compiled.pocket_perfect()):
                 break
-        self.classes_, self._c2, self._t = classes, c2, t
-        self._store(X, history, epoch, compiled)
+        self.classes_, self._c2 = classes, c2
+        self._store(X, history, epoch, compiled, kept, t)
         return self
 
     def _validate(self, X, y):
@@ -244,22 +253,37 @@ class Perceptron(ClassifierMixin, BaseEstimator):
                                       more_classes="linbook.SGDClassifier(loss='perceptron')")
         return _row_layout(X, self.form == "dual"), np.where(codes == 1, 1.0, -1.0), classes
 
-    def _store(self, X, history, epoch, compiled):
-        """Set the fitted attributes, and warn when the data were not separated."""
+    def _weigh(self, X, t, classes, sample_weight):
+        """``(X, t, kept)``: the samples of positive weight, ``t_i = s_i y_i``, and the mask of those
+        rows in the caller's ``X`` (``kept`` is None without weights). A mistake's test
+        ``t_i (w.x_i + b) <= 0`` does not change with ``s_i > 0``; its update scales by ``s_i``."""
+        if sample_weight is None:
+            return X, t, None
+        sw = check_sample_weight(sample_weight, X, estimator=self)
+        require_weighted_classes("Perceptron", classes, np.bincount(t > 0, weights=sw, minlength=2), False)
+        kept = sw > 0
+        return X[kept], t[kept] * sw[kept], kept
+
+    def _store(self, X, history, epoch, compiled, kept, t):
+        """Set the fitted attributes (sample numbers in the caller's ``X``, whose rows ``kept`` were
+        fitted), and warn when the data were not separated."""
         w, b, pocket = compiled.result(X)
-        self.update_indices_ = np.concatenate(history.updates)
-        self.n_mistakes_ = int(self.update_indices_.size)
+        updated = np.concatenate(history.updates)
+        self.update_indices_ = updated if kept is None else np.flatnonzero(kept)[updated]
+        self.n_mistakes_ = int(updated.size)
         self.n_iter_ = epoch
         self.converged_ = history.converged
         self.tol_reached_ = history.tol_reached
+        self._t = t if kept is None else _scatter(t, kept)
         # the rows behind updates_ (a plotting aid): kept for small runs only, copying them costs
         # as much as the training loop on large ones
         keep = self.n_mistakes_ * X.shape[1] <= _KEEP_ROWS
-        self._X_updates = X[self.update_indices_] if keep else None
+        self._X_updates = X[updated] if keep else None
         if self.form == "dual":
-            self.alpha_ = compiled.alpha
+            self.alpha_ = compiled.alpha if kept is None else _scatter(compiled.alpha, kept)
         if self.form == "pocket":
-            self.pocket_errors_, self.pocket_update_ = pocket
+            errors, self.pocket_update_ = pocket
+            self.pocket_errors_ = int(errors) if kept is None else errors     # weighted: a float
         self.coef_ = w.reshape(1, -1).copy()
         self.intercept_ = b.copy()
         if not (history.converged or self.form == "pocket"):
@@ -338,6 +362,13 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = False
         tags.input_tags.sparse = True
         return tags
+
+
+def _scatter(values, kept):
+    """``values`` where ``kept`` is True, 0 elsewhere (at the samples of weight 0)."""
+    full = np.zeros(kept.size)
+    full[kept] = values
+    return full
 
 
 def _max_sq_norm(X):
@@ -428,7 +459,7 @@ class _CompiledEpochs:
         if form == "dual":
             self.alpha, self.support, self.n_support = np.zeros(n), np.empty(n, np.int64), np.zeros(1, np.int64)
         self.best_w = np.zeros(d)
-        self.best = np.array([float(np.sum(t < 0)), 0.0, 0.0, 0.0])     # w = 0 predicts +1 everywhere
+        self.best = np.array([float(-np.sum(t[t < 0])), 0.0, 0.0, 0.0])  # w = 0 predicts +1 everywhere
 
     def textbook_primal(self):
         """Whether this epoch runs fit's numpy loop (dense primal, small, within this process's budget)."""
@@ -459,7 +490,7 @@ class _CompiledEpochs:
         if self.form == "dual":
             return np.asarray(X.T @ (self.alpha * self.t)).ravel(), self.b, None
         if self.form == "pocket":
-            return self.best_w, self.best[1:2], (int(self.best[0]), int(self.best[2]))
+            return self.best_w, self.best[1:2], (float(self.best[0]), int(self.best[2]))
         return self.w, self.b, None
 
 

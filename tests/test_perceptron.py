@@ -1,9 +1,11 @@
 """linbook.Perceptron: exactness against the textbook loop, scikit-learn, bad input, plumbing."""
 
+import re
 import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Perceptron as SkPerceptron
@@ -374,3 +376,75 @@ def test_one_textbook_epoch_equals_the_compiled_epoch(seed):
     assert compiled.epoch(order).tolist() == updated
     np.testing.assert_allclose(wc, w, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(bc, b, rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------------ sample weights
+def _weighted_textbook(X, y, s, epochs):
+    """The primal loop with weights, sample by sample in the given order: w += s_i y_i x_i on a mistake."""
+    keep = s > 0
+    X, t, s = X[keep], np.where(y[keep] == 1, 1.0, -1.0), s[keep]
+    w, b = np.zeros(X.shape[1]), 0.0
+    for _ in range(epochs):
+        mistakes = 0
+        for i in range(len(t)):
+            if t[i] * (X[i] @ w + b) <= 0:
+                w, b, mistakes = w + s[i] * t[i] * X[i], b + s[i] * t[i], mistakes + 1
+        if mistakes == 0:
+            break
+    return w, b
+
+
+@pytest.mark.parametrize("form", ["primal", "dual"])
+@pytest.mark.parametrize("layout", ["dense", "csr", "compiled"])
+def test_sample_weight_scales_each_update(form, layout):
+    """A mistake on sample i moves (w, b) by s_i y_i (x_i, 1); samples of weight 0 are left out;
+    update_indices_ and alpha_ count in the caller's rows."""
+    rng = np.random.default_rng(0)
+    n = 10_500 if layout == "compiled" else 300           # past the numpy loop's 10,000 rows: compiled epochs
+    X = rng.standard_normal((n, 4))
+    y = (X @ np.array([1.0, -2.0, 0.5, 1.0]) + 0.3 > 0).astype(int)
+    s = rng.integers(0, 4, n).astype(float)
+    model = linbook.Perceptron(form=form, shuffle=False, tol=None, max_iter=4 if layout == "compiled" else 40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(scipy.sparse.csr_matrix(X) if layout == "csr" else X, y, sample_weight=s)
+    w, b = _weighted_textbook(X, y, s, model.n_iter_)
+    np.testing.assert_allclose(model.coef_[0], w, rtol=1e-12, atol=1e-12 * np.abs(w).max())
+    assert model.intercept_[0] == pytest.approx(b, rel=1e-12, abs=1e-12)
+    assert np.all(s[model.update_indices_] > 0)
+    if form == "dual":
+        assert model.alpha_.shape == (n,) and np.all(model.alpha_[s == 0] == 0)
+        np.testing.assert_allclose(model.alpha_ * s * np.where(y == 1, 1, -1) @ X, model.coef_[0], rtol=1e-10)
+
+
+def test_pocket_counts_weighted_training_errors():
+    """The pocket keeps the visited weights of fewest weighted errors: weights 0 drop rows, and a
+    heavy row decides which weights are kept."""
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((120, 2))
+    y = (X[:, 0] + 0.8 * rng.standard_normal(120) > 0).astype(int)       # not separable
+    s = rng.integers(0, 3, 120).astype(float)
+    kw = dict(form="pocket", shuffle=False, max_iter=20, tol=None)
+    weighted = linbook.Perceptron(**kw).fit(X, y, sample_weight=s)
+    dropped = linbook.Perceptron(**kw).fit(X[s > 0], y[s > 0], sample_weight=s[s > 0])
+    np.testing.assert_array_equal(weighted.coef_, dropped.coef_)
+    wrong = (weighted.decision_function(X) >= 0) != (y == 1)
+    assert weighted.pocket_errors_ == pytest.approx(float(s[wrong].sum()))
+    plain = linbook.Perceptron(**kw).fit(X, y)
+    assert isinstance(plain.pocket_errors_, int)
+    assert plain.pocket_errors_ == int(np.sum((plain.decision_function(X) >= 0) != (y == 1)))
+
+
+def test_sample_weight_of_ones_is_the_unweighted_fit_and_bad_weights_are_refused():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((200, 3))
+    y = (X[:, 0] - X[:, 1] > 0).astype(int)
+    plain = linbook.Perceptron(random_state=0).fit(X, y)
+    ones = linbook.Perceptron(random_state=0).fit(X, y, sample_weight=np.ones(200))
+    assert np.array_equal(plain.coef_, ones.coef_) and np.array_equal(plain.update_indices_, ones.update_indices_)
+    for form, weights, words in [("primal", np.where(y == 1, 0.0, 1.0), "positive sample_weight"),
+                                 ("primal", -np.ones(200), "sample_weight")]:
+        model = linbook.Perceptron(form=form)
+        with pytest.raises(ValueError, match=re.escape(words)):
+            model.fit(X, y, sample_weight=weights)
+        assert not hasattr(model, "coef_")

@@ -64,12 +64,13 @@ def _rows_dot(X, data, indices, indptr, i, k):
 
 @njit(cache=True, fastmath=_FAST)
 def training_errors(X, data, indices, indptr, t, w, b, limit):
-    """Training errors of ``(w, b)`` with ``sign(0) = +1``; stops counting at ``limit``."""
-    err = 0
+    """Training errors of ``(w, b)`` with ``sign(0) = +1``, each counted ``|t_i|`` times (``t_i = s_i y_i``
+    with sample weights ``s_i``, else ``y_i = +-1``); stops counting at ``limit``."""
+    err = 0.0
     for i in range(t.shape[0]):
         s = _dot(X, data, indices, indptr, i, w) + b
-        if (1.0 if s >= 0.0 else -1.0) != t[i]:
-            err += 1
+        if (s >= 0.0) != (t[i] > 0.0):
+            err += abs(t[i])
             if err >= limit:
                 return err
     return err
