@@ -25,7 +25,7 @@ them when it has fewer); the table states the rows kept per case.
 
 Usage (from the new tree's root; OLD and NEW are the two interpreters)::
 
-    .venv/bin/python benchmarks/ab_instructions.py prepare              # build + save every case's data
+    .venv/bin/python benchmarks/ab_instructions.py prepare [SUBSTRING ...]  # build + save the cases' data
     .venv/bin/python benchmarks/ab_instructions.py run OLD NEW [SUBSTRING ...] > table.md
 
 Outputs (callgrind files for ``callgrind_annotate``, data, results.json) go to ``$AB_DIR``
@@ -35,6 +35,7 @@ Outputs (callgrind files for ``callgrind_annotate``, data, results.json) go to `
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import hashlib
 import importlib
 import inspect
@@ -75,6 +76,18 @@ NOT_COMPARABLE = {
 # loading it), which the counted fit must not include: ``make env`` warms it for users (linbook._warm).
 WARMUPS = {"RLS default partial_fit 1e5 x 10": 2}
 
+
+def _sorted_rows(data):
+    """A case's data with its CSR matrix's indices sorted in every row (the same matrix)."""
+    return (data[0].sorted_indices(), *data[1:])
+
+
+# Rows only this script measures: a bench case's fit on its data transformed (bench module, a substring of
+# the case's name, what the new row's name adds, the transform). The sparse text matrix of bench_online
+# (``diags(s) @ X``) has unsorted rows; its sorted twin shows the cost of the index check on sorted rows.
+VARIANTS = [("bench_online", "SGDClassifier() one epoch (tol=None)", ", rows sorted (ab_instructions only)",
+             _sorted_rows)]
+
 HELPER_C = r"""
 #include <valgrind/callgrind.h>
 void ab_collect_on(void)  { CALLGRIND_START_INSTRUMENTATION; CALLGRIND_TOGGLE_COLLECT; }
@@ -109,7 +122,7 @@ def cases(modules=MODULES):
     out = {}
     for module in _import_benchmarks(modules):
         name = module.__name__.split(".")[-1]
-        for case in module.CASES:
+        for case in module.CASES + _variants(name, module.CASES):
             what = name + _fingerprint(case.setup) + _fingerprint(case.linbook)
             key = hashlib.sha1(what.encode()).hexdigest()[:10]
             reason = next((r for s, r in NOT_COMPARABLE.items() if s in case.name), None)
@@ -117,17 +130,30 @@ def cases(modules=MODULES):
     return out
 
 
+def _variants(module_name, module_cases):
+    """The ``VARIANTS`` of one bench module as cases (a setup that transforms the base case's data)."""
+    def transformed(setup, transform):
+        def build():
+            return transform(setup())
+        return build                          # closure cells, not defaults: _fingerprint stays stable
+
+    return [dataclasses.replace(case, name=case.name + suffix, setup=transformed(case.setup, transform))
+            for module, part, suffix, transform in VARIANTS if module == module_name
+            for case in module_cases if part in case.name]
+
+
 def _first_rows(data):
     """The first ``ROWS`` rows of every array of a case's data (X, y, ...)."""
     return tuple(a[:ROWS] if hasattr(a, "shape") and a.shape and a.shape[0] > ROWS else a for a in data)
 
 
-def prepare():
-    """Build every measured case's data once (this interpreter) and save it, cut to ``ROWS`` rows."""
+def prepare(filters=()):
+    """Build every measured case's data once (this interpreter) and save it, cut to ``ROWS`` rows
+    (only the cases whose name contains a filter, when given)."""
     (AB_DIR / "data").mkdir(parents=True, exist_ok=True)
     for key, (case, _, reason) in cases().items():
         path = AB_DIR / "data" / f"{key}.pkl"
-        if reason or path.exists():
+        if reason or path.exists() or (filters and not any(f in case.name for f in filters)):
             continue
         data = case.setup()
         rows = data[0].shape[0] if hasattr(data[0], "shape") else None
@@ -315,7 +341,7 @@ def run(old, new, filters, phases=("instructions", "cpu")):
 if __name__ == "__main__":
     command, args = sys.argv[1], sys.argv[2:]
     if command == "prepare":
-        prepare()
+        prepare(args)
     elif command == "run":
         run(args[0], args[1], args[2:], phases=os.environ.get("AB_PHASES", "instructions,cpu").split(","))
     elif command == "child":

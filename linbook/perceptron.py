@@ -380,8 +380,8 @@ def _max_sq_norm(X):
 
 
 def _row_layout(X, sorted_rows):
-    """``X`` as a C-ordered array or CSR without duplicates, its rows sorted when ``sorted_rows``
-    (the dual form merges sorted rows; the primal loops take them in any order)."""
+    """``X`` as a C-ordered array or CSR without duplicates and with its column indices checked, its rows
+    sorted when ``sorted_rows`` (the dual form merges sorted rows; the primal loops take them in any order)."""
     if sp.issparse(X):
         from ._kernels.csr import canonical_csr, summed_csr
 

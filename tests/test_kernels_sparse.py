@@ -78,12 +78,73 @@ def test_csr_parts_views_indices_unsigned_without_copy():
     np.testing.assert_array_equal(indices, X.indices)
 
 
-@pytest.mark.parametrize("bad", [-1, 30])
-def test_csr_parts_rejects_column_indices_out_of_range(bad):
+# (rows of one CSR matrix, its width, csr_index_check's answer): each row's stored column indices
+INDEX_CASES = {
+    "canonical, with empty rows": ([[], [0, 2, 5], [], [1], []], 6, "CANONICAL"),
+    "last column is in range": ([[0, 5], [5]], 6, "CANONICAL"),
+    "no rows": ([], 6, "CANONICAL"),
+    "only empty rows": ([[], [], []], 6, "CANONICAL"),
+    "one row out of order": ([[0, 2], [5, 2, 0], [1, 3]], 6, "UNSORTED"),
+    "same column in two rows after an unsorted row": ([[3, 1], [1, 3], [3, 1]], 6, "UNSORTED"),
+    "sorted row repeating a column": ([[0, 1], [0, 2, 2, 5]], 6, "REPEATS"),
+    "unsorted row repeating a column": ([[5, 2, 5]], 6, "REPEATS"),
+    "sorted repeat after an unsorted row": ([[3, 1], [0, 4, 4]], 6, "REPEATS"),
+    "== n_features, last of a sorted row": ([[0, 1], [2, 6]], 6, "OUT_OF_RANGE"),
+    "== n_features, first row": ([[6]], 6, "OUT_OF_RANGE"),
+    "negative, last of a row": ([[1, 3, -1]], 6, "OUT_OF_RANGE"),
+    "negative, first of a row": ([[-1, 2, 3]], 6, "OUT_OF_RANGE"),
+    "== n_features after an unsorted row": ([[3, 1], [2, 6], [0]], 6, "OUT_OF_RANGE"),
+    "out of range after a repeat": ([[2, 2], [1], [0, 7]], 6, "OUT_OF_RANGE"),
+    "out of range after an unsorted repeat": ([[2, 1, 2], [6, 0]], 6, "OUT_OF_RANGE"),
+}
+
+
+def _csr_from_rows(rows, n_cols, index_dtype):
+    """A CSR matrix storing exactly these column indices (scipy checks none of them), indices of ``index_dtype``."""
+    indices = np.array([j for row in rows for j in row], dtype=index_dtype)
+    indptr = np.concatenate([[0], np.cumsum([len(row) for row in rows])]).astype(index_dtype)
+    X = sp.csr_matrix((len(rows), n_cols))
+    X.data, X.indices, X.indptr = np.ones(indices.size), indices, indptr
+    return X
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("case", list(INDEX_CASES))
+def test_csr_index_check_answers(case, index_dtype):
+    from linbook._kernels import sgd
+    from linbook._kernels.csr import _unsigned, canonical_csr, summed_csr
+
+    rows, n_cols, want = INDEX_CASES[case]
+    X = _csr_from_rows(rows, n_cols, index_dtype)
+    assert X.indices.dtype == index_dtype
+    indices = _unsigned(X.indices)
+    assert sgd.csr_index_check(indices, X.indptr, indices.dtype.type(n_cols)) == getattr(sgd, want)
+    if want == "OUT_OF_RANGE":               # what the fits see: a ValueError naming the range
+        for prepare in (summed_csr, canonical_csr):
+            with pytest.raises(ValueError, match=rf"malformed sparse matrix.*\[0, {n_cols}\)"):
+                prepare(X)
+        return
+    assert (summed_csr(X) is X) == (want != "REPEATS")
+    assert (canonical_csr(X) is X) == (want == "CANONICAL")
+    assert canonical_csr(X).has_canonical_format
+
+
+def test_csr_row_stats_sums_each_row_in_stored_order():
+    """The largest squared row norm, bit for bit the sequential sum of the row as stored, and the nonzeros
+    (explicit zeros and empty rows included in the matrix, not in the count)."""
+    from linbook._kernels.sgd import csr_row_stats
+
     X, _ = _data(1)
-    X.indices[5] = bad                       # a malformed matrix scipy does not check on its own
-    with pytest.raises(ValueError, match="malformed sparse matrix"):
-        csr_parts(X)
+    X = _permuted_rows(X)
+    X.indptr[5:9] = X.indptr[5]              # rows 5-7 empty, row 8 takes their entries
+    sequential = []
+    for i in range(X.shape[0]):
+        s = 0.0
+        for v in X.data[X.indptr[i]:X.indptr[i + 1]]:
+            s += v * v
+        sequential.append(s)
+    top, nnz = csr_row_stats(X.data, X.indptr)
+    assert top == max(sequential) and nnz == np.count_nonzero(X.data) == X.nnz - 3
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -169,18 +230,3 @@ def test_perceptron_primal_and_pocket_on_unsorted_rows():
     assert out[0][0] == out[1][0] and np.array_equal(out[0][1], out[1][1]) and out[0][4] == out[1][4]
     for got, want in zip(out[1][2:], out[0][2:]):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
-
-
-def test_csr_column_repeats_reads_rows_in_any_order():
-    from linbook._kernels.sgd import csr_column_repeats
-
-    X, _ = _data(1)
-    U = _permuted_rows(X)
-    assert csr_column_repeats(X.indices, X.indptr, X.shape[1]) == 0
-    assert csr_column_repeats(U.indices, U.indptr, U.shape[1]) == 0
-    row = slice(U.indptr[7], U.indptr[8])
-    assert row.stop - row.start >= 2
-    U.indices[row.start + 1] = U.indices[row.start]          # row 7 stores a column twice, unsorted
-    assert csr_column_repeats(U.indices, U.indptr, U.shape[1]) == 1
-    U.indices[row.start] = U.shape[1]
-    assert csr_column_repeats(U.indices, U.indptr, U.shape[1]) == 2

@@ -74,8 +74,9 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
     The first chunk (or ``fit``) goes through ``linbook.base.validate_fit``, which records
     ``n_features_in_`` / ``feature_names_in_``; later chunks are checked against them
     (same width, same column names), as scikit-learn's ``partial_fit`` does.
-    Sparse ``X`` comes back as CSR without duplicate entries (``linbook._kernels.csr.summed_csr``:
-    a copy only when a row repeats a column; unsorted rows are kept as they are).
+    Sparse ``X`` comes back as CSR without duplicate entries and with its column indices checked
+    (``linbook._kernels.csr.summed_csr``: a copy only when a row repeats a column; unsorted rows are
+    kept as they are; an index outside ``[0, n_features)`` raises).
     """
     require_y(est, y)
     sparse = ["csr", "csc", "coo"] if accept_sparse else False
