@@ -28,8 +28,7 @@ def main():
     import scipy.sparse as sp
 
     import linbook
-    from linbook import online, perceptron
-    from linbook import base
+    from linbook import base, online, perceptron
     from linbook.online import sgd
 
     # small fits run numpy loops (no numba load in a chapter's first cells); here every fit must
