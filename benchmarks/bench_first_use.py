@@ -17,10 +17,15 @@
   compilation, "warm" the cost of importing numba and loading the cached machine code.
 
 The first-fit rows time the whole process (interpreter start included); the quality column
-gives the time inside each process and its CPU time (less sensitive to the load than wall time).
+gives the time inside each process and the medians of the CPU times and of their paired ratios
+over every timed pair (CPU time is less sensitive to the load than wall time). Before timing, the
+rows write linbook's bytecode (``linbook._warm.compile_bytecode``), as ``pip install`` did for
+scikit-learn: under ``PYTHONDONTWRITEBYTECODE`` an editable linbook would otherwise compile its
+modules from source in every process.
 """
 
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,6 +37,7 @@ from sklearn import linear_model as sk_lm
 
 import linbook
 from benchmarks.run import Case
+from linbook._warm import compile_bytecode
 from linbook.online import RecursiveLeastSquares
 
 LOOPS = 200
@@ -187,15 +193,31 @@ def _first_fit(lib, cold, script=FIRST_FIT):
             out = subprocess.run([sys.executable, "-c", f"LIB = {lib!r}\n" + script], env=env,
                                  capture_output=True, text=True, check=True)
         inside, cpu = map(float, out.stdout.split()[-2:])
+        run.cpu.append(cpu)
         return inside, cpu
+    run.cpu = []          # CPU time of every run (the harness's untimed warm-up first)
     return run
 
 
-def _inside(what):
+def _bytecode_setup(*runs):
+    """A first-fit row's setup: linbook's bytecode written, the CPU records of its runs emptied."""
+    def setup():
+        compile_bytecode()
+        for run in runs:
+            run.cpu.clear()
+    return setup
+
+
+def _first_fit_case(name, lib_run, ref_run, what, **kwargs):
+    """A first-fit row: the two scripts in fresh processes, with the CPU times of every timed pair."""
     def compare(data, a, b):
-        return (f"inside the processes ({what}): linbook {a[0]:.2f} s, sklearn {b[0]:.2f} s; "
-                f"CPU time linbook {a[1]:.2f} s, sklearn {b[1]:.2f} s (ratio {a[1] / b[1]:.2f}, last pair)")
-    return compare
+        lin, ref = lib_run.cpu[1:], ref_run.cpu[1:]          # without the untimed warm-up
+        ratio = statistics.median(x / y for x, y in zip(lin, ref))
+        return (f"inside the processes ({what}, last pair): linbook {a[0]:.2f} s, sklearn {b[0]:.2f} s; "
+                f"CPU time medians linbook {statistics.median(lin):.2f} s, sklearn {statistics.median(ref):.2f} s "
+                f"(paired ratio {ratio:.2f})")
+    return Case(name=name, setup=_bytecode_setup(lib_run, ref_run), linbook=lib_run, reference=ref_run,
+                compare=compare, repeat=5, **kwargs)
 
 
 CASES = [
@@ -210,28 +232,27 @@ CASES = [
     Case(name="RLS default partial_fit 1e4 x 100 in chunks of 100 (Woodbury)", setup=setup_stream_wide,
          linbook=_rls_chunks, reference=_resolve_chunks, reference_name="numpy: accumulate X'X, re-solve per chunk",
          target=1.0, compare=lambda d, a, b: f"max |w_rls - w_solve| {np.abs(a - b).max():.1e}", repeat=5),
-    Case(name="first fits default, fresh process, warm numba cache (8 estimators)", setup=lambda: None,
-         linbook=_first_fit("linbook", cold=False), reference=_first_fit("sklearn", cold=False),
-         reference_name="sklearn counterparts", target=1.1, compare=_inside("imports + 8 first fits"), repeat=5,
-         notes="wall time of the whole process, interpreter start included"),
-    Case(name="first fits default, fresh process, cold numba cache (8 estimators)",
-         setup=lambda: None, linbook=_first_fit("linbook", cold=True), reference=_first_fit("sklearn", cold=True),
-         reference_name="sklearn counterparts", target=2.0, compare=_inside("imports + 8 first fits"), repeat=5),
-    Case(name="first fits tuned (same algorithms), fresh process, warm numba cache: online models (LMS, RLS, "
-              "OGD) 200 x 5",
-         setup=lambda: None, linbook=_first_fit("linbook", cold=False, script=FIRST_FIT_ONLINE),
-         reference=_first_fit("sklearn", cold=False, script=FIRST_FIT_ONLINE),
-         reference_name="sklearn SGDRegressor (constant, invscaling 1 pass), LinearRegression", target=1.1,
-         compare=_inside("imports + 3 first fits"), repeat=5,
-         notes="the same algorithms: LMS = constant-step SGD, RLS = least squares, OGD = eta0/sqrt(t) SGD"),
-    Case(name="first fits default, fresh process, warm numba cache, 20k x 20 (compiled Perceptron, SGD)",
-         setup=lambda: None, linbook=_first_fit("linbook", cold=False, script=FIRST_FIT_LARGE),
-         reference=_first_fit("sklearn", cold=False, script=FIRST_FIT_LARGE),
-         reference_name="sklearn Perceptron, SGDClassifier", target=1.1,
-         compare=_inside("imports + 2 first fits, cached kernels loaded"), repeat=5),
-    Case(name="first fits default, fresh process, cold numba cache: compilation shown, 20k x 20 (Perceptron, SGD)",
-         setup=lambda: None, linbook=_first_fit("linbook", cold=True, script=FIRST_FIT_LARGE),
-         reference=_first_fit("sklearn", cold=True, script=FIRST_FIT_LARGE),
-         reference_name="sklearn Perceptron, SGDClassifier", target=2.0,
-         compare=_inside("imports + 2 first fits, kernels compiled"), repeat=5),
+    _first_fit_case("first fits default, fresh process, warm numba cache (8 estimators)",
+                    _first_fit("linbook", cold=False), _first_fit("sklearn", cold=False), "imports + 8 first fits",
+                    reference_name="sklearn counterparts", target=1.1,
+                    notes="wall time of the whole process, interpreter start included"),
+    _first_fit_case("first fits default, fresh process, cold numba cache (8 estimators)",
+                    _first_fit("linbook", cold=True), _first_fit("sklearn", cold=True), "imports + 8 first fits",
+                    reference_name="sklearn counterparts", target=2.0),
+    _first_fit_case("first fits tuned (same algorithms), fresh process, warm numba cache: online models (LMS, RLS, "
+                    "OGD) 200 x 5",
+                    _first_fit("linbook", cold=False, script=FIRST_FIT_ONLINE),
+                    _first_fit("sklearn", cold=False, script=FIRST_FIT_ONLINE), "imports + 3 first fits",
+                    reference_name="sklearn SGDRegressor (constant, invscaling 1 pass), LinearRegression", target=1.1,
+                    notes="the same algorithms: LMS = constant-step SGD, RLS = least squares, OGD = eta0/sqrt(t) SGD"),
+    _first_fit_case("first fits default, fresh process, warm numba cache, 20k x 20 (compiled Perceptron, SGD)",
+                    _first_fit("linbook", cold=False, script=FIRST_FIT_LARGE),
+                    _first_fit("sklearn", cold=False, script=FIRST_FIT_LARGE),
+                    "imports + 2 first fits, cached kernels loaded",
+                    reference_name="sklearn Perceptron, SGDClassifier", target=1.1),
+    _first_fit_case("first fits default, fresh process, cold numba cache: compilation shown, 20k x 20 "
+                    "(Perceptron, SGD)",
+                    _first_fit("linbook", cold=True, script=FIRST_FIT_LARGE),
+                    _first_fit("sklearn", cold=True, script=FIRST_FIT_LARGE), "imports + 2 first fits, kernels compiled",
+                    reference_name="sklearn Perceptron, SGDClassifier", target=2.0),
 ]

@@ -34,6 +34,24 @@ def test_in_memory_fits_do_not_import_dask():
     assert out == "", f"an in-memory fit imported {out}"
 
 
+def test_small_first_fits_load_no_numba():
+    """The first fits of a chapter (bench_first_use's FIRST_FIT: eight estimators on 200 x 5, the
+    perceptron on 2,000 x 8) run numpy only: numba (~0.4 s to import, more to load a kernel), sympy,
+    matplotlib and dask stay unimported."""
+    code = ("import sys, warnings, numpy as np, linbook; from linbook import online; "
+            "rng = np.random.default_rng(0); X = rng.normal(size=(200, 5)); y = X @ rng.normal(size=5); "
+            "c = (y > 0).astype(int); Xp = rng.normal(size=(2000, 8)); cp = (Xp[:, 0] > 0).astype(int); "
+            "warnings.simplefilter('ignore'); "
+            "[m.fit(A, b).predict(A) for m, A, b in [(linbook.LinearRegression(), X, y), (linbook.Ridge(), X, y), "
+            "(linbook.Lasso(lam=0.1), X, y), (linbook.LogisticRegression(), X, c), (linbook.LDA(), X, c), "
+            "(linbook.QDA(), X, c), (linbook.Perceptron(random_state=0), Xp, cp), "
+            "(online.SGDClassifier(random_state=0), X, c), (online.LMS(eta0=0.01, max_iter=5), X, y), "
+            "(online.RecursiveLeastSquares(), X, y), (online.OnlineGradientDescent(), X, y)]]; "
+            "print(','.join(m for m in ('numba', 'sympy', 'matplotlib', 'dask') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "", f"the small first fits imported {out}"
+
+
 @pytest.mark.parametrize("module", sorted(linbook._EXPORTS))
 def test_lazy_table_matches_module_all(module):
     mod = importlib.import_module(f"linbook.{module}")

@@ -5,6 +5,8 @@ loop: numpy's broadcast multiply with a dtype cast runs ~3x slower and allocates
 
 from numba import njit
 
+from . import _cache_load  # noqa: F401  (linbook's cached kernels load without numba's registry refresh)
+
 
 @njit(cache=True)
 def scale_rows_into(Xb, s, col, out):

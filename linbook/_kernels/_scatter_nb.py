@@ -7,6 +7,8 @@ Each function is the loop written out; the numpy expression it equals is in
 import numpy as np
 from numba import njit
 
+from . import _cache_load  # noqa: F401  (linbook's cached kernels load without numba's registry refresh)
+
 
 @njit(cache=True, nogil=True)
 def column_range(X, w):

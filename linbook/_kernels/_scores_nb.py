@@ -3,6 +3,8 @@
 import numpy as np
 from numba import njit
 
+from . import _cache_load  # noqa: F401  (linbook's cached kernels load without numba's registry refresh)
+
 # reassociation lets LLVM vectorise the sums over features (results differ in the last bits only)
 _FAST = {"reassoc", "contract", "nsz"}
 

@@ -13,6 +13,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from . import _cache_load  # noqa: F401  (linbook's cached kernels load without numba's registry refresh)
+
 AHEAD = 2          # samples ahead; 1-8 measured equal on the benchmark, 2 leaves slack
 
 

@@ -13,6 +13,8 @@ mirrored, so the result is exactly symmetric.
 import numpy as np
 from numba import njit
 
+from . import _cache_load  # noqa: F401  (linbook's cached kernels load without numba's registry refresh)
+
 
 @njit(cache=True)
 def csr_gram(data, indices, indptr, s, d):

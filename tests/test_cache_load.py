@@ -1,0 +1,51 @@
+"""linbook's cached kernels load without numba's registry refresh (``linbook._kernels._cache_load``).
+
+Two fresh processes share an empty numba cache: the first compiles the perceptron's kernels (numba's
+own path), the second loads them. The second must take the light path (numba's registries of
+implementations, e.g. ``numba.np.linalg``, stay unimported), fit the same weights bit for bit, and
+leave numba working for a user's own function in the same process (compiled, with its entry points).
+"""
+
+import subprocess
+import sys
+
+SCRIPT = r"""
+import sys, warnings
+import numpy as np
+import linbook
+from linbook import base, perceptron
+
+perceptron._numpy_updates_left[0] = 0      # the compiled epochs and row statistics, as linbook._warm does
+base._NUMPY_STATS_MAX = -1
+rng = np.random.default_rng(0)
+X = rng.standard_normal((500, 6))
+y = (X @ rng.standard_normal(6) + 0.3 * rng.standard_normal(500) > 0).astype(int)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    model = linbook.Perceptron(random_state=0, max_iter=20).fit(X, y)
+from numba.core import entrypoints
+light = "numba.np.linalg" not in sys.modules and not entrypoints._already_initialized
+import numba
+
+@numba.njit
+def user_norm(v):
+    return np.linalg.norm(v)
+
+user_ok = abs(user_norm(X[0]) - np.linalg.norm(X[0])) < 1e-12 and entrypoints._already_initialized
+print(light, user_ok, model.n_iter_, *(float(v).hex() for v in (*model.coef_[0], *model.intercept_)))
+"""
+
+
+def _run(cache_dir):
+    env = {"NUMBA_CACHE_DIR": str(cache_dir), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
+def test_cached_kernels_load_light_and_fit_the_same(tmp_path):
+    compiled = _run(tmp_path)
+    loaded = _run(tmp_path)
+    assert compiled[0] == "False", "the first process compiled, so numba's registries must be loaded"
+    assert loaded[0] == "True", "a cached linbook kernel loaded through numba's registry refresh"
+    assert compiled[1] == loaded[1] == "True", "a user's njit function failed beside linbook's kernels"
+    assert loaded[2:] == compiled[2:]
