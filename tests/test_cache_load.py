@@ -49,3 +49,14 @@ def test_cached_kernels_load_light_and_fit_the_same(tmp_path):
     assert loaded[0] == "True", "a cached linbook kernel loaded through numba's registry refresh"
     assert compiled[1] == loaded[1] == "True", "a user's njit function failed beside linbook's kernels"
     assert loaded[2:] == compiled[2:]
+
+
+def test_an_untested_numba_keeps_its_own_load(monkeypatch):
+    """The patch wraps private numba methods: on a release outside TESTED_NUMBA it is not installed."""
+    import numba
+
+    from linbook._kernels import _cache_load
+
+    assert _cache_load._tested_numba()
+    monkeypatch.setattr(numba, "__version__", "0.99.0")
+    assert not _cache_load._tested_numba()

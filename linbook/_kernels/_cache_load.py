@@ -9,8 +9,9 @@ On a fresh process this is most of the cost of the first cached kernel: 20,000 x
 ``Perceptron().fit``, 0.39 s CPU for its first kernel with the refresh, 0.07 s without.
 
 ``install()`` (run when this module is imported: every numba kernel module of linbook imports it,
-most of them through :mod:`linbook._kernels.prefetch`) makes the loads of linbook's own kernels (functions of ``linbook.*`` modules) skip the refresh
-and the entry points. Every other function, and every compile, goes through numba unchanged: a
+most of them through :mod:`linbook._kernels.prefetch`) makes the loads of linbook's own kernels
+(functions of ``linbook.*`` modules) skip the refresh and the entry points, on the numba releases
+it was tested with (``TESTED_NUMBA``); elsewhere it does nothing. Every other function, and every compile, goes through numba unchanged: a
 user's own ``@njit`` function in the same process still loads and compiles as numba does it.
 Loaded kernels run the same machine code (``tests/test_cache_load.py``).
 """
@@ -44,9 +45,21 @@ def _compilation_chain_init_hook(self):
         _numba_init_hook(self)
 
 
+# The numba releases this was tested with (the lock's): the methods it wraps are private, so on any
+# other release linbook's kernels load as numba loads them.
+TESTED_NUMBA = ((0, 68),)
+
+
+def _tested_numba():
+    import numba
+
+    return tuple(int(part) for part in numba.__version__.split(".")[:2]) in TESTED_NUMBA
+
+
 def install():
-    """Patch numba's cache load and init hook (once), where this numba has the methods they wrap."""
-    ok = all(hasattr(caching.Cache, name) for name in ("_load_overload", "_guard_against_spurious_io_errors"))
+    """Patch numba's cache load and init hook (once), on a tested numba that has the methods they wrap."""
+    ok = _tested_numba() and all(hasattr(caching.Cache, name)
+                                 for name in ("_load_overload", "_guard_against_spurious_io_errors"))
     if ok and caching.Cache.load_overload is _numba_load_overload:
         caching.Cache.load_overload = _load_overload
         dispatcher.Dispatcher._compilation_chain_init_hook = _compilation_chain_init_hook
