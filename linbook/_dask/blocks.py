@@ -181,23 +181,23 @@ class Summary:
         return np.sqrt(self.m2 / self.sw)
 
 
-def _summarise_block(Xb, yb, ab, index, model, labels_needed, allow_nan):
+def _summarise_block(Xb, yb, swb, index, model, labels_needed, allow_nan):
     Xb = np.asarray(Xb, dtype=np.float64)
     n = Xb.shape[0]
     if yb is not None and np.shape(yb)[0] != n:
         raise ValueError(f"{model}: row block {index} of X has {n} rows but the matching block of y has "
                          f"{np.shape(yb)[0]}. Pass X and y split into the same row blocks: call "
                          "X.compute_chunk_sizes() and y.compute_chunk_sizes() (or build both from one DataFrame).")
-    if ab is not None and np.shape(ab)[0] != n:
+    if swb is not None and np.shape(swb)[0] != n:
         raise ValueError(f"{model}: row block {index} of X has {n} rows but the matching block of "
-                         f"sample_weight has {np.shape(ab)[0]}. Pass one sample_weight per row of X, split as X "
+                         f"sample_weight has {np.shape(swb)[0]}. Pass one sample_weight per row of X, split as X "
                          "(call compute_chunk_sizes() on both).")
     if n and not (np.isfinite(Xb.max()) and np.isfinite(Xb.min())) and not (allow_nan and not np.isinf(Xb).any()):
         bad = "infinity" if np.isinf(Xb).any() else "NaN"
         raise ValueError(f"{model}: X contains {bad} (in row block {index}). Remove or impute the missing "
                          "or infinite values (e.g. X[~da.isnan(X).any(axis=1)]) first.")
-    a = np.ones(n) if ab is None else np.asarray(ab, dtype=np.float64)
-    if n and not (np.all(np.isfinite(a)) and a.min() >= 0):
+    sw = np.ones(n) if swb is None else np.asarray(swb, dtype=np.float64)
+    if n and not (np.all(np.isfinite(sw)) and sw.min() >= 0):
         raise ValueError(f"{model}: sample_weight has negative, NaN or infinite values (in row block {index}). "
                          "Pass finite sample_weight >= 0 (a weight of 0 leaves a sample out).")
     if yb is not None:
@@ -215,26 +215,26 @@ def _summarise_block(Xb, yb, ab, index, model, labels_needed, allow_nan):
                                  f"looks 'continuous' (row block {index}). Use a regression model for a continuous "
                                  "target.")
             labels, inv = np.unique(yb, return_inverse=True)
-            label_weight = np.bincount(inv.ravel(), weights=a, minlength=labels.size)
-            label_rows = np.bincount(inv.ravel()[a > 0], minlength=labels.size)
+            label_weight = np.bincount(inv.ravel(), weights=sw, minlength=labels.size)
+            label_rows = np.bincount(inv.ravel()[sw > 0], minlength=labels.size)
         else:
             labels, label_weight, label_rows = np.empty(0), np.empty(0), np.empty(0, dtype=int)
     else:
         labels, label_weight, label_rows = np.empty(0), np.empty(0), np.empty(0, dtype=int)
-    sw = float(a.sum())
+    weight_sum = float(sw.sum())
     d = Xb.shape[1]
     yabs = 0.0
-    if yb is not None and yb.dtype.kind in "fiub" and np.any(a > 0):
-        yabs = float(np.max(np.abs(yb[a > 0]), initial=0.0))
-    if sw > 0:
-        mean = (a @ Xb) / sw
+    if yb is not None and yb.dtype.kind in "fiub" and np.any(sw > 0):
+        yabs = float(np.max(np.abs(yb[sw > 0]), initial=0.0))
+    if weight_sum > 0:
+        mean = (sw @ Xb) / weight_sum
         with np.errstate(over="ignore", invalid="ignore"):      # features near 1e300: m2 = inf (their users scale by xmax)
-            m2 = a @ (Xb - mean) ** 2
+            m2 = sw @ (Xb - mean) ** 2
     else:
         mean, m2 = np.zeros(d), np.zeros(d)
-    xmin, xmax = column_range(Xb, ab)     # over the rows of positive weight, NaN skipped
-    return Summary(n, int(np.count_nonzero(a > 0)), sw, labels, label_weight, label_rows, mean, m2, xmax, xmin,
-                   yabs)
+    xmin, xmax = column_range(Xb, swb)     # over the rows of positive weight, NaN skipped
+    return Summary(n, int(np.count_nonzero(sw > 0)), weight_sum, labels, label_weight, label_rows, mean, m2,
+                   xmax, xmin, yabs)
 
 
 def _combine_summaries(*parts):

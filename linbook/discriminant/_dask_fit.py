@@ -32,18 +32,18 @@ def _class_index(yb, classes):
     return np.searchsorted(classes, np.asarray(yb))
 
 
-def _weights(ab):
-    return None if ab is None else np.asarray(ab, dtype=np.float64)
+def _weights(swb):
+    return None if swb is None else np.asarray(swb, dtype=np.float64)
 
 
-def _class_sums_block(Xb, yb, ab, classes, keep, inv_scale):
+def _class_sums_block(Xb, yb, swb, classes, keep, inv_scale):
     X = np.asarray(Xb, dtype=np.float64)[:, keep]
-    return class_sums(X, _class_index(yb, classes), classes.size, _weights(ab), inv_scale)
+    return class_sums(X, _class_index(yb, classes), classes.size, _weights(swb), inv_scale)
 
 
-def _scatter_block(Xb, yb, ab, model, keep):
+def _scatter_block(Xb, yb, swb, model, keep):
     X = np.asarray(Xb, dtype=np.float64)[:, keep]
-    return model._scatter(X, _class_index(yb, classes=model.classes_), _weights(ab))
+    return model._scatter(X, _class_index(yb, classes=model.classes_), _weights(swb))
 
 
 def fit_gaussian_classifier(est, X, y, sample_weight=None, *, covariance_is_a_row_sum):

@@ -31,10 +31,10 @@ def _scaled(Xb, yb, x_scale, y_scale):
     return np.asarray(Xb, dtype=np.float64) / x_scale, np.asarray(yb, dtype=np.float64) / y_scale
 
 
-def _gram_block(Xb, yb, ab, x_scale, y_scale):
+def _gram_block(Xb, yb, swb, x_scale, y_scale):
     """``(W, m, ybar, G, c, yy)`` of one block (scaled), centred at its own weighted means."""
     X, y = _scaled(Xb, yb, x_scale, y_scale)
-    a = np.ones(X.shape[0]) if ab is None else np.asarray(ab, dtype=np.float64)
+    a = np.ones(X.shape[0]) if swb is None else np.asarray(swb, dtype=np.float64)
     W = float(a.sum())
     if not W > 0:
         d = X.shape[1]
@@ -63,19 +63,19 @@ def _combine_grams(*parts):
     return W, m, ybar, G, c, yy
 
 
-def _uncentred_block(Xb, yb, ab, x_scale, y_scale):
+def _uncentred_block(Xb, yb, swb, x_scale, y_scale):
     """``(W, X'AX, X'Ay, y'Ay)`` of one block (scaled; no intercept: nothing is centred)."""
     X, y = _scaled(Xb, yb, x_scale, y_scale)
-    a = np.ones(X.shape[0]) if ab is None else np.asarray(ab, dtype=np.float64)
+    a = np.ones(X.shape[0]) if swb is None else np.asarray(swb, dtype=np.float64)
     Xa = X * a[:, None]
     return float(a.sum()), Xa.T @ X, Xa.T @ y, float(y @ (a * y))
 
 
-def _rss_block(Xb, yb, ab, v, intercept, x_scale, y_scale):
+def _rss_block(Xb, yb, swb, v, intercept, x_scale, y_scale):
     """The block's weighted residual sum of squares, scaled (the exact pass when the Gram's cancels)."""
     X, y = _scaled(Xb, yb, x_scale, y_scale)
     r = y - (X @ v + intercept)
-    return float(r @ r) if ab is None else float(np.asarray(ab, dtype=np.float64) @ (r * r))
+    return float(r @ r) if swb is None else float(np.asarray(swb, dtype=np.float64) @ (r * r))
 
 
 def _scales(summary):

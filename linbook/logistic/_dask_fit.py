@@ -91,7 +91,7 @@ def _prepare(est, X, y, sample_weight):
 
 
 # ------------------------------------------------------------------------------- binary logit
-def _binary_block(Xb, yb, ab, theta, classes, frame, need_hess, terms):
+def _binary_block(Xb, yb, swb, theta, classes, frame, need_hess, terms):
     """One block's ``(F_b, g_b[, H_b])`` of a binary GLM, no penalty, in the coordinates ``theta = [b, v]``.
 
     The in-memory fit's pass (:func:`linbook._kernels.hessian.binary_pass`, what ``BinaryLoss``
@@ -100,9 +100,9 @@ def _binary_block(Xb, yb, ab, theta, classes, frame, need_hess, terms):
     block's design, the Hessian by SYRK (4-5x the speed of ``logistic_loss`` on a block).
     """
     t = 2.0 * (np.asarray(yb) == classes[1]) - 1.0
-    a = None if ab is None else np.asarray(ab, dtype=np.float64)
+    sw = None if swb is None else np.asarray(swb, dtype=np.float64)
     off = int(frame.fit_intercept)
-    F, g, H, _ = binary_pass(frame.centred(Xb), t, theta[off:], theta[0] if off else 0.0, terms, weights=a,
+    F, g, H, _ = binary_pass(frame.centred(Xb), t, theta[off:], theta[0] if off else 0.0, terms, weights=sw,
                              col_scale=frame.c, fit_intercept=frame.fit_intercept, need_hess=need_hess)
     return (F, g, H) if need_hess else (F, g)
 
@@ -183,13 +183,13 @@ def _largest(*parts):
     return max(parts)
 
 
-def _margin_block(Xb, yb, ab, W, b, classes):
+def _margin_block(Xb, yb, swb, W, b, classes):
     """The largest margin of the block's rows of positive weight: ``t z`` (binary), or the
     true class's score minus the best other class's (multinomial)."""
     X = np.asarray(Xb, dtype=np.float64)
     yi = np.searchsorted(classes, np.asarray(yb))
-    if ab is not None:
-        keep = np.asarray(ab) > 0
+    if swb is not None:
+        keep = np.asarray(swb) > 0
         X, yi = X[keep], yi[keep]
     if X.shape[0] == 0:
         return -np.inf
@@ -202,12 +202,12 @@ def _margin_block(Xb, yb, ab, W, b, classes):
     return float(np.max(own - A.max(axis=1)))
 
 
-def _rows_block(Xb, yb, ab, frame, classes):
+def _rows_block(Xb, yb, swb, frame, classes):
     """The block's rows of positive weight as the exact test reads them: ``(X_b - shift, class index)``."""
     X, yi = frame.centred(Xb), np.searchsorted(classes, np.asarray(yb))
-    if ab is None:
+    if swb is None:
         return X, yi
-    keep = np.asarray(ab) > 0
+    keep = np.asarray(swb) > 0
     return X[keep], yi[keep]
 
 
@@ -281,11 +281,11 @@ def _set_common(est, blocks, classes, solver):
 
 
 # ------------------------------------------------------------------------------- multinomial
-def _multinomial_block(Xb, yb, ab, theta, classes, frame, C, need_hess):
+def _multinomial_block(Xb, yb, swb, theta, classes, frame, C, need_hess):
     """One block's ``(F_b, g_b[, H_b])`` in the reduced parameters: the in-memory ``reduced_objective``, no penalty."""
     yidx = np.searchsorted(classes, np.asarray(yb))
-    a = None if ab is None else np.asarray(ab, dtype=np.float64)
-    fgh, fg = reduced_objective(frame.centred(Xb), yidx, a, C, 0.0, frame.c, frame.fit_intercept)
+    sw = None if swb is None else np.asarray(swb, dtype=np.float64)
+    fgh, fg = reduced_objective(frame.centred(Xb), yidx, sw, C, 0.0, frame.c, frame.fit_intercept)
     return fgh(theta) if need_hess else fg(theta)
 
 

@@ -26,15 +26,15 @@ from .._dask.blocks import row_blocks
 __all__ = ["stream"]
 
 
-def _partial_fit_block(model, Xb, yb, ab, kwargs, names):
+def _partial_fit_block(model, Xb, yb, swb, kwargs, names):
     if np.shape(Xb)[0] == 0:                 # an empty block (a filtered array) is no chunk
         return model
     if names is not None:
         import pandas as pd
 
         Xb = pd.DataFrame(Xb, columns=names)
-    if ab is not None:
-        kwargs = dict(kwargs, sample_weight=ab)
+    if swb is not None:
+        kwargs = dict(kwargs, sample_weight=swb)
     model.partial_fit(Xb, yb, **kwargs)
     return model
 
@@ -56,8 +56,8 @@ def stream(est, method, X, y=None, sample_weight=None, **kwargs):
     blocks = row_blocks(X, y, sample_weight, model=name)
     step = dask.delayed(_partial_fit_block, pure=False)
     state = model
-    for Xb, yb, ab in blocks.parts:
-        state = step(state, Xb, yb, ab, kwargs, blocks.feature_names)
+    for Xb, yb, swb in blocks.parts:
+        state = step(state, Xb, yb, swb, kwargs, blocks.feature_names)
     (fitted,) = dask.compute(state)
     vars(est).clear()
     vars(est).update(vars(fitted))
