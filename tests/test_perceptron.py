@@ -448,3 +448,19 @@ def test_sample_weight_of_ones_is_the_unweighted_fit_and_bad_weights_are_refused
         with pytest.raises(ValueError, match=re.escape(words)):
             model.fit(X, y, sample_weight=weights)
         assert not hasattr(model, "coef_")
+
+
+def test_weighted_epochs_equal_sklearns_weighted_perceptron():
+    """scikit-learn's Perceptron with sample_weight makes the same update on a mistake (eta0 = 1, no
+    penalty, t (w.x + b) <= 0 counts): with the samples in order, every epoch gives the same (w, b)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 3))
+    y = (X @ np.array([1.0, -1.0, 0.5]) + 0.5 * rng.standard_normal(200) > 0).astype(int)
+    s = rng.integers(0, 4, 200).astype(float)
+    for epochs in (1, 3, 7):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            ours = linbook.Perceptron(shuffle=False, tol=None, max_iter=epochs).fit(X, y, sample_weight=s)
+            theirs = SkPerceptron(shuffle=False, tol=None, max_iter=epochs).fit(X, y, sample_weight=s)
+        np.testing.assert_allclose(ours.coef_, theirs.coef_, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(ours.intercept_, theirs.intercept_, rtol=1e-12, atol=1e-12)
