@@ -14,6 +14,7 @@ Skipped without Chromium (a failure with ``CI=true``), like the site test.
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from pathlib import Path
@@ -27,6 +28,12 @@ sys.path.insert(0, str(ROOT / "tools"))
 import live  # noqa: E402
 
 CHAPTER = "chapters/01_estimation.html"
+# Console errors that say nothing about the page: the missing favicon, and thebe's "Comm not found
+# for comm id ...", logged when a comm message from the kernel reaches the page before (or after)
+# thebe holds that comm -- most likely its widget manager's comm, which a kernel without ipywidgets
+# closes at once. It appeared in one of two fresh-clone runs of session 8, with every output this
+# test reads right; the chapter opens no comm of its own.
+BENIGN = re.compile(r"favicon\.ico|Comm not found for comm id [0-9a-f-]+")
 pytestmark = pytest.mark.site
 
 # The stored and the live text of the first cell whose stored output is printed text.
@@ -155,7 +162,7 @@ def test_run_all_then_edit_a_cell(browser, live_site):
               ".querySelector('.linbook-live-output');"
               "return o && o.querySelector('mjx-container');", 60, "a typeset LaTeX output")
     br.screenshot(SHOTS / "live_edited.png")
-    errors = [m for m in br.logs() if m.get("level") == "SEVERE" and "favicon.ico" not in m.get("message", "")]
+    errors = [m for m in br.logs() if m.get("level") == "SEVERE" and not BENIGN.search(m.get("message", ""))]
     assert not errors, errors
     requested = br.script("return performance.getEntriesByType('resource').map(e => e.name);")
     foreign = [u for u in requested if not u.startswith(("http://127.0.0.1:", "ws://127.0.0.1:", "data:"))]
