@@ -387,6 +387,18 @@ def require_y(estimator, y):
                          "None. Call fit(X, y) with one target per row of X.")
 
 
+def weight_spread(sw):
+    """``max / min`` of the positive ``sample_weight`` (1.0 without weights or without a positive one).
+
+    A weight that dwarfs the others makes a fit hard in ways each model words for itself (a class's
+    spread vanishes; Newton needs about ``log`` of the spread steps): the factor is measured here.
+    """
+    if sw is None or not np.any(sw > 0):
+        return 1.0
+    positive = sw[sw > 0]
+    return float(positive.max() / positive.min())
+
+
 def require_weighted_classes(model, classes, class_weight, fit_intercept=True):
     """Raise unless the classes of ``y`` can be fitted with their total ``sample_weight``s ``class_weight``.
 

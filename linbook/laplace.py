@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, Integral, StrOptions, check_param_values,
                    check_params, check_sample_weight, encode_labels, renamed_param, require_y, validate_fit,
-                   validate_predict)
+                   validate_predict, weight_spread)
 from .criteria import aic, bic  # noqa: F401  (re-exported for ``from linbook.laplace import bic``)
 from .logistic.logistic_regression import logistic_loss
 from .numerics import sigmoid
@@ -223,10 +223,9 @@ def _weights_too_spread(exc, sw):
     A sample of weight ``c`` times the others is fitted to a margin of about ``log c``, and near
     it Newton's step on ``log(1 + exp(-margin))`` grows the margin by about 1: ``log c`` steps.
     """
-    positive = None if sw is None else sw[sw > 0]
-    if positive is None or positive.size == 0 or np.log(positive.max() / positive.min()) < 20:
+    spread = weight_spread(sw)
+    if np.log(spread) < 20:
         return exc
-    spread = positive.max() / positive.min()
     return ValueError(f"BayesianLogisticRegression: {exc} The positive sample_weight span a factor {spread:.1e}: "
                       f"Newton needs about log({spread:.1e}) = {np.log(spread):.0f} steps to fit the heaviest sample. "
                       "Increase max_iter, or pass sample_weight within a narrower range.")

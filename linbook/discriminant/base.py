@@ -36,7 +36,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from .._kernels.scatter import class_sums, column_range, power_of_two_scale
 from ..base import (LinbookWarning, _with_advice, check_params, check_sample_weight, dask_blocks, encode_labels,
-                    is_dask, require_y, validate_fit, validate_predict)
+                    is_dask, require_y, validate_fit, validate_predict, weight_spread)
 from ..criteria import InformationCriteriaMixin
 from .._kernels.cholesky import equilibrated_cholesky
 from ..gaussian import tiny_pivot
@@ -91,9 +91,7 @@ def _weight_spread_note(sw):
     A weight that dwarfs the others pins its class's mean on that row and shrinks the
     class's spread below what float64 tells from zero, so "singular" is then about the weights.
     """
-    if sw is None or not np.any(sw > 0):
-        return ""
-    spread = sw.max() / sw[sw > 0].min()
+    spread = weight_spread(sw)
     if spread < 1e8:
         return ""
     return (f" (sample_weight spans a factor {spread:.0e}: a weight that dwarfs the others makes its "
