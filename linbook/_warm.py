@@ -59,6 +59,8 @@ def main():
         for model in classifiers:
             model.fit(X, y_bin).predict(X)
         linbook.LogisticRegression().fit(X, y_three).predict(X)
+        online.SGDClassifier(random_state=0).fit(X, y_three).predict(X)   # each loss and number of outputs
+        online.SGDClassifier(loss="perceptron", random_state=0).fit(X, y_bin).predict(X)   # compiles its own loop
         linbook.Perceptron(form="dual", max_iter=1).fit(X[:300], y_bin[:300])
         for model in (linbook.LinearRegression(), linbook.Ridge(), online.SGDRegressor(random_state=0)):
             _try(lambda m=model: m.fit(X_csr, y_real).predict(X_csr))

@@ -8,6 +8,7 @@
   error's rule does not depend on the scale of ``y``.
 """
 
+import os
 import subprocess
 import sys
 
@@ -134,6 +135,39 @@ print("numba" in sys.modules)
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.split()[-1] == "False"
+
+
+_ONE_CONFIGURATION = """
+import sys, warnings
+import numpy as np
+from linbook.online import SGDClassifier, sgd
+from linbook._kernels import sgd as kernels
+sgd._numpy_steps_left[0] = 0                      # compiled epochs from the first one
+warnings.simplefilter("ignore")
+rng = np.random.default_rng(0)
+X = rng.standard_normal((300, 4)); y = X @ rng.standard_normal(4)
+three = sys.argv[1] == "three"
+SGDClassifier(random_state=0, max_iter=2, tol=None).fit(X, np.digitize(y, [-0.5, 0.5]) if three else y > 0)
+names = ["squared_residual", "sigmoid_residual", "perceptron_residual", "softmax_residual", "argmax_residual"]
+loop = kernels._epoch_loop(kernels.LOG, three, False, False, True)   # the default fit's configuration
+print(sum(loop.stats.cache_hits.values()), sum(loop.stats.cache_misses.values()),
+      *[name for name in names if getattr(kernels, name).signatures])
+"""
+
+
+@pytest.mark.parametrize("target, residual", [("binary", "sigmoid_residual"), ("three", "softmax_residual")])
+def test_a_fit_compiles_only_its_configuration_and_caches_it(tmp_path, target, residual):
+    """The cold first fit compiles the epoch loop for its own loss and number of outputs only (of the
+    residuals, only its loss's), and the next process loads that loop from numba's cache."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", _ONE_CONFIGURATION, target], env=env, capture_output=True,
+                             text=True, check=True)
+        return out.stdout.split()
+
+    assert run() == ["0", "1", residual]          # compiled: one cache miss, one residual built
+    assert run() == ["1", "0"]                    # loaded: nothing compiled
 
 
 def test_stop_rule_fires_on_noisy_data_and_tol_none_runs_every_epoch():

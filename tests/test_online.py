@@ -13,6 +13,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import linbook.online.rls as rls_module
+import linbook.online.sgd as sgd_module
 from linbook.base import DivergenceError
 from linbook.online import (LMS, OnlineGradientDescent, RecursiveLeastSquares, SGDClassifier, SGDRegressor,
                             best_fixed_parameter, learning_rate_schedule, sgd_per_sample)
@@ -582,11 +583,20 @@ def test_sgd_auto_step_is_invariant_to_the_scale_of_sample_weight(w):
     np.testing.assert_allclose(mc.coef_, refc.coef_, rtol=1e-10)
 
 
-def test_sgd_target_overflow_names_the_target_as_the_cure():
+@pytest.mark.parametrize("budget", [10 ** 9, 0], ids=["numpy", "compiled"])
+@pytest.mark.parametrize("options", [{}, dict(average=False), dict(adagrad=True), dict(batch_size=7),
+                                     dict(lam=1.0, learning_rate="optimal")])
+def test_sgd_target_overflow_names_the_target_as_the_cure(monkeypatch, budget, options):
+    """An overflowed squared loss stops the fit in both the numpy and the compiled epochs, whatever the
+    kind of step (the compiled loop once let an infinite loss pass under reassociation), and the
+    failed fit leaves the model as it was."""
+    monkeypatch.setattr(sgd_module, "_numpy_steps_left", [budget])
     rng = np.random.default_rng(4)
     X = rng.normal(size=(200, 3))
+    model = SGDRegressor(random_state=0, **options)
     with pytest.raises(ValueError, match="scale the target y"):
-        SGDRegressor(random_state=0).fit(X, rng.normal(size=200) * 1e200)
+        model.fit(X, rng.normal(size=200) * 1e200)
+    assert not hasattr(model, "coef_")
 
 
 # ----------------------------------------------------------------- RLS: the chunked (Woodbury) update

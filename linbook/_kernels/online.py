@@ -7,6 +7,7 @@ the chapter), tested equal to a plain numpy loop.
 import numpy as np
 from numba import njit
 
+from .finite import is_finite
 from .prefetch import AHEAD, prefetch_dense_row
 from .sgd import step_size
 
@@ -43,7 +44,7 @@ def lms_pass(X, y, order, theta, fit_intercept, schedule, eta0, tau0, kappa, b_r
         total += 0.5 * r * r
         t += 1.0
         e = step_size(schedule, eta0, tau0, kappa, 0.0, t) * r
-        if not np.isfinite(e):
+        if not is_finite(e):
             state[0] = t
             return pos, 2, total
         sq = 0.0
@@ -132,7 +133,7 @@ def ogd_rounds(X, y, theta, loss, radius, eta0, auto, state, losses):
         else:                                 # |z - y|
             f, dz = abs(z - y[i]), np.sign(z - y[i])
         losses[i] = f
-        if not np.isfinite(f):
+        if not is_finite(f):
             state[0], state[1] = t, L
             return i
         t += 1.0
@@ -145,7 +146,7 @@ def ogd_rounds(X, y, theta, loss, radius, eta0, auto, state, losses):
         for j in range(D):
             theta[j] -= eta * dz * x[j]
             nrm += theta[j] * theta[j]
-        if not np.isfinite(nrm):
+        if not is_finite(nrm):
             state[0], state[1] = t, L
             return i
         if radius > 0.0 and nrm > radius * radius:
