@@ -39,7 +39,7 @@ TIE_RTOL = 1e-9
 CONSTANT, ROBBINS_MONRO, OPTIMAL = 0, 1, 2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def step_size(schedule, eta0, tau0, kappa, lam_n, k):
     """eta_k of update ``k = 1, 2, ...`` (see ``linbook.online.learning_rate_schedule``)."""
     if schedule == CONSTANT:
@@ -66,14 +66,14 @@ def residual(loss, z, y, r, zmag):
     return softmax_residual(z, y, r) if loss == LOG else argmax_residual(z, y, r, zmag)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def squared_residual(z, y, r):
     """``residual`` of the squared error."""
     r[0] = z[0] - y
     return 0.5 * r[0] * r[0]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def sigmoid_residual(z, y, r):
     """``residual`` of the log-loss, one output: the stable sigmoid and ``log(1 + e^s) - y s``."""
     s = z[0]
@@ -86,7 +86,7 @@ def sigmoid_residual(z, y, r):
     return np.log1p(e) - y * s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def perceptron_residual(z, y, r):
     """``residual`` of the perceptron loss (8.90), one output."""
     s = z[0]
@@ -95,7 +95,7 @@ def perceptron_residual(z, y, r):
     return hinge if hinge > 0.0 else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def softmax_residual(z, y, r):
     """``residual`` of the log-loss, several outputs: the softmax with the max subtracted."""
     M = z.shape[0]
@@ -114,7 +114,7 @@ def softmax_residual(z, y, r):
     return np.log(tot) + z[top] - z[c]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def argmax_residual(z, y, r, zmag):
     """``residual`` of the multiclass perceptron: the top score against the true class's."""
     M = z.shape[0]
