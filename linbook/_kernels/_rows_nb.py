@@ -8,7 +8,7 @@ from numba import njit
 from . import _cache_load  # noqa: F401  (linbook's cached kernels load without numba's registry refresh)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)   # runs in the row-chunk threads of binary_pass
 def scale_rows_into(Xb, s, col, out):
     """``out[i, j] = Xb[i, j] * s[i] (* col[j])`` (``out`` float32 or float64)."""
     scale_cols = col.shape[0] > 0

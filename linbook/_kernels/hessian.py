@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse
-from scipy.linalg.blas import dsyrk, ssyrk
+from scipy.linalg.blas import dsyrk
 
 from .threads import map_row_chunks
 
-__all__ = ["block_rows", "weighted_gram", "binary_pass", "multinomial_hessian"]
+__all__ = ["block_rows", "weighted_gram", "binary_pass", "multinomial_hessian", "CHUNK_MIN_ROWS"]
+
+#: Dense passes of ``binary_pass`` split ``X`` into a row chunk per core from ``2 * CHUNK_MIN_ROWS`` rows on.
+CHUNK_MIN_ROWS = 8192
 
 
 def block_rows(n_rows, n_cols, block_size=None):
@@ -106,12 +109,6 @@ def binary_pass(X, t, v, b, terms, *, weights=None, col_scale=None, fit_intercep
         return float(nll.sum()), g, H, z
     if not need_hess and (inv_c is None or np.min(inv_c) > 1e-290):
         return _gradient_pass(X, t, v, b, terms, weights, inv_c, fit_intercept)
-    z = np.empty(n)
-    f = 0.0
-    g = np.zeros(d + off)
-    Hww = np.zeros((d, d), order="F") if need_hess else None
-    Hwb = np.zeros(d)
-    Hbb = 0.0
     # wide X: blocks of >= d rows, so each rank-k SYRK update of the d x d result is
     # amortised over k >= d rows (C is read and written once per block)
     # moderate scales: scale v and the results instead of copying each block of X
@@ -125,36 +122,56 @@ def binary_pass(X, t, v, b, terms, *, weights=None, col_scale=None, fit_intercep
     if need_hess:
         # small fits scale with numpy: importing numba and loading the loop costs ~0.5 s
         scale_rows_into = _scale_rows_numpy if n * d < 100_000 and not single else _compiled_scale_rows()
-        buf = np.empty((min(rows, n), d), dtype=np.float32 if single else np.float64)
-        # single precision: standardise the columns in the buffer, so that no unit of the
-        # features can overflow or underflow float32 (its range is only 1e-38 to 3e38)
-        col = inv_c if single and post else np.empty(0)
-    for i, j in block_rows(n, d, rows):
-        Xb = X[i:j] if post else _scaled_block(X, i, j, inv_c)
-        zb = Xb @ u
-        zb += b
-        z[i:j] = zb
-        nll, dz, d2 = terms(zb, t[i:j])
-        if weights is not None:
-            a = weights[i:j]
-            nll, dz, d2 = nll * a, dz * a, d2 * a
-        f += nll.sum()
+    # single precision: standardise the columns in the buffer, so that no unit of the
+    # features can overflow or underflow float32 (its range is only 1e-38 to 3e38)
+    col = inv_c if single and post else np.empty(0)
+    z = np.empty(n)
+
+    def chunk(i0, i1):
+        """The sums over rows ``[i0, i1)``: ``f``, ``g``, and the Hessian's blocks ``Hww``, ``Hwb``, ``Hbb``."""
+        f, g = 0.0, np.zeros(d + off)
+        Hww = np.zeros((d, d), order="F") if need_hess else None
+        Hwb, Hbb = np.zeros(d), 0.0
         if need_hess:
-            # the two products X_b' dz and X_b' d2 read X_b once
-            rs = Xb.T @ np.column_stack([dz, d2])
-            g[off:] += rs[:, 0]
-            B = buf[:j - i]
-            scale_rows_into(Xb, np.sqrt(d2), col, B)
-            if single:
-                Hww += ssyrk(1.0, B.T, trans=0, lower=0)
+            buf = np.empty((min(rows, i1 - i0), d), dtype=np.float32 if single else np.float64)
+        for i, j in block_rows(i1 - i0, d, rows):
+            i, j = i0 + i, i0 + j
+            Xb = X[i:j] if post else _scaled_block(X, i, j, inv_c)
+            zb = Xb @ u
+            zb += b
+            z[i:j] = zb
+            nll, dz, d2 = terms(zb, t[i:j])
+            if weights is not None:
+                a = weights[i:j]
+                nll, dz, d2 = nll * a, dz * a, d2 * a
+            f += nll.sum()
+            if need_hess:
+                # the two products X_b' dz and X_b' d2 read X_b once
+                rs = Xb.T @ np.column_stack([dz, d2])
+                g[off:] += rs[:, 0]
+                B = buf[:j - i]
+                scale_rows_into(Xb, np.sqrt(d2), col, B)
+                # numpy computes B'B by SYRK (half a general product's flops, exactly symmetric) and,
+                # unlike scipy's dsyrk, releases the GIL, so the chunks run at once
+                Hww += B.T @ B
+                Hwb += rs[:, 1]
+                Hbb += d2.sum()
             else:
-                Hww = dsyrk(1.0, B.T, beta=1.0, c=Hww, trans=0, lower=0, overwrite_c=1)
-            Hwb += rs[:, 1]
-            Hbb += d2.sum()
-        else:
-            g[off:] += Xb.T @ dz
-        if fit_intercept:
-            g[0] += dz.sum()
+                g[off:] += Xb.T @ dz
+            if fit_intercept:
+                g[0] += dz.sum()
+        return f, g, Hww, Hwb, Hbb
+
+    # one contiguous chunk of rows per core, each with single-threaded BLAS (``_gradient_pass``
+    # says why). 50,000 x 40 logistic Newton fit: 0.22 s with BLAS's two threads in every
+    # small block call, 0.14 s with one thread and one chunk
+    parts = map_row_chunks(chunk, n, min_rows=CHUNK_MIN_ROWS)
+    f = float(sum(part[0] for part in parts))
+    g = np.sum([part[1] for part in parts], axis=0)
+    if need_hess:
+        Hww = np.sum([part[2] for part in parts], axis=0)
+        Hwb = np.sum([part[3] for part in parts], axis=0)
+        Hbb = sum(part[4] for part in parts)
     if post:
         g[off:] *= inv_c
     if not need_hess:
@@ -197,7 +214,7 @@ def _gradient_pass(X, t, v, b, terms, weights, inv_c, fit_intercept):
             gw += dz @ Xb
         return f, sdz, gw
 
-    parts = map_row_chunks(chunk, n, min_rows=8192)
+    parts = map_row_chunks(chunk, n, min_rows=CHUNK_MIN_ROWS)
     gw = np.sum([p[2] for p in parts], axis=0)
     off = int(fit_intercept)
     g = np.empty(d + off)

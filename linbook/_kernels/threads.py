@@ -17,7 +17,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
-__all__ = ["map_row_chunks"]
+__all__ = ["map_row_chunks", "single_threaded_blas"]
 
 _CONTROLLER = []
 _POOL = {}      # pid -> executor: starting threads per call costs 1-40 ms; a forked child needs its own
@@ -33,7 +33,7 @@ def _n_cores():
 
 
 @contextmanager
-def _single_threaded_blas():
+def single_threaded_blas():
     """BLAS limited to one thread; nested or concurrent uses restore the limit only at the last exit."""
     with _LOCK:
         if _LIMIT["depth"] == 0:
@@ -61,7 +61,7 @@ def map_row_chunks(fn, n_rows, *, min_rows=4096, parallel=True):
     if n_chunks == 1 and n_rows < 2 * min_rows:
         return [fn(0, n_rows)]
     bounds = [n_rows * k // n_chunks for k in range(n_chunks + 1)]
-    with _single_threaded_blas():
+    with single_threaded_blas():
         if n_chunks == 1:
             return [fn(0, n_rows)]
         pool = _POOL.get(os.getpid())

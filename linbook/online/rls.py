@@ -239,11 +239,11 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
                 (P, m), A, r = switched, None, None
         if A is None and i < n:
             if p >= _WOODBURY_MIN_PARAMS:      # blocks of <= p rows: BLAS-3, k x k Cholesky
-                from .._kernels.threads import _single_threaded_blas
+                from .._kernels.threads import single_threaded_blas
 
                 # products this small gain nothing from BLAS threads, which wait for each other
                 # in every call on a busy machine
-                with _single_threaded_blas():
+                with single_threaded_blas():
                     for j in range(i, n, p):
                         P, m = _woodbury(P, m, Xa[j:j + p], y[j:j + p], sw[j:j + p], first_row=j)
             else:                              # few parameters: the rank-1 loop (numpy, then compiled) is faster
