@@ -96,14 +96,21 @@ def perceptron_residual(z, y, r):
 
 
 @njit(cache=True, inline="always")
+def first_max(z):
+    """The index of the largest score, the first of equals (as ``np.argmax``)."""
+    top = 0
+    for m in range(1, z.shape[0]):
+        if z[m] > z[top]:
+            top = m
+    return top
+
+
+@njit(cache=True, inline="always")
 def softmax_residual(z, y, r):
     """``residual`` of the log-loss, several outputs: the softmax with the max subtracted."""
     M = z.shape[0]
     c = np.int64(y)
-    top = 0
-    for m in range(1, M):
-        if z[m] > z[top]:
-            top = m
+    top = first_max(z)
     tot = 0.0
     for m in range(M):
         r[m] = np.exp(z[m] - z[top])
@@ -119,10 +126,7 @@ def argmax_residual(z, y, r, zmag):
     """``residual`` of the multiclass perceptron: the top score against the true class's."""
     M = z.shape[0]
     c = np.int64(y)
-    top = 0
-    for m in range(1, M):
-        if z[m] > z[top]:
-            top = m
+    top = first_max(z)
     # Scores that tie in exact arithmetic (common with integer or binary features) differ
     # by rounding, which the dense and sparse loops do in different orders: scores within
     # TIE_RTOL of the largest sum of |terms| count as tied; the first wins (as np.argmax).
