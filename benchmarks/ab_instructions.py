@@ -97,14 +97,18 @@ void ab_collect_off(const char *key) {
 """
 
 
-def _fingerprint(obj):
-    """What a callable does, as comparable data (code, constants, defaults, closure contents)."""
+def _fingerprint(obj, seen=()):
+    """What a callable does, as comparable data (code, constants, defaults, closure contents; a
+    function met again inside its own closure, as ``bench_first_use``'s runs are, by its name)."""
     if isinstance(obj, types.FunctionType):
+        if id(obj) in seen:
+            return obj.__qualname__
+        seen = (*seen, id(obj))
         code = obj.__code__
-        cells = tuple(_fingerprint(c.cell_contents) for c in obj.__closure__ or ())
+        cells = tuple(_fingerprint(c.cell_contents, seen) for c in obj.__closure__ or ())
         return repr((code.co_code, code.co_consts, code.co_names, obj.__defaults__, cells))
     if isinstance(obj, dict):
-        return repr(sorted((k, _fingerprint(v)) for k, v in obj.items()))
+        return repr(sorted((k, _fingerprint(v, seen)) for k, v in obj.items()))
     return repr(obj)
 
 
