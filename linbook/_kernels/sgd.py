@@ -176,9 +176,9 @@ def _epoch_loop(LOSS, MULTICLASS, ADAGRAD, MINIBATCH, AVERAGE):
     binary and multiclass, adagrad, minibatches, averaging, schedules, penalties, integer and
     real features, weights) give bit-identical weights to the loop that took every switch at
     run time. What it saves is compile time, the cold first fit: a binary log-loss epoch compiled
-    in 3.6 s CPU with all branches (its allocations 0.9 s of it) and compiles in 1.6 s now; the
-    first ``SGDClassifier().fit`` on 20,000 x 20 in a fresh process with an empty cache takes 2.4 s
-    CPU instead of 4.5 s.
+    in 3.6 s CPU with all branches (its allocations 0.9 s of it) and compiles in 1.5 s now; the
+    first ``SGDClassifier().fit`` on 20,000 x 20 in a fresh process with an empty cache takes 2.3 s
+    CPU instead of 4.5 s (``benchmarks/issue22_first_fit.md``).
     """
     @njit(cache=True, fastmath=_FAST)
     def epoch(X, y, sw, order, batch, W, b, G2W, G2b, Wbar, bbar, state, schedule, eta0, tau0, kappa, lam_n,
