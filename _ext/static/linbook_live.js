@@ -201,7 +201,9 @@
     var self = this, notebook = window.thebe.notebook, n = notebook.cells.length;
     this.runAll.disabled = true;
     this.say("running", "Restarting the kernel…");
-    notebook.session.kernel.restart()
+    var kernel = notebook.session.kernel;
+    kernel.restart()
+      .then(function () { return answering(kernel, 60000); })
       .then(function () {
         var k = 0;
         return notebook.cells.reduce(function (chain, cell, i) {
@@ -226,6 +228,23 @@
         self.say("failed", "Run all failed: " + escapeHtml(String(err && err.message || err)));
       });
   };
+
+  // Resolves once the kernel answers a kernel_info request (a round trip on its shell channel),
+  // asking again every 5 s, or fails after `ms`. After a restart the REST call returns before the
+  // new kernel's channels are certain to be up; Run all once sent cell 1 into that gap and waited
+  // for ever on a busy machine (a CI run: "Running cell 1 of 59" for 600 s).
+  function answering(kernel, ms) {
+    var deadline = Date.now() + ms;
+    function ask() {
+      var wait = new Promise(function (resolve) { setTimeout(resolve, 5000, null); });
+      return Promise.race([kernel.requestKernelInfo(), wait]).then(function (reply) {
+        if (reply) return reply;
+        if (Date.now() > deadline) throw new Error("the kernel did not answer after its restart");
+        return ask();
+      });
+    }
+    return ask();
+  }
 
   function escapeHtml(s) {
     return s.replace(/[&<>"]/g, function (c) {
