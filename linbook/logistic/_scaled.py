@@ -152,14 +152,18 @@ class BinaryLoss:
     are formed in double.
     """
 
-    parallel_by_rows = True    # the gradient pass runs a row chunk per core (single-threaded BLAS each)
+    # The gradient pass runs a row chunk per core (single-threaded BLAS each), so the first-order solvers
+    # keep BLAS single-threaded (``solvers.minimise``); ``hessian_by_rows`` (set below) says the same of
+    # the Hessian's pass, which Newton then uses.
+    parallel_by_rows = True
 
     def __init__(self, X, y, sample_weight, lam, fit_intercept, terms, *, link="logit",
                  approximate_hessian=False):
         # every pass, the Hessian's too, runs a row chunk per core (dense X of 2 * CHUNK_MIN_ROWS rows on):
         # then the column passes here run with single-threaded BLAS as well, as the solver's steps do
         # (``solvers.minimise``): a multi-threaded call leaves BLAS's threads spinning for a while,
-        # taking a core from the row chunks (50,000 x 40: 20 ms a Newton pass instead of 12)
+        # taking a core from the row chunks (50,000 x 40: 20 ms a Newton pass instead of 12). Newton keeps
+        # BLAS single-threaded through the fit for the same reason (``solvers.minimise``).
         self.hessian_by_rows = not scipy.sparse.issparse(X) and X.shape[0] >= 2 * CHUNK_MIN_ROWS
         with single_threaded_blas() if self.hessian_by_rows else contextlib.nullcontext():
             cols = ScaledColumns(X, sample_weight, lam, fit_intercept)

@@ -102,9 +102,7 @@ def minimise(solver, loss, theta0, *, max_iter, tol, callback=None, reuse_hessia
     """
     kw = dict(max_iter=max_iter, gtol=tol, gscale=loss.gscale)
     if solver == "newton":                 # scale-free: sample weights of 1e300 or 1e-300 are harmless
-        # When every pass runs a row chunk per core, BLAS's own threads would wake only for the p x p
-        # algebra between passes and then spin, taking a core from the chunks (50,000 x 40: 20 ms a
-        # pass instead of 14); BLAS stays single-threaded for the whole fit instead.
+        # single-threaded BLAS when every pass, the Hessian's too, runs in row chunks (BinaryLoss says why)
         serial = getattr(loss, "hessian_by_rows", False)
         with single_threaded_blas() if serial else contextlib.nullcontext():
             return optim.newton(loss, theta0, grad=True, hess=True, xtol=0.0, callback=callback, polish=True,
