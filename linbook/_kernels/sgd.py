@@ -7,13 +7,15 @@ One call runs one epoch: visit the samples in ``order`` in minibatches of ``batc
     W <- W - eta_w (G + (lam/n) W),    b <- b - eta_b g_b
 
 (or its adagrad form), and update the Polyak-Ruppert average. ``sgd_epoch_dense``
-is this loop as written (compiled for the fit's loss and kind of step, ``_epoch_loop``); ``sgd_epoch_csr`` is the same loop on a CSR matrix with the
-two classic sparse tricks (Bottou's weight scale for the l2 shrink, Xu's lazy average)
-so that one sample costs O(nnz) instead of O(n_features). Both are tested equal to
+is this loop as written (compiled for the fit's loss and kind of step, ``_epoch_loop``);
+``sgd_epoch_csr`` is the same loop on a CSR matrix with the two classic sparse tricks
+(Bottou's weight scale for the l2 shrink, Xu's lazy average) so that one sample costs
+O(nnz) instead of O(n_features). Both are tested equal to
 ``linbook.online.sgd_per_sample`` and to each other.
 
 Codes: loss 0 squared error, 1 log-loss (sigmoid for one output, softmax for several),
-2 perceptron (each loss's ``r = dloss/dz`` is a function of its own: ``residual``); schedule 0 constant, 1 Robbins-Monro, 2 "optimal". ``state`` holds
+2 perceptron (each loss's ``r = dloss/dz`` is a function of its own: ``residual``);
+schedule 0 constant, 1 Robbins-Monro, 2 "optimal". ``state`` holds
 ``[t (updates so far), n_avg (iterates averaged so far)]``. Each kernel returns the
 summed (weighted) loss of the epoch, each sample's loss taken before its update, and
 the position in ``order`` where a loss stopped being finite (-1 if none) or -2 when
