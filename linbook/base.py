@@ -126,9 +126,11 @@ def _with_advice(estimator=None):
 
 
 def _finite(a):
-    """Whether the float array ``a`` is all finite, in one pass and no temporary: NaN and inf
+    """Whether the float array ``a`` is all finite, in one pass and no large temporary: NaN and inf
     propagate into the sum, so a finite sum proves it; a sum that overflowed from finite values
-    is told apart by the extremes."""
+    is told apart by the extremes. A small array is tested directly (the error state costs more)."""
+    if a.size <= 4096:
+        return bool(np.isfinite(a).all())
     with np.errstate(over="ignore", invalid="ignore"):
         if np.isfinite(a.sum()):
             return True

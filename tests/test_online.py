@@ -622,6 +622,7 @@ def _rls_stream(model, X, y, s, chunk):
 @pytest.mark.parametrize("prior_precision", [0.0, 0.5])
 def test_woodbury_chunks_equal_rank_one_recursion_and_batch(monkeypatch, chunk, prior_precision):
     X, y, s = _rls_data(600, 40, seed=chunk)                 # 41 parameters: the Woodbury path
+    monkeypatch.setattr(rls_module, "_solving_is_cheaper", lambda n_rows, p: False)
     blocks = _rls_stream(RecursiveLeastSquares(prior_precision=prior_precision), X, y, s, chunk)
     monkeypatch.setattr(rls_module, "_WOODBURY_MIN_PARAMS", 10 ** 9)
     rows = _rls_stream(RecursiveLeastSquares(prior_precision=prior_precision), X, y, s, chunk)
@@ -632,6 +633,50 @@ def test_woodbury_chunks_equal_rank_one_recursion_and_batch(monkeypatch, chunk, 
         else Ridge(alpha=0.0, solver="svd").fit(X, y, sample_weight=s)
     np.testing.assert_allclose(blocks.coef_, batch.coef_, rtol=1e-8, atol=1e-9)
     np.testing.assert_allclose(blocks.intercept_, batch.intercept_, rtol=1e-8)
+
+
+@pytest.mark.parametrize("d", [5, 40])
+@pytest.mark.parametrize("prior_precision", [0.0, 0.5])
+def test_solving_and_the_recursion_give_the_same_posterior(monkeypatch, d, prior_precision):
+    """Each chunk goes by the cheaper exact route (solving A m = r, or the recursion on P); forced to one
+    route, or switching between them as the chunk sizes change, the posterior is the batch one."""
+    X, y, s = _rls_data(900, d, seed=d)
+    sizes = [100, 1, 3, 250, 2, 1, 60, 7, 200, 1]            # small and large chunks, in turn
+    edges = np.cumsum([0, *sizes, 900 - sum(sizes)])
+
+    def stream(route):
+        if route is not None:
+            monkeypatch.setattr(rls_module, "_solving_is_cheaper", lambda n_rows, p: route)
+        model = RecursiveLeastSquares(prior_precision=prior_precision)
+        for a, b in zip(edges[:-1], edges[1:]):
+            model.partial_fit(X[a:b], y[a:b], sample_weight=s[a:b])
+        monkeypatch.undo()
+        return model
+
+    Xa = np.c_[X, np.ones(len(y))]
+    A = Xa.T @ (s[:, None] * Xa) + np.diag(np.r_[np.full(d, prior_precision), 0.0])
+    want = np.linalg.solve(A, Xa.T @ (s * y))
+    for model in (stream(None), stream(True), stream(False)):
+        np.testing.assert_allclose(np.r_[model.coef_, model.intercept_], want, rtol=1e-9, atol=1e-10)
+        np.testing.assert_allclose(model.P_, np.linalg.inv(A), rtol=1e-8, atol=1e-12)
+        np.testing.assert_allclose(model.covariance_, model.P_)
+
+
+def test_a_heavy_row_in_a_large_late_chunk_goes_through_the_recursion():
+    """Weight 1e200 on one row of a later chunk: A is then too ill-conditioned to solve, so that chunk takes
+    the recursion, which fits exactly through the row (the limit of the weighted ridge fit)."""
+    X, y, _ = _rls_data(400, 3, seed=8)
+    s = np.ones(400)
+    s[300] = 1e200
+    model = RecursiveLeastSquares(prior_precision=0.5).partial_fit(X[:200], y[:200])
+    model.partial_fit(X[200:], y[200:], sample_weight=s[200:])
+    assert model._P is not None and model._A is None                  # the recursion's state
+    assert model.predict(X[300:301])[0] == pytest.approx(y[300], rel=1e-12, abs=1e-12)
+    D, r = np.delete(X, 300, axis=0) - X[300], np.delete(y, 300) - y[300]
+    w = np.linalg.lstsq(np.vstack([D, np.sqrt(0.5) * np.eye(3)]), np.r_[r, np.zeros(3)], rcond=None)[0]
+    np.testing.assert_allclose(model.coef_, w, rtol=1e-8)
+    model.partial_fit(X[:300], y[:300])                               # more rows still go through it
+    assert model.predict(X[300:301])[0] == pytest.approx(y[300], rel=1e-12, abs=1e-12)
 
 
 def test_woodbury_block_is_the_rank_one_step_for_one_row():
@@ -649,15 +694,15 @@ def test_woodbury_block_is_the_rank_one_step_for_one_row():
 def test_failed_chunk_leaves_the_model_as_it_was():
     X, y, s = _rls_data(300, 40, seed=4)
     m = RecursiveLeastSquares().partial_fit(X[:200], y[:200])
-    before = (m.coef_.copy(), m.P_.copy(), m.n_samples_seen_, m._P.copy(), m._m.copy())
+    before = (m.coef_.copy(), m.P_.copy(), m.n_samples_seen_, m._A.copy(), m._m.copy())
     with pytest.raises(ValueError):
         m.partial_fit(np.where(np.arange(40) == 3, np.nan, X[200:260]), y[200:260])
-    with pytest.raises(DivergenceError):                 # a row of norm ~1e200 breaks P's definiteness
+    with pytest.raises(ValueError, match="overflows"):   # rows of norm ~1e200: X^T X overflows
         m.partial_fit(X[200:260] * 1e200, y[200:260])
     np.testing.assert_array_equal(m.coef_, before[0])
     np.testing.assert_array_equal(m.P_, before[1])
     assert m.n_samples_seen_ == before[2]
-    np.testing.assert_array_equal(m._P, before[3])
+    np.testing.assert_array_equal(m._A, before[3])
     np.testing.assert_array_equal(m._m, before[4])
     m.partial_fit(X[200:], y[200:])                      # and it continues from there
     np.testing.assert_allclose(m.coef_, RecursiveLeastSquares().fit(X, y).coef_, rtol=1e-9, atol=1e-10)

@@ -47,12 +47,16 @@ def transactional(method):
     is put back and the saved contents are copied into the same array objects (so an
     array the caller also holds, like a parameter, keeps its identity).
 
+    A class whose updates build new arrays instead of writing into the ones it holds says so with
+    ``_updates_replace_arrays = True``; then putting the dictionary back is enough, and no array is copied.
+
     Dask collections go to :func:`linbook.online._dask_fit.stream`: the chunks are the row blocks, in order.
     """
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         attributes = dict(self.__dict__)
-        saved = {name: value.copy() for name, value in attributes.items() if isinstance(value, np.ndarray)}
+        saved = {} if getattr(self, "_updates_replace_arrays", False) else \
+            {name: value.copy() for name, value in attributes.items() if isinstance(value, np.ndarray)}
         try:
             if is_dask(*args, *kwargs.values()):
                 from ._dask_fit import stream

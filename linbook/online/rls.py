@@ -11,13 +11,21 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, check_params, check_sample_weight,
                     dask_blocks, predict_input, renamed_param)
+from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from ._stream import numpy_pass, transactional, validate_chunk
 
 __all__ = ["RecursiveLeastSquares"]
 
-_SWITCH_COND = 1e8      # leave the information form once cond(A) (columns scaled) is below this
-_FINAL_COND = 1e12      # beyond this at the end of a chunk the design is treated as rank deficient
+_SOLVE_COND = 1e8       # A m = r is solved by Cholesky only while cond(A) (columns scaled) is below this
+_FINAL_COND = 1e12      # beyond this at the end of a chunk, with no mean yet, the design is rank deficient
 _WOODBURY_MIN_PARAMS = 32   # from this many parameters a chunk goes in by blocks (Woodbury)
+
+
+def _solving_is_cheaper(n_rows, p):
+    """Whether solving ``A m = r`` again (Cholesky: ``p^3 / 3`` flops, plus the fixed cost of a few LAPACK
+    calls, worth ~50,000 flops of a compiled loop) costs less than ``n_rows`` rank-one updates of ``P``
+    (``2 p^2`` flops each)."""
+    return 2 * n_rows * p * p > p ** 3 / 3 + 50_000
 
 
 def _woodbury(P, m, Xb, yb, sw_block, first_row=0):
@@ -92,22 +100,31 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
 
     Model ``y = w^T x + b + eps``, ``eps ~ N(0, sigma^2 / s)`` for a sample of weight ``s``
     (default 1), prior ``w ~ N(0, sigma^2 / alpha I)`` with ``alpha = prior_precision``
-    (flat prior on ``b``). After every sample the posterior is ``N(m_k, sigma^2 P_k)``
-    with ``P_k = (alpha I + sum s x x^T)^{-1}``, updated by Sherman-Morrison, one
-    sample at a time (a compiled loop)::
+    (flat prior on ``b``). After every chunk the posterior is ``N(m, sigma^2 P)`` with
+    precision and information vector::
 
-        d = 1/s + x^T P x,   k = P x / d,   m <- m + k (y - x^T m),   P <- P - k x^T P
+        A = P^{-1} = alpha I + sum s x x^T,     r = sum s x y,     A m = r
 
     so the mean after all N samples minimises
     ``(1/2) sum_i s_i (y_i - w^T x_i - b)^2 + (alpha/2) ||w||^2`` -- scikit-learn's
     ``Ridge(alpha=prior_precision)`` with the same ``sample_weight``, batch least
-    squares for ``alpha = 0`` -- in one pass. The gain ``P x`` is a per-parameter
-    (matrix) step size.
+    squares for ``alpha = 0`` -- in one pass, whatever the chunks.
 
-    With a flat prior (``alpha = 0``, or the intercept) ``P_0`` is infinite, so the
-    filter starts in information form ("exact initialisation"): it accumulates
-    ``A = alpha I + sum s x x^T`` and ``sum s x y`` until ``A`` is well conditioned,
-    then sets ``P = A^{-1}``, ``m = P sum s x y`` and continues sample by sample.
+    A chunk of ``k`` rows adds its ``X^T S X`` and ``X^T S y`` to ``A`` and ``r``, then moves
+    ``m`` by the cheaper of two exact routes (``p`` parameters):
+
+    * many rows (``2 k p^2`` flops above ``p^3 / 3`` and a fixed cost): solve ``A m = r`` again by
+      Cholesky, while ``A`` is well conditioned;
+    * fewer rows, or ``A`` too ill-conditioned for the normal equations: the Sherman-Morrison
+      recursion, one sample at a time (a compiled loop; by blocks of ``p`` rows with
+      Woodbury's identity from 32 parameters), on ``P`` itself::
+
+          d = 1/s + x^T P x,   k = P x / d,   m <- m + k (y - x^T m),   P <- P - k x^T P
+
+    The gain ``P x`` is a per-parameter (matrix) step size.
+
+    With a flat prior (``alpha = 0``, or the intercept) ``P_0`` is infinite, so no mean
+    exists until ``A`` is invertible ("exact initialisation": no large artificial prior).
     With an intercept the filter runs on ``x - c``, ``c`` the first chunk's weighted column
     means: the flat prior on ``b`` makes that shift change only ``b`` (``b = b_c - w^T c``),
     and it keeps ``A`` well conditioned when a column is offset by 1e8 or more.
@@ -126,7 +143,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     alpha : float, deprecated
         The old name of ``prior_precision`` (FutureWarning; removed in linbook 0.3).
     block_size : int, deprecated
-        Removed (the update is one compiled loop): has no effect (FutureWarning).
+        Removed (the update chooses its route itself): has no effect (FutureWarning).
 
     Attributes
     ----------
@@ -134,7 +151,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     intercept_ : float
         The posterior mean.
     P_ : ndarray (p, p)
-        ``(alpha I + sum s x x^T)^{-1}`` over ``[coef..., intercept]``.
+        ``(alpha I + sum s x x^T)^{-1}`` over ``[coef..., intercept]`` (computed when first read
+        after an update: a chunk's update does not need it).
     covariance_ : ndarray (p, p)
         ``noise_variance * P_``, the posterior covariance.
     n_samples_seen_ : int
@@ -155,6 +173,9 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
 
     # fit is one pass over the rows in order, so on a dask collection it is partial_fit over its blocks
     _fit_is_one_pass = True
+    # _update and _publish store new arrays, never write into old ones: a failed call is undone by
+    # putting the attribute dictionary back (linbook.online._stream.transactional)
+    _updates_replace_arrays = True
     _parameter_constraints = {"prior_precision": [NON_NEGATIVE], "fit_intercept": ["boolean"],
                               "noise_variance": [POSITIVE]}
 
@@ -172,12 +193,10 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         prior = np.full(p, float(prior_precision))
         if self.fit_intercept:
             prior[-1] = 0.0
-        if np.all(prior > 0):      # proper prior: Kalman filter from N(0, P0)
-            self._A, self._r = None, None
-            self._P, self._m = np.diag(1.0 / prior), np.zeros(p)
-        else:                      # information form until A is invertible
-            self._A, self._r = np.diag(prior), np.zeros(p)
-            self._P = self._m = None
+        self._A, self._r = np.diag(prior), np.zeros(p)
+        # no mean m until A is invertible; then the posterior is kept in the form of its last update:
+        # A, r and the Cholesky factor of A (a solve), or P = A^{-1} (the recursion)
+        self._m = self._P = self._factor = None
 
     @staticmethod
     def _centre(X, sw):
@@ -196,98 +215,118 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         if not self.fit_intercept:
             return np.ascontiguousarray(X)
         Xa = np.empty((X.shape[0], X.shape[1] + 1))
-        Xa[:, :-1] = X - self._shift
+        np.subtract(X, self._shift, out=Xa[:, :-1])
         Xa[:, -1] = 1.0
         return Xa
 
-    @staticmethod
-    def _switch(A, r, final=False):
-        """``(P, m)`` from the information form ``(A, r)`` once ``A`` is well conditioned (its
-        2-norm condition number with the columns scaled to unit diagonal below the limit), else
-        ``None``. The scaled factor is linbook's one equilibrated Cholesky."""
-        from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
-
-        factor = equilibrated_cholesky(A)
-        if factor is None:                     # not positive definite: a zero or dependent column
-            return None
-        C, e = factor
-        sv = linalg.svdvals(C)                 # cond(A / (e e^T)) = (sv_max / sv_min)^2
-        if not sv[-1] ** 2 > sv[0] ** 2 / (_FINAL_COND if final else _SWITCH_COND):
-            return None
-        P = linalg.cho_solve((C, False), np.eye(A.shape[0])) / np.outer(e, e)
-        return 0.5 * (P + P.T), equilibrated_solve(factor, r)
-
     def _update(self, Xa, y, sw):
-        """Absorb the rows of ``Xa`` (already augmented) with weights ``s``: the new state, computed
-        on copies, is stored only when every row went in (a failed call leaves the model as it was)."""
-        n, p, i = Xa.shape[0], Xa.shape[1], 0
-        A, r, P, m = self._A, self._r, self._P, self._m
-        if A is not None:
-            A, r = A.copy(), r.copy()
-        while i < n and A is not None:         # information form, p rows at a time
-            j = min(n, i + p)
-            Xb, sw_block = Xa[i:j], sw[i:j]
-            with np.errstate(over="ignore", invalid="ignore"):
-                A += Xb.T @ (sw_block[:, None] * Xb)
-                r += Xb.T @ (sw_block * y[i:j])
-            if not (np.all(np.isfinite(A)) and np.all(np.isfinite(r))):
+        """Absorb the rows of ``Xa`` (already augmented) with weights ``s``: the new state is built in new
+        arrays and stored only when every row went in (a failed call leaves the model as it was)."""
+        n, p = Xa.shape
+        information = self._information() if self._m is None or _solving_is_cheaper(n, p) else None
+        if information is not None:
+            A, r = information
+            root = np.sqrt(sw)
+            Z = root[:, None] * Xa
+            with np.errstate(over="ignore", invalid="ignore"):      # reported just below
+                A = A + Z.T @ Z
+                r = r + Z.T @ (root * y)
+            if not (np.isfinite(A).all() and np.isfinite(r).all()):
                 raise ValueError("X^T X overflows (features or targets of order 1e150 or larger): "
                                  "scale the features and the target before fitting.")
-            i = j
-            switched = self._switch(A, r)
-            if switched is not None:
-                (P, m), A, r = switched, None, None
-        if A is None and i < n:
-            if p >= _WOODBURY_MIN_PARAMS:      # blocks of <= p rows: BLAS-3, k x k Cholesky
-                from .._kernels.threads import single_threaded_blas
+            factor = equilibrated_cholesky(A, rcond_min=1.0 / _SOLVE_COND)
+            if factor is not None:
+                self._A, self._r, self._factor, self._P = A, r, factor, None
+                self._m = equilibrated_solve(factor, r)
+                return
+            if self._m is None:                # no mean yet: wait for more rows
+                self._A, self._r = A, r
+                return
+        self._P, self._m = self._recursion(Xa, y, sw)
+        self._A = self._r = self._factor = None
 
-                # products this small gain nothing from BLAS threads, which wait for each other
-                # in every call on a busy machine
-                with single_threaded_blas():
-                    for j in range(i, n, p):
-                        P, m = _woodbury(P, m, Xa[j:j + p], y[j:j + p], sw[j:j + p], first_row=j)
-            else:                              # few parameters: the rank-1 loop (numpy, then compiled) is faster
-                P, m = P.copy(), m.copy()
-                if numpy_pass(n - i):
-                    with np.errstate(over="ignore", invalid="ignore"):    # reported by the row returned
-                        bad = _sherman_morrison_rows(Xa[i:], y[i:], sw[i:], P, m)
-                else:
-                    from .._kernels.online import rls_pass
+    def _recursion(self, Xa, y, sw):
+        """``(P, m)`` after the rows of ``Xa``: Sherman-Morrison row by row, or Woodbury by blocks."""
+        n, p = Xa.shape
+        P = self._covariance_in_shifted_columns().copy()
+        m = self._m.copy()
+        if p >= _WOODBURY_MIN_PARAMS:          # blocks of <= p rows: BLAS-3, k x k Cholesky
+            from .._kernels.threads import single_threaded_blas
 
-                    bad = rls_pass(Xa[i:], y[i:], sw[i:], P, m)
-                if bad >= 0:
-                    raise _lost_definiteness(i + bad)
-                P = 0.5 * (P + P.T)
-        self._A, self._r, self._P, self._m = A, r, P, m
+            # products this small gain nothing from BLAS threads, which wait for each other
+            # in every call on a busy machine
+            with single_threaded_blas():
+                for j in range(0, n, p):
+                    P, m = _woodbury(P, m, Xa[j:j + p], y[j:j + p], sw[j:j + p], first_row=j)
+            return P, m
+        if numpy_pass(n):                      # few parameters: the rank-1 loop (numpy, then compiled)
+            with np.errstate(over="ignore", invalid="ignore"):    # reported by the row returned
+                bad = _sherman_morrison_rows(Xa, y, sw, P, m)
+        else:
+            from .._kernels.online import rls_pass
+
+            bad = rls_pass(Xa, y, sw, P, m)
+        if bad >= 0:
+            raise _lost_definiteness(bad)
+        return 0.5 * (P + P.T), m
+
+    def _covariance_in_shifted_columns(self):
+        """``P = A^{-1}``: kept by the recursion, or from the factor of the last solve."""
+        if self._P is None:
+            P = equilibrated_solve(self._factor, np.eye(len(self._m)))
+            self._P = 0.5 * (P + P.T)
+        return self._P
+
+    def _information(self):
+        """``(A, r)`` with ``A m = r``: kept since the last solve, or ``A = P^{-1}``, ``r = A m`` after the
+        recursion (``None`` if that ``P`` is not numerically positive definite: then the recursion goes on)."""
+        if self._A is None:
+            factor = equilibrated_cholesky(self._P)
+            if factor is None:
+                return None
+            A = equilibrated_solve(factor, np.eye(len(self._m)))
+            return 0.5 * (A + A.T), A @ self._m
+        return self._A, self._r
 
     def _publish(self):
-        if self._P is None:
-            switched = self._switch(self._A, self._r, final=True)
-            if switched is not None:
-                self._P, self._m = switched
-                self._A = self._r = None
-        if self._P is None:
-            raise self._rank_deficient()
-        if not (np.isfinite(self._m).all() and (self._P.diagonal() > 0).all()):
+        if self._m is None:                    # still no mean: the last chance, at the looser limit
+            factor = equilibrated_cholesky(self._A, rcond_min=1.0 / _FINAL_COND)
+            if factor is None:
+                raise self._rank_deficient()
+            self._factor, self._m = factor, equilibrated_solve(factor, self._r)
+        if not (np.isfinite(self._m).all() and (self._P is None or (self._P.diagonal() > 0).all())):
             raise DivergenceError("RecursiveLeastSquares: the posterior became non-finite or lost positive "
                                   "definiteness. Cure: scale the features X (e.g. StandardScaler) or set "
                                   "prior_precision > 0.")
         m, d = self._m, self.n_features_in_
         self.coef_ = m[:d].copy()
-        self.P_ = self._P.copy()
         self.intercept_ = 0.0
         if self.fit_intercept:      # back from the shifted columns: b = b_c - w^T c
-            c = self._shift
-            self.intercept_ = float(m[-1] - self.coef_ @ c)
-            # P = S P_c S^T with S = [[I, 0], [-c^T, 1]], in O(p^2) (a chunk's update may cost less than p^3)
-            Pc = self.P_[:d, :d] @ c
-            self.P_[:d, -1] -= Pc
-            self.P_[-1, -1] += c @ Pc - 2.0 * (c @ self._P[:d, -1])
-            self.P_[-1, :d] = self.P_[:d, -1]
-        self.covariance_ = self.noise_variance * self.P_
+            self.intercept_ = float(m[-1] - self.coef_ @ self._shift)
+        self._P_published = None    # P_ of this update, computed when first read
+
+    @property
+    def P_(self):
+        if getattr(self, "_m", None) is None or "_P_published" not in vars(self):
+            raise AttributeError("'RecursiveLeastSquares' object has no attribute 'P_' (call fit first)")
+        if self._P_published is None:
+            P, d = self._covariance_in_shifted_columns().copy(), self.n_features_in_
+            if self.fit_intercept:  # P = S P_c S^T with S = [[I, 0], [-c^T, 1]], in O(p^2)
+                c = self._shift
+                Pc = P[:d, :d] @ c
+                corner = c @ Pc - 2.0 * (c @ P[:d, -1])
+                P[:d, -1] -= Pc
+                P[-1, -1] += corner
+                P[-1, :d] = P[:d, -1]
+            self._P_published = P
+        return self._P_published
+
+    @property
+    def covariance_(self):
+        return self.noise_variance * self.P_
 
     def _rank_deficient(self):
-        n, p, alpha = self.n_samples_seen_, self._A.shape[0], self._prior_precision
+        n, p, alpha = self.n_samples_seen_, len(self._r), self._prior_precision
         prior = f"prior_precision = {alpha:g}" + (" (a flat prior on the intercept)" if self.fit_intercept else "")
         return ValueError(
             f"The design seen so far ({n} sample{'s' if n != 1 else ''}, {p} parameters) is rank deficient or "
