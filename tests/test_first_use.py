@@ -246,14 +246,21 @@ def test_rls_numpy_rows_equal_compiled_rows():
     start = np.linalg.inv(Xa[:20].T @ Xa[:20])
     P_a, m_a, P_b, m_b = start.copy(), np.zeros(Xa.shape[1]), start.copy(), np.zeros(Xa.shape[1])
     assert rls_module._sherman_morrison_rows(Xa, y, sw, P_a, m_a) == -1
-    assert online_kernels.rls_pass(Xa, y, sw, P_b, m_b) == -1
+    assert online_kernels.rls_pass(Xa, np.zeros(0), y, sw, P_b, m_b) == -1          # rows as given
     np.testing.assert_allclose(P_a, P_b, rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(m_a, m_b, rtol=1e-10, atol=1e-12)
     want = np.linalg.solve(Xa[:20].T @ Xa[:20] + Xa.T @ (sw[:, None] * Xa), Xa.T @ (sw * y))
     np.testing.assert_allclose(m_a, want, rtol=1e-8, atol=1e-10)
+    shift = X.mean(axis=0)                            # rows [x - shift, 1] formed by the compiled loop
+    Xs = np.c_[X - shift, np.ones(len(y))]
+    P_a, m_a, P_b, m_b = start.copy(), np.zeros(Xa.shape[1]), start.copy(), np.zeros(Xa.shape[1])
+    assert rls_module._sherman_morrison_rows(Xs, y, sw, P_a, m_a) == -1
+    assert online_kernels.rls_pass(X, shift, y, sw, P_b, m_b) == -1
+    np.testing.assert_allclose(P_a, P_b, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(m_a, m_b, rtol=1e-10, atol=1e-12)
     bad_P = -np.eye(Xa.shape[1])                      # not positive definite: the first weighted row fails
     assert rls_module._sherman_morrison_rows(Xa, y, sw, bad_P.copy(), np.zeros(Xa.shape[1])) == 0
-    assert online_kernels.rls_pass(Xa, y, sw, bad_P.copy(), np.zeros(Xa.shape[1])) == 0
+    assert online_kernels.rls_pass(X, shift, y, sw, bad_P.copy(), np.zeros(Xa.shape[1])) == 0
 
 
 @pytest.mark.parametrize("loss", [0, 1, 2])

@@ -66,22 +66,32 @@ def lms_pass(X, y, order, theta, fit_intercept, schedule, eta0, tau0, kappa, b_r
 
 
 @njit(cache=True)
-def rls_pass(Xa, y, sw, P, m):
-    """Recursive least squares (Sherman-Morrison) over the rows of ``Xa``, in place.
+def rls_pass(X, shift, y, sw, P, m):
+    """Recursive least squares (Sherman-Morrison) over the rows of ``X``, in place.
 
+    The rows are those of the augmented design, ``x = [X_i - shift, 1]`` when ``shift`` has one
+    entry per column of ``X`` (an intercept), else ``x = X_i``; they are formed one at a time.
     For each sample with weight ``s_i > 0``::
 
         Px = P x,   d = 1/s_i + x^T P x,   k = Px / d,   m <- m + k (y - x^T m),   P <- P - k Px^T
 
-    Returns the row where ``d`` was not positive and finite (``P`` lost positive
-    definiteness: the data are too ill-conditioned), or -1.
+    Then ``P <- (P + P^T) / 2`` (rounding leaves ``k Px^T`` slightly asymmetric).
+    Returns the row where ``d`` was not positive and finite, or the last row when a diagonal
+    entry of ``P`` ends up not positive (``P`` lost positive definiteness: the data are too
+    ill-conditioned), or -1.
     """
-    p = P.shape[0]
+    p, D = P.shape[0], X.shape[1]
+    x = np.ones(p)
     Px = np.empty(p)
-    for i in range(Xa.shape[0]):
+    for i in range(X.shape[0]):
         if sw[i] == 0.0:
             continue
-        x = Xa[i]
+        if shift.shape[0] == D:
+            for j in range(D):
+                x[j] = X[i, j] - shift[j]
+        else:
+            for j in range(D):
+                x[j] = X[i, j]
         d = 1.0 / sw[i]
         e = y[i]
         for a in range(p):
@@ -98,6 +108,11 @@ def rls_pass(Xa, y, sw, P, m):
             m[a] += k * e
             for c in range(p):
                 P[a, c] -= k * Px[c]
+    for a in range(p):
+        for c in range(a):
+            P[a, c] = P[c, a] = 0.5 * (P[a, c] + P[c, a])
+        if not P[a, a] > 0.0:
+            return X.shape[0] - 1
     return -1
 
 

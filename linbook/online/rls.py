@@ -19,6 +19,7 @@ __all__ = ["RecursiveLeastSquares"]
 _SOLVE_COND = 1e8       # A m = r is solved by Cholesky only while cond(A) (columns scaled) is below this
 _FINAL_COND = 1e12      # beyond this at the end of a chunk, with no mean yet, the design is rank deficient
 _WOODBURY_MIN_PARAMS = 32   # from this many parameters a chunk goes in by blocks (Woodbury)
+_NO_SHIFT = np.zeros(0)     # rls_pass's shift without an intercept
 
 
 def _solving_is_cheaper(n_rows, p):
@@ -67,9 +68,10 @@ def _sherman_morrison_rows(Xa, y, sw, P, m):
 
         Px = P x,   d = 1/s_i + x^T P x,   k = Px / d,   m <- m + k (y - x^T m),   P <- P - k Px^T
 
-    Returns the row where ``d`` was not positive and finite (``P`` lost positive definiteness),
-    or -1, as ``linbook._kernels.online.rls_pass``, which runs this loop compiled and is tested
-    equal to it.
+    Then ``P <- (P + P^T) / 2`` (rounding leaves ``k Px^T`` slightly asymmetric). Returns the row
+    where ``d`` was not positive and finite, or the last row when a diagonal entry of ``P`` ends up
+    not positive (``P`` lost positive definiteness), or -1, as ``linbook._kernels.online.rls_pass``,
+    which runs this loop compiled and is tested equal to it.
 
     Derived in: chapter "Online learning and stochastic optimisation" § "The Bayesian view".
     """
@@ -85,6 +87,9 @@ def _sherman_morrison_rows(Xa, y, sw, P, m):
         k = Px / d
         m += k * e
         P -= np.outer(k, Px)
+    P[:] = 0.5 * (P + P.T)
+    if not (P.diagonal() > 0).all():
+        return Xa.shape[0] - 1
     return -1
 
 
@@ -211,27 +216,31 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         return np.where(np.isfinite(centre), centre, 0.0)
 
     def _augment(self, X):
-        """``[x - c, 1]`` per row with an intercept (``c`` the shift fixed by the first chunk), else ``x``."""
+        """``[x - c, 1]`` per row with an intercept (``c`` the shift fixed by the first chunk), else a copy of
+        ``x`` (the caller may write into it)."""
         if not self.fit_intercept:
-            return np.ascontiguousarray(X)
+            return np.array(X, order="C")
         Xa = np.empty((X.shape[0], X.shape[1] + 1))
         np.subtract(X, self._shift, out=Xa[:, :-1])
         Xa[:, -1] = 1.0
         return Xa
 
-    def _update(self, Xa, y, sw):
-        """Absorb the rows of ``Xa`` (already augmented) with weights ``s``: the new state is built in new
-        arrays and stored only when every row went in (a failed call leaves the model as it was)."""
-        n, p = Xa.shape
+    def _update(self, X, y, sw):
+        """Absorb the rows of ``X`` with weights ``s``: the new state is built in new arrays and stored
+        only when every row went in (a failed call leaves the model as it was)."""
+        n, p = X.shape[0], X.shape[1] + int(self.fit_intercept)
         information = self._information() if self._m is None or _solving_is_cheaper(n, p) else None
         if information is not None:
             A, r = information
-            root = np.sqrt(sw)
-            Z = root[:, None] * Xa
+            Z, root = self._augment(X), None
+            if not (sw == 1.0).all():
+                root = np.sqrt(sw)
+                Z *= root[:, None]
             with np.errstate(over="ignore", invalid="ignore"):      # reported just below
                 A = A + Z.T @ Z
-                r = r + Z.T @ (root * y)
-            if not (np.isfinite(A).all() and np.isfinite(r).all()):
+                r = r + Z.T @ (y if root is None else root * y)
+            # |A_jk| <= sqrt(A_jj A_kk): A is finite when its diagonal is
+            if not (np.isfinite(A.diagonal()).all() and np.isfinite(r).all()):
                 raise ValueError("X^T X overflows (features or targets of order 1e150 or larger): "
                                  "scale the features and the target before fitting.")
             factor = equilibrated_cholesky(A, rcond_min=1.0 / _SOLVE_COND)
@@ -242,17 +251,18 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             if self._m is None:                # no mean yet: wait for more rows
                 self._A, self._r = A, r
                 return
-        self._P, self._m = self._recursion(Xa, y, sw)
+        self._P, self._m = self._recursion(X, y, sw)
         self._A = self._r = self._factor = None
 
-    def _recursion(self, Xa, y, sw):
-        """``(P, m)`` after the rows of ``Xa``: Sherman-Morrison row by row, or Woodbury by blocks."""
-        n, p = Xa.shape
+    def _recursion(self, X, y, sw):
+        """``(P, m)`` after the rows of ``X``: Sherman-Morrison row by row, or Woodbury by blocks."""
         P = self._covariance_in_shifted_columns().copy()
         m = self._m.copy()
+        n, p = X.shape[0], P.shape[0]
         if p >= _WOODBURY_MIN_PARAMS:          # blocks of <= p rows: BLAS-3, k x k Cholesky
             from .._kernels.threads import single_threaded_blas
 
+            Xa = self._augment(X)
             # products this small gain nothing from BLAS threads, which wait for each other
             # in every call on a busy machine
             with single_threaded_blas():
@@ -261,14 +271,14 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             return P, m
         if numpy_pass(n):                      # few parameters: the rank-1 loop (numpy, then compiled)
             with np.errstate(over="ignore", invalid="ignore"):    # reported by the row returned
-                bad = _sherman_morrison_rows(Xa, y, sw, P, m)
+                bad = _sherman_morrison_rows(self._augment(X), y, sw, P, m)
         else:
             from .._kernels.online import rls_pass
 
-            bad = rls_pass(Xa, y, sw, P, m)
+            bad = rls_pass(X, self._shift if self.fit_intercept else _NO_SHIFT, y, sw, P, m)
         if bad >= 0:
             raise _lost_definiteness(bad)
-        return 0.5 * (P + P.T), m
+        return P, m
 
     def _covariance_in_shifted_columns(self):
         """``P = A^{-1}``: kept by the recursion, or from the factor of the last solve."""
@@ -294,10 +304,9 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             if factor is None:
                 raise self._rank_deficient()
             self._factor, self._m = factor, equilibrated_solve(factor, self._r)
-        if not (np.isfinite(self._m).all() and (self._P is None or (self._P.diagonal() > 0).all())):
-            raise DivergenceError("RecursiveLeastSquares: the posterior became non-finite or lost positive "
-                                  "definiteness. Cure: scale the features X (e.g. StandardScaler) or set "
-                                  "prior_precision > 0.")
+        if not np.isfinite(self._m).all():
+            raise DivergenceError("RecursiveLeastSquares: the posterior mean became non-finite. Cure: scale "
+                                  "the features X (e.g. StandardScaler) or set prior_precision > 0.")
         m, d = self._m, self.n_features_in_
         self.coef_ = m[:d].copy()
         self.intercept_ = 0.0
@@ -342,7 +351,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         X, y = validate_chunk(self, X, y, first=True, y_numeric=True)
         sw = check_sample_weight(sample_weight, X, estimator=self)
         self._start(X, sw)
-        self._update(self._augment(X), y, sw)
+        self._update(X, y, sw)
         self.n_samples_seen_ = X.shape[0]
         self._publish()
         return self
@@ -355,7 +364,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         sw = check_sample_weight(sample_weight, X, estimator=self)
         if first:
             self._start(X, sw)
-        self._update(self._augment(X), y, sw)
+        self._update(X, y, sw)
         self.n_samples_seen_ += X.shape[0]
         self._publish()
         return self
