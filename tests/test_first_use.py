@@ -239,28 +239,41 @@ def test_lms_numpy_pass_equals_compiled_pass(case):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
-def test_rls_numpy_rows_equal_compiled_rows():
+@pytest.mark.parametrize("gain_limit", [np.inf, 0.5])
+def test_rls_numpy_rows_equal_compiled_rows(gain_limit):
     X, y, *_, sw = _data(seed=9, n=150)
     sw[[4, 9]] = 0.0                                  # skipped rows
     Xa = np.c_[X, np.ones(len(y))]
-    start = np.linalg.inv(Xa[:20].T @ Xa[:20])
-    P_a, m_a, P_b, m_b = start.copy(), np.zeros(Xa.shape[1]), start.copy(), np.zeros(Xa.shape[1])
-    assert rls_module._sherman_morrison_rows(Xa, y, sw, P_a, m_a) == -1
-    assert online_kernels.rls_pass(Xa, np.zeros(0), y, sw, P_b, m_b) == -1          # rows as given
-    np.testing.assert_allclose(P_a, P_b, rtol=1e-10, atol=1e-14)
-    np.testing.assert_allclose(m_a, m_b, rtol=1e-10, atol=1e-12)
-    want = np.linalg.solve(Xa[:20].T @ Xa[:20] + Xa.T @ (sw[:, None] * Xa), Xa.T @ (sw * y))
-    np.testing.assert_allclose(m_a, want, rtol=1e-8, atol=1e-10)
+    A0 = Xa[:20].T @ Xa[:20]
+    start = np.linalg.inv(A0)
+
+    def state():
+        return start.copy(), np.zeros(Xa.shape[1]), A0.copy(), np.zeros(Xa.shape[1])
+
+    a, b = state(), state()
+    row_a, outcome_a = rls_module._sherman_morrison_rows(Xa, y, sw, *a, gain_limit)
+    row_b, outcome_b = online_kernels.rls_pass(Xa, np.zeros(0), y, sw, *b, gain_limit)     # rows as given
+    assert (row_a, outcome_a) == (row_b, outcome_b)
+    for u, v in zip(a, b):
+        np.testing.assert_allclose(u, v, rtol=1e-10, atol=1e-12)
+    kept = np.arange(len(y)) < row_a
+    np.testing.assert_allclose(a[2], A0 + Xa[kept].T @ (sw[kept, None] * Xa[kept]), rtol=1e-12)
+    np.testing.assert_allclose(a[1], np.linalg.solve(a[2], a[3]), rtol=1e-8, atol=1e-10)     # m solves A m = r
+    if gain_limit == np.inf:
+        assert (row_a, outcome_a) == (len(y), rls_module.DONE)
+    else:                                             # stopped before the first row of gain s x'Px > 0.5
+        assert outcome_a == rls_module.LARGE_GAIN and 0 < row_a < len(y)
     shift = X.mean(axis=0)                            # rows [x - shift, 1] formed by the compiled loop
     Xs = np.c_[X - shift, np.ones(len(y))]
-    P_a, m_a, P_b, m_b = start.copy(), np.zeros(Xa.shape[1]), start.copy(), np.zeros(Xa.shape[1])
-    assert rls_module._sherman_morrison_rows(Xs, y, sw, P_a, m_a) == -1
-    assert online_kernels.rls_pass(X, shift, y, sw, P_b, m_b) == -1
-    np.testing.assert_allclose(P_a, P_b, rtol=1e-10, atol=1e-14)
-    np.testing.assert_allclose(m_a, m_b, rtol=1e-10, atol=1e-12)
+    a, b = state(), state()
+    assert rls_module._sherman_morrison_rows(Xs, y, sw, *a, gain_limit) == \
+        online_kernels.rls_pass(X, shift, y, sw, *b, gain_limit)
+    for u, v in zip(a, b):
+        np.testing.assert_allclose(u, v, rtol=1e-10, atol=1e-12)
     bad_P = -np.eye(Xa.shape[1])                      # not positive definite: the first weighted row fails
-    assert rls_module._sherman_morrison_rows(Xa, y, sw, bad_P.copy(), np.zeros(Xa.shape[1])) == 0
-    assert online_kernels.rls_pass(X, shift, y, sw, bad_P.copy(), np.zeros(Xa.shape[1])) == 0
+    for run in (lambda P: rls_module._sherman_morrison_rows(Xa, y, sw, P, *state()[1:], gain_limit),
+                lambda P: online_kernels.rls_pass(X, shift, y, sw, P, *state()[1:], gain_limit)):
+        assert run(bad_P.copy()) == (0, rls_module.LOST_DEFINITENESS)
 
 
 @pytest.mark.parametrize("loss", [0, 1, 2])

@@ -599,8 +599,8 @@ def test_sgd_target_overflow_names_the_target_as_the_cure(monkeypatch, budget, o
     assert not hasattr(model, "coef_")
 
 
-# ----------------------------------------------------------------- RLS: the chunked (Woodbury) update
-# against the row-by-row recursion and the batch solution (was tests/test_rls.py)
+# ----------------------------------------------------------------- RLS: solving and the recursion
+# against each other and the batch solution (was tests/test_rls.py)
 def _rls_data(n, d, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d)) * rng.uniform(0.5, 3.0, d)
@@ -616,23 +616,6 @@ def _rls_stream(model, X, y, s, chunk):
     for i in range(100, len(y), chunk):
         model.partial_fit(X[i:i + chunk], y[i:i + chunk], sample_weight=s[i:i + chunk])
     return model
-
-
-@pytest.mark.parametrize("chunk", [3, 17, 40, 100])
-@pytest.mark.parametrize("prior_precision", [0.0, 0.5])
-def test_woodbury_chunks_equal_rank_one_recursion_and_batch(monkeypatch, chunk, prior_precision):
-    X, y, s = _rls_data(600, 40, seed=chunk)                 # 41 parameters: the Woodbury path
-    monkeypatch.setattr(rls_module, "_solving_is_cheaper", lambda n_rows, p: False)
-    blocks = _rls_stream(RecursiveLeastSquares(prior_precision=prior_precision), X, y, s, chunk)
-    monkeypatch.setattr(rls_module, "_WOODBURY_MIN_PARAMS", 10 ** 9)
-    rows = _rls_stream(RecursiveLeastSquares(prior_precision=prior_precision), X, y, s, chunk)
-    np.testing.assert_allclose(blocks.coef_, rows.coef_, rtol=1e-9, atol=1e-10)
-    np.testing.assert_allclose(blocks.intercept_, rows.intercept_, rtol=1e-9)
-    np.testing.assert_allclose(blocks.P_, rows.P_, rtol=1e-7, atol=1e-12)
-    batch = Ridge(alpha=prior_precision, solver="cholesky").fit(X, y, sample_weight=s) if prior_precision \
-        else Ridge(alpha=0.0, solver="svd").fit(X, y, sample_weight=s)
-    np.testing.assert_allclose(blocks.coef_, batch.coef_, rtol=1e-8, atol=1e-9)
-    np.testing.assert_allclose(blocks.intercept_, batch.intercept_, rtol=1e-8)
 
 
 @pytest.mark.parametrize("d", [5, 40])
@@ -670,7 +653,7 @@ def test_a_heavy_row_in_a_large_late_chunk_goes_through_the_recursion():
     s[300] = 1e200
     model = RecursiveLeastSquares(prior_precision=0.5).partial_fit(X[:200], y[:200])
     model.partial_fit(X[200:], y[200:], sample_weight=s[200:])
-    assert model._P is not None and model._A is None                  # the recursion's state
+    assert model._factor is None                                      # the recursion's state
     assert model.predict(X[300:301])[0] == pytest.approx(y[300], rel=1e-12, abs=1e-12)
     D, r = np.delete(X, 300, axis=0) - X[300], np.delete(y, 300) - y[300]
     w = np.linalg.lstsq(np.vstack([D, np.sqrt(0.5) * np.eye(3)]), np.r_[r, np.zeros(3)], rcond=None)[0]
@@ -679,16 +662,36 @@ def test_a_heavy_row_in_a_large_late_chunk_goes_through_the_recursion():
     assert model.predict(X[300:301])[0] == pytest.approx(y[300], rel=1e-12, abs=1e-12)
 
 
-def test_woodbury_block_is_the_rank_one_step_for_one_row():
-    rng = np.random.default_rng(3)
-    B = rng.standard_normal((5, 5))
-    P, m = B @ B.T + np.eye(5), rng.standard_normal(5)
-    x, y, s = rng.standard_normal(5), 0.7, 1.5
-    P1, m1 = rls_module._woodbury(P, m, x[None, :], np.array([y]), np.array([s]))
-    d = 1 / s + x @ P @ x                                # the docstring's Sherman-Morrison step
-    k = P @ x / d
-    np.testing.assert_allclose(m1, m + k * (y - x @ m), rtol=1e-12)
-    np.testing.assert_allclose(P1, P - np.outer(k, x @ P), rtol=1e-12, atol=1e-14)
+def _weak_prior_on_wide_scales(seed):
+    """Columns from 1e-5 to 4e5 with a weak prior: the first rows remove nearly all of P = 1 / prior along
+    the large columns (gains s x'Px of 1e13), where the recursion's cancellation loses that many digits."""
+    rng = np.random.default_rng(seed)
+    scales = 10.0 ** np.array([-5.0, -2.0, 0.0, 2.0, 4.0, 5.6])
+    X = rng.standard_normal((400, 6)) * scales
+    y = (X / scales) @ rng.standard_normal(6) + rng.standard_normal(400)
+    return X, y
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rows_of_large_gain_are_solved_for_not_cancelled(monkeypatch, seed):
+    X, y = _weak_prior_on_wide_scales(seed)
+    Xa, prior = np.c_[X, np.ones(400)], np.r_[np.full(6, 2.5e-4), 0.0]
+    design = np.vstack([Xa, np.diag(np.sqrt(prior))])
+    c = np.linalg.norm(design, axis=0)
+    want = np.linalg.lstsq(design / c, np.r_[y, np.zeros(7)], rcond=None)[0] / c
+    sizes = [1, 17, 5, 100, 100, 1, 2, 174]
+
+    def stream():
+        model, a = RecursiveLeastSquares(prior_precision=2.5e-4), 0
+        for k in sizes:
+            model.partial_fit(X[a:a + k], y[a:a + k])
+            a += k
+        return Xa @ np.r_[model.coef_, model.intercept_]
+
+    scale = np.abs(Xa @ want).max()
+    assert np.abs(stream() - Xa @ want).max() < 1e-9 * scale
+    monkeypatch.setattr(rls_module, "_GAIN_LIMIT", np.inf)     # every row through the recursion
+    assert np.abs(stream() - Xa @ want).max() > 1e-6 * scale
 
 
 def test_failed_chunk_leaves_the_model_as_it_was():

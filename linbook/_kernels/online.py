@@ -65,26 +65,30 @@ def lms_pass(X, y, order, theta, fit_intercept, schedule, eta0, tau0, kappa, b_r
     return order.shape[0], 0, total
 
 
-@njit(cache=True)
-def rls_pass(X, shift, y, sw, P, m):
-    """Recursive least squares (Sherman-Morrison) over the rows of ``X``, in place.
+@njit(cache=True, fastmath=_FAST)
+def rls_pass(X, shift, y, sw, P, m, A, r, gain_limit):
+    """Recursive least squares (Sherman-Morrison) over the rows of ``X``, updating ``P``, ``m`` and the
+    information ``A``, ``r`` in place: ``linbook.online.rls._sherman_morrison_rows``, compiled.
 
     The rows are those of the augmented design, ``x = [X_i - shift, 1]`` when ``shift`` has one
     entry per column of ``X`` (an intercept), else ``x = X_i``; they are formed one at a time.
     For each sample with weight ``s_i > 0``::
 
-        Px = P x,   d = 1/s_i + x^T P x,   k = Px / d,   m <- m + k (y - x^T m),   P <- P - k Px^T
+        Px = P x,   g = x^T P x,   d = 1/s_i + g,   k = Px / d,
+        m <- m + k (y - x^T m),    P <- P - k Px^T,     A <- A + s_i x x^T,   r <- r + s_i y x
 
-    Then ``P <- (P + P^T) / 2`` (rounding leaves ``k Px^T`` slightly asymmetric).
-    Returns the row where ``d`` was not positive and finite, or the last row when a diagonal
-    entry of ``P`` ends up not positive (``P`` lost positive definiteness: the data are too
-    ill-conditioned), or -1.
+    stopping before a row with ``s_i g > gain_limit``; then ``P <- (P + P^T) / 2``.
+    Returns ``(row, outcome)`` with the codes of ``linbook.online.rls``: 0 done (``row = n``),
+    1 large gain at ``row`` (the rows before it absorbed), 2 ``P`` lost positive definiteness
+    (``d`` at ``row``, or a diagonal entry at the end: ``row = n - 1``), 3 ``A`` overflowed at ``row``.
     """
-    p, D = P.shape[0], X.shape[1]
+    p, D, n = P.shape[0], X.shape[1], X.shape[0]
     x = np.ones(p)
     Px = np.empty(p)
-    for i in range(X.shape[0]):
-        if sw[i] == 0.0:
+    outcome = 0
+    for i in range(n):
+        s = sw[i]
+        if s == 0.0:
             continue
         if shift.shape[0] == D:
             for j in range(D):
@@ -92,28 +96,41 @@ def rls_pass(X, shift, y, sw, P, m):
         else:
             for j in range(D):
                 x[j] = X[i, j]
-        d = 1.0 / sw[i]
+        g = 0.0
         e = y[i]
         for a in range(p):
-            s = 0.0
+            t = 0.0
             for c in range(p):
-                s += P[a, c] * x[c]
-            Px[a] = s
-            d += x[a] * s
+                t += P[a, c] * x[c]
+            Px[a] = t
+            g += x[a] * t
             e -= x[a] * m[a]
-        if not (d > 0.0 and np.isfinite(d) and np.isfinite(e)):
-            return i
+        d = 1.0 / s + g
+        if not (d > 0.0 and is_finite(d) and is_finite(e)):
+            return i, 2
+        if s * g > gain_limit:
+            n, outcome = i, 1
+            break
         for a in range(p):
             k = Px[a] / d
             m[a] += k * e
+            Pa = P[a]
             for c in range(p):
-                P[a, c] -= k * Px[c]
+                Pa[c] -= k * Px[c]
+        for a in range(p):
+            sx = s * x[a]
+            r[a] += sx * y[i]
+            Aa = A[a]
+            for c in range(p):
+                Aa[c] += sx * x[c]
+            if not is_finite(Aa[a]):       # |A_jk| <= sqrt(A_jj A_kk)
+                return i, 3
     for a in range(p):
         for c in range(a):
             P[a, c] = P[c, a] = 0.5 * (P[a, c] + P[c, a])
-        if not P[a, a] > 0.0:
-            return X.shape[0] - 1
-    return -1
+        if outcome == 0 and not P[a, a] > 0.0:
+            return n - 1, 2
+    return n, outcome
 
 
 @njit(cache=True, fastmath=_FAST)

@@ -6,7 +6,6 @@ Derived in: chapter "Online learning and stochastic optimisation" § "The Bayesi
 from __future__ import annotations
 
 import numpy as np
-from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, check_params, check_sample_weight,
@@ -18,79 +17,72 @@ __all__ = ["RecursiveLeastSquares"]
 
 _SOLVE_COND = 1e8       # A m = r is solved by Cholesky only while cond(A) (columns scaled) is below this
 _FINAL_COND = 1e12      # beyond this at the end of a chunk, with no mean yet, the design is rank deficient
-_WOODBURY_MIN_PARAMS = 32   # from this many parameters a chunk goes in by blocks (Woodbury)
+_GAIN_LIMIT = 1e3       # a row with s x^T P x above this is not put through the recursion (see below)
 _NO_SHIFT = np.zeros(0)     # rls_pass's shift without an intercept
+
+# how the recursion over a chunk ended (linbook._kernels.online.rls_pass returns the same codes)
+DONE, LARGE_GAIN, LOST_DEFINITENESS, OVERFLOW = 0, 1, 2, 3
 
 
 def _solving_is_cheaper(n_rows, p):
-    """Whether solving ``A m = r`` again (Cholesky: ``p^3 / 3`` flops, plus the fixed cost of a few LAPACK
-    calls, worth ~50,000 flops of a compiled loop) costs less than ``n_rows`` rank-one updates of ``P``
-    (``2 p^2`` flops each)."""
-    return 2 * n_rows * p * p > p ** 3 / 3 + 50_000
+    """Whether solving ``A m = r`` again costs less time than ``n_rows`` steps of the recursion: a step
+    costs ~``p^2`` units (of ~1.3 ns in the compiled loop); the solve ``p^3 / 20`` units (its ``p^3 / 3``
+    flops run in BLAS) plus a fixed ~30,000 (a few LAPACK calls and their checks). Measured on 2-core x86."""
+    return n_rows * p * p > 30_000 + p ** 3 / 20
 
 
-def _woodbury(P, m, Xb, yb, sw_block, first_row=0):
-    """Absorb the ``k`` rows ``Xb`` (weights ``sb``) at once: the rank-``k`` form of the recursion.
-
-    With ``Z = diag(sqrt(s)) Xb`` and ``M = I + Z P Z^T`` (k x k, Cholesky ``L L^T``)::
-
-        P <- P - P Z^T M^{-1} Z P = P - G^T G,     G = L^{-1} Z P
-        m <- m + P Z^T M^{-1} (sqrt(s) (y - Xb m)) = m + G^T L^{-1} sqrt(s) (y - Xb m)
-
-    (Woodbury's identity; the row-by-row recursion is the case ``k = 1``, and after all rows
-    ``P = (alpha I + sum s x x^T)^{-1}`` either way). Returns new ``(P, m)``.
-    """
-    root = np.sqrt(sw_block)
-    Z = root[:, None] * Xb
-    with np.errstate(over="ignore", invalid="ignore"):      # an overflow is reported below
-        U = Z @ P
-        M = U @ Z.T
-    M[np.diag_indices_from(M)] += 1.0
-    try:
-        if not np.all(np.isfinite(M)):
-            raise linalg.LinAlgError
-        L = linalg.cholesky(M, lower=True, check_finite=False)
-    except linalg.LinAlgError:
-        raise _lost_definiteness(first_row) from None
-    G = linalg.solve_triangular(L, U, lower=True, check_finite=False)
-    e = linalg.solve_triangular(L, root * (yb - Xb @ m), lower=True, check_finite=False)
-    P_new = P - G.T @ G
-    P_new = 0.5 * (P_new + P_new.T)
-    if not (np.all(np.isfinite(P_new)) and np.all(np.diag(P_new) > 0)):
-        raise _lost_definiteness(first_row)
-    return P_new, m + G.T @ e
-
-
-def _sherman_morrison_rows(Xa, y, sw, P, m):
-    """Recursive least squares row by row (Sherman-Morrison), in numpy, updating ``P`` and ``m`` in place.
+def _sherman_morrison_rows(Xa, y, sw, P, m, A, r, gain_limit):
+    """Recursive least squares row by row (Sherman-Morrison), in numpy, updating ``P``, ``m`` and the
+    information ``A``, ``r`` in place.
 
     For each sample with weight ``s_i > 0``::
 
-        Px = P x,   d = 1/s_i + x^T P x,   k = Px / d,   m <- m + k (y - x^T m),   P <- P - k Px^T
+        Px = P x,   g = x^T P x,   d = 1/s_i + g,   k = Px / d,
+        m <- m + k (y - x^T m),    P <- P - k Px^T,     A <- A + s_i x x^T,   r <- r + s_i y x
 
-    Then ``P <- (P + P^T) / 2`` (rounding leaves ``k Px^T`` slightly asymmetric). Returns the row
-    where ``d`` was not positive and finite, or the last row when a diagonal entry of ``P`` ends up
-    not positive (``P`` lost positive definiteness), or -1, as ``linbook._kernels.online.rls_pass``,
-    which runs this loop compiled and is tested equal to it.
+    A row with ``s_i g > gain_limit`` stops the loop before it: ``P - k Px^T`` would remove all but
+    ``1 / (1 + s_i g)`` of ``P`` along ``x``, and that cancellation loses ~``log10(s_i g)`` digits of
+    ``P`` (a weak prior on a large-scale column, or a heavy row); the caller solves ``A m = r`` instead.
+    Then ``P <- (P + P^T) / 2`` (rounding leaves ``k Px^T`` slightly asymmetric).
+
+    Returns ``(row, outcome)``: ``(n, DONE)``; ``(i, LARGE_GAIN)``, rows before ``i`` absorbed;
+    ``(i, LOST_DEFINITENESS)`` when ``d`` was not positive and finite at row ``i``, or ``(n - 1, ...)``
+    when a diagonal entry of ``P`` ends up not positive; ``(i, OVERFLOW)`` when ``A`` overflowed at
+    row ``i``. ``linbook._kernels.online.rls_pass`` runs this loop compiled and is tested equal to it.
 
     Derived in: chapter "Online learning and stochastic optimisation" § "The Bayesian view".
     """
-    for i in range(Xa.shape[0]):
+    n, outcome = Xa.shape[0], DONE
+    for i in range(n):
         if sw[i] == 0.0:
             continue
         x = Xa[i]
         Px = P @ x
-        d = 1.0 / sw[i] + float(x @ Px)
+        g = float(x @ Px)
+        d = 1.0 / sw[i] + g
         e = y[i] - float(x @ m)
         if not (d > 0.0 and np.isfinite(d) and np.isfinite(e)):
-            return i
+            return i, LOST_DEFINITENESS
+        if sw[i] * g > gain_limit:
+            n, outcome = i, LARGE_GAIN
+            break
         k = Px / d
         m += k * e
         P -= np.outer(k, Px)
+        sx = sw[i] * x
+        A += np.outer(sx, x)
+        r += sx * y[i]
+        if not np.isfinite(A.diagonal()).all():          # |A_jk| <= sqrt(A_jj A_kk)
+            return i, OVERFLOW
     P[:] = 0.5 * (P + P.T)
-    if not (P.diagonal() > 0).all():
-        return Xa.shape[0] - 1
-    return -1
+    if outcome == DONE and not (P.diagonal() > 0).all():
+        return n - 1, LOST_DEFINITENESS
+    return n, outcome
+
+
+def _overflow():
+    return ValueError("RecursiveLeastSquares: X^T X overflows (features or targets of order 1e150 or larger, "
+                      "or sample_weight that large): scale the features and the target before fitting.")
 
 
 def _lost_definiteness(row):
@@ -115,18 +107,18 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     ``Ridge(alpha=prior_precision)`` with the same ``sample_weight``, batch least
     squares for ``alpha = 0`` -- in one pass, whatever the chunks.
 
-    A chunk of ``k`` rows adds its ``X^T S X`` and ``X^T S y`` to ``A`` and ``r``, then moves
-    ``m`` by the cheaper of two exact routes (``p`` parameters):
+    A chunk adds its ``X^T S X`` and ``X^T S y`` to ``A`` and ``r``, which are kept exactly, and moves
+    ``m`` by the quicker of two exact routes:
 
-    * many rows (``2 k p^2`` flops above ``p^3 / 3`` and a fixed cost): solve ``A m = r`` again by
-      Cholesky, while ``A`` is well conditioned;
-    * fewer rows, or ``A`` too ill-conditioned for the normal equations: the Sherman-Morrison
-      recursion, one sample at a time (a compiled loop; by blocks of ``p`` rows with
-      Woodbury's identity from 32 parameters), on ``P`` itself::
+    * a large chunk: solve ``A m = r`` again (equilibrated Cholesky), while ``A`` is well conditioned;
+    * a small chunk, or ``A`` too ill-conditioned to solve: the Sherman-Morrison recursion, one
+      sample at a time (a compiled loop), on ``P`` itself::
 
           d = 1/s + x^T P x,   k = P x / d,   m <- m + k (y - x^T m),   P <- P - k x^T P
 
-    The gain ``P x`` is a per-parameter (matrix) step size.
+      The gain ``P x`` is a per-parameter (matrix) step size. A row that would remove nearly all
+      of ``P`` along ``x`` (``s x^T P x > 1000``: the cancellation would cost digits) is solved for
+      instead.
 
     With a flat prior (``alpha = 0``, or the intercept) ``P_0`` is infinite, so no mean
     exists until ``A`` is invertible ("exact initialisation": no large artificial prior).
@@ -199,8 +191,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         if self.fit_intercept:
             prior[-1] = 0.0
         self._A, self._r = np.diag(prior), np.zeros(p)
-        # no mean m until A is invertible; then the posterior is kept in the form of its last update:
-        # A, r and the Cholesky factor of A (a solve), or P = A^{-1} (the recursion)
+        # no mean m until A is invertible; A and r are always those of the rows seen, and with m either
+        # the Cholesky factor of A (after a solve) or P = A^{-1} (after the recursion) is kept
         self._m = self._P = self._factor = None
 
     @staticmethod
@@ -226,59 +218,57 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         return Xa
 
     def _update(self, X, y, sw):
-        """Absorb the rows of ``X`` with weights ``s``: the new state is built in new arrays and stored
-        only when every row went in (a failed call leaves the model as it was)."""
+        """Absorb the rows of ``X`` with weights ``s``. Every step stores new arrays (never writes into the
+        ones held), so a failed call leaves the model as it was (``transactional``)."""
         n, p = X.shape[0], X.shape[1] + int(self.fit_intercept)
-        information = self._information() if self._m is None or _solving_is_cheaper(n, p) else None
-        if information is not None:
-            A, r = information
-            Z, root = self._augment(X), None
-            if not (sw == 1.0).all():
-                root = np.sqrt(sw)
-                Z *= root[:, None]
-            with np.errstate(over="ignore", invalid="ignore"):      # reported just below
-                A = A + Z.T @ Z
-                r = r + Z.T @ (y if root is None else root * y)
-            # |A_jk| <= sqrt(A_jj A_kk): A is finite when its diagonal is
-            if not (np.isfinite(A.diagonal()).all() and np.isfinite(r).all()):
-                raise ValueError("X^T X overflows (features or targets of order 1e150 or larger): "
-                                 "scale the features and the target before fitting.")
-            factor = equilibrated_cholesky(A, rcond_min=1.0 / _SOLVE_COND)
-            if factor is not None:
-                self._A, self._r, self._factor, self._P = A, r, factor, None
-                self._m = equilibrated_solve(factor, r)
+        if self._m is not None and not _solving_is_cheaper(n, p):
+            absorbed = self._recursion(X, y, sw, _GAIN_LIMIT)
+            X, y, sw = X[absorbed:], y[absorbed:], sw[absorbed:]
+            if not len(y):
                 return
-            if self._m is None:                # no mean yet: wait for more rows
+        if not self._solve(X, y, sw) and self._m is not None:   # A too ill-conditioned to solve
+            self._recursion(X, y, sw, np.inf)
+
+    def _solve(self, X, y, sw):
+        """Add the rows to ``A`` and ``r`` and solve ``A m = r``; ``False`` (and ``A`` unchanged, when there
+        is a mean) if ``A`` is too ill-conditioned for that."""
+        Z, root = self._augment(X), None
+        if not (sw == 1.0).all():
+            root = np.sqrt(sw)
+            Z *= root[:, None]
+        with np.errstate(over="ignore", invalid="ignore"):      # reported just below
+            A = self._A + Z.T @ Z
+            r = self._r + Z.T @ (y if root is None else root * y)
+        if not (np.isfinite(A.diagonal()).all() and np.isfinite(r).all()):     # |A_jk| <= sqrt(A_jj A_kk)
+            raise _overflow()
+        factor = equilibrated_cholesky(A, rcond_min=1.0 / _SOLVE_COND)
+        if factor is None:
+            if self._m is None:                # no mean yet: keep the rows and wait for more
                 self._A, self._r = A, r
-                return
-        self._P, self._m = self._recursion(X, y, sw)
-        self._A = self._r = self._factor = None
+            return self._m is None
+        self._A, self._r, self._factor, self._P = A, r, factor, None
+        self._m = equilibrated_solve(factor, r)
+        return True
 
-    def _recursion(self, X, y, sw):
-        """``(P, m)`` after the rows of ``X``: Sherman-Morrison row by row, or Woodbury by blocks."""
-        P = self._covariance_in_shifted_columns().copy()
-        m = self._m.copy()
-        n, p = X.shape[0], P.shape[0]
-        if p >= _WOODBURY_MIN_PARAMS:          # blocks of <= p rows: BLAS-3, k x k Cholesky
-            from .._kernels.threads import single_threaded_blas
-
-            Xa = self._augment(X)
-            # products this small gain nothing from BLAS threads, which wait for each other
-            # in every call on a busy machine
-            with single_threaded_blas():
-                for j in range(0, n, p):
-                    P, m = _woodbury(P, m, Xa[j:j + p], y[j:j + p], sw[j:j + p], first_row=j)
-            return P, m
-        if numpy_pass(n):                      # few parameters: the rank-1 loop (numpy, then compiled)
-            with np.errstate(over="ignore", invalid="ignore"):    # reported by the row returned
-                bad = _sherman_morrison_rows(self._augment(X), y, sw, P, m)
+    def _recursion(self, X, y, sw, gain_limit):
+        """Run the recursion over the rows (on copies of the state, then stored); returns how many rows
+        went in: all, or those before a row whose gain exceeds ``gain_limit``."""
+        P, m = self._covariance_in_shifted_columns().copy(), self._m.copy()
+        A, r = self._A.copy(), self._r.copy()
+        if numpy_pass(X.shape[0]):             # the readable loop, then the compiled one
+            with np.errstate(over="ignore", invalid="ignore"):    # reported by the outcome
+                row, outcome = _sherman_morrison_rows(self._augment(X), y, sw, P, m, A, r, gain_limit)
         else:
             from .._kernels.online import rls_pass
 
-            bad = rls_pass(X, self._shift if self.fit_intercept else _NO_SHIFT, y, sw, P, m)
-        if bad >= 0:
-            raise _lost_definiteness(bad)
-        return P, m
+            row, outcome = rls_pass(X, self._shift if self.fit_intercept else _NO_SHIFT, y, sw, P, m, A, r,
+                                    gain_limit)
+        if outcome == LOST_DEFINITENESS:
+            raise _lost_definiteness(row)
+        if outcome == OVERFLOW:
+            raise _overflow()
+        self._P, self._m, self._A, self._r, self._factor = P, m, A, r, None
+        return row
 
     def _covariance_in_shifted_columns(self):
         """``P = A^{-1}``: kept by the recursion, or from the factor of the last solve."""
@@ -286,17 +276,6 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             P = equilibrated_solve(self._factor, np.eye(len(self._m)))
             self._P = 0.5 * (P + P.T)
         return self._P
-
-    def _information(self):
-        """``(A, r)`` with ``A m = r``: kept since the last solve, or ``A = P^{-1}``, ``r = A m`` after the
-        recursion (``None`` if that ``P`` is not numerically positive definite: then the recursion goes on)."""
-        if self._A is None:
-            factor = equilibrated_cholesky(self._P)
-            if factor is None:
-                return None
-            A = equilibrated_solve(factor, np.eye(len(self._m)))
-            return 0.5 * (A + A.T), A @ self._m
-        return self._A, self._r
 
     def _publish(self):
         if self._m is None:                    # still no mean: the last chance, at the looser limit
