@@ -136,6 +136,19 @@ def test_rls_huge_weight_fits_through_its_row():
     assert rls.predict(X[:1])[0] == pytest.approx(y[0], rel=1e-12)
 
 
+def test_rls_rank_deficient_chunk_says_it_was_not_kept():
+    X, y = _reg(40, 5)
+    model = RecursiveLeastSquares()
+    with pytest.raises(ValueError, match="Pass this chunk again together with more samples"):
+        model.partial_fit(X[:3], y[:3])
+    assert not hasattr(model, "coef_") and not hasattr(model, "n_samples_seen_")
+    model.partial_fit(X[:40], y[:40])                  # passed again with more: the batch answer
+    w = np.linalg.lstsq(np.c_[X, np.ones(40)], y, rcond=None)[0]
+    np.testing.assert_allclose(np.r_[model.coef_, model.intercept_], w, rtol=1e-9, atol=1e-10)
+    with pytest.raises(ValueError, match="Fit on more samples"):
+        RecursiveLeastSquares().fit(X[:3], y[:3])
+
+
 def test_rls_rank_deficient_message_states_the_prior_in_use():
     X, y = _reg(3, 5)
     with pytest.raises(ValueError, match=r"prior_precision = 0 \(a flat prior on the intercept\)"):

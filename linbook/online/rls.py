@@ -277,11 +277,11 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             self._P = 0.5 * (P + P.T)
         return self._P
 
-    def _publish(self):
+    def _publish(self, chunk=False):
         if self._m is None:                    # still no mean: the last chance, at the looser limit
             factor = equilibrated_cholesky(self._A, rcond_min=1.0 / _FINAL_COND)
             if factor is None:
-                raise self._rank_deficient()
+                raise self._rank_deficient(chunk)
             self._factor, self._m = factor, equilibrated_solve(factor, self._r)
         if not np.isfinite(self._m).all():
             raise DivergenceError("RecursiveLeastSquares: the posterior mean became non-finite. Cure: scale "
@@ -313,14 +313,16 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     def covariance_(self):
         return self.noise_variance * self.P_
 
-    def _rank_deficient(self):
+    def _rank_deficient(self, chunk):
         n, p, alpha = self.n_samples_seen_, len(self._r), self._prior_precision
         prior = f"prior_precision = {alpha:g}" + (" (a flat prior on the intercept)" if self.fit_intercept else "")
+        more = ("Pass this chunk again together with more samples (a failed partial_fit keeps none of its rows)"
+                if chunk else "Fit on more samples")
         return ValueError(
             f"The design seen so far ({n} sample{'s' if n != 1 else ''}, {p} parameters) is rank deficient or "
             f"too ill-conditioned to solve (cond > {_FINAL_COND:g} with its columns scaled) with {prior}: "
             "fewer independent samples than parameters, a zero column, duplicated columns, or sample_weight "
-            "spanning too many orders of magnitude. Stream more samples, drop the redundant columns, "
+            f"spanning too many orders of magnitude. {more}, drop the redundant columns, "
             f"bring sample_weight to a narrower range, or {'raise' if alpha > 0 else 'set'} prior_precision"
             f"{'' if alpha > 0 else ' > 0'}.")
 
@@ -345,7 +347,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             self._start(X, sw)
         self._update(X, y, sw)
         self.n_samples_seen_ += X.shape[0]
-        self._publish()
+        self._publish(chunk=True)
         return self
 
     @dask_blocks
