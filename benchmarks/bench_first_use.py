@@ -229,7 +229,7 @@ CASES = [
     Case(name="RLS default partial_fit 1e5 x 10 in chunks of 100", setup=setup_stream, linbook=_rls_chunks,
          reference=_resolve_chunks, reference_name="numpy: accumulate X'X, re-solve per chunk", target=1.0,
          compare=lambda d, a, b: f"max |w_rls - w_solve| {np.abs(a - b).max():.1e}", repeat=5),
-    Case(name="RLS default partial_fit 1e4 x 100 in chunks of 100 (Woodbury)", setup=setup_stream_wide,
+    Case(name="RLS default partial_fit 1e4 x 100 in chunks of 100", setup=setup_stream_wide,
          linbook=_rls_chunks, reference=_resolve_chunks, reference_name="numpy: accumulate X'X, re-solve per chunk",
          target=1.0, compare=lambda d, a, b: f"max |w_rls - w_solve| {np.abs(a - b).max():.1e}", repeat=5),
     _first_fit_case("first fits default, fresh process, warm numba cache (8 estimators)",
