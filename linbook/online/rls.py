@@ -226,12 +226,12 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             X, y, sw = X[absorbed:], y[absorbed:], sw[absorbed:]
             if not len(y):
                 return
-        if not self._solve(X, y, sw) and self._m is not None:   # A too ill-conditioned to solve
+        if not self._solve(X, y, sw):          # A too ill-conditioned to solve: the recursion, every row
             self._recursion(X, y, sw, np.inf)
 
     def _solve(self, X, y, sw):
-        """Add the rows to ``A`` and ``r`` and solve ``A m = r``; ``False`` (and ``A`` unchanged, when there
-        is a mean) if ``A`` is too ill-conditioned for that."""
+        """Add the rows to ``A`` and ``r`` and solve ``A m = r``. ``False``, and nothing stored, when ``A``
+        is too ill-conditioned for that and there is a mean (the recursion continues from it)."""
         Z, root = self._augment(X), None
         if not (sw == 1.0).all():
             root = np.sqrt(sw)
@@ -242,12 +242,13 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         if not (np.isfinite(A.diagonal()).all() and np.isfinite(r).all()):     # |A_jk| <= sqrt(A_jj A_kk)
             raise _overflow()
         factor = equilibrated_cholesky(A, rcond_min=1.0 / _SOLVE_COND)
-        if factor is None:
-            if self._m is None:                # no mean yet: keep the rows and wait for more
-                self._A, self._r = A, r
-            return self._m is None
-        self._A, self._r, self._factor, self._P = A, r, factor, None
-        self._m = equilibrated_solve(factor, r)
+        if factor is not None:
+            self._A, self._r, self._factor, self._P = A, r, factor, None
+            self._m = equilibrated_solve(factor, r)
+            return True
+        if self._m is not None:
+            return False
+        self._A, self._r = A, r                # no mean yet: keep the rows and wait for more
         return True
 
     def _recursion(self, X, y, sw, gain_limit):
@@ -295,6 +296,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
 
     @property
     def P_(self):
+        """``(alpha I + sum s x x^T)^{-1}`` over ``[coef..., intercept]``, computed when first read after
+        an update (from the factor of the last solve, or kept by the recursion)."""
         if getattr(self, "_m", None) is None or "_P_published" not in vars(self):
             raise AttributeError("'RecursiveLeastSquares' object has no attribute 'P_' (call fit first)")
         if self._P_published is None:
@@ -311,6 +314,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
 
     @property
     def covariance_(self):
+        """``noise_variance * P_``: the posterior covariance of ``[coef..., intercept]``."""
         return self.noise_variance * self.P_
 
     def _rank_deficient(self, chunk):
