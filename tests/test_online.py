@@ -136,16 +136,26 @@ def test_rls_huge_weight_fits_through_its_row():
     assert rls.predict(X[:1])[0] == pytest.approx(y[0], rel=1e-12)
 
 
-def test_rls_rank_deficient_chunk_says_it_was_not_kept():
+def test_rls_stream_of_single_rows_starts_without_a_prior():
+    """partial_fit keeps the rows of a design that is still rank deficient (a warning says so, the model
+    interpolates them with the minimum-norm solution, P_ is not defined); once the rows pin the model
+    down it is the batch answer over all of them. fit on too few rows still raises."""
     X, y = _reg(40, 5)
     model = RecursiveLeastSquares()
-    with pytest.raises(ValueError, match="Pass this chunk again together with more samples"):
-        model.partial_fit(X[:3], y[:3])
-    assert not hasattr(model, "coef_") and not hasattr(model, "n_samples_seen_")
-    model.partial_fit(X[:40], y[:40])                  # passed again with more: the batch answer
+    for i in range(5):                                 # 1..5 rows for 6 parameters
+        with pytest.warns(UserWarning, match="minimum-norm"):
+            model.partial_fit(X[i:i + 1], y[i:i + 1])
+        np.testing.assert_allclose(model.predict(X[:i + 1]), y[:i + 1], rtol=1e-9, atol=1e-9)
+        with pytest.raises(AttributeError, match="rank deficient"):
+            model.P_
+    assert not hasattr(model, "P_") and model.n_samples_seen_ == 5
+    for i in range(5, 40):
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
     w = np.linalg.lstsq(np.c_[X, np.ones(40)], y, rcond=None)[0]
     np.testing.assert_allclose(np.r_[model.coef_, model.intercept_], w, rtol=1e-9, atol=1e-10)
-    with pytest.raises(ValueError, match="Fit on more samples"):
+    np.testing.assert_allclose(model.P_, np.linalg.inv(np.c_[X, np.ones(40)].T @ np.c_[X, np.ones(40)]),
+                               rtol=1e-8, atol=1e-12)
+    with pytest.raises(ValueError, match="rank deficient"):
         RecursiveLeastSquares().fit(X[:3], y[:3])
 
 

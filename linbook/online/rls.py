@@ -5,6 +5,8 @@ Derived in: chapter "Online learning and stochastic optimisation" § "The Bayesi
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
@@ -126,8 +128,10 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     means: the flat prior on ``b`` makes that shift change only ``b`` (``b = b_c - w^T c``),
     and it keeps ``A`` well conditioned when a column is offset by 1e8 or more.
     A design that stays rank deficient (too few samples, a constant-zero or an exactly
-    duplicated column) raises ``ValueError``; data so ill-conditioned that ``P`` loses
-    positive definiteness raise ``linbook.base.DivergenceError``.
+    duplicated column) makes ``fit`` raise ``ValueError``; ``partial_fit`` keeps the rows, warns,
+    and publishes the minimum-norm solution until more rows make it well posed (``P_`` is not
+    defined until then). Data so ill-conditioned that ``P`` loses positive definiteness raise
+    ``linbook.base.DivergenceError``.
 
     Parameters
     ----------
@@ -279,27 +283,39 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         return self._P
 
     def _publish(self, chunk=False):
-        if self._m is None:                    # still no mean: the last chance, at the looser limit
+        """Set ``coef_`` and ``intercept_`` from the posterior mean. While the design seen so far is rank
+        deficient, ``fit`` raises; ``partial_fit`` keeps the rows, warns, and publishes the minimum-norm
+        solution of ``A m = r`` (so that a stream of single rows can start without a prior)."""
+        mean = self._m
+        if mean is None:                       # still no mean: the last chance, at the looser limit
             factor = equilibrated_cholesky(self._A, rcond_min=1.0 / _FINAL_COND)
-            if factor is None:
-                raise self._rank_deficient(chunk)
-            self._factor, self._m = factor, equilibrated_solve(factor, self._r)
-        if not np.isfinite(self._m).all():
+            if factor is not None:
+                self._factor, self._m = factor, equilibrated_solve(factor, self._r)
+                mean = self._m
+            elif not chunk:
+                raise ValueError(self._rank_deficient())
+            else:
+                warnings.warn(f"{self._rank_deficient()} Until then coef_ and intercept_ are the minimum-norm "
+                              "solution and P_ is not defined.", UserWarning, stacklevel=4)
+                mean = np.linalg.lstsq(self._A, self._r, rcond=None)[0]
+        if not np.isfinite(mean).all():
             raise DivergenceError("RecursiveLeastSquares: the posterior mean became non-finite. Cure: scale "
                                   "the features X (e.g. StandardScaler) or set prior_precision > 0.")
-        m, d = self._m, self.n_features_in_
-        self.coef_ = m[:d].copy()
+        d = self.n_features_in_
+        self.coef_ = mean[:d].copy()
         self.intercept_ = 0.0
         if self.fit_intercept:      # back from the shifted columns: b = b_c - w^T c
-            self.intercept_ = float(m[-1] - self.coef_ @ self._shift)
+            self.intercept_ = float(mean[-1] - self.coef_ @ self._shift)
         self._P_published = None    # P_ of this update, computed when first read
 
     @property
     def P_(self):
         """``(alpha I + sum s x x^T)^{-1}`` over ``[coef..., intercept]``, computed when first read after
         an update (from the factor of the last solve, or kept by the recursion)."""
-        if getattr(self, "_m", None) is None or "_P_published" not in vars(self):
+        if "_P_published" not in vars(self):
             raise AttributeError("'RecursiveLeastSquares' object has no attribute 'P_' (call fit first)")
+        if self._m is None:
+            raise AttributeError(f"P_ is not defined: {self._rank_deficient()}")
         if self._P_published is None:
             P, d = self._covariance_in_shifted_columns().copy(), self.n_features_in_
             if self.fit_intercept:  # P = S P_c S^T with S = [[I, 0], [-c^T, 1]], in O(p^2)
@@ -317,18 +333,16 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         """``noise_variance * P_``: the posterior covariance of ``[coef..., intercept]``."""
         return self.noise_variance * self.P_
 
-    def _rank_deficient(self, chunk):
+    def _rank_deficient(self):
         n, p, alpha = self.n_samples_seen_, len(self._r), self._prior_precision
         prior = f"prior_precision = {alpha:g}" + (" (a flat prior on the intercept)" if self.fit_intercept else "")
-        more = ("Pass this chunk again together with more samples (a failed partial_fit keeps none of its rows)"
-                if chunk else "Fit on more samples")
-        return ValueError(
+        return (
             f"The design seen so far ({n} sample{'s' if n != 1 else ''}, {p} parameters) is rank deficient or "
             f"too ill-conditioned to solve (cond > {_FINAL_COND:g} with its columns scaled) with {prior}: "
-            "fewer independent samples than parameters, a zero column, duplicated columns, or sample_weight "
-            f"spanning too many orders of magnitude. {more}, drop the redundant columns, "
-            f"bring sample_weight to a narrower range, or {'raise' if alpha > 0 else 'set'} prior_precision"
-            f"{'' if alpha > 0 else ' > 0'}.")
+            "fewer independent samples than parameters, a zero column, duplicated columns, sample_weight "
+            "spanning too many orders of magnitude, or features and weights so small that s x^2 underflows. "
+            "Stream more samples, drop the redundant columns, bring sample_weight to a narrower range, scale "
+            f"tiny features up, or {'raise' if alpha > 0 else 'set'} prior_precision{'' if alpha > 0 else ' > 0'}.")
 
     @transactional
     def fit(self, X, y, sample_weight=None):
