@@ -232,6 +232,11 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
                 return
         if not self._solve(X, y, sw):          # A too ill-conditioned to solve: the recursion, every row
             self._recursion(X, y, sw, np.inf)
+            if equilibrated_cholesky(self._A, rcond_min=1.0 / _FINAL_COND) is None:
+                warnings.warn(f"RecursiveLeastSquares: the design seen so far is too ill-conditioned for the normal "
+                              f"equations (cond > {_FINAL_COND:g} with its columns scaled); the mean comes from the "
+                              "recursion alone and may have lost digits. Scale the features, bring sample_weight "
+                              "to a narrower range, or set prior_precision > 0.", UserWarning, stacklevel=4)
 
     def _solve(self, X, y, sw):
         """Add the rows to ``A`` and ``r`` and solve ``A m = r``. ``False``, and nothing stored, when ``A``
