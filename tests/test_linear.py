@@ -461,6 +461,22 @@ def test_wide_X_scale_equivariance(s):
         np.testing.assert_allclose(a.coef_ * s, ref.coef_, rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.parametrize("lam", [1e-3, 1.0])
+def test_wide_X_with_one_huge_column_fits_the_others(lam):
+    """Fewer rows than columns, one column of 1e200: a scale common to all columns left the others
+    1e-200 in scaled units, and Ridge and Lasso fitted them as zero (converged)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((4, 5))
+    y = X[:, 1] - 2 * X[:, 2] + 0.5 * X[:, 3]
+    X[:, 0] *= 1e200
+    Xc, yc = X - X.mean(0), y - y.mean()
+    c = np.abs(Xc).max(0)                                # the oracle on unit-scale columns
+    ridge = np.linalg.lstsq(np.vstack([Xc / c, np.diag(np.sqrt(lam) / c)]), np.r_[yc, np.zeros(5)], rcond=None)[0] / c
+    np.testing.assert_allclose(Ridge(lam=lam).fit(X, y).coef_, ridge, rtol=1e-10)
+    lasso = Lasso(lam=0.0).fit(X, y)
+    np.testing.assert_allclose(X @ lasso.coef_ + lasso.intercept_, y, rtol=0, atol=1e-8)
+
+
 @pytest.mark.parametrize("offset", [0.0, 5.0, 1e6])
 def test_centring_is_accurate_for_large_means(offset):
     # means far from zero make X^T X - N m m^T cancel; the Gram is then centred block by block

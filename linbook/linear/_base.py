@@ -115,12 +115,15 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         return float(-0.5 * n * (np.log(2 * np.pi) + self._log_sigma2) + 0.5 * log_sw - 0.5 * ratio)
 
 
-def moments(est, X, y, sw, gram=True):
+def moments(est, X, y, sw, gram=True, common_scale=True):
     """The scaled Gram statistics of the fit (see :mod:`linbook.linear._moments`).
 
-    ``gram=False`` skips the D x D Gram matrix (wide dense X, solved from a copy instead).
+    ``gram=False`` skips the D x D Gram matrix (wide dense X, solved from a copy instead);
+    without it, ``common_scale=False`` scales each column by its own power of two (for a penalised
+    fit, whose penalty maps per column: a column of 1e200 beside ordinary ones leaves them their
+    digits) instead of one common to all (the minimum-norm least-squares solution in original units).
     """
-    return Moments(X, y, sw, est.fit_intercept, gram=gram)
+    return Moments(X, y, sw, est.fit_intercept, gram=gram, common_scale=common_scale)
 
 
 def original_gram(G, x_scale):

@@ -63,7 +63,7 @@ class Moments:
     n_eff : number of samples with positive weight
     """
 
-    def __init__(self, X, y, sw, fit_intercept, gram=True):
+    def __init__(self, X, y, sw, fit_intercept, gram=True, common_scale=True):
         if sps.issparse(X):
             X = X.tocsr()
         self.X, self.sw, self.fit_intercept = X, sw, fit_intercept
@@ -79,9 +79,11 @@ class Moments:
         self.yc = yc = self.ys - self.y_mean_s
         self.yy = float(yc @ yc if sw is None else sw @ (yc * yc))
         if not gram or (sps.issparse(X) and self.d > MAX_GRAM_FEATURES):
-            # no D x D matrix (wide dense X, or sparse X with many columns): one common power
-            # of two for all columns keeps the penalty uniform and the data near 1
-            self.x_scale = np.full(self.d, float(np.max(self._column_scales(), initial=0.0)) or 1.0)
+            # no D x D matrix (wide dense X, or sparse X with many columns): a power of two per
+            # column, or one common to all (``common_scale``: the minimum-norm solution of least
+            # squares is then that of the original units; a penalised fit maps its penalty per column)
+            scales = self._column_scales()
+            self.x_scale = np.full(self.d, float(np.max(scales, initial=0.0)) or 1.0) if common_scale else scales
             self.x_mean_s = self._x_means()
             return
         self.x_scale = np.ones(self.d)

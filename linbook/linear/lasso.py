@@ -145,7 +145,7 @@ class Lasso(LinearModel):
         X, y, sw = self._validate(X, y, sample_weight)
         lam = float(self.lam)
         sparse = not isinstance(X, np.ndarray)
-        mom = moments(self, X, y, sw, gram=sparse or X.shape[0] >= X.shape[1])
+        mom = moments(self, X, y, sw, gram=sparse or X.shape[0] >= X.shape[1], common_scale=False)
         if sparse and not mom.gram_built:
             raise ValueError("Lasso on sparse X with more than 4096 columns is not supported here; "
                              "use sklearn.linear_model.Lasso(alpha=lam / n_samples), or select columns first.")

@@ -110,7 +110,8 @@ class Ridge(LinearModel):
         X, y, sw = self._validate(X, y, sample_weight)
         lam = float(self.lam)
         dense_wide = not sps.issparse(X) and X.shape[1] > X.shape[0]
-        mom = moments(self, X, y, sw, gram=not dense_wide)
+        # lam = 0 is least squares, whose minimum-norm solution needs one scale for all columns
+        mom = moments(self, X, y, sw, gram=not dense_wide, common_scale=lam == 0)
         with np.errstate(over="ignore"):
             pen = (np.sqrt(lam) / mom.x_scale) ** 2       # the penalty in scaled coordinates
         if not np.all(np.isfinite(pen)):
