@@ -477,6 +477,18 @@ def test_wide_X_with_one_huge_column_fits_the_others(lam):
     np.testing.assert_allclose(X @ lasso.coef_ + lasso.intercept_, y, rtol=0, atol=1e-8)
 
 
+@pytest.mark.parametrize("est", [LinearRegression(), Ridge(lam=1e-300), Lasso(lam=0.0)], ids=repr)
+def test_coefficients_below_the_float_range_are_an_error(est):
+    """y of 1e-150 on x of 1e200: the slope, ~2e-350, is not a float64. It became 0 with an intercept
+    computed from the unrounded value (worse than predicting mean(y)); now an error as for overflow."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(20) + 3.0
+    y = (2.0 * x + 0.01 * rng.standard_normal(20)) * 1e-150
+    with pytest.raises(ValueError, match="coefficients underflow float64.*Rescale y"):
+        est.fit((x * 1e200)[:, None], y)
+    np.testing.assert_allclose(clone(est).fit(x[:, None], y).coef_, [2e-150], rtol=1e-2)   # in range: fine
+
+
 @pytest.mark.parametrize("offset", [0.0, 5.0, 1e6])
 def test_centring_is_accurate_for_large_means(offset):
     # means far from zero make X^T X - N m m^T cancel; the Gram is then centred block by block

@@ -285,6 +285,14 @@ class Moments:
             raise ValueError(f"{model}: the coefficients overflow float64 (|w| > 1e308), because y is "
                              "huge relative to the features. Rescale y or the columns of X (e.g. "
                              "StandardScaler) before fitting.")
+        # a coefficient that matters at the precision of y (scaled units: |v_j| above eps times the
+        # spread of y) but falls below float64's normal range would move the predictions untraced
+        eps, tiny = np.finfo(float).eps, np.finfo(float).tiny
+        matters = np.abs(v) > eps * np.sqrt(max(self.yy, 0.0) / self.sum_w)
+        if np.any(matters & (np.abs(w) < tiny)):
+            raise ValueError(f"{model}: the coefficients underflow float64 (|w| < 1e-308), because y is "
+                             "tiny relative to the features. Rescale y or the columns of X (e.g. "
+                             "StandardScaler) before fitting.")
         return w
 
     def intercept(self, v):
