@@ -489,6 +489,19 @@ def test_coefficients_below_the_float_range_are_an_error(est):
     np.testing.assert_allclose(clone(est).fit(x[:, None], y).coef_, [2e-150], rtol=1e-2)   # in range: fine
 
 
+def test_lad_with_weights_over_nine_decades_interpolates_when_it_can():
+    """4 rows, 5 columns: an exact fit exists. Centring on the weighted means put every column on the heavy
+    row, leaving the other rows entries near 1e-9 that HiGHS drops; the fit was worse than a constant."""
+    X = np.array([[-1.0, -0.97865434, 0.0, 0.31958833, 0.19122456],
+                  [-1.0, 0.82090875, 1.0, -1.39630136, -0.41790255],
+                  [-1.0, 0.51818660, 0.0, -0.87567371, -1.15643489],
+                  [3.0, -1.41584850, 0.0, -0.28828220, 1.00169651]])
+    y = np.array([-0.17759045, -2.30018132, -1.61989618, 3.13508430])
+    sw = np.array([1.7376e3, 2.0874e-1, 5.6247e5, 2.1826e-4])
+    m = LeastAbsoluteDeviation().fit(X, y, sample_weight=sw)
+    assert np.sum(sw * np.abs(y - m.predict(X))) <= 1e-8 * np.sum(sw * np.abs(y))
+
+
 @pytest.mark.parametrize("offset", [0.0, 5.0, 1e6])
 def test_centring_is_accurate_for_large_means(offset):
     # means far from zero make X^T X - N m m^T cancel; the Gram is then centred block by block

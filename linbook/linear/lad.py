@@ -79,8 +79,10 @@ class LeastAbsoluteDeviation(LinearModel):
             Xs = sps.csr_matrix(X @ sps.diags(1.0 / sx))
         else:
             # with an intercept, columns whose mean exceeds their spread are centred first (only b
-            # changes, by -w' mu): a feature offset by 1e8 leaves the LP singular to rounding
-            Xc, shift = centre_offsets(X, sw, self.fit_intercept)
+            # changes, by -w' mu): a feature offset by 1e8 leaves the LP singular to rounding. Means
+            # without the weights: weighted ones sit on a heavy row, leaving the other rows entries
+            # near 1e-9 that HiGHS drops as zeros (weights over 1e9 gave a fit worse than a constant)
+            Xc, shift = centre_offsets(X, None, self.fit_intercept)
             sx = pow2(np.max(np.abs(Xc), axis=0, initial=0.0))
             Xs = sps.csr_matrix(Xc / sx)
         sy = float(pow2(np.max(np.abs(y), initial=0.0)))
