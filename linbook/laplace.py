@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import warnings
+
 import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -231,6 +233,23 @@ def _weights_too_spread(exc, sw):
                       "Increase max_iter, or pass sample_weight within a narrower range.")
 
 
+_LARGE_COLUMNS = "columns of X with a large offset or scale (a feature near 1e7 or more) make it so."
+
+
+def _warn_if_ill_conditioned(res):
+    """Warn when ``A`` at the mode is so ill-conditioned (LAPACK's estimate of its reciprocal condition
+    number below 1e-10) that ``log det A`` (in ``log_evidence_``) and ``A^{-1}`` lose several digits."""
+    from scipy.linalg import lapack
+
+    A = res.precision
+    rcond, info = lapack.dpocon(res.chol, np.abs(A).sum(axis=0).max(), uplo="L")
+    if info == 0 and rcond < 1e-10:
+        warnings.warn(f"BayesianLogisticRegression: the Hessian at the mode is ill-conditioned (condition number "
+                      f"~{1.0 / max(rcond, 1e-300):.0e}): log_evidence_ and posterior_cov_ may have lost digits; "
+                      f"{_LARGE_COLUMNS} Centre and scale the features (e.g. StandardScaler) before fitting.",
+                      UserWarning, stacklevel=3)
+
+
 class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     """Binary logistic regression with a Gaussian prior and a Laplace-approximated posterior.
 
@@ -361,7 +380,13 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         try:
             res = laplace_approximation(energy, True, True, np.zeros(m), tol=self.tol, max_iter=self.max_iter)
         except ValueError as exc:
+            if "not positive definite" in str(exc):      # with alpha > 0 it is, in exact arithmetic
+                raise ValueError(f"BayesianLogisticRegression: the Hessian at the mode, Phi' S Phi + alpha I, is "
+                                 f"positive definite (alpha = {alpha:g} > 0) but singular to float64's rounding: "
+                                 f"{_LARGE_COLUMNS} Centre and scale the features (e.g. StandardScaler) before "
+                                 "fitting.") from None
             raise _weights_too_spread(exc, sw) from exc
+        _warn_if_ill_conditioned(res)
         self.laplace_ = res
         self.posterior_mean_ = res.mode
         self.posterior_cov_ = res.covariance

@@ -4,6 +4,8 @@ Oracles: quadrature (1-D and 2-D normalisers), Monte Carlo with many samples (pr
 scikit-learn (MAP point), statsmodels (BIC / AIC conventions).
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy import integrate, stats
@@ -355,3 +357,19 @@ def test_contract_feature_names_not_fitted_and_predict_writes_nothing():
     assert set(vars(est)) == before
     with pytest.raises(ValueError, match="feature names"):
         est.predict(df[["c", "a", "b"]])
+
+
+def test_offset_features_warn_or_say_what_to_do():
+    """Features offset by 1e6..1e8 (the intercept has the prior too, so centring is not exact): the
+    Hessian at the mode is positive definite but ill-conditioned. log_evidence_ was silently off by up
+    to 0.01 nats (1e7), and at 1e8 the error said no Gaussian approximation exists (false: alpha > 0)."""
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((40, 2))
+    y = (rng.random(40) < sigmoid(Z[:, 0] - Z[:, 1])).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        linbook.BayesianLogisticRegression(prior_precision=1.0).fit(Z, y)          # centred: no warning
+    with pytest.warns(UserWarning, match="ill-conditioned.*StandardScaler"):
+        linbook.BayesianLogisticRegression(prior_precision=1.0).fit(Z + 1e6, y)
+    with pytest.raises(ValueError, match="positive definite .* but singular to float64's rounding.*StandardScaler"):
+        linbook.BayesianLogisticRegression(prior_precision=1.0).fit(Z + 1e8, y)
