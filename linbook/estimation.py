@@ -222,6 +222,45 @@ def mvn_log_likelihood(X, mean, cov):
     return float(-0.5 * n * d * np.log(2 * np.pi) - 0.5 * n * logdet - 0.5 * np.sum(Z * Z))
 
 
+def _shares(a, b):
+    """``(a / (a + b), b / (a + b))`` for ``a, b >= 0``, not both 0.
+
+    Both counts are divided by the larger first: near ``1e308`` the sum ``a + b`` itself
+    overflows to inf and the plain quotient comes out 0 (or NaN).
+    """
+    s = max(a, b)
+    a, b = a / s, b / s
+    return a / (a + b), b / (a + b)
+
+
+def _log_share(x, y):
+    """``log(x / (x + y))`` elementwise for ``x, y > 0``, to a few ulps, without forming ``x + y``.
+
+    For ``y <= x`` it is ``-log1p(y / x)``: no cancellation however small ``y / x`` is.
+    For ``y > x`` it is ``log(x / y) - log1p(x / y)``; when ``x / y`` underflows (``x`` below
+    ``y`` by 300 orders or more) ``log x - log y`` is used instead, far from cancelling there.
+    """
+    x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        r = y / x
+        q = x / y
+        log_q = np.where(q >= np.finfo(float).tiny, np.log(q), np.log(x) - np.log(y))
+        return np.where(r <= 1, -np.log1p(r), log_q - np.log1p(q))
+
+
+_CHAIN_BLOCK = 1 << 16      # terms of the chain rule per vectorised block (bounds the memory)
+
+
+def _log_chain(x, y, count):
+    """``sum_{i < count} log((x + i) / (x + i + y))``: the log-probability of ``count`` outcomes of
+    one kind in a row, under pseudo-counts ``x`` for that kind and ``y`` for the other."""
+    total = 0.0
+    for start in range(0, count, _CHAIN_BLOCK):
+        i = np.arange(start, min(count, start + _CHAIN_BLOCK), dtype=float)
+        total += float(np.sum(_log_share(x + i, y)))
+    return total
+
+
 class BetaBernoulli:
     """Conjugate beta-Bernoulli model: prior ``theta ~ Beta(a, b)``, ``x_i | theta ~ Ber(theta)``.
 
@@ -302,7 +341,7 @@ class BetaBernoulli:
     def posterior_mean(self):
         """``E[theta | S] = (a + N_1) / (a + b + N)``."""
         a, b = self._post()
-        return a / (a + b)
+        return _shares(a, b)[0]
 
     def map_estimate(self):
         """Mode of the posterior ``Beta(alpha, beta)``.
@@ -321,7 +360,7 @@ class BetaBernoulli:
         if a >= 1 and b >= 1:
             if a + b == 2:
                 raise ValueError("the posterior is uniform (a_n = b_n = 1): every theta is a MAP estimate")
-            return (a - 1) / (a + b - 2)
+            return _shares(a - 1, b - 1)[0]           # (a - 1) / (a + b - 2)
         if a < 1 <= b:
             return 0.0
         if b < 1 <= a:
@@ -345,23 +384,62 @@ class BetaBernoulli:
         """
         a, b = self._post()
         xs = _as_binary(np.atleast_1d(x))
-        p1 = a / (a + b)
-        p = np.where(xs == 1, p1, 1.0 - p1)
+        p1, p0 = _shares(a, b)
+        p = np.where(xs == 1, p1, p0)
         return float(p[0]) if np.ndim(x) == 0 else p
 
     def log_marginal_likelihood(self):
-        """``log p(S) = log B(a + N_1, b + N_0) - log B(a, b)`` for the observed sequence (nats)."""
-        a_n, b_n = self._post()
-        return float(special.betaln(a_n, b_n) - special.betaln(self.a, self.b))
+        """``log p(S) = log B(a + N_1, b + N_0) - log B(a, b)`` for the observed sequence (nats).
+
+        Computed by the chain rule ``log p(S) = sum_i log p(x_i | x_<i)`` with the ones first
+        (the outcomes are exchangeable, so any order gives the same product):
+        ``sum_{i < N_1} log((a + i) / (a + b + i)) + sum_{j < N_0} log((b + j) / (a + b + N_1 + j))``.
+        Every term is a log-probability ``<= 0`` computed to a few ulps, so the sum is accurate
+        for all ``a, b > 0``. The difference of log-beta functions is not: for a strong prior
+        (``a, b`` of ``1e12`` or more) both are huge and nearly equal, and their difference
+        loses every digit (it can even come out positive). The cost is ``O(N)``, like ``fit``.
+        """
+        self._post()
+        a, b = float(self.a), float(self.b)
+        ones = _log_chain(a, b, self.n1_)
+        zeros = _log_chain(b, a + self.n1_, self.n0_)
+        return ones + zeros
 
     def credible_interval(self, level=0.95):
-        """Equal-tailed posterior credible interval ``(lower, upper)`` of probability ``level``."""
+        """Equal-tailed posterior credible interval ``(lower, upper)`` of probability ``level``.
+
+        When the posterior is narrower than the rounding of its mean (both pseudo-counts
+        beyond about ``1e35``; the interval's half-width is ``z sd``, ``sd`` the posterior
+        standard deviation) the interval is ``(mean, mean)``, which also covers counts whose sum
+        overflows.
+
+        Raises
+        ------
+        ValueError
+            When the beta quantile function cannot be evaluated at these counts (their sum
+            overflows and the posterior is not that narrow, or the quantiles come out NaN or
+            out of order).
+        """
         check_param_values("credible_interval", {"level": [Interval(Real, 0.0, 1.0, closed="neither")]},
                            {"level": level})
         a, b = self._post()
         from scipy import stats
 
-        lo, hi = stats.beta.ppf([(1 - level) / 2, (1 + level) / 2], a, b)
+        # the larger relative sd, of theta or of 1 - theta: sqrt(max(a, b) / (min(a, b) (a + b + 1))),
+        # in logs because a + b may overflow
+        small, big = min(a, b), max(a, b)
+        log_rel_sd = -0.5 * (np.log(small) + np.log1p((small + 1.0) / big))
+        z = stats.norm.isf((1 - level) / 2)
+        if log_rel_sd + np.log(z) < np.log(np.finfo(float).eps) - 2:     # z sd < eps mean / e^2
+            mean = self.posterior_mean()
+            return mean, mean
+        lo, hi = (np.nan, np.nan) if np.isinf(a + b) else \
+            stats.beta.ppf([(1 - level) / 2, (1 + level) / 2], a, b)
+        if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi):     # lo > hi: scipy lost its accuracy
+            raise ValueError(
+                f"the credible interval of the posterior Beta({a:g}, {b:g}) cannot be computed: the beta "
+                f"quantile function fails at these counts (prior a={self.a!r}, b={self.b!r}). Use prior "
+                "pseudo-counts below 1e300, or a normal approximation from posterior_mean().")
         return float(lo), float(hi)
 
 

@@ -154,7 +154,9 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     n_iter_ : int
         Epochs run.
     converged_ : bool
-        Whether the last epoch was free of mistakes (the data are separated).
+        Whether the last epoch was free of mistakes (the data are separated); for
+        ``form="pocket"``, whether the returned weights make no training error
+        (``pocket_errors_ == 0``).
     tol_reached_ : bool
         Whether the ``tol`` rule stopped the fit (the mistakes stopped falling; the data
         were not separated).
@@ -284,6 +286,9 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         if self.form == "pocket":
             errors, self.pocket_update_ = pocket
             self.pocket_errors_ = int(errors) if kept is None else errors     # weighted: a float
+            # the pocket stops as soon as its weights make no training error, before the epoch
+            # without mistakes that sets history.converged: its answer separates the data then
+            self.converged_ = errors == 0
         self.coef_ = w.reshape(1, -1).copy()
         self.intercept_ = b.copy()
         if not (history.converged or self.form == "pocket"):

@@ -152,6 +152,67 @@ def test_beta_bernoulli_params():
     assert repr(m) == "BetaBernoulli(a=4, b=3)"
 
 
+_PRIOR_COUNTS = [1e-3, 0.5, 3.7, 1e3, 1e12, 1e16, 1e100, 1e300]
+_DATA_COUNTS = [(0, 0), (1, 0), (0, 1), (2, 1), (37, 63), (1000, 0), (400, 600)]     # (ones, zeros)
+
+
+@pytest.mark.parametrize("a", _PRIOR_COUNTS)
+@pytest.mark.parametrize("b", _PRIOR_COUNTS)
+def test_beta_bernoulli_log_marginal_likelihood_is_the_chain_rule(a, b):
+    """log p(S) = sum_i log p(x_i | x_<i), summed in 50-digit arithmetic: the log-beta difference
+    lost every digit for strong priors (0.0 for a = b = 1e15, +64 for a = b = 1e16)."""
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(50):
+        for k, m in _DATA_COUNTS:
+            x = np.r_[np.ones(k), np.zeros(m)]
+            got = BetaBernoulli(a, b).fit(np.random.default_rng(k + m).permutation(x)).log_marginal_likelihood()
+            A, B = mpmath.mpf(a), mpmath.mpf(b)
+            # log((A + i) / (A + B + i)) as -log1p(B / (A + i)): 50 digits resolve it when B << A too
+            exact = (-mpmath.fsum(mpmath.log1p(B / (A + i)) for i in range(k))
+                     - mpmath.fsum(mpmath.log1p((A + k) / (B + j)) for j in range(m)))
+            assert got <= 0.0
+            assert got == pytest.approx(float(exact), rel=1e-13, abs=1e-300), (k, m)
+
+
+@pytest.mark.parametrize("a,b,k,m", [(1e15, 1e15, 1, 0), (1e16, 1e16, 2, 1), (1e300, 3e299, 5, 4),
+                                     (2.5, 1e12, 10, 3), (1e-3, 1e-3, 1000, 0)])
+def test_beta_bernoulli_log_marginal_likelihood_against_log_gamma(a, b, k, m):
+    """The book's formula log B(a + N_1, b + N_0) - log B(a, b), evaluated with enough digits to survive
+    its cancellation."""
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(340):
+        A, B = mpmath.mpf(a), mpmath.mpf(b)
+        lbeta = lambda p, q: mpmath.loggamma(p) + mpmath.loggamma(q) - mpmath.loggamma(p + q)   # noqa: E731
+        exact = float(lbeta(A + k, B + m) - lbeta(A, B))
+    x = np.r_[np.ones(k), np.zeros(m)]
+    assert BetaBernoulli(a, b).fit(x).log_marginal_likelihood() == pytest.approx(exact, rel=1e-13)
+
+
+@pytest.mark.parametrize("a,b", [(1e308, 1e308), (1.7e308, 1e308), (1e308, 1.7e308)])
+def test_beta_bernoulli_prior_counts_whose_sum_overflows(a, b):
+    """a + b = inf near 1e308: the quotients are taken in scaled form instead of returning 0 or NaN."""
+    m = BetaBernoulli(a, b).fit([1, 0, 1])
+    mean = 1.0 / (1.0 + b / a)          # the extra counts vanish against a and b
+    assert m.posterior_mean() == pytest.approx(mean, rel=1e-15)
+    assert m.map_estimate() == pytest.approx(mean, rel=1e-15)
+    np.testing.assert_allclose(m.predictive_proba([1, 0]), [mean, 1.0 - mean], rtol=1e-15)
+    assert m.log_marginal_likelihood() == pytest.approx(2 * np.log(mean) + np.log1p(-mean), rel=1e-14)
+    lo, hi = m.credible_interval(0.99)   # sd ~ 1e-154: the interval is the mean to double precision
+    assert lo == pytest.approx(mean, rel=1e-15) and hi == pytest.approx(mean, rel=1e-15)
+
+
+def test_beta_bernoulli_credible_interval_never_nan():
+    """Where scipy's beta quantiles fail (NaN, or lower above upper) the interval is an error naming the
+    prior counts; a strong prior on both sides gives the mean."""
+    with pytest.raises(ValueError, match=r"prior a=5, b=1e\+307.*pseudo-counts below"):
+        BetaBernoulli(5, 1e307).fit([1]).credible_interval()
+    lo, hi = BetaBernoulli(1e40, 2e40).fit([1, 0]).credible_interval()
+    assert lo == hi == pytest.approx(1 / 3, rel=1e-15)
+    lo, hi = BetaBernoulli(1e6, 2e6).fit([1, 0]).credible_interval()     # scipy's answer where it is sound
+    assert lo < 1 / 3 < hi and stats.beta.cdf(hi, 1e6 + 1, 2e6 + 1) - stats.beta.cdf(lo, 1e6 + 1, 2e6 + 1) \
+        == pytest.approx(0.95)
+
+
 def test_lambda_from_prior():
     assert ridge_lambda_from_prior(0.5, 2.0) == pytest.approx(0.25)
     assert lasso_lambda_from_prior(0.5, 0.1) == pytest.approx(5.0)

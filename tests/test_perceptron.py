@@ -464,3 +464,22 @@ def test_weighted_epochs_equal_sklearns_weighted_perceptron():
             theirs = SkPerceptron(shuffle=False, tol=None, max_iter=epochs).fit(X, y, sample_weight=s)
         np.testing.assert_allclose(ours.coef_, theirs.coef_, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(ours.intercept_, theirs.intercept_, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_pocket_converged_exactly_when_its_weights_make_no_training_error(sparse, weighted):
+    """converged_ means "the returned weights separate the data": the pocket stops as soon as its weights
+    make no error, before an epoch without mistakes, and must report that as converged."""
+    X = np.array([[-2.0, -1.0], [-1.0, -2.0], [1.0, 2.0], [2.0, 1.0], [1.5, 1.5], [-1.5, -1.5]])
+    y = np.array([0, 0, 1, 1, 1, 0])
+    rng = np.random.default_rng(0)
+    Xn = rng.standard_normal((80, 2))
+    yn = (Xn[:, 0] + 0.8 * rng.standard_normal(80) > 0).astype(int)        # not separable
+    for A, t in [(X, y), sep(n=60, seed=2), (Xn, yn)]:
+        s = np.linspace(0.5, 2.0, t.size) if weighted else None
+        m = Perceptron(form="pocket", tol=None, max_iter=50, intercept_scaling="auto", random_state=0)
+        m.fit(scipy.sparse.csr_matrix(A) if sparse else A, t, sample_weight=s)
+        separated = bool(np.all(m.predict(A) == t))
+        assert m.converged_ == separated == (m.pocket_errors_ == 0)
+    assert not m.converged_                                                     # the noisy data
