@@ -78,10 +78,9 @@ class LeastAbsoluteDeviation(LinearModel):
             sx = pow2(np.asarray(abs(X).max(axis=0).todense()).ravel())
             Xs = sps.csr_matrix(X @ sps.diags(1.0 / sx))
         else:
-            # with an intercept, columns whose mean exceeds their spread are centred first (only b
-            # changes, by -w' mu): a feature offset by 1e8 leaves the LP singular to rounding. Means
-            # without the weights: weighted ones sit on a heavy row, leaving the other rows entries
-            # near 1e-9 that HiGHS drops as zeros (weights over 1e9 gave a fit worse than a constant)
+            # columns whose mean exceeds their spread are centred (only b changes, by -w' mu): an offset
+            # of 1e8 leaves the LP singular to rounding. Unweighted means: weighted ones sit on a heavy
+            # row and leave entries near 1e-9 elsewhere, which HiGHS drops as zeros
             Xc, shift = centre_offsets(X, None, self.fit_intercept)
             sx = pow2(np.max(np.abs(Xc), axis=0, initial=0.0))
             Xs = sps.csr_matrix(Xc / sx)
