@@ -236,6 +236,8 @@ def _shares(a, b):
 def _log_share(x, y):
     """``log(x / (x + y))`` elementwise for ``x, y > 0``, to a few ulps, without forming ``x + y``.
 
+    (``linbook.numerics.log_sigmoid(log x - log y)`` is the same quantity, but the subtraction
+    loses ``eps |log x|`` absolutely, up to ~1e-13 of a tiny result.)
     For ``y <= x`` it is ``-log1p(y / x)``: no cancellation however small ``y / x`` is.
     For ``y > x`` it is ``log(x / y) - log1p(x / y)``; when ``x / y`` underflows (``x`` below
     ``y`` by 300 orders or more) ``log x - log y`` is used instead, far from cancelling there.

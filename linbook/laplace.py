@@ -158,6 +158,10 @@ def _energy_at_last_point(neg_log_density, grad, hess, m, scalar):
     return energy
 
 
+class _NotPositiveDefinite(ValueError):
+    """The Hessian at the end of the mode search has no Cholesky factor (a model may say why)."""
+
+
 def _precision_and_factor(res, e, g, A, max_iter):
     """``(A, L)``: the (symmetrised) Hessian at the end of the mode search and its lower Cholesky
     factor, or a ``ValueError`` saying why there is no Gaussian approximation there."""
@@ -173,7 +177,7 @@ def _precision_and_factor(res, e, g, A, max_iter):
     try:
         L = np.linalg.cholesky(A)                             # A = L L'
     except np.linalg.LinAlgError:
-        raise ValueError("the Hessian of E at the mode is not positive definite: the point is not a "
+        raise _NotPositiveDefinite("the Hessian of E at the mode is not positive definite: the point is not a "
                          "strict local maximum of the density, so no Gaussian approximation exists") from None
     if not res.converged:
         _check_stalled_at_mode(L, g, e)
@@ -233,7 +237,8 @@ def _weights_too_spread(exc, sw):
                       "Increase max_iter, or pass sample_weight within a narrower range.")
 
 
-_LARGE_COLUMNS = "columns of X with a large offset or scale (a feature near 1e7 or more) make it so."
+_LARGE_COLUMNS = ("columns of X with a large offset or scale (a feature near 1e7 or more), or sample_weight over "
+                  "many orders of magnitude, make it so. Bring sample_weight to a narrower range if so.")
 
 
 def _warn_if_ill_conditioned(res):
@@ -379,12 +384,12 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
 
         try:
             res = laplace_approximation(energy, True, True, np.zeros(m), tol=self.tol, max_iter=self.max_iter)
+        except _NotPositiveDefinite:                    # with alpha > 0 it is, in exact arithmetic
+            raise ValueError(f"BayesianLogisticRegression: the Hessian at the mode, Phi' S Phi + alpha I, is "
+                             f"positive definite (alpha = {alpha:g} > 0) but singular to float64's rounding: "
+                             f"{_LARGE_COLUMNS} Centre and scale the features (e.g. StandardScaler) before "
+                             "fitting.") from None
         except ValueError as exc:
-            if "not positive definite" in str(exc):      # with alpha > 0 it is, in exact arithmetic
-                raise ValueError(f"BayesianLogisticRegression: the Hessian at the mode, Phi' S Phi + alpha I, is "
-                                 f"positive definite (alpha = {alpha:g} > 0) but singular to float64's rounding: "
-                                 f"{_LARGE_COLUMNS} Centre and scale the features (e.g. StandardScaler) before "
-                                 "fitting.") from None
             raise _weights_too_spread(exc, sw) from exc
         _warn_if_ill_conditioned(res)
         self.laplace_ = res
