@@ -636,3 +636,45 @@ def test_feature_offsets_do_not_change_the_fit(offset, make, n_classes):
     tol = max(1e-9, 10 * np.finfo(float).eps * offset)         # the data are rounded at eps * offset
     np.testing.assert_allclose(m.coef_, ref.coef_, rtol=max(1e-7, tol), atol=1e-9)
     np.testing.assert_allclose(m.predict_proba(Xo), ref.predict_proba(X), atol=tol)
+
+
+# Heavy rows that the intercept-only start already fits, light rows that carry the slope: the
+# gradient relative to sum(sample_weight) is ~0 at the start (old code: n_iter_ = 0, coef_ = 0).
+_SPREAD_X = np.array([0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 0.1, 0.9])[:, None]
+_SPREAD_Y = np.array([0, 0, 1, 0, 1, 1, 1, 0])
+
+
+@pytest.mark.parametrize("model", ["LogisticRegression", "ProbitRegression"])
+@pytest.mark.parametrize("heavy", [1e4, 1e7])
+def test_spread_weights_reach_the_scipy_optimum(model, heavy):
+    from scipy.optimize import minimize
+    from scipy.special import log_expit, log_ndtr
+
+    log_p = log_expit if model == "LogisticRegression" else log_ndtr
+    sw = np.where(_SPREAD_Y == 1, heavy, 1.0 / heavy)
+    sw[[0, 3]] = 1e-4                       # weights over 1e-4 .. heavy
+    t = 2.0 * _SPREAD_Y - 1.0
+
+    def nll(th):
+        return -np.sum(sw * log_p(t * (_SPREAD_X[:, 0] * th[1] + th[0])))
+
+    m = getattr(linbook, model)(lam=0.0).fit(_SPREAD_X, _SPREAD_Y, sample_weight=sw)
+    got = np.r_[m.intercept_, m.coef_[0]]
+    best = min((minimize(nll, th0, method="BFGS", options={"gtol": 1e-12, "maxiter": 10000})
+                for th0 in (np.zeros(2), got)), key=lambda r: r.fun)
+    assert m.converged_ and not m.separable_ and m.n_iter_ > 0
+    assert nll(got) <= best.fun * (1 + 1e-10) + 1e-300
+    np.testing.assert_allclose(m.predict_proba(_SPREAD_X)[:, 1],
+                               np.exp(log_p(_SPREAD_X[:, 0] * best.x[1] + best.x[0])), atol=1e-6)
+
+
+@pytest.mark.parametrize("model,heavy", [("LogisticRegression", 1e4), ("LogisticRegression", 1e7),
+                                         ("ProbitRegression", 1e7)])
+def test_separable_data_warn_whatever_the_weights(model, heavy):
+    """As without weights: the old stopping rule ended these at iteration 0, converged, no warning."""
+    X = np.array([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])[:, None]
+    y = np.array([0, 0, 0, 1, 1, 1])
+    sw = np.r_[[1.0 / heavy] * 3, [heavy] * 3]
+    with pytest.warns(linbook.base.SeparableDataWarning):
+        m = getattr(linbook, model)(lam=0.0).fit(X, y, sample_weight=sw)
+    assert m.separable_ and not m.converged_ and m.n_iter_ > 0

@@ -30,7 +30,7 @@ from ..base import SeparableDataWarning, check_params, encode_labels, require_we
 from .multinomial import reduced_objective
 from .separation import separable, separable_multinomial
 from .solvers import DEFAULT_MAX_ITER, SeparationWatch, choose_solver, minimise
-from ._scaled import _SATURATED, _jacobi, gradient_scale
+from ._scaled import _SATURATED, _jacobi, gradient_scale, predictor_scale
 from .binary import logit_terms, probit_terms
 from .._dask.blocks import map_reduce, row_blocks, summarise
 
@@ -139,8 +139,8 @@ class BlockLoss:
     """The summed loss with the contract of :func:`linbook.logistic.minimise`:
     ``loss(theta) -> (F, g, H)``, ``loss.value_and_gradient(theta) -> (F, g)``, ``loss.gscale``."""
 
-    def __init__(self, evaluate, gscale):
-        self._evaluate, self.gscale = evaluate, gscale
+    def __init__(self, evaluate, gscale, zscale=None):
+        self._evaluate, self.gscale, self.zscale = evaluate, gscale, zscale
 
     def __call__(self, theta):
         return self._evaluate(theta, True)
@@ -154,7 +154,8 @@ def _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, m
     theta0 = np.zeros(blocks.n_features + int(fi))
     if fi:
         theta0[0] = b0
-    loss = BlockLoss(evaluate, gradient_scale(None, np.array([summary.sw]), frame.c, frame.m, fi))
+    loss = BlockLoss(evaluate, gradient_scale(None, np.array([summary.sw]), frame.c, frame.m, fi),
+                     predictor_scale(frame.c, frame.m, fi))
     separation = Separation(blocks, summary, classes, frame, evaluate, link) if est.lam == 0 else None
     watch = SeparationWatch(separation) if separation is not None else None     # as in memory
     res = minimise(solver, loss, theta0, max_iter=max_iter, tol=est.tol, callback=watch)

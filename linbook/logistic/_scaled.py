@@ -96,9 +96,16 @@ def gradient_scale(X, weights, c, m, fit_intercept, n_rows=1):
     is ``sum(sw)``. ``n_rows`` repeats it for each class of a multinomial model.
     """
     n_eff = float(X.shape[0] if weights is None else weights.sum())
-    row = np.r_[np.ones(int(fit_intercept)), m / c]
     # tiny weights under a penalty (sum 1e-298, c ~ sqrt(lam / sum)) can underflow the product
-    return np.maximum(n_eff * np.tile(row, n_rows), np.finfo(float).tiny)
+    return np.maximum(n_eff * predictor_scale(c, m, fit_intercept, n_rows), np.finfo(float).tiny)
+
+
+def predictor_scale(c, m, fit_intercept, n_rows=1):
+    """Per-coordinate bound on how far a unit change of ``v = c w`` (or of the intercept) moves a
+    linear predictor: ``max_i |x_ij| / c_j = m_j / c_j``, and 1 for the intercept. The units of
+    the Newton-step test of :func:`linbook.logistic.solvers.minimise` (which, unlike the
+    gradient's, do not depend on the sample weights)."""
+    return np.tile(np.r_[np.ones(int(fit_intercept)), m / c], n_rows)
 
 
 def scaled_design(X, c):
@@ -129,6 +136,10 @@ class ScaledColumns:
     def gradient_scale(self, n_rows=1):
         """The stopping rule's per-coordinate scale (:func:`gradient_scale`)."""
         return gradient_scale(self.X, self.sample_weight, self.c, self.m, self.fit_intercept, n_rows)
+
+    def predictor_scale(self, n_rows=1):
+        """The Newton-step test's per-coordinate units (:func:`predictor_scale`)."""
+        return predictor_scale(self.c, self.m, self.fit_intercept, n_rows)
 
 
 class BinaryLoss:
@@ -168,7 +179,7 @@ class BinaryLoss:
         with single_threaded_blas() if self.hessian_by_rows else contextlib.nullcontext():
             cols = ScaledColumns(X, sample_weight, lam, fit_intercept)
         self.X, self.shift, self.c, self._Xk, self._ck = cols.X, cols.shift, cols.c, cols.Xk, cols.ck
-        self.gscale = cols.gradient_scale()
+        self.gscale, self.zscale = cols.gradient_scale(), cols.predictor_scale()
         self.t = 2 * np.asarray(y).astype(np.int8) - 1
         self.sample_weight, self.lam, self.fit_intercept = sample_weight, lam, fit_intercept
         self.terms, self.link = terms, link

@@ -141,7 +141,9 @@ class LogisticRegression(BinaryGLM):
         Stop when the gradient of the *mean* penalised NLL, in units of scaled features
         (each column divided by its largest absolute value, as ``MaxAbsScaler``), is
         below ``tol`` in max-norm. Unit-free: rescaling a feature by ``s`` rescales its coefficient by
-        ``1/s`` and nothing else (with ``lam = 0``; a penalty is not unit-free).
+        ``1/s`` and nothing else (with ``lam = 0``; a penalty is not unit-free). Binary Newton also
+        needs its next step to move no linear predictor by more than ``sqrt(tol)`` (then takes it):
+        with weights over many decades the mean gradient can be ~0 far from the optimum.
 
     Attributes
     ----------

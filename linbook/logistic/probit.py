@@ -67,7 +67,8 @@ class ProbitRegression(BinaryGLM):
     fit_intercept : bool, default True
     max_iter : int, optional
     tol : float, default 1e-8
-        As :class:`linbook.LogisticRegression` (mean gradient, max-abs-scaled features).
+        As :class:`linbook.LogisticRegression` (mean gradient, max-abs-scaled features; Newton
+        also needs its next step to move no linear predictor by more than ``sqrt(tol)``).
 
     Attributes
     ----------

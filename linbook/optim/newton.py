@@ -148,7 +148,7 @@ def _chord_lasts(chord, t, g_new, g):
 
 def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gtol=1e-8,
            xtol=1e-12, gscale=None, damping=None, callback=None, polish=False, fun_grad=None,
-           decrement_tol=None):
+           decrement_tol=None, step_tol=None, step_scale=1.0):
     """Newton's method with a backtracking line search (Algorithm 8.1 of MLAPP).
 
     Each step solves ``H d = -g`` by Cholesky and moves to ``x + t d`` with the largest
@@ -171,6 +171,12 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
         One more full step after the gradient test passes (``fun``, ``grad`` are those before
         it); the chord method with ``fun_grad(x) -> (f, g)``; the Newton decrement test
         ``g' H^{-1} g / 2 <= decrement_tol``. See the module docstring.
+    step_tol, step_scale : optional
+        The gradient test counts only where the next Newton step is short as well,
+        ``max_j |(H^{-1} g)_j| * step_scale_j <= step_tol`` (checked when ``H`` is positive definite).
+        A gradient scale ``gscale`` fixed in advance can be met far from the minimiser (a sum of sample
+        weights dominated by a few heavy, well-fitted rows); the step is in units of ``x`` and does not
+        depend on how the objective is weighted.
 
     Returns
     -------
@@ -179,10 +185,21 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
     Derived in: chapter "Optimizers" § "Newton's method".
     """
     fg, trial, hessian, x, out, scale, early = _newton_start(fun, x0, grad, hess, fun_grad, gtol, gscale)
-    if early:
-        return early
-    f, g = out[0], out[1]
     factor, tau = None, 0.0        # the Cholesky factor kept for the next step (chord method)
+    nxt = {}                       # the next Newton step, once the step test has asked for it
+
+    def settled(x, out):
+        """Is the next Newton step within ``step_tol``? (Always, without a step test.)"""
+        if step_tol is None:
+            return True
+        nxt["d"], nxt["out"] = _next_step(x, out, fg, hessian, factor, tau, damping or 0.0)
+        d = nxt["d"]
+        return d is None or np.max(np.abs(d) * step_scale, initial=0.0) <= step_tol
+
+    if early and not (early.message == MSG_GTOL and not settled(x, out)):
+        return early
+    out = nxt.get("out", out)
+    f, g = out[0], out[1]
     path, k, (msg, converged) = [x.copy()], 0, (_msg_max_iter(max_iter), False)
     for k in range(1, max_iter + 1):
         # d = -H^{-1} g by Cholesky (or the kept factor); stop if H fails or the decrement is small
@@ -199,11 +216,15 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
         x, out = x + t * d, new
         f, g = out[0], out[1]
         path.append(x.copy())
-        stop = stop or _stop_after_step(fg, trial, x, f, g, gtol, scale, small, callback)
+        nxt.clear()
+        stop = stop or _stop_after_step(fg, trial, x, f, g, gtol, scale, small, callback,
+                                        lambda: settled(x, out))
+        out = nxt.get("out", out)            # the Hessian the step test evaluated, for the next step
         if stop:
             msg, converged = stop
             if msg == MSG_GTOL and polish and hess is True:
-                x = path[-1] = _polished(x, out, g, factor, tau, damping or 0.0)
+                x = path[-1] = (x + nxt["d"] if nxt.get("d") is not None
+                                else _polished(x, out, g, factor, tau, damping or 0.0))
             break
     return OptimizeResult(x, f, g, converged, k, fg.n + (trial.n if trial is not fg else 0), np.array(path), msg)
 
@@ -249,11 +270,27 @@ def _full_step(trial, x, d):
     return 1.0, new, None
 
 
-def _stop_after_step(fg, trial, x, f, g, gtol, scale, small, callback):
-    """``(message, converged)`` when the method stops at the new point ``x``, else ``None``."""
+def _next_step(x, out, fg, hessian, factor, tau, damping):
+    """``(d, out)``: the next Newton step ``-H^{-1} g`` at ``x`` (with the kept chord factor, else the
+    Hessian in ``out``, evaluated when ``out`` has none), ``None`` where ``H`` is not positive definite
+    or not finite; ``out`` with the Hessian if it was evaluated here."""
+    if factor is not None and tau == 0.0:
+        return _chord_direction(factor, out[1]), out
+    if len(out) < 3 and fg.with_hess:
+        out = fg(x)
+    try:
+        d, tau, _ = _newton_direction(hessian(x, out), out[1], damping)
+    except ValueError:
+        return None, out
+    return (d if tau == 0.0 else None), out
+
+
+def _stop_after_step(fg, trial, x, f, g, gtol, scale, small, callback, settled=None):
+    """``(message, converged)`` when the method stops at the new point ``x``, else ``None``
+    (the gradient test counts where ``settled()``, the step test of :func:`newton`, agrees)."""
     if fg.unbounded or trial.unbounded:
         return MSG_UNBOUNDED, False
-    if _small_grad(g, gtol, scale):
+    if _small_grad(g, gtol, scale) and (settled is None or settled()):
         return MSG_GTOL, True
     if small:
         return MSG_XTOL, True
