@@ -251,6 +251,48 @@ def test_streaming_partial_fit_over_blocks_in_order(client, name, target, kwargs
         np.testing.assert_allclose(pred.compute(), mem.predict(X), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("scheduler", ["threads", "synchronous"])
+@pytest.mark.parametrize("name, target, kwargs", [
+    ("SGDRegressor", "y", {}), ("SGDClassifier", "labels", {"classes": [0, 1]}), ("LMS", "y", {}),
+    ("RecursiveLeastSquares", "y", {}), ("OnlineGradientDescent", "y", {})])
+def test_streaming_partial_fit_on_the_local_schedulers(scheduler, name, target, kwargs):
+    """Without a cluster (Dask's local schedulers pass the model object itself from task to task, where a
+    cluster pickles it) partial_fit keeps every block, an empty one included, and a second call continues."""
+    import dask
+
+    X, y, labels = _stream_data()
+    Y = {"y": y, "labels": labels}[target]
+    model = getattr(linbook.online, name)
+    mem = model()
+    for i, j in [(0, 300), (300, 1000), (1000, 2000)]:
+        mem.partial_fit(X[i:j], Y[i:j], **kwargs)
+    sizes = (300, 0, 700)                                 # a filtered collection can have empty blocks
+    with dask.config.set(scheduler=scheduler):
+        dsk = model().partial_fit(da.from_array(X[:1000], chunks=(sizes, 4)),
+                                  da.from_array(Y[:1000], chunks=(sizes,)), **kwargs)
+        assert dsk.n_features_in_ == 4
+        dsk.partial_fit(da.from_array(X[1000:], chunks=(1000, 4)), da.from_array(Y[1000:], chunks=1000), **kwargs)
+    _fitted_equal(mem, dsk, ["coef_"])
+
+
+@pytest.mark.parametrize("make", [linbook.LinearRegression, linbook.LDA, linbook.online.RecursiveLeastSquares])
+def test_predictions_on_a_collection_with_an_empty_block(make):
+    """Filtering a dask array leaves blocks of no rows: predict gives them no rows (it raised that X has 0
+    samples)."""
+    import dask
+
+    X, y, labels = _stream_data()
+    target = labels if make is linbook.LDA else y
+    model = make().fit(X, target)
+    Xd = da.from_array(X[:1000], chunks=((300, 0, 700), 4))
+    with dask.config.set(scheduler="synchronous"):
+        np.testing.assert_allclose(model.predict(Xd).compute(), model.predict(X[:1000]), rtol=1e-12, atol=1e-12)
+        if hasattr(model, "predict_proba"):
+            proba = model.predict_proba(Xd).compute()
+            assert proba.shape == (1000, 2)
+            np.testing.assert_allclose(proba, model.predict_proba(X[:1000]), rtol=1e-12, atol=1e-15)
+
+
 def test_rls_on_dask_is_the_batch_solution(client):
     """RecursiveLeastSquares.fit on a dask array (blocks of unequal size) is the in-memory batch answer."""
     X, y, _ = _stream_data()

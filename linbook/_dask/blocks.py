@@ -277,7 +277,11 @@ def summarise(blocks, model, labels=True, allow_nan=False):
 
 
 # ------------------------------------------------------------------------------- predictions
-def _method_on_block(block, estimator, method, names, args, kwargs):
+def _method_on_block(block, estimator, method, names, args, kwargs, empty=None):
+    """``method(estimator, block)``; ``empty`` (the output's type and trailing shape, 0 rows) for a block of
+    no rows, which validation rejects as data but which filtering a dask collection leaves behind."""
+    if empty is not None and block.shape[0] == 0:
+        return empty
     if names is not None:
         import pandas as pd
 
@@ -307,9 +311,10 @@ def map_method(estimator, method, X, *args, **kwargs):
                          f"{estimator.n_features_in_} features. Pass X with {estimator.n_features_in_} columns.")
     Xa = Xa.rechunk({1: -1}) if len(Xa.chunks[1]) > 1 else Xa
     probe = np.asarray(_method_on_block(np.zeros((1, Xa.shape[1])), estimator, method, names, args, kwargs))
+    empty = np.empty((0,) + probe.shape[1:], dtype=probe.dtype)
     if probe.ndim == 1:
-        return Xa.map_blocks(_method_on_block, estimator, method, names, args, kwargs, drop_axis=1,
+        return Xa.map_blocks(_method_on_block, estimator, method, names, args, kwargs, empty, drop_axis=1,
                              dtype=probe.dtype, meta=np.empty((0,), dtype=probe.dtype))
-    return Xa.map_blocks(_method_on_block, estimator, method, names, args, kwargs,
+    return Xa.map_blocks(_method_on_block, estimator, method, names, args, kwargs, empty,
                          chunks=(Xa.chunks[0], probe.shape[1:]), dtype=probe.dtype,
                          meta=np.empty((0,) * probe.ndim, dtype=probe.dtype))

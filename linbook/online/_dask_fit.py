@@ -17,6 +17,8 @@ Derived in: chapter "Online learning and stochastic optimisation".
 
 from __future__ import annotations
 
+import copy
+
 import dask
 import numpy as np
 from sklearn.base import clone
@@ -50,7 +52,9 @@ def stream(est, method, X, y=None, sample_weight=None, **kwargs):
                             "order; repeat it for more epochs), or fit(X.compute(), y.compute()).")
         model = clone(est)
     elif method == "partial_fit":
-        model = est
+        # a copy: Dask's local schedulers pass the object itself from task to task (a cluster pickles
+        # it), and the blocks must not change ``est`` before they have all succeeded
+        model = copy.deepcopy(est)
     else:  # pragma: no cover - only fit and partial_fit are transactional
         raise TypeError(f"{name}.{method} does not take dask collections")
     blocks = row_blocks(X, y, sample_weight, model=name)
