@@ -156,6 +156,28 @@ def _plain_input(estimator, X, y, *, reset, min_samples=1):
     return getattr(estimator, "n_features_in_", None) == X.shape[1] and "feature_names_in_" not in vars(estimator)
 
 
+def all_or_nothing(method):
+    """Make a training method all-or-nothing: if it raises, the estimator is left exactly as it was.
+
+    Validation records ``n_features_in_`` and ``feature_names_in_`` before anything is fitted, and a
+    fit can still fail after that (one class, an overflow, a singular design): a refit that raised
+    would leave a model that refuses its own data. The attribute dictionary is copied before the call
+    and put back on any exception. A fit stores new arrays and never writes into those it holds, so
+    this restores the model; the streaming models' updates, which do write in place, also save the
+    arrays' contents (:func:`linbook.online._stream.transactional`).
+    """
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        attributes = dict(self.__dict__)
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(attributes)
+            raise
+    return wrapper
+
+
 def validate_fit(estimator, X, y=None, *, y_numeric=False, accept_sparse=False, min_samples=1,
                  allow_nan=False):
     """Validate training data and record ``n_features_in_`` / ``feature_names_in_``.

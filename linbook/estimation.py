@@ -19,9 +19,8 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from scipy import special
 
-from .base import POSITIVE, Interval, check_param_values
+from .base import POSITIVE, Interval, all_or_nothing, check_param_values
 
 __all__ = [
     "bernoulli_mle",
@@ -308,6 +307,7 @@ class BetaBernoulli:
     def _check_prior(self):
         check_param_values("BetaBernoulli", {"a": [POSITIVE], "b": [POSITIVE]}, {"a": self.a, "b": self.b})
 
+    @all_or_nothing
     def fit(self, x, y=None):
         """Posterior from the prior and the outcomes ``x`` (forgets earlier data). Returns self."""
         self._check_prior()

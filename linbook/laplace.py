@@ -25,9 +25,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, Integral, StrOptions, check_param_values,
-                   check_params, check_sample_weight, encode_labels, renamed_param, require_y, validate_fit,
-                   validate_predict, weight_spread)
+from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, Integral, StrOptions, all_or_nothing,
+                   check_param_values, check_params, check_sample_weight, encode_labels, renamed_param, require_y,
+                   validate_fit, validate_predict, weight_spread)
 from .criteria import aic, bic  # noqa: F401  (re-exported for ``from linbook.laplace import bic``)
 from .logistic.logistic_regression import logistic_loss
 from .numerics import sigmoid
@@ -345,6 +345,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         return renamed_param(self, "prior_precision", "prior_var", convert=lambda var: 1.0 / var,
                              formula="prior_precision=1/prior_var")
 
+    @all_or_nothing
     def fit(self, X, y, sample_weight=None):
         """Find ``w_MAP`` by Newton's method and the Laplace posterior; returns ``self``.
 

@@ -19,9 +19,9 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, as_rng, check_params, encode_labels,
-                   check_sample_weight, predict_input, renamed_kwargs, renamed_param, require_weighted_classes,
-                   require_y, row_stats, validate_fit)
+from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, all_or_nothing, as_rng, check_params,
+                   check_sample_weight, encode_labels, predict_input, renamed_kwargs, renamed_param,
+                   require_weighted_classes, require_y, row_stats, validate_fit)
 
 __all__ = ["Perceptron", "perceptron_reference"]
 
@@ -204,6 +204,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         "fit_intercept": ["boolean"], "intercept_scaling": [POSITIVE, StrOptions({"auto"})],
     }
 
+    @all_or_nothing
     def fit(self, X, y, sample_weight=None):
         """Train on ``(X, y)``; returns ``self``.
 

@@ -35,8 +35,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._kernels.scatter import class_sums, column_range, power_of_two_scale
-from ..base import (LinbookWarning, _with_advice, check_params, check_sample_weight, dask_blocks, encode_labels,
-                    is_dask, require_y, validate_fit, validate_predict, weight_spread)
+from ..base import (LinbookWarning, all_or_nothing, check_params, check_sample_weight, dask_blocks, encode_labels,
+                    is_dask, require_y, validate_fit, validate_predict, weight_spread, _with_advice)
 from ..criteria import InformationCriteriaMixin
 from .._kernels.cholesky import equilibrated_cholesky
 from ..gaussian import tiny_pivot
@@ -124,6 +124,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         return tags
 
     # ----------------------------------------------------------------- fitting
+    @all_or_nothing
     def fit(self, X, y, sample_weight=None):
         """Fit by (weighted) maximum likelihood (eqs. (4.52)-(4.53) of note 003).
 

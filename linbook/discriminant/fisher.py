@@ -11,8 +11,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._kernels.scatter import class_sums, column_range, power_of_two_scale, within_scatter
-from ..base import (POSITIVE_INT, _with_advice, check_params, check_sample_weight, encode_labels, require_y,
-                    validate_fit, validate_predict)
+from ..base import (POSITIVE_INT, all_or_nothing, check_params, check_sample_weight, encode_labels, require_y,
+                    validate_fit, validate_predict, _with_advice)
 from .base import _weight_spread_note, cholesky, require_class_rows
 
 __all__ = ["FisherLDA"]
@@ -60,6 +60,7 @@ class FisherLDA(TransformerMixin, BaseEstimator):
         tags.target_tags.required = True
         return tags
 
+    @all_or_nothing
     def fit(self, X, y, sample_weight=None):
         """Compute the scatter matrices and solve the generalised eigenproblem.
 

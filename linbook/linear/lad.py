@@ -10,7 +10,7 @@ import scipy.sparse as sps
 from scipy.optimize import linprog
 
 from .._design import centre_offsets
-from ..base import validate_predict
+from ..base import all_or_nothing, validate_predict
 from ._base import LinearModel, log_sum_squares  # noqa: F401  (shared validation and tags)
 from ._moments import pow2
 
@@ -56,6 +56,7 @@ class LeastAbsoluteDeviation(LinearModel):
     def __init__(self, fit_intercept=True):
         self.fit_intercept = fit_intercept
 
+    @all_or_nothing
     def fit(self, X, y, sample_weight=None):
         """Fit by linear programming; returns ``self``.
 

@@ -12,7 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from numbers import Real
 
-from ..base import NON_NEGATIVE, POSITIVE_INT, Interval, check_finite_fit
+from ..base import NON_NEGATIVE, POSITIVE_INT, Interval, all_or_nothing, check_finite_fit
 from ._base import LinearModel, moments
 
 __all__ = ["Lasso"]
@@ -128,6 +128,7 @@ class Lasso(LinearModel):
     _parameter_constraints = {**LinearModel._parameter_constraints, "lam": [NON_NEGATIVE],
                               "max_iter": [POSITIVE_INT], "tol": [Interval(Real, 0.0, 1.0, closed="neither")]}
 
+    @all_or_nothing
     def fit(self, X, y, sample_weight=None):
         """Fit by cyclic coordinate descent; returns ``self``.
 

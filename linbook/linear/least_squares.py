@@ -9,7 +9,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sps
 
-from ..base import is_dask
+from ..base import all_or_nothing, is_dask
 from ._base import LinearModel, lsqr_solve, moments, original_gram
 
 __all__ = ["LinearRegression"]
@@ -68,6 +68,7 @@ class LinearRegression(LinearModel):
     def __init__(self, fit_intercept=True):
         self.fit_intercept = fit_intercept
 
+    @all_or_nothing
     def fit(self, X, y, sample_weight=None):
         """Fit by least squares; returns ``self``.
 

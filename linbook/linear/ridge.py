@@ -10,7 +10,7 @@ import scipy.linalg
 import scipy.sparse as sps
 from scipy.sparse.linalg import LinearOperator
 
-from ..base import NON_NEGATIVE, is_dask
+from ..base import NON_NEGATIVE, all_or_nothing, is_dask
 from ._base import LinearModel, lsqr_solve, moments
 
 __all__ = ["Ridge"]
@@ -89,6 +89,7 @@ class Ridge(LinearModel):
         self.lam = lam
         self.fit_intercept = fit_intercept
 
+    @all_or_nothing
     def fit(self, X, y, sample_weight=None):
         """Fit the ridge solution; returns ``self``.
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import dask_blocks, is_dask, validate_predict
+from ..base import all_or_nothing, dask_blocks, is_dask, validate_predict
 from ..numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid
 from . import multinomial, solvers
 from ._scaled import BinaryLoss
@@ -188,6 +188,7 @@ class LogisticRegression(BinaryGLM):
     def _log_p(z):
         return log_sigmoid(z)
 
+    @all_or_nothing
     def fit(self, X, y, sample_weight=None):
         """Fit the model; returns ``self``.
 

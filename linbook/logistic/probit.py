@@ -9,7 +9,7 @@ import numpy as np
 import scipy.special
 from scipy.special import log_ndtr
 
-from ..base import is_dask
+from ..base import all_or_nothing, is_dask
 from . import solvers
 from ._scaled import BinaryLoss
 from .binary import BinaryGLM, probit_terms
@@ -96,6 +96,7 @@ class ProbitRegression(BinaryGLM):
     def _log_p(z):
         return log_ndtr(z)
 
+    @all_or_nothing
     def fit(self, X, y, sample_weight=None):
         """Fit by Newton's method; returns ``self`` (warns on separable data with ``lam = 0``)."""
         if is_dask(X, y, sample_weight):       # a dask array or DataFrame: Newton as a map-reduce

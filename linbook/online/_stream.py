@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
-from ..base import DivergenceError, _plain_input, _with_advice, is_dask, require_y, validate_fit, validate_predict
+from ..base import DivergenceError, _plain_input, _with_advice, all_or_nothing, is_dask, require_y, validate_fit
 
 CURE = "scale the features (e.g. StandardScaler), lower eta0 (or use eta0='auto')"
 
@@ -38,14 +38,14 @@ def numpy_fit(least_steps, budget=numpy_steps_left):
 
 
 def transactional(method):
-    """Make a training method all-or-nothing: if it raises, the estimator is left exactly as before.
+    """Make a training method all-or-nothing (:func:`linbook.base.all_or_nothing`) for an update that may
+    write into the arrays it holds.
 
     A stream update mutates its state arrays in place while it runs through a chunk;
     a chunk that diverges half-way would otherwise leave part of itself in the model
-    (and the counters out of step with the data). Before the call, the attribute
-    dictionary is copied and every array in it saved; on an exception, the dictionary
-    is put back and the saved contents are copied into the same array objects (so an
-    array the caller also holds, like a parameter, keeps its identity).
+    (and the counters out of step with the data). Before the call every array attribute's
+    contents are saved too, and on an exception copied back into the same array objects (so
+    an array the caller also holds, like a parameter, keeps its identity).
 
     A class whose updates build new arrays instead of writing into the ones it holds says so with
     ``_updates_replace_arrays = True``; then putting the dictionary back is enough, and no array is copied.
@@ -54,9 +54,8 @@ def transactional(method):
     """
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        attributes = dict(self.__dict__)
-        saved = {} if getattr(self, "_updates_replace_arrays", False) else \
-            {name: value.copy() for name, value in attributes.items() if isinstance(value, np.ndarray)}
+        saved = [] if getattr(self, "_updates_replace_arrays", False) else \
+            [(value, value.copy()) for value in vars(self).values() if isinstance(value, np.ndarray)]
         try:
             if is_dask(*args, *kwargs.values()):
                 from ._dask_fit import stream
@@ -64,12 +63,10 @@ def transactional(method):
                 return stream(self, method.__name__, *args, **kwargs)
             return method(self, *args, **kwargs)
         except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(attributes)
-            for name, contents in saved.items():
-                np.copyto(attributes[name], contents)
+            for array, contents in saved:
+                np.copyto(array, contents)
             raise
-    return wrapper
+    return all_or_nothing(wrapper)
 
 
 def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):

@@ -9,14 +9,17 @@ The same holds for a failed first call (nothing fitted is left behind) and for `
 """
 
 import copy
+import inspect
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.base import clone, is_classifier
+from sklearn.utils import get_tags
 
 from linbook.online import LMS, OnlineGradientDescent, RecursiveLeastSquares, SGDClassifier, SGDRegressor
 
-from .harness import assert_clear_error
+from .harness import assert_clear_error, public_estimators
 
 # each with a constant step large enough that the bad chunk diverges inside the update loop
 STREAMERS = [SGDRegressor(eta0=1.0, average=False), SGDRegressor(eta0=0.5, batch_size=4),
@@ -115,4 +118,74 @@ def test_failed_fit_keeps_the_previous_fit(est):
     Xb, tb, swb = _diverging_chunk(est, 2)
     kwargs = {} if swb is None else {"sample_weight": swb}
     _raise_clearly(lambda: model.fit(Xb, tb, **kwargs))
+    _assert_same_state(before, model.__dict__)
+
+
+# ------------------------------------------------------------------ every estimator's fit
+def _fit_problem(cls):
+    """``(estimator, X, y)``: a problem every estimator of its kind fits (as in test_aliasing.py)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    est = cls()
+    if "random_state" in est.get_params():
+        est.set_params(random_state=0)
+    tags = get_tags(est)
+    if tags.estimator_type == "regressor":
+        return est, X, X @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.normal(size=40)
+    return est, X, (np.tile([0.0, 1.0], 20) if tags.target_tags.required else None)
+
+
+def _failing_refits(est, X, y):
+    """Refits that pass validation (which records n_features_in_ and feature_names_in_ for the new X)
+    and fail later: one class only, a column so large its squares overflow, weights all zero, each with
+    two columns; and a DataFrame with named columns with one class, or a NaN in y."""
+    import pandas as pd
+
+    X2 = X[:, :2]
+    one_class = None if y is None else (np.zeros_like(y) if is_classifier(est) else y)
+    huge = X2.copy()
+    huge[:, 0] *= 1e306
+    named = pd.DataFrame(X2, columns=["a", "b"])
+    calls = [(X2, one_class, {}), (huge, y, {}), (named, one_class, {})]
+    if y is not None:                                  # scikit-learn records the names, then rejects y
+        calls.append((named, np.where(np.arange(len(y)) == 3, np.nan, y), {}))
+    if "sample_weight" in inspect.signature(est.fit).parameters:
+        calls.append((X2, y, {"sample_weight": np.zeros(len(X2))}))
+    return calls
+
+
+@pytest.mark.parametrize("cls", public_estimators(), ids=lambda cls: cls.__name__)
+def test_a_fit_that_raises_keeps_the_previous_fit(cls):
+    """A refit that raises after validation leaves the previous fit exactly as it was, and usable (it
+    used to keep the new n_features_in_ / feature_names_in_, so the model refused its own data)."""
+    est, X, y = _fit_problem(cls)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+        before = _snapshot(est)
+        def output():
+            return est.predict(X) if hasattr(est, "predict") else est.transform(X)
+
+        expected, raised = output(), 0
+        for Xb, yb, kwargs in _failing_refits(est, X, y):
+            try:
+                est.fit(Xb, yb, **kwargs)
+            except (ValueError, TypeError):
+                raised += 1
+                _assert_same_state(before, est.__dict__)
+            else:                                    # fitted: start again from the first fit
+                est.fit(X, y)
+                before, expected = _snapshot(est), output()
+        got = output()
+    assert raised > 0, "no refit raised: the test exercised nothing"
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_beta_bernoulli_fit_that_raises_keeps_the_posterior():
+    from linbook import BetaBernoulli
+
+    model = BetaBernoulli(a=2.0, b=3.0).fit([1, 0, 1, 1])
+    before = _snapshot(model)
+    with pytest.raises(ValueError):
+        model.fit([1, 0, 2])                         # not a 0/1 outcome
     _assert_same_state(before, model.__dict__)
