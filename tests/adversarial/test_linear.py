@@ -175,3 +175,29 @@ def test_bayesian_logistic_scale_scan(s):
     p = est.predict_proba(X * s)
     assert_all_finite(p, what="probabilities")
     assert np.all((p >= 0) & (p <= 1))
+
+
+@pytest.mark.parametrize("name", ["LinearRegression", "Ridge", "Lasso"])
+@pytest.mark.parametrize("offset", [1e8, 1e12])
+def test_offset_column_with_spread_weights(name, offset):
+    """A column offset by 1e8..1e12 with sample_weight spanning 1e-6..1e7: the coefficients of the
+    offset data equal those of the data shifted back (exactly, the shift is a float subtraction
+    without rounding). The weighted column mean cannot be held closer than eps * offset; centring
+    on it alone left sum(sample_weight) * delta^2 in the Gram matrix, which swamped the light rows'
+    share (LinearRegression's first coefficient came out ~2e-5 for ~-0.45)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((6, 2))
+    Xo = X.copy()
+    Xo[:, 0] += offset
+    Xr = Xo.copy()
+    Xr[:, 0] -= offset                       # exact: the numbers the offset column really holds
+    y = rng.standard_normal(6)
+    sw = np.array([1e-6, 1e-6, 1e-6, 1e-6, 1e7, 1e3])
+    kw = {"Ridge": {"lam": 1e-3}, "Lasso": {"lam": 1e-3}}.get(name, {})
+    est = {"LinearRegression": LinearRegression, "Ridge": Ridge, "Lasso": Lasso}[name]
+    ref = est(**kw).fit(Xr, y, sample_weight=sw)
+    got = est(**kw).fit(Xo, y, sample_weight=sw)
+    np.testing.assert_allclose(got.coef_, ref.coef_, rtol=1e-6, atol=1e-9 * np.abs(ref.coef_).max())
+    # predictions carry the rounding of intercept_ (~ offset * coef_[0]) and of x @ coef_ at ~offset
+    slack = 16 * np.finfo(float).eps * offset * abs(ref.coef_[0])
+    np.testing.assert_allclose(got.predict(Xo), ref.predict(Xr), rtol=0, atol=1e-6 * np.ptp(y) + slack)
