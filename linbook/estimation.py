@@ -208,14 +208,12 @@ def mvn_log_likelihood(X, mean, cov):
     if mean.shape != (d,) or cov.shape != (d, d):
         raise ValueError(f"mean must have shape ({d},) and cov ({d}, {d}); got {mean.shape} and {cov.shape}")
     if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(cov))):
-        raise ValueError("mean and cov must be finite")
-    if not np.allclose(cov, cov.T, rtol=1e-10, atol=1e-12):
-        raise ValueError("cov must be symmetric")
-    try:
-        L = np.linalg.cholesky(cov)
-    except np.linalg.LinAlgError:
-        raise ValueError("cov is singular or not positive definite: the Gaussian density is undefined "
-                         "(with fewer samples than dimensions the MLE covariance is singular)") from None
+        raise ValueError("mean and cov must be finite (no NaN or inf): fix how they were estimated")
+    # linbook's one covariance check (symmetric and positive definite relative to each entry's own
+    # variances, so that units do not matter) and its Cholesky factor L; then log|cov| = 2 sum log L_ii
+    # and the Mahalanobis terms are ||L^{-1}(x_i - mean)||^2
+    from .gaussian import mvn_cholesky
+    L = mvn_cholesky(cov)
     from scipy.linalg import solve_triangular
     Z = solve_triangular(L, (X - mean).T, lower=True)
     logdet = 2.0 * np.sum(np.log(np.diag(L)))
