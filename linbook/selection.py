@@ -362,4 +362,13 @@ def kl_divergence(p, q):
     nz = p > 0
     if np.any(q[nz] == 0):
         return float("inf")
-    return float(np.sum(p[nz] * np.log(p[nz] / q[nz])))
+    return float(np.sum(p[nz] * _log_ratio(p[nz], q[nz])))
+
+
+def _log_ratio(p, q):
+    """``log(p / q)`` for ``p, q > 0``: from the quotient where it is a normal double (no cancellation), else
+    ``log p - log q`` (``q`` subnormal makes ``p / q`` overflow to inf, a ratio below 1e-308 loses digits)."""
+    with np.errstate(over="ignore", under="ignore"):
+        ratio = p / q
+    normal = np.isfinite(ratio) & (ratio >= np.finfo(float).tiny)
+    return np.where(normal, np.log(np.where(normal, ratio, 1.0)), np.log(p) - np.log(q))

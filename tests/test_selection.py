@@ -157,3 +157,14 @@ def test_loocv_scale_invariance(s):
         assert linbook.loocv_ridge(X * s, y, lam_s) == pytest.approx(linbook.loocv_ridge(X, y, 2.0), rel=1e-10)
     out = linbook.loocv_ridge(X * s, y, 2.0)
     assert np.isfinite(out)
+
+
+@pytest.mark.parametrize("p, q, ref", [
+    # KL = 0.5 log(0.5 / 1e-320) + 0.5 log(0.5 / (1 - 1e-320)); p / q overflows for the subnormal q
+    ([0.5, 0.5], [1.0, 1e-320], 0.5 * (np.log(0.5) - np.log(1e-320)) + 0.5 * np.log(0.5)),
+    # a subnormal p: its term is ~1e-317, the other log(1 / 0.5)
+    ([1e-320, 1.0], [0.5, 0.5], np.log(2.0)),
+])
+def test_kl_divergence_with_subnormal_probabilities(p, q, ref):
+    """A subnormal q_k > 0 is not zero: KL is finite (p / q overflowed to inf, reported as KL = inf)."""
+    assert linbook.kl_divergence(p, q) == pytest.approx(ref, rel=1e-14)
