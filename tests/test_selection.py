@@ -168,3 +168,23 @@ def test_loocv_scale_invariance(s):
 def test_kl_divergence_with_subnormal_probabilities(p, q, ref):
     """A subnormal q_k > 0 is not zero: KL is finite (p / q overflowed to inf, reported as KL = inf)."""
     assert linbook.kl_divergence(p, q) == pytest.approx(ref, rel=1e-14)
+
+
+@pytest.mark.parametrize("x", [np.array([np.nan, np.nan, 1.0, 1.0, np.nan, 1.0], dtype=object),
+                               np.array(["a", None, "a", None, "b", "b"], dtype=object)],
+                         ids=["object-nan", "object-none"])
+def test_mutual_information_refuses_missing_values_in_object_arrays(x):
+    """NaN in an object array (a pandas column with gaps) was not caught: NaN != NaN made each missing
+    entry a category of its own and the MI came out 0.693 for a true 0.057 (NaN as one category);
+    None raised a raw TypeError from np.unique. Both are now the float path's clear error."""
+    from tests.adversarial.harness import assert_clear_error
+    with pytest.raises(ValueError) as info:
+        linbook.mutual_information(x, [0, 0, 1, 1, 1, 0])
+    assert_clear_error(info.value, "x")
+
+
+def test_mutual_information_of_mixed_types_is_a_clear_error():
+    from tests.adversarial.harness import assert_clear_error
+    with pytest.raises(TypeError) as info:
+        linbook.mutual_information(np.array([1, "a", 1, "a"], dtype=object), [0, 1, 0, 1])
+    assert_clear_error(info.value, "x")
