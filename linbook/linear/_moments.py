@@ -120,13 +120,27 @@ class Moments:
         subtracts it as a second step (``Xc = (X - m) - delta``).
         """
         X, s = self.X, self.x_scale
-        tot = np.zeros(self.d)
-        rng, step = _blocks(self.n, self.d)
         with np.errstate(over="ignore", invalid="ignore"):
-            for i in rng:
-                tot += self.sw[i:i + step] @ (X[i:i + step] / s - m)
-        delta = tot / self.sum_w
+            if sps.issparse(X):
+                delta = self._sparse_mean_residual(m)
+            else:
+                tot = np.zeros(self.d)
+                rng, step = _blocks(self.n, self.d)
+                for i in rng:
+                    tot += self.sw[i:i + step] @ (X[i:i + step] / s - m)
+                delta = tot / self.sum_w
         return np.where(np.isfinite(delta), delta, 0.0)
+
+    def _sparse_mean_residual(self, m):
+        """``mean_w(X / x_scale - m)`` of CSR ``X`` from its stored entries: ``sum_stored w (x - m)`` minus
+        ``m`` times the weight of the rows where the column is 0 (no dense pass)."""
+        X = self.X if self.X.has_canonical_format else self.X.copy()
+        X.sum_duplicates()
+        cols = X.indices
+        w = np.repeat(self.sw, np.diff(X.indptr))
+        stored = np.bincount(cols, weights=w * (X.data / self.x_scale[cols] - m[cols]), minlength=self.d)
+        w_stored = np.bincount(cols, weights=w, minlength=self.d)
+        return (stored - m * (self.sum_w - w_stored)) / self.sum_w
 
     def _x_means(self):
         """Weighted column means of ``X / x_scale``, summed blockwise so nothing overflows (dense weighted
@@ -139,7 +153,10 @@ class Moments:
         if sps.issparse(X):
             sw = np.ones(self.n) if self.sw is None else self.sw
             Xs = X if unscaled else X @ sps.diags(1.0 / s)
-            return np.asarray(Xs.T @ sw).ravel() / self.sum_w
+            m = np.asarray(Xs.T @ sw).ravel() / self.sum_w
+            if self.sw is not None:
+                self.x_mean_delta = self._weighted_mean_residual(m)
+            return m
         if unscaled and self.sw is None:     # the common case: no temporary at all
             with np.errstate(over="ignore", invalid="ignore"):
                 return X.mean(axis=0)
@@ -303,13 +320,15 @@ class Moments:
         X, s, m = self.X.tocsr(), self.x_scale, self.x_mean_s
         r = np.ones(self.n) if self.sw is None else np.sqrt(self.sw)
 
+        delta = self.x_mean_delta           # the means' remainder (weighted X): centred on m + delta
+
         def mv(v):
             v = np.ravel(v) / s
-            return r * (X @ v - m @ (v * s))
+            return r * (X @ v - (m @ (v * s) + delta @ (v * s)))
 
         def rmv(u):
             u = r * np.ravel(u)
-            return (X.T @ u) / s - m * u.sum()
+            return (X.T @ u) / s - (m * u.sum() + delta * u.sum())
 
         A = LinearOperator((self.n, self.d), matvec=mv, rmatvec=rmv, dtype=float)
         return A, r * (self.ys - self.y_mean_s)

@@ -177,9 +177,10 @@ def test_bayesian_logistic_scale_scan(s):
     assert np.all((p >= 0) & (p <= 1))
 
 
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 @pytest.mark.parametrize("name", ["LinearRegression", "Ridge", "Lasso"])
 @pytest.mark.parametrize("offset", [1e8, 1e12])
-def test_offset_column_with_spread_weights(name, offset):
+def test_offset_column_with_spread_weights(name, offset, sparse):
     """A column offset by 1e8..1e12 with sample_weight spanning 1e-6..1e7: the coefficients of the
     offset data equal those of the data shifted back (exactly, the shift is a float subtraction
     without rounding). The weighted column mean cannot be held closer than eps * offset; centring
@@ -196,6 +197,9 @@ def test_offset_column_with_spread_weights(name, offset):
     kw = {"Ridge": {"lam": 1e-3}, "Lasso": {"lam": 1e-3}}.get(name, {})
     est = {"LinearRegression": LinearRegression, "Ridge": Ridge, "Lasso": Lasso}[name]
     ref = est(**kw).fit(Xr, y, sample_weight=sw)
+    if sparse:
+        import scipy.sparse as sps
+        Xo = sps.csr_matrix(Xo)
     got = est(**kw).fit(Xo, y, sample_weight=sw)
     np.testing.assert_allclose(got.coef_, ref.coef_, rtol=1e-6, atol=1e-9 * np.abs(ref.coef_).max())
     # predictions carry the rounding of intercept_ (~ offset * coef_[0]) and of x @ coef_ at ~offset
