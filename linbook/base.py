@@ -23,6 +23,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse
+from sklearn.base import RegressorMixin as _SkRegressorMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import StrOptions  # noqa: F401  (for the estimators' constraints)
 from sklearn.utils._param_validation import Interval, InvalidParameterError, validate_parameter_constraints
@@ -464,6 +465,55 @@ def dask_blocks(method):
         return method(self, X, *args, **kwargs)
 
     return on_blocks_or_array
+
+
+class RegressorMixin(_SkRegressorMixin):
+    """scikit-learn's ``RegressorMixin`` whose ``score`` (R^2) holds for targets near 1e155 and beyond.
+
+    ``R^2 = 1 - sum s (y - yhat)^2 / sum s (y - ybar)^2``: scikit-learn's ``r2_score`` squares the
+    raw values, so targets or predictions near 1e155 overflowed and it returned NaN. Here both sums
+    are taken on values divided by powers of two (exact), and their ratio is put together on the
+    exponents (:func:`_r2`); scikit-learn's conventions are kept (1 or 0 for a constant ``y``,
+    NaN with a warning for fewer than two samples).
+    """
+
+    def score(self, X, y, sample_weight=None):
+        """R^2 of ``self.predict(X)`` against ``y``, as scikit-learn's ``r2_score``."""
+        y_pred = self.predict(X)
+        y_true = np.asarray(y) if not is_dask(y) else y
+        if (is_dask(X, y, y_pred) or y_true.dtype.kind not in "biuf" or y_true.ndim != 1
+                or np.shape(y_pred) != y_true.shape or y_true.size < 2):
+            return super().score(X, y, sample_weight=sample_weight)     # its checks, errors and warnings
+        sw = _check_sample_weight(sample_weight, y_true.reshape(-1, 1))
+        return _r2(y_true.astype(float), np.asarray(y_pred, dtype=float), sw)
+
+
+def _r2(y, yhat, sw):
+    """``1 - sum sw (y - yhat)^2 / sum sw (y - ybar)^2`` without overflow or underflow of the squares."""
+    from sklearn.metrics import r2_score
+
+    if not (np.all(np.isfinite(y)) and np.all(np.isfinite(yhat))):
+        return float(r2_score(y, yhat, sample_weight=sw))           # its error for NaN / inf
+    top = max(np.max(np.abs(y)), np.max(np.abs(yhat)))
+    c = np.ldexp(1.0, int(np.frexp(top)[1])) if top > 0 else 1.0    # |y / c|, |yhat / c| < 1
+    y, yhat = y / c, yhat / c
+    ybar = np.average(y, weights=sw)
+
+    def scaled_sum_of_squares(r):
+        """``(m, e)`` with ``sum sw r^2 = m * 4^e``."""
+        big = np.max(np.abs(r))
+        if big == 0:
+            return 0.0, 0
+        e = int(np.frexp(big)[1])
+        return float(sw @ np.square(np.ldexp(r, -e))), e
+
+    num, e_num = scaled_sum_of_squares(y - yhat)
+    den, e_den = scaled_sum_of_squares(y - ybar)
+    if den == 0:                                  # constant y: scikit-learn's force_finite convention
+        return 1.0 if num == 0 else 0.0
+    with np.errstate(over="ignore", under="ignore"):
+        ratio = np.ldexp(num / den, 2 * (e_num - e_den))
+    return float(1.0 - ratio)
 
 
 # ---------------------------------------------------------------- renamed parameters

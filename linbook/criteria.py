@@ -36,6 +36,18 @@ def _check_arguments(caller, log_likelihood, n_params, **counts):
     values = {"log_likelihood": np.asarray(log_likelihood).item() if np.ndim(log_likelihood) == 0 else log_likelihood,
               "n_params": n_params, **counts}
     check_param_values(caller, constraints, values)
+    if not abs(float(log_likelihood)) <= np.finfo(float).max / 2:
+        raise ValueError(f"{caller}: -2 * log_likelihood overflows float64 (log_likelihood = {float(log_likelihood):.3g}); "
+                         "pass a log-likelihood below ~9e307 in magnitude (check how it was computed: a sum of "
+                         "per-sample terms in nats cannot reach that with finite data)")
+
+
+def _finite(caller, value):
+    """``value``, or a clear error when ``-2 log L + penalty`` overflowed (a penalty near 1e308)."""
+    if not np.isfinite(value):
+        raise ValueError(f"{caller}: the criterion overflows float64 (n_params near 1e308); pass the number of "
+                         "free parameters (a count, far below that)")
+    return value
 
 
 def aic(log_likelihood, n_params):
@@ -44,7 +56,8 @@ def aic(log_likelihood, n_params):
     Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "The Occam factor and the BIC".
     """
     _check_arguments("aic", log_likelihood, n_params)
-    return -2.0 * float(log_likelihood) + 2.0 * n_params
+    with np.errstate(over="ignore"):        # checked by _finite
+        return _finite("aic", -2.0 * float(log_likelihood) + 2.0 * n_params)
 
 
 def bic(log_likelihood, n_params, n_samples):
@@ -54,7 +67,8 @@ def bic(log_likelihood, n_params, n_samples):
     """
     _check_arguments("bic", log_likelihood, n_params, n_samples=n_samples)
     # one line of arithmetic: statsmodels' eval_measures.bic is the same but not a dependency of linbook
-    return -2.0 * float(log_likelihood) + n_params * np.log(n_samples)
+    with np.errstate(over="ignore"):        # checked by _finite
+        return _finite("bic", -2.0 * float(log_likelihood) + n_params * np.log(n_samples))
 
 
 class InformationCriteriaMixin:

@@ -207,14 +207,12 @@ def mvn_log_likelihood(X, mean, cov):
     if mean.shape != (d,) or cov.shape != (d, d):
         raise ValueError(f"mean must have shape ({d},) and cov ({d}, {d}); got {mean.shape} and {cov.shape}")
     if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(cov))):
-        raise ValueError("mean and cov must be finite")
-    if not np.allclose(cov, cov.T, rtol=1e-10, atol=1e-12):
-        raise ValueError("cov must be symmetric")
-    try:
-        L = np.linalg.cholesky(cov)
-    except np.linalg.LinAlgError:
-        raise ValueError("cov is singular or not positive definite: the Gaussian density is undefined "
-                         "(with fewer samples than dimensions the MLE covariance is singular)") from None
+        raise ValueError("mean and cov must be finite (no NaN or inf): fix how they were estimated")
+    # linbook's one covariance check (symmetric and positive definite relative to each entry's own
+    # variances, so that units do not matter) and its Cholesky factor L; then log|cov| = 2 sum log L_ii
+    # and the Mahalanobis terms are ||L^{-1}(x_i - mean)||^2
+    from .gaussian import mvn_cholesky
+    L = mvn_cholesky(cov)
     from scipy.linalg import solve_triangular
     Z = solve_triangular(L, (X - mean).T, lower=True)
     logdet = 2.0 * np.sum(np.log(np.diag(L)))
@@ -449,6 +447,18 @@ def _check_positive(v, name, caller):
     check_param_values(caller, {name: [POSITIVE]}, {name: v})
 
 
+def _representable_ratio(noise_var, prior, caller, prior_name):
+    """``noise_var / prior``, or a clear error when the quotient overflows to inf or underflows to 0
+    (a penalty of inf or 0 would be another model, silently)."""
+    with np.errstate(over="ignore", under="ignore"):
+        lam = float(np.float64(noise_var) / np.float64(prior))
+    if not (np.isfinite(lam) and lam >= np.finfo(float).tiny):
+        raise ValueError(f"{caller}: noise_var / {prior_name} = {float(noise_var):.3g} / {float(prior):.3g} "
+                         f"{'overflows' if lam > 1 else 'underflows'} float64; rescale y (noise_var scales with "
+                         f"y^2) or set {prior_name} nearer to noise_var")
+    return lam
+
+
 def ridge_lambda_from_prior(noise_var, prior_var):
     """Ridge strength equivalent to a Gaussian prior: ``lam = noise_var / prior_var``.
 
@@ -459,7 +469,7 @@ def ridge_lambda_from_prior(noise_var, prior_var):
     """
     _check_positive(noise_var, "noise_var", "ridge_lambda_from_prior")
     _check_positive(prior_var, "prior_var", "ridge_lambda_from_prior")
-    return noise_var / prior_var
+    return _representable_ratio(noise_var, prior_var, "ridge_lambda_from_prior", "prior_var")
 
 
 def lasso_lambda_from_prior(noise_var, prior_scale):
@@ -474,4 +484,4 @@ def lasso_lambda_from_prior(noise_var, prior_scale):
     """
     _check_positive(noise_var, "noise_var", "lasso_lambda_from_prior")
     _check_positive(prior_scale, "prior_scale", "lasso_lambda_from_prior")
-    return noise_var / prior_scale
+    return _representable_ratio(noise_var, prior_scale, "lasso_lambda_from_prior", "prior_scale")

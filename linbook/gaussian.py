@@ -24,7 +24,9 @@ __all__ = ["mvn_cholesky", "mahalanobis", "mvn_logpdf", "mvn_sample", "mvn_entro
 _LOG_2PI = np.log(2.0 * np.pi)
 
 
-#: ``mvn_cholesky`` accepts ``|cov - cov.T| <= SYMMETRY_RTOL * max |cov|`` (rounding of a symmetric product).
+#: ``mvn_cholesky`` accepts ``|C - C.T| <= SYMMETRY_RTOL * max |C|`` (rounding of a symmetric product), for the
+#: correlation-scaled ``C = cov / (e e^T)``, ``e ~ sqrt(diag(cov))``: an asymmetry is judged against the
+#: entries' own variances, not against the largest variance of another feature.
 SYMMETRY_RTOL = 1e-10
 # a Gaussian density needs every variance direction > 0; these are the two ways to get there
 _SINGULAR_CURE = ("add a small ridge to its diagonal (cov + eps * I), or drop the linearly dependent features "
@@ -49,8 +51,9 @@ def mvn_cholesky(cov, *, what="covariance"):
     Raises
     ------
     ValueError
-        If ``cov`` is not square, not finite, not symmetric (to ``SYMMETRY_RTOL`` of its
-        largest entry) or not positive definite.
+        If ``cov`` is not square, not finite, not symmetric (to ``SYMMETRY_RTOL``, relative to
+        ``sqrt(cov_ii cov_jj)``) or not positive definite (judged on its correlation matrix, so
+        features in different units are not "singular").
 
     Derived in: chapter "Gaussian models and GDA" § "The multivariate normal".
     """
@@ -63,18 +66,36 @@ def mvn_cholesky(cov, *, what="covariance"):
         raise ValueError(f"{what} must be a square matrix; got shape {cov.shape}")
     if not np.all(np.isfinite(cov)):
         raise ValueError(f"{what} contains NaN or inf: pass a finite covariance matrix (fix how it was estimated)")
+    # Work on C = cov / (e e^T), e_j a power of two near sqrt(cov_jj) (exact): features in different
+    # units (variances 1e-16 and 1e16) make cov ill-conditioned but not its correlation matrix, and the
+    # density depends on the correlation only (plus log e). Symmetry and singularity are judged on C.
+    e = _unit_scales(cov, what)
+    C = cov / np.outer(e, e)
     # the factorisation reads one triangle only: a non-symmetric matrix would be used as another matrix
-    asymmetry = np.max(np.abs(cov - cov.T), initial=0.0)
-    if asymmetry > SYMMETRY_RTOL * np.max(np.abs(cov), initial=0.0):
-        raise ValueError(f"{what} must be symmetric; |cov - cov.T| reaches {asymmetry:.3g}. A covariance is "
-                         "symmetric: pass (cov + cov.T) / 2 if the asymmetry is rounding, or check how it was built.")
+    asymmetry = np.max(np.abs(C - C.T), initial=0.0)
+    if asymmetry > SYMMETRY_RTOL * np.max(np.abs(C), initial=0.0):
+        raise ValueError(f"{what} must be symmetric; |cov - cov.T| reaches {np.max(np.abs(cov - cov.T)):.3g}. A "
+                         "covariance is symmetric: pass (cov + cov.T) / 2 if the asymmetry is rounding, or check "
+                         "how it was built.")
     try:
-        L = linalg.cholesky(cov, lower=True, check_finite=False)
+        L = linalg.cholesky(C, lower=True, check_finite=False)
     except linalg.LinAlgError:
         raise ValueError(f"{what} is not positive definite (singular or indefinite): {_SINGULAR_CURE}") from None
     if tiny_pivot(np.diag(L)):
-        raise ValueError(f"{what} is numerically singular (condition number > ~1e12): {_SINGULAR_CURE}")
-    return L
+        raise ValueError(f"{what} is numerically singular (its correlation matrix has condition number > ~1e12): "
+                         f"{_SINGULAR_CURE}")
+    return L * e[:, None]                        # the factor of cov: diag(e) times that of C
+
+
+def _unit_scales(cov, what):
+    """Powers of two near ``sqrt(diag(cov))`` (exact to divide by), or a clear error if a variance is not positive."""
+    var = np.diag(cov)
+    if np.any(var <= 0):
+        j = int(np.flatnonzero(var <= 0)[0])
+        raise ValueError(f"{what} is singular or not positive definite: its diagonal entry {j} (a variance) is "
+                         f"{var[j]:g}; "
+                         f"{_SINGULAR_CURE}")
+    return np.ldexp(1.0, np.frexp(np.sqrt(var))[1] - 1)
 
 
 def tiny_pivot(d):

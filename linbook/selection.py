@@ -296,10 +296,22 @@ def _codes(v, name):
     v = np.asarray(v)
     if v.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional; got shape {v.shape}. Pass one value per sample.")
-    if v.dtype.kind in "fc" and not np.all(np.isfinite(v)):
-        raise ValueError(f"{name} contains NaN or infinity; drop or impute those samples (a discrete "
+    missing = (not np.all(np.isfinite(v)) if v.dtype.kind in "fc" else
+               v.dtype == object and any(_is_missing(e) for e in v))
+    if missing:
+        raise ValueError(f"{name} contains NaN, None or infinity; drop or impute those samples (a discrete "
                          "variable's missing value can be a category of its own, e.g. -1)")
-    return np.unique(v, return_inverse=True)[1].ravel()
+    try:
+        return np.unique(v, return_inverse=True)[1].ravel()
+    except TypeError:     # an object array mixing types that do not compare (str and int, ...)
+        raise TypeError(f"{name} mixes values that cannot be compared ({sorted({type(e).__name__ for e in v})}); "
+                        f"convert {name} to one type first, e.g. {name}.astype(str)") from None
+
+
+def _is_missing(e):
+    """Whether an entry of an object array is a missing value: ``None``, or a float NaN / inf (each NaN
+    would otherwise be a category of its own, NaN != NaN)."""
+    return e is None or (isinstance(e, (float, np.floating)) and not np.isfinite(e))
 
 
 def mutual_information(x, y):
@@ -362,4 +374,13 @@ def kl_divergence(p, q):
     nz = p > 0
     if np.any(q[nz] == 0):
         return float("inf")
-    return float(np.sum(p[nz] * np.log(p[nz] / q[nz])))
+    return float(np.sum(p[nz] * _log_ratio(p[nz], q[nz])))
+
+
+def _log_ratio(p, q):
+    """``log(p / q)`` for ``p, q > 0``: from the quotient where it is a normal double (no cancellation), else
+    ``log p - log q`` (``q`` subnormal makes ``p / q`` overflow to inf, a ratio below 1e-308 loses digits)."""
+    with np.errstate(over="ignore", under="ignore"):
+        ratio = p / q
+    normal = np.isfinite(ratio) & (ratio >= np.finfo(float).tiny)
+    return np.where(normal, np.log(np.where(normal, ratio, 1.0)), np.log(p) - np.log(q))

@@ -249,3 +249,15 @@ def test_gaussian_mle_unrepresentable_covariance_is_a_clear_error(s):
     X = np.random.default_rng(5).normal(size=(30, 2))
     with pytest.raises(ValueError, match="rescale"):
         gaussian_mle(X * s)
+
+
+@pytest.mark.parametrize("f, args, name", [(ridge_lambda_from_prior, (1e300, 1e-300), "prior_var"),
+                                           (ridge_lambda_from_prior, (1e-300, 1e300), "prior_var"),
+                                           (lasso_lambda_from_prior, (1e300, 1e-300), "prior_scale"),
+                                           (lasso_lambda_from_prior, (1e-300, 1e300), "prior_scale")])
+def test_lambda_from_prior_out_of_range_is_a_clear_error(f, args, name):
+    """noise_var / prior beyond float64 gave lam = inf or 0 (no penalty: another model), silently."""
+    from tests.adversarial.harness import assert_clear_error
+    with pytest.raises(ValueError) as info:
+        f(*args)
+    assert_clear_error(info.value, name)

@@ -467,3 +467,50 @@ def test_far_points_round_to_minus_infinity_not_nan():
     assert mvn_logpdf(np.array([1e300, 1e300]), np.zeros(2), np.eye(2)) == -np.inf
     np.testing.assert_allclose(mvn_logpdf(np.array([3e150, 0.0]), np.zeros(2), np.eye(2)),
                                -0.5 * 9e300 - np.log(2 * np.pi), rtol=1e-12)
+
+
+def _unit_scaled_problem():
+    """A well-conditioned 3-D Gaussian, and the same one with its features in units 1e-8, 1 and 1e8 apart."""
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((3, 3))
+    cov = A @ A.T + np.eye(3)
+    mean = rng.standard_normal(3)
+    X = mean + rng.standard_normal((5, 3)) @ np.linalg.cholesky(cov).T
+    s = np.array([1e-8, 1.0, 1e8])
+    return X, mean, cov, s, (X * s, mean * s, cov * np.outer(s, s))
+
+
+def test_features_in_different_units_are_not_singular():
+    """cov of features measured in units 1e16 apart has condition number ~1e32, but its correlation
+    matrix is that of the unscaled problem: the density is the unscaled one minus sum(log s), not a
+    'numerically singular' refusal."""
+    X, mean, cov, s, (Xs, ms, covs) = _unit_scaled_problem()
+    np.testing.assert_allclose(mvn_logpdf(Xs, ms, covs), mvn_logpdf(X, mean, cov) - np.log(s).sum(), rtol=1e-12)
+    np.testing.assert_allclose(mahalanobis(Xs, ms, covs), mahalanobis(X, mean, cov), rtol=1e-10)
+    np.testing.assert_allclose(mvn_entropy(covs), mvn_entropy(cov) + np.log(s).sum(), rtol=1e-12)
+    L = mvn_cholesky(covs)
+    np.testing.assert_allclose(L, np.linalg.cholesky(cov) * s[:, None], rtol=1e-12, atol=0)
+    from linbook.estimation import mvn_log_likelihood
+    np.testing.assert_allclose(mvn_log_likelihood(Xs, ms, covs),
+                               mvn_log_likelihood(X, mean, cov) - len(X) * np.log(s).sum(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e-30, 1e-8, 1.0, 1e30])
+def test_asymmetric_covariance_refused_at_every_scale(scale):
+    """[[1, 0.5], [0, 1]] * scale is not symmetric whatever the scale; mvn_log_likelihood used an
+    absolute tolerance (atol=1e-12) and took it for symmetric below ~1e-12, reading its lower triangle."""
+    from linbook.estimation import mvn_log_likelihood
+    cov = np.array([[1.0, 0.5], [0.0, 1.0]]) * scale
+    for call in (lambda: mvn_logpdf(np.zeros(2), np.zeros(2), cov),
+                 lambda: mvn_log_likelihood(np.zeros((1, 2)), np.zeros(2), cov)):
+        with pytest.raises(ValueError, match="symmetric"):
+            call()
+
+
+def test_asymmetry_in_a_small_variance_block_is_refused():
+    """An asymmetry among features of variance ~1 is not rounding because another feature has variance 1e10
+    (the check was relative to the largest entry: this one passed and the lower triangle's 0 was used)."""
+    cov = np.diag([1e10, 1.0, 1.0])
+    cov[1, 2] = 0.5                          # cov[2, 1] stays 0: the lower triangle would read 0
+    with pytest.raises(ValueError, match="symmetric"):
+        mvn_cholesky(cov)

@@ -382,3 +382,16 @@ def test_offset_features_warn_or_say_what_to_do():
             assert "StandardScaler" in str(exc)
         else:
             assert any("ill-conditioned" in str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize("call, names", [
+    (lambda: __import__("linbook").aic(-1e308, 5), "log_likelihood"),
+    (lambda: __import__("linbook").bic(1e308, 5, 10), "log_likelihood"),
+    (lambda: __import__("linbook").bic(-3.0, 1e308, 10), "n_params"),
+])
+def test_criteria_that_overflow_raise_instead_of_inf(call, names):
+    """-2 log L + penalty beyond the largest double: a clear error naming the input, not a silent inf."""
+    from tests.adversarial.harness import assert_clear_error
+    with pytest.raises(ValueError) as info:
+        call()
+    assert_clear_error(info.value, names)

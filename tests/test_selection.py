@@ -157,3 +157,34 @@ def test_loocv_scale_invariance(s):
         assert linbook.loocv_ridge(X * s, y, lam_s) == pytest.approx(linbook.loocv_ridge(X, y, 2.0), rel=1e-10)
     out = linbook.loocv_ridge(X * s, y, 2.0)
     assert np.isfinite(out)
+
+
+@pytest.mark.parametrize("p, q, ref", [
+    # KL = 0.5 log(0.5 / 1e-320) + 0.5 log(0.5 / (1 - 1e-320)); p / q overflows for the subnormal q
+    ([0.5, 0.5], [1.0, 1e-320], 0.5 * (np.log(0.5) - np.log(1e-320)) + 0.5 * np.log(0.5)),
+    # a subnormal p: its term is ~1e-317, the other log(1 / 0.5)
+    ([1e-320, 1.0], [0.5, 0.5], np.log(2.0)),
+])
+def test_kl_divergence_with_subnormal_probabilities(p, q, ref):
+    """A subnormal q_k > 0 is not zero: KL is finite (p / q overflowed to inf, reported as KL = inf)."""
+    assert linbook.kl_divergence(p, q) == pytest.approx(ref, rel=1e-14)
+
+
+@pytest.mark.parametrize("x", [np.array([np.nan, np.nan, 1.0, 1.0, np.nan, 1.0], dtype=object),
+                               np.array(["a", None, "a", None, "b", "b"], dtype=object)],
+                         ids=["object-nan", "object-none"])
+def test_mutual_information_refuses_missing_values_in_object_arrays(x):
+    """NaN in an object array (a pandas column with gaps) was not caught: NaN != NaN made each missing
+    entry a category of its own and the MI came out 0.693 for a true 0.057 (NaN as one category);
+    None raised a raw TypeError from np.unique. Both are now the float path's clear error."""
+    from tests.adversarial.harness import assert_clear_error
+    with pytest.raises(ValueError) as info:
+        linbook.mutual_information(x, [0, 0, 1, 1, 1, 0])
+    assert_clear_error(info.value, "x")
+
+
+def test_mutual_information_of_mixed_types_is_a_clear_error():
+    from tests.adversarial.harness import assert_clear_error
+    with pytest.raises(TypeError) as info:
+        linbook.mutual_information(np.array([1, "a", 1, "a"], dtype=object), [0, 1, 0, 1])
+    assert_clear_error(info.value, "x")

@@ -114,6 +114,7 @@ class BlockMoments(Moments):
                              "by its largest value (more rows than float64 can sum). Divide X and y by a power "
                              "of ten, or fit on fewer rows.")
         self.sum_w, self.x_mean_s, self.y_mean_s = W, m, ybar
+        self.x_mean_delta = np.zeros(self.d)      # Moments.intercept reads it; the blocks take no second pass
         self.G, self.c, self.yy = G, c, yy
         self.gram_built = True
 

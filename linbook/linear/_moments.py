@@ -68,6 +68,7 @@ class Moments:
             X = X.tocsr()
         self.X, self.sw, self.fit_intercept = X, sw, fit_intercept
         self.n, self.d = X.shape
+        self.x_mean_delta = np.zeros(self.d)      # set by _x_means for weighted X
         self.n_eff = self.n if sw is None else int(np.count_nonzero(sw))
         big = max(float(y.max(initial=0.0)), -float(y.min(initial=0.0)))
         # y is rescaled only where its squares could overflow or underflow (exactly: a power of 2)
@@ -103,10 +104,48 @@ class Moments:
 
     # -- statistics ----------------------------------------------------------------------------
     def _wmean(self, v):
-        return v.mean() if self.sw is None else (self.sw @ v) / self.sum_w
+        if self.sw is None:
+            return v.mean()
+        m = (self.sw @ v) / self.sum_w
+        return m + (self.sw @ (v - m)) / self.sum_w       # see _refine_weighted_means
+
+    def _weighted_mean_residual(self, m):
+        """``mean_w(X / x_scale - m)``: what is left of the weighted column means after centring on ``m``.
+
+        ``m = sw @ X / sum(sw)`` is off by about ``eps * max|x_j|`` (and a column offset by 1e12 cannot
+        even hold its mean closer than that), so ``X - m`` keeps a weighted mean ``delta``; its Gram then
+        carries an extra ``sum(sw) * delta delta^T`` that the intercept does not absorb, and with weights
+        spanning many orders of magnitude that term swamps the light rows' share of ``G``. The
+        differences ``X - m`` are exact (Sterbenz), so ``delta`` is accurate, and the centring
+        subtracts it as a second step (``Xc = (X - m) - delta``).
+        """
+        X, s = self.X, self.x_scale
+        with np.errstate(over="ignore", invalid="ignore"):
+            if sps.issparse(X):
+                delta = self._sparse_mean_residual(m)
+            else:
+                tot = np.zeros(self.d)
+                rng, step = _blocks(self.n, self.d)
+                for i in rng:
+                    tot += self.sw[i:i + step] @ (X[i:i + step] / s - m)
+                delta = tot / self.sum_w
+        return np.where(np.isfinite(delta), delta, 0.0)
+
+    def _sparse_mean_residual(self, m):
+        """``mean_w(X / x_scale - m)`` of CSR ``X`` from its stored entries: ``sum_stored w (x - m)`` minus
+        ``m`` times the weight of the rows where the column is 0 (no dense pass)."""
+        X = self.X if self.X.has_canonical_format else self.X.copy()
+        X.sum_duplicates()
+        cols = X.indices
+        w = np.repeat(self.sw, np.diff(X.indptr))
+        stored = np.bincount(cols, weights=w * (X.data / self.x_scale[cols] - m[cols]), minlength=self.d)
+        w_stored = np.bincount(cols, weights=w, minlength=self.d)
+        return (stored - m * (self.sum_w - w_stored)) / self.sum_w
 
     def _x_means(self):
-        """Weighted column means of ``X / x_scale``, summed blockwise so nothing overflows."""
+        """Weighted column means of ``X / x_scale``, summed blockwise so nothing overflows (dense weighted
+        ``X``: also ``x_mean_delta``, see :meth:`_weighted_mean_residual`)."""
+        self.x_mean_delta = np.zeros(self.d)
         if not self.fit_intercept:
             return np.zeros(self.d)
         X, s = self.X, self.x_scale
@@ -114,15 +153,25 @@ class Moments:
         if sps.issparse(X):
             sw = np.ones(self.n) if self.sw is None else self.sw
             Xs = X if unscaled else X @ sps.diags(1.0 / s)
-            return np.asarray(Xs.T @ sw).ravel() / self.sum_w
-        if unscaled:                     # the common case: no temporary at all
+            m = np.asarray(Xs.T @ sw).ravel() / self.sum_w
+            if self.sw is not None:
+                self.x_mean_delta = self._weighted_mean_residual(m)
+            return m
+        if unscaled and self.sw is None:     # the common case: no temporary at all
             with np.errstate(over="ignore", invalid="ignore"):
-                return X.mean(axis=0) if self.sw is None else (self.sw @ X) / self.sum_w
+                return X.mean(axis=0)
+        if unscaled:
+            with np.errstate(over="ignore", invalid="ignore"):
+                m = (self.sw @ X) / self.sum_w
+            self.x_mean_delta = self._weighted_mean_residual(m)
+            return m
         tot = np.zeros(self.d)
         rng, step = _blocks(self.n, self.d)
         for i in rng:
             B = X[i:i + step] / s
             tot += B.sum(axis=0) if self.sw is None else self.sw[i:i + step] @ B
+        if self.sw is not None:
+            self.x_mean_delta = self._weighted_mean_residual(tot / self.sum_w)
         return tot / self.sum_w
 
     def _column_scales(self):
@@ -182,6 +231,7 @@ class Moments:
     def _dense_gram(self, yc):
         X, m, s, sw = self.X, self.x_mean_s, self.x_scale, self.sw
         scaled = not np.all(s == 1.0)
+        fine = bool(np.any(self.x_mean_delta))
         G = np.zeros((self.d, self.d), order="F")
         c = np.zeros(self.d)
         rng, step = _blocks(self.n, self.d)
@@ -195,6 +245,8 @@ class Moments:
                     Z -= m
                 else:
                     np.subtract(B, m, out=Z)
+                if fine:
+                    Z -= self.x_mean_delta
                 yb = yc[i:i + step]
                 if sw is not None:
                     r = np.sqrt(sw[i:i + step])
@@ -253,6 +305,8 @@ class Moments:
         """Dense centred, weighted, scaled copy ``(Z, z)`` with ``Z^T Z = G``: the fallback's input."""
         X = self.X.toarray() if sps.issparse(self.X) else self.X
         Z = np.divide(X, self.x_scale) - self.x_mean_s
+        if np.any(self.x_mean_delta):
+            Z -= self.x_mean_delta
         z = self.ys - self.y_mean_s
         if self.sw is not None:
             r = np.sqrt(self.sw)
@@ -266,13 +320,15 @@ class Moments:
         X, s, m = self.X.tocsr(), self.x_scale, self.x_mean_s
         r = np.ones(self.n) if self.sw is None else np.sqrt(self.sw)
 
+        delta = self.x_mean_delta           # the means' remainder (weighted X): centred on m + delta
+
         def mv(v):
             v = np.ravel(v) / s
-            return r * (X @ v - m @ (v * s))
+            return r * (X @ v - (m @ (v * s) + delta @ (v * s)))
 
         def rmv(u):
             u = r * np.ravel(u)
-            return (X.T @ u) / s - m * u.sum()
+            return (X.T @ u) / s - (m * u.sum() + delta * u.sum())
 
         A = LinearOperator((self.n, self.d), matvec=mv, rmatvec=rmv, dtype=float)
         return A, r * (self.ys - self.y_mean_s)
@@ -298,7 +354,8 @@ class Moments:
     def intercept(self, v):
         if not self.fit_intercept:
             return 0.0
-        return float(self.y_scale * (self.y_mean_s - self.x_mean_s @ np.asarray(v, dtype=float)))
+        v = np.asarray(v, dtype=float)
+        return float(self.y_scale * (self.y_mean_s - (self.x_mean_s @ v + self.x_mean_delta @ v)))
 
     def rss_scaled(self, v):
         """Weighted residual sum of squares of ``v`` in scaled units (times ``y_scale**2``: original).
@@ -315,5 +372,5 @@ class Moments:
 
     def residual_scaled(self, v):
         u = np.asarray(v, dtype=float) / self.x_scale
-        pred = np.asarray(self.X @ u).ravel() - self.x_mean_s @ v
+        pred = np.asarray(self.X @ u).ravel() - (self.x_mean_s @ v + self.x_mean_delta @ v)
         return (self.ys - self.y_mean_s) - pred

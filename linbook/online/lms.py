@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator
+from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not overflow
 
 from ..base import NON_NEGATIVE, POSITIVE_INT, StrOptions, as_rng, check_params, dask_blocks, predict_input
 from . import schedules

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import optimize
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator
+from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not overflow
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..base import POSITIVE, StrOptions, check_param_values, check_params, dask_blocks, predict_input

@@ -8,7 +8,8 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator
+from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not overflow
 
 from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, check_params, check_sample_weight,
                     dask_blocks, predict_input, renamed_param)

@@ -175,3 +175,74 @@ def test_bayesian_logistic_scale_scan(s):
     p = est.predict_proba(X * s)
     assert_all_finite(p, what="probabilities")
     assert np.all((p >= 0) & (p <= 1))
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("name", ["LinearRegression", "Ridge", "Lasso"])
+@pytest.mark.parametrize("offset", [1e8, 1e12])
+def test_offset_column_with_spread_weights(name, offset, sparse):
+    """A column offset by 1e8..1e12 with sample_weight spanning 1e-6..1e7: the coefficients of the
+    offset data equal those of the data shifted back (exactly, the shift is a float subtraction
+    without rounding). The weighted column mean cannot be held closer than eps * offset; centring
+    on it alone left sum(sample_weight) * delta^2 in the Gram matrix, which swamped the light rows'
+    share (LinearRegression's first coefficient came out ~2e-5 for ~-0.45)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((6, 2))
+    Xo = X.copy()
+    Xo[:, 0] += offset
+    Xr = Xo.copy()
+    Xr[:, 0] -= offset                       # exact: the numbers the offset column really holds
+    y = rng.standard_normal(6)
+    sw = np.array([1e-6, 1e-6, 1e-6, 1e-6, 1e7, 1e3])
+    kw = {"Ridge": {"lam": 1e-3}, "Lasso": {"lam": 1e-3}}.get(name, {})
+    est = {"LinearRegression": LinearRegression, "Ridge": Ridge, "Lasso": Lasso}[name]
+    ref = est(**kw).fit(Xr, y, sample_weight=sw)
+    if sparse:
+        import scipy.sparse as sps
+        Xo = sps.csr_matrix(Xo)
+    got = est(**kw).fit(Xo, y, sample_weight=sw)
+    np.testing.assert_allclose(got.coef_, ref.coef_, rtol=1e-6, atol=1e-9 * np.abs(ref.coef_).max())
+    # predictions carry the rounding of intercept_ (~ offset * coef_[0]) and of x @ coef_ at ~offset
+    slack = 16 * np.finfo(float).eps * offset * abs(ref.coef_[0])
+    np.testing.assert_allclose(got.predict(Xo), ref.predict(Xr), rtol=0, atol=1e-6 * np.ptp(y) + slack)
+
+
+def _regressors():
+    from sklearn.base import is_regressor
+
+    from .harness import public_estimators
+    return [Est for Est in public_estimators() if is_regressor(Est())]
+
+
+def _exact_r2(y, yhat, w=None):
+    from fractions import Fraction
+
+    F, P = [Fraction(float(v)) for v in y], [Fraction(float(v)) for v in yhat]
+    W = [Fraction(1)] * len(F) if w is None else [Fraction(float(v)) for v in w]
+    mean = sum(s * a for s, a in zip(W, F)) / sum(W)
+    return float(1 - sum(s * (a - b) ** 2 for s, a, b in zip(W, F, P)) / sum(s * (a - mean) ** 2 for s, a in zip(W, F)))
+
+
+@pytest.mark.parametrize("Est", _regressors(), ids=lambda Est: Est.__name__)
+def test_score_of_targets_near_1e156(Est):
+    """R^2 against targets near 1e156 (a model fitted on y near 1): scikit-learn's r2_score squares
+    them and returned NaN; the R^2 is a ratio, finite and exactly computable (here with fractions)."""
+    X, y = _data()
+    model = Est().fit(X, y)
+    y_t = y * 2.0 ** 520
+    yhat = model.predict(X)
+    got = right_answer_required(lambda: model.score(X, y_t), corrupts="y")
+    assert got == pytest.approx(_exact_r2(y_t, yhat), rel=1e-12)
+    w = np.linspace(0.5, 2.0, len(y))
+    assert model.score(X, y_t, sample_weight=w) == pytest.approx(_exact_r2(y_t, yhat, w), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["LinearRegression", "Ridge", "LeastAbsoluteDeviation"])
+@pytest.mark.parametrize("t", [2.0 ** 520, 2.0 ** -540])
+def test_score_of_a_fit_to_targets_near_the_ends_of_the_float_range(name, t):
+    """A model fitted to y * t scores its own data: R^2 equals that at t = 1 (the squares of targets
+    near 1e156 overflowed, those near 1e-163 underflowed, and r2_score gave NaN or 0)."""
+    X, y = _data()
+    model = REGRESSORS[name]().fit(X, y * t)
+    got = right_answer_required(lambda: model.score(X, y * t), corrupts="y")
+    assert got == pytest.approx(_exact_r2(y * t, model.predict(X)), rel=1e-12)
