@@ -121,9 +121,12 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
                          cure="scale the features (e.g. StandardScaler) or set lam > 0")
 
     def _warn_not_converged(self, res, solver):
+        # the optimiser's own advice names its arguments (gtol); the estimator's are max_iter and tol
+        reason = res.message.split(";")[0]
+        other = "" if solver == "newton" else ", or try solver='newton'"
         warnings.warn(f"{type(self).__name__} (solver {solver!r}) stopped without converging after "
-                      f"{res.n_iter} iterations: {res.message}. Increase max_iter, loosen tol, or "
-                      "try solver='newton'.", ConvergenceWarning, stacklevel=5)
+                      f"{res.n_iter} iterations ({reason}). Increase max_iter or loosen tol{other}.",
+                      ConvergenceWarning, stacklevel=5)
 
     def _z(self, X):
         X = validate_predict(self, X, accept_sparse=True)
