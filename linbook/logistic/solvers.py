@@ -167,9 +167,13 @@ def _until_the_newton_step_is_short(run, loss, res, tol, max_iter):
     the step's excess, within the same ``max_iter`` in all. Out of iterations: not converged.
     """
     n_iter, n_fev, gtol = res.n_iter, res.n_fev, tol
-    while res.converged and res.message in (MSG_GTOL, MSG_NO_DECREASE):
+    resumed = False
+    # a resumed run that ends at rounding level (no decrease) counts where the first run's gradient
+    # test passed and the Newton step is now short
+    while (res.converged or resumed) and res.message in (MSG_GTOL, MSG_NO_DECREASE):
         excess = _newton_step_size(loss, res.x) / np.sqrt(tol)
         if not excess > 1.0:                    # short (or no positive-definite Hessian to judge by)
+            res.converged = True
             break
         if res.message == MSG_NO_DECREASE:      # the line search is at rounding: resuming cannot help
             res.converged = False
@@ -180,7 +184,7 @@ def _until_the_newton_step_is_short(run, loss, res, tol, max_iter):
             res.converged, res.message = False, _msg_max_iter(max_iter) + " (the Newton step is still long)"
             break
         gtol = gtol / max(min(excess, 1e6), 10.0)
-        res = run(res.x, gtol, left)
+        res, resumed = run(res.x, gtol, left), True
         n_iter, n_fev = n_iter + res.n_iter, n_fev + res.n_fev
     res.n_iter, res.n_fev = n_iter, n_fev
     return res
