@@ -152,11 +152,11 @@ def minimise(solver, loss, theta0, *, max_iter, tol, callback=None, reuse_hessia
 
     res = run(theta0, tol, max_iter)
     if zscale is not None and getattr(loss, "weighted", False):
-        res = _until_the_newton_step_is_short(run, loss, res, tol, max_iter)
+        res = _until_the_newton_step_is_short(run, loss, res, tol, max_iter, solver == "newton-cg")
     return _in_units(res, unit)
 
 
-def _until_the_newton_step_is_short(run, loss, res, tol, max_iter):
+def _until_the_newton_step_is_short(run, loss, res, tol, max_iter, hessian_products):
     """The step test of Newton for the first-order methods and Newton-CG on weighted fits.
 
     Their gradient test, relative to sum(sample_weight), passes where heavy rows that are already
@@ -171,7 +171,7 @@ def _until_the_newton_step_is_short(run, loss, res, tol, max_iter):
     # a resumed run that ends at rounding level (no decrease) counts where the first run's gradient
     # test passed and the Newton step is now short
     while (res.converged or resumed) and res.message in (MSG_GTOL, MSG_NO_DECREASE):
-        excess = _newton_step_size(loss, res.x) / np.sqrt(tol)
+        excess = _newton_step_size(loss, res.x, hessian_products) / np.sqrt(tol)
         if not excess > 1.0:                    # short (or no positive-definite Hessian to judge by)
             res.converged = True
             break
@@ -190,12 +190,16 @@ def _until_the_newton_step_is_short(run, loss, res, tol, max_iter):
     return res
 
 
-def _newton_step_size(loss, theta):
+def _newton_step_size(loss, theta, hessian_products=False):
     """``max_j |(H^{-1} g)_j| * zscale_j`` at ``theta`` (how far Newton's next step moves a linear
     predictor); ``nan`` where ``H`` is not positive definite."""
-    if hasattr(loss, "with_hessian_product"):          # never forms H (Newton-CG's sparse fits)
+    if hessian_products:                               # never forms H (Newton-CG's sparse fits)
         _, g, (hessp, diag) = loss.with_hessian_product(theta)
-        d = conjugate_gradient_step(hessp, g, 1e-10, 10 * g.size, diag)
+        # CG on H d = -g / |g|: its p'Hp squares g, which overflows for weights near 1e200
+        gmax = float(np.max(np.abs(g), initial=0.0))
+        if not 0.0 < gmax < np.inf:
+            return 0.0 if gmax == 0.0 else float("nan")
+        d = gmax * conjugate_gradient_step(hessp, g / gmax, 1e-10, 10 * g.size, diag)
     else:
         _, g, H = loss(theta)
         try:
