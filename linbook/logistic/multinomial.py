@@ -129,9 +129,10 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
         loss = _Loss(None, symmetric_objective(*design), cols.gradient_scale(C))    # no Hessian: no step test
         theta0 = _symmetric_start(start, C, X.shape[1])
     else:
-        # zscale: Newton's step test, as the binary loss's (weights over many decades, see solvers.minimise)
-        loss = _Loss(*_reduced_objective(*design), cols.gradient_scale(C - 1), cols.predictor_scale(C - 1),
-                     weighted=sw is not None)
+        # zscale: Newton's step test, as the binary loss's (weights over many decades, see
+        # solvers.minimise); weighted fits only: unweighted ones stop as they did
+        zscale = None if sw is None else cols.predictor_scale(C - 1)
+        loss = _Loss(*_reduced_objective(*design), cols.gradient_scale(C - 1), zscale, weighted=sw is not None)
         theta0 = np.zeros((C - 1, X.shape[1] + int(fit_intercept)))
         if fit_intercept:
             theta0[:, 0] = start
