@@ -405,3 +405,19 @@ def test_least_squares_with_extreme_scales_equals_in_memory(client, model, scale
             assert np.all((m == d) | (np.abs(m - d) <= 1e-10 * np.abs(m))), (name, m, d)
     assert np.all(np.isfinite(dsk.coef_)) and np.isfinite(dsk.intercept_)
     _close(mem.predict(X), dsk.predict(Xd).compute(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("solver", ["newton", "lbfgs"])
+def test_spread_weights_multinomial_on_blocks(solver):
+    """Weights over 1e-4 .. 1e4: the block fit stopped at iteration 0 on the intercept-only start,
+    converged, coef_ = 0. Now Newton reaches the in-memory optimum; L-BFGS reaches it or says not converged."""
+    X = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 0.15])[:, None]
+    y = np.array([0, 0, 1, 0, 1, 2, 1, 2, 2, 1, 2, 0])
+    sw = np.where(y == 0, 1e4, 1e-4)
+    ref = linbook.LogisticRegression(lam=0.0).fit(X, y, sample_weight=sw)
+    m = linbook.LogisticRegression(lam=0.0, solver=solver).fit(
+        da.from_array(X, chunks=5), da.from_array(y, chunks=5), sample_weight=da.from_array(sw, chunks=5))
+    assert m.n_iter_ > 0
+    assert m.converged_ or solver != "newton"
+    if m.converged_:
+        np.testing.assert_allclose(m.coef_, ref.coef_, rtol=1e-5, atol=1e-5 * np.max(np.abs(ref.coef_)))

@@ -678,3 +678,61 @@ def test_separable_data_warn_whatever_the_weights(model, heavy):
     with pytest.warns(linbook.base.SeparableDataWarning):
         m = getattr(linbook, model)(lam=0.0).fit(X, y, sample_weight=sw)
     assert m.separable_ and not m.converged_ and m.n_iter_ > 0
+
+
+@pytest.mark.parametrize("solver", ["lbfgs", "bfgs", "newton-cg", "gd"])
+@pytest.mark.parametrize("heavy", [1e4, 1e7])
+def test_spread_weights_other_solvers_reach_the_optimum_or_say_not_converged(solver, heavy):
+    """The first-order methods and Newton-CG stopped at iteration 0 with coef_ = 0, converged
+    (relative gap 7-10 %); they now resume until Newton's step is short, or report not converged."""
+    from scipy.special import log_expit
+
+    sw = np.where(_SPREAD_Y == 1, heavy, 1.0 / heavy)
+    sw[[0, 3]] = 1e-4
+    t = 2.0 * _SPREAD_Y - 1.0
+
+    def nll(th):
+        return -np.sum(sw * log_expit(t * (_SPREAD_X[:, 0] * th[1] + th[0])))
+
+    ref = linbook.LogisticRegression(lam=0.0, solver="newton").fit(_SPREAD_X, _SPREAD_Y, sample_weight=sw)
+    best = np.r_[ref.intercept_, ref.coef_[0]]
+    m = linbook.LogisticRegression(lam=0.0, solver=solver).fit(_SPREAD_X, _SPREAD_Y, sample_weight=sw)
+    got = np.r_[m.intercept_, m.coef_[0]]
+    assert m.n_iter_ > 0
+    if m.converged_:
+        np.testing.assert_allclose(got, best, rtol=1e-4)
+        assert nll(got) <= nll(best) * (1 + 1e-8)
+    else:
+        assert solver == "gd"
+
+
+@pytest.mark.parametrize("solver", ["newton", "lbfgs", "bfgs", "gd"])
+@pytest.mark.parametrize("heavy", [1e4, 1e7])
+def test_spread_weights_multinomial(solver, heavy):
+    """Three classes: every solver stopped at iteration 0 on the intercept-only start, converged."""
+    from scipy.optimize import minimize
+    from scipy.special import logsumexp
+
+    X = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 0.15])[:, None]
+    y = np.array([0, 0, 1, 0, 1, 2, 1, 2, 2, 1, 2, 0])
+    sw = np.where(y == 0, heavy, 1.0 / heavy)
+    sw[[2, 4]] = 1e-4
+
+    def nll(th):
+        T = th.reshape(2, 2)
+        A = np.zeros((y.size, 3))
+        A[:, 1:] = X @ T[:, 1:].T + T[:, 0]
+        return np.sum(sw * (logsumexp(A, axis=1) - A[np.arange(y.size), y]))
+
+    m = linbook.LogisticRegression(lam=0.0, solver=solver).fit(X, y, sample_weight=sw)
+    got = np.column_stack([m.intercept_[1:] - m.intercept_[0], m.coef_[1:, 0] - m.coef_[0, 0]]).ravel()
+    best = min((minimize(nll, th0, method="BFGS", options={"gtol": 1e-12, "maxiter": 10000})
+                for th0 in (np.zeros(4), got)), key=lambda r: r.fun)
+    assert m.n_iter_ > 0 and not m.separable_
+    if solver == "newton":
+        assert m.converged_
+    if m.converged_:
+        assert nll(got) <= best.fun * (1 + 1e-6)
+        np.testing.assert_allclose(m.predict_proba(X)[:, 1:].ravel(), np.ravel(
+            [np.exp(a - logsumexp(np.r_[0.0, a])) for a in (X @ best.x.reshape(2, 2)[:, 1:].T
+                                                           + best.x.reshape(2, 2)[:, 0])]), atol=1e-5)

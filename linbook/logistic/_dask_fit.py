@@ -139,8 +139,9 @@ class BlockLoss:
     """The summed loss with the contract of :func:`linbook.logistic.minimise`:
     ``loss(theta) -> (F, g, H)``, ``loss.value_and_gradient(theta) -> (F, g)``, ``loss.gscale``."""
 
-    def __init__(self, evaluate, gscale, zscale=None):
+    def __init__(self, evaluate, gscale, zscale=None, *, weighted=False):
         self._evaluate, self.gscale, self.zscale = evaluate, gscale, zscale
+        self.weighted = weighted        # solvers.minimise: the first-order methods' Newton-step check
 
     def __call__(self, theta):
         return self._evaluate(theta, True)
@@ -155,7 +156,7 @@ def _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, m
     if fi:
         theta0[0] = b0
     loss = BlockLoss(evaluate, gradient_scale(None, np.array([summary.sw]), frame.c, frame.m, fi),
-                     predictor_scale(frame.c, frame.m, fi))
+                     predictor_scale(frame.c, frame.m, fi), weighted=summary.sw != summary.n)
     separation = Separation(blocks, summary, classes, frame, evaluate, link) if est.lam == 0 else None
     watch = SeparationWatch(separation) if separation is not None else None     # as in memory
     res = minimise(solver, loss, theta0, max_iter=max_iter, tol=est.tol, callback=watch)
@@ -306,7 +307,9 @@ def _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter):
     if fi:
         counts = np.maximum(summary.label_weight, 1e-12 * summary.label_weight.sum())
         th0[:, 0] = np.log(counts[1:] / counts[0])         # start as in memory
-    loss = BlockLoss(evaluate, gradient_scale(None, np.array([summary.sw]), frame.c, frame.m, fi, C - 1))
+    loss = BlockLoss(evaluate, gradient_scale(None, np.array([summary.sw]), frame.c, frame.m, fi, C - 1),
+                     predictor_scale(frame.c, frame.m, fi, C - 1) if summary.sw != summary.n else None,
+                     weighted=summary.sw != summary.n)      # as in memory: the step test on weighted fits
     res = minimise(solver, loss, th0.ravel(), max_iter=max_iter, tol=est.tol)
     T = res.x.reshape(C - 1, p)
     V, b = np.zeros((C, d)), np.zeros(C)

@@ -182,6 +182,7 @@ class BinaryLoss:
         self.gscale, self.zscale = cols.gradient_scale(), cols.predictor_scale()
         self.t = 2 * np.asarray(y).astype(np.int8) - 1
         self.sample_weight, self.lam, self.fit_intercept = sample_weight, lam, fit_intercept
+        self.weighted = sample_weight is not None      # solvers.minimise: the first-order step test
         self.terms, self.link = terms, link
         self._single = approximate_hessian and not scipy.sparse.issparse(self._Xk)
         self._Xk_squared = None

@@ -126,10 +126,13 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
     start = np.log(counts[1:] / counts[0]) if fit_intercept else None    # the intercept-only MLE
     design = (cols.Xk, cols.ck, cols.c, yidx, sw, C, lam, fit_intercept)
     if solver != "newton" and lam > 0:
-        loss = _Loss(None, symmetric_objective(*design), cols.gradient_scale(C))
+        loss = _Loss(None, symmetric_objective(*design), cols.gradient_scale(C))    # no Hessian: no step test
         theta0 = _symmetric_start(start, C, X.shape[1])
     else:
-        loss = _Loss(*_reduced_objective(*design), cols.gradient_scale(C - 1))
+        # zscale: Newton's step test, as the binary loss's (weights over many decades, see
+        # solvers.minimise); weighted fits only: unweighted ones stop as they did
+        zscale = None if sw is None else cols.predictor_scale(C - 1)
+        loss = _Loss(*_reduced_objective(*design), cols.gradient_scale(C - 1), zscale, weighted=sw is not None)
         theta0 = np.zeros((C - 1, X.shape[1] + int(fit_intercept)))
         if fit_intercept:
             theta0[:, 0] = start
@@ -142,10 +145,12 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
 
 
 class _Loss:
-    """``loss(theta) -> (F, g, H)``, ``loss.value_and_gradient``, ``loss.gscale`` for :func:`solvers.minimise`."""
+    """``loss(theta) -> (F, g, H)``, ``loss.value_and_gradient``, ``loss.gscale`` (and, with a Hessian,
+    ``loss.zscale``, ``loss.weighted``) for :func:`solvers.minimise`."""
 
-    def __init__(self, fgh, fg, gscale):
+    def __init__(self, fgh, fg, gscale, zscale=None, *, weighted=False):
         self.fgh, self.value_and_gradient, self.gscale = fgh, fg, gscale
+        self.zscale, self.weighted = zscale, weighted
 
     def __call__(self, theta):      # Newton calls the loss: the objective with its Hessian
         return self.fgh(theta)

@@ -30,9 +30,11 @@ from __future__ import annotations
 import contextlib
 
 import numpy as np
+import scipy.linalg
 
 from .. import optim
-from ..optim.newton_cg import newton_cg
+from ..optim.newton_cg import conjugate_gradient_step, newton_cg
+from ..optim.result import MSG_GTOL, MSG_NO_DECREASE, _msg_max_iter
 from .._kernels.threads import single_threaded_blas
 
 SOLVERS = ("auto", "irls", "newton", "newton-cg", "lbfgs", "bfgs", "gd")
@@ -138,14 +140,73 @@ def minimise(solver, loss, theta0, *, max_iter, tol, callback=None, reuse_hessia
         raise ValueError("solver='newton-cg' needs in-memory X with two classes (it is not written for dask "
                          "collections). Set solver to 'newton' or 'lbfgs'.")
     serial = getattr(loss, "parallel_by_rows", False)
-    with single_threaded_blas() if serial else contextlib.nullcontext():
-        if solver == "newton-cg":
-            res = newton_cg(_hessian_product_in_units(loss, unit), theta0, callback=callback, **kw)
-        elif method is not None:
-            res = method(fg_in_units, theta0, grad=True, **kw)
-        else:
-            res = optim.gradient_descent(fg_in_units, theta0, grad=True, step="backtracking", **kw)
+
+    def run(x0, gtol, max_iter):
+        kw.update(gtol=gtol, max_iter=max_iter)
+        with single_threaded_blas() if serial else contextlib.nullcontext():
+            if solver == "newton-cg":
+                return newton_cg(_hessian_product_in_units(loss, unit), x0, callback=callback, **kw)
+            if method is not None:
+                return method(fg_in_units, x0, grad=True, **kw)
+            return optim.gradient_descent(fg_in_units, x0, grad=True, step="backtracking", **kw)
+
+    res = run(theta0, tol, max_iter)
+    if zscale is not None and getattr(loss, "weighted", False):
+        res = _until_the_newton_step_is_short(run, loss, res, tol, max_iter, solver == "newton-cg")
     return _in_units(res, unit)
+
+
+def _until_the_newton_step_is_short(run, loss, res, tol, max_iter, hessian_products):
+    """The step test of Newton for the first-order methods and Newton-CG on weighted fits.
+
+    Their gradient test, relative to sum(sample_weight), passes where heavy rows that are already
+    fitted dominate the sum while light rows' coefficients are far off (weights 1e7 and 1e-3:
+    iteration 0, coef_ = 0). Where it passes, the Newton step ``H^{-1} g`` at the result (one
+    Hessian, or CG on Hessian products) must move no linear predictor by more than sqrt(tol)
+    (``loss.zscale``, as Newton); otherwise the method resumes from there with ``gtol`` shrunk by
+    the step's excess, within the same ``max_iter`` in all. Out of iterations: not converged.
+    """
+    n_iter, n_fev, gtol = res.n_iter, res.n_fev, tol
+    resumed = False
+    # a resumed run that ends at rounding level (no decrease) counts where the first run's gradient
+    # test passed and the Newton step is now short
+    while (res.converged or resumed) and res.message in (MSG_GTOL, MSG_NO_DECREASE):
+        excess = _newton_step_size(loss, res.x, hessian_products) / np.sqrt(tol)
+        if not excess > 1.0:                    # short (or no positive-definite Hessian to judge by)
+            res.converged = True
+            break
+        if res.message == MSG_NO_DECREASE:      # the line search is at rounding: resuming cannot help
+            res.converged = False
+            res.message += " (and the Newton step is still long: not converged)"
+            break
+        left = max_iter - n_iter
+        if left <= 0:
+            res.converged, res.message = False, _msg_max_iter(max_iter) + " (the Newton step is still long)"
+            break
+        gtol = gtol / max(min(excess, 1e6), 10.0)
+        res, resumed = run(res.x, gtol, left), True
+        n_iter, n_fev = n_iter + res.n_iter, n_fev + res.n_fev
+    res.n_iter, res.n_fev = n_iter, n_fev
+    return res
+
+
+def _newton_step_size(loss, theta, hessian_products=False):
+    """``max_j |(H^{-1} g)_j| * zscale_j`` at ``theta`` (how far Newton's next step moves a linear
+    predictor); ``nan`` where ``H`` is not positive definite."""
+    if hessian_products:                               # never forms H (Newton-CG's sparse fits)
+        _, g, (hessp, diag) = loss.with_hessian_product(theta)
+        # CG on H d = -g / |g|: its p'Hp squares g, which overflows for weights near 1e200
+        gmax = float(np.max(np.abs(g), initial=0.0))
+        if not 0.0 < gmax < np.inf:
+            return 0.0 if gmax == 0.0 else float("nan")
+        d = gmax * conjugate_gradient_step(hessp, g / gmax, 1e-10, 10 * g.size, diag)
+    else:
+        _, g, H = loss(theta)
+        try:
+            d = scipy.linalg.cho_solve(scipy.linalg.cho_factor(H), g)
+        except (np.linalg.LinAlgError, ValueError):
+            return float("nan")
+    return float(np.max(np.abs(d) * loss.zscale, initial=0.0))
 
 
 def _in_units(res, unit):
