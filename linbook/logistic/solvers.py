@@ -190,9 +190,19 @@ def _until_the_newton_step_is_short(run, loss, res, tol, max_iter, hessian_produ
     return res
 
 
+#: Above this many parameters the step check never forms the Hessian (its ``p^2`` numbers: 8 MB here,
+#: 20 GB for sparse text with 50,000 features): Hessian products where the loss has them, else no check.
+_DENSE_CHECK_MAX = 1000
+
+
 def _newton_step_size(loss, theta, hessian_products=False):
     """``max_j |(H^{-1} g)_j| * zscale_j`` at ``theta`` (how far Newton's next step moves a linear
-    predictor); ``nan`` where ``H`` is not positive definite."""
+    predictor); ``nan`` where ``H`` is not positive definite, or too large to form and the loss has
+    no Hessian products (multinomial with over ``_DENSE_CHECK_MAX`` parameters: not judged)."""
+    if theta.size > _DENSE_CHECK_MAX:
+        hessian_products = hessian_products or hasattr(loss, "with_hessian_product")
+        if not hessian_products:
+            return float("nan")
     if hessian_products:                               # never forms H (Newton-CG's sparse fits)
         _, g, (hessp, diag) = loss.with_hessian_product(theta)
         # CG on H d = -g / |g|: its p'Hp squares g, which overflows for weights near 1e200
