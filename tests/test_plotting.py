@@ -132,6 +132,7 @@ def test_smallest_text_is_recorded_in_the_notebook_png():
     ax.text(0.2, 0.2, "hidden", fontsize=3).set_visible(False)
     ax.text(0.3, 0.3, "   ", fontsize=2)
     assert plotting.smallest_text_pt(fig) == 7
+    pytest.importorskip("IPython", reason="the notebook PNG is IPython's (the notebooks extra), not a core dependency")
     png = plotting._png_recording_text_size(fig)
     with Image.open(io.BytesIO(base64.b64decode(png))) as im:
         assert float(im.text[plotting.MIN_TEXT_KEY]) == pytest.approx(7 * fig.dpi / 72, abs=0.01)

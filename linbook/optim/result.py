@@ -116,7 +116,7 @@ def real_array(value, name, *, copy=False):
         raise TypeError(f"{name} must be real; got complex numbers. Pass its real part (np.real) "
                         "or split real and imaginary parts into separate coordinates.")
     try:
-        return np.array(value, dtype=float, copy=True if copy else None)
+        return np.array(value, dtype=float) if copy else np.asarray(value, dtype=float)   # copy=None needs numpy 2
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be an array of real numbers; np.asarray failed with: {exc}. "
                         f"Pass {name} as a numeric array") from None
