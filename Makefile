@@ -105,7 +105,7 @@ wheel: env
 # an old release (the LAD weight check on scipy 1.10's LP) is no defect; the lock run keeps it strict.
 MIN_VENV := .venv-min
 # requires-python says 3.10, but the verified run is on 3.11 (the machine has no 3.10): MIN_PYTHON=python3.10 to try it
-MIN_PYTHON ?= python3.11
+MIN_PYTHON ?= $(PYTHON)
 MIN_IGNORE := $(foreach t,chapter_style figure_verification figures index nbgate notebook_sources pdf registry site \
                 student_edition student_path,--ignore=tests/test_$(t).py) --ignore=tests/browser
 test-min:
