@@ -73,18 +73,8 @@ class LeastAbsoluteDeviation(LinearModel):
         """
         X, y, sw = self._validate(X, y, sample_weight)
         n, d = X.shape
-        shift = None
         sw = np.ones(n) if sw is None else sw
-        if sps.issparse(X):
-            sx = pow2(np.asarray(abs(X).max(axis=0).todense()).ravel())
-            Xs = sps.csr_matrix(X @ sps.diags(1.0 / sx))
-        else:
-            # columns whose mean exceeds their spread are centred (only b changes, by -w' mu): an offset
-            # of 1e8 leaves the LP singular to rounding. Unweighted means: weighted ones sit on a heavy
-            # row and leave entries near 1e-9 elsewhere, which HiGHS drops as zeros
-            Xc, shift = centre_offsets(X, None, self.fit_intercept)
-            sx = pow2(np.max(np.abs(Xc), axis=0, initial=0.0))
-            Xs = sps.csr_matrix(Xc / sx)
+        Xs, sx, shift = self._scaled_columns(X)
         sy = float(pow2(np.max(np.abs(y), initial=0.0)))
         cols = [Xs]
         if self.fit_intercept:
@@ -117,6 +107,20 @@ class LeastAbsoluteDeviation(LinearModel):
         with np.errstate(over="ignore"):
             self.scale_ = float(np.exp(self._log_scale))
         return self
+
+    def _scaled_columns(self, X):
+        """``(Xs, sx, shift)``: ``X`` as CSR with its (shifted) columns divided by powers of two ``sx``, for the LP.
+
+        Dense columns whose mean exceeds their spread are centred (only ``b`` changes, by ``-w' shift``): an
+        offset of 1e8 leaves the LP singular to rounding. Unweighted means: weighted ones sit on a heavy row
+        and leave entries near 1e-9 elsewhere, which HiGHS drops as zeros.
+        """
+        if sps.issparse(X):
+            sx = pow2(np.asarray(abs(X).max(axis=0).todense()).ravel())
+            return sps.csr_matrix(X @ sps.diags(1.0 / sx)), sx, None
+        Xc, shift = centre_offsets(X, None, self.fit_intercept)
+        sx = pow2(np.max(np.abs(Xc), axis=0, initial=0.0))
+        return sps.csr_matrix(Xc / sx), sx, shift
 
     def log_likelihood(self, X, y):
         """Laplace log-likelihood ``-N log(2 b) - sum|r_i| / b`` with ``b = scale_`` (nats).
