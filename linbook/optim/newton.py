@@ -24,6 +24,12 @@ Three options of :func:`newton` save evaluations near the optimum:
   (Boyd and Vandenberghe's stopping rule; tested before each step whose ``H`` is positive
   definite).
 
+``step_tol`` (with ``step_scale``) makes the gradient test count only where the next Newton step is
+short as well, ``max_j |(H^{-1} g)_j| * step_scale_j <= step_tol`` (checked when ``H`` is positive
+definite). A gradient scale ``gscale`` fixed in advance can be met far from the minimiser (a sum of
+sample weights dominated by a few heavy, well-fitted rows); the step is in units of ``x`` and does
+not depend on how the objective is weighted. With ``polish`` that step is the polishing step.
+
 Derived in: chapter "Optimizers" § "Newton's method".
 """
 
@@ -167,16 +173,11 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
         If given, always use ``H + damping I``.
     callback : callable, optional
         ``callback(x, f, g)`` after each step; returning ``True`` stops (not converged).
-    polish, fun_grad, decrement_tol : optional
+    polish, fun_grad, decrement_tol, step_tol, step_scale : optional
         One more full step after the gradient test passes (``fun``, ``grad`` are those before
         it); the chord method with ``fun_grad(x) -> (f, g)``; the Newton decrement test
-        ``g' H^{-1} g / 2 <= decrement_tol``. See the module docstring.
-    step_tol, step_scale : optional
-        The gradient test counts only where the next Newton step is short as well,
-        ``max_j |(H^{-1} g)_j| * step_scale_j <= step_tol`` (checked when ``H`` is positive definite).
-        A gradient scale ``gscale`` fixed in advance can be met far from the minimiser (a sum of sample
-        weights dominated by a few heavy, well-fitted rows); the step is in units of ``x`` and does not
-        depend on how the objective is weighted.
+        ``g' H^{-1} g / 2 <= decrement_tol``; the gradient test only where the next step is
+        short. See the module docstring.
 
     Returns
     -------
@@ -186,19 +187,10 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
     """
     fg, trial, hessian, x, out, scale, early = _newton_start(fun, x0, grad, hess, fun_grad, gtol, gscale)
     factor, tau = None, 0.0        # the Cholesky factor kept for the next step (chord method)
-    nxt = {}                       # the next Newton step, once the step test has asked for it
-
-    def settled(x, out):
-        """Is the next Newton step within ``step_tol``? (Always, without a step test.)"""
-        if step_tol is None:
-            return True
-        nxt["d"], nxt["out"] = _next_step(x, out, fg, hessian, factor, tau, damping or 0.0)
-        d = nxt["d"]
-        return d is None or np.max(np.abs(d) * step_scale, initial=0.0) <= step_tol
-
-    if early and not (early.message == MSG_GTOL and not settled(x, out)):
+    short = _StepTest(step_tol, step_scale, fg, hessian, damping or 0.0)
+    if early and not (early.message == MSG_GTOL and not short(x, out, factor, tau)):
         return early
-    out = nxt.get("out", out)
+    out = short.out or out
     f, g = out[0], out[1]
     path, k, (msg, converged) = [x.copy()], 0, (_msg_max_iter(max_iter), False)
     for k in range(1, max_iter + 1):
@@ -216,14 +208,14 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
         x, out = x + t * d, new
         f, g = out[0], out[1]
         path.append(x.copy())
-        nxt.clear()
+        short.forget()
         stop = stop or _stop_after_step(fg, trial, x, f, g, gtol, scale, small, callback,
-                                        lambda: settled(x, out))
-        out = nxt.get("out", out)            # the Hessian the step test evaluated, for the next step
+                                        lambda: short(x, out, factor, tau))
+        out = short.out or out               # the Hessian the step test evaluated, for the next step
         if stop:
             msg, converged = stop
             if msg == MSG_GTOL and polish and hess is True:
-                x = path[-1] = (x + nxt["d"] if nxt.get("d") is not None
+                x = path[-1] = (x + short.d if short.d is not None
                                 else _polished(x, out, g, factor, tau, damping or 0.0))
             break
     return OptimizeResult(x, f, g, converged, k, fg.n + (trial.n if trial is not fg else 0), np.array(path), msg)
@@ -268,6 +260,25 @@ def _full_step(trial, x, d):
     if not np.isfinite(new[0]):
         return 1.0, (np.nan, new[1]), ("diverged: the objective is not finite after a full Newton step", False)
     return 1.0, new, None
+
+
+class _StepTest:
+    """The step test of :func:`newton` (``step_tol``): is the next Newton step at ``x`` short? Always, without
+    ``step_tol``. It keeps that step ``d`` and the evaluation ``out`` it made (with the Hessian), which the
+    polishing step and the next iteration reuse; ``forget`` clears them before the next point."""
+
+    def __init__(self, step_tol, step_scale, fg, hessian, damping):
+        self.step_tol, self.step_scale, self.fg, self.hessian, self.damping = step_tol, step_scale, fg, hessian, damping
+        self.forget()
+
+    def forget(self):
+        self.d = self.out = None
+
+    def __call__(self, x, out, factor, tau):
+        if self.step_tol is None:
+            return True
+        self.d, self.out = _next_step(x, out, self.fg, self.hessian, factor, tau, self.damping)
+        return self.d is None or np.max(np.abs(self.d) * self.step_scale, initial=0.0) <= self.step_tol
 
 
 def _next_step(x, out, fg, hessian, factor, tau, damping):
