@@ -30,11 +30,11 @@ from __future__ import annotations
 import contextlib
 
 import numpy as np
-import scipy.linalg
 
 from .. import optim
 from ..optim.newton_cg import conjugate_gradient_step, newton_cg
 from ..optim.result import MSG_GTOL, MSG_NO_DECREASE, _msg_max_iter
+from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from .._kernels.threads import single_threaded_blas
 
 SOLVERS = ("auto", "irls", "newton", "newton-cg", "lbfgs", "bfgs", "gd")
@@ -212,10 +212,10 @@ def _newton_step_size(loss, theta, hessian_products=False):
         d = gmax * conjugate_gradient_step(hessp, g / gmax, 1e-10, 10 * g.size, diag)
     else:
         _, g, H = loss(theta)
-        try:
-            d = scipy.linalg.cho_solve(scipy.linalg.cho_factor(H), g)
-        except (np.linalg.LinAlgError, ValueError):
+        factor = equilibrated_cholesky(H)              # Newton's own factorisation (units-free; None: not PD)
+        if factor is None:
             return float("nan")
+        d = equilibrated_solve(factor, g)
     return float(np.max(np.abs(d) * loss.zscale, initial=0.0))
 
 
