@@ -191,9 +191,14 @@
         return execute(source);
       };
     });
+    // bootstrap() resolves once the kernel's session exists, before its websocket is open. A
+    // restart sent into that gap (Run all pressed at once) made the server replace the half-open
+    // socket while the page reopened it, and neither side spoke again (2 of 4 runs on a loaded
+    // machine); "connected" is said only once the kernel has answered over its socket.
     return started.then(function (res) {
       if (!res || !res.session) throw new Error("the kernel did not start");
       self.session = res.session;
+      return answering(res.session.kernel, ANSWER_MS, "the kernel did not answer");
     });
   };
 
@@ -203,7 +208,7 @@
     this.say("running", "Restarting the kernel…");
     var kernel = notebook.session.kernel;
     kernel.restart()
-      .then(function () { return answering(kernel, 60000); })
+      .then(function () { return answering(kernel, ANSWER_MS, "the kernel did not answer after its restart"); })
       .then(function () {
         var k = 0;
         return notebook.cells.reduce(function (chain, cell, i) {
@@ -229,17 +234,35 @@
       });
   };
 
+  // How long the kernel may take to answer after it starts or restarts, in the page's time: a
+  // busy machine (a CI run beside two nbval workers) also slows this page's own script.
+  var ANSWER_MS = 240000;
+
   // Resolves once the kernel answers a kernel_info request (a round trip on its shell channel),
-  // asking again every 5 s, or fails after `ms`. After a restart the REST call returns before the
-  // new kernel's channels are certain to be up; Run all once sent cell 1 into that gap and waited
-  // for ever on a busy machine (a CI run: "Running cell 1 of 59" for 600 s).
-  function answering(kernel, ms) {
-    var deadline = Date.now() + ms;
+  // or fails after `ms` with `what`. It asks every 5 s; a request that cannot be sent yet (the
+  // socket still connecting) is asked again. After a restart the REST call returns before the new
+  // kernel's channels are certain to be up: Run all once sent cell 1 into that gap and waited for
+  // ever (a CI run: "Running cell 1 of 59" for 600 s). An open socket that carries no answer for
+  // 20 s (any socket, after 60 s) is opened anew, as the page does after a lost connection: the
+  // server then connects it to the kernel afresh. A socket still opening is left to finish: the
+  // server may still be waiting for a slow kernel, and replacing a half-open socket is what
+  // left both sides silent.
+  function answering(kernel, ms, what) {
+    var start = Date.now(), opened = start;
     function ask() {
       var wait = new Promise(function (resolve) { setTimeout(resolve, 5000, null); });
-      return Promise.race([kernel.requestKernelInfo(), wait]).then(function (reply) {
-        if (reply) return reply;
-        if (Date.now() > deadline) throw new Error("the kernel did not answer after its restart");
+      var reply = Promise.resolve()
+        .then(function () { return kernel.requestKernelInfo(); })
+        .catch(function () { return wait; });
+      return Promise.race([reply, wait]).then(function (answer) {
+        if (answer) return answer;
+        var now = Date.now();
+        if (now - start > ms) throw new Error(what);
+        var silent = now - opened;
+        if (silent > 60000 || (silent > 20000 && kernel.connectionStatus === "connected")) {
+          opened = now;
+          kernel.reconnect().catch(function () { /* the next ask tells */ });
+        }
         return ask();
       });
     }

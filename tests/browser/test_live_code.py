@@ -108,8 +108,9 @@ def test_run_all_then_edit_a_cell(browser, live_site):
     br.script("document.querySelector('.linbook-live-button').click();")
     _wait(br, "return ['connected', 'failed', 'unavailable'].includes("
               "document.querySelector('.linbook-live').getAttribute('data-state'));",
-          120, "the kernel to connect")
-    assert _state(br) == "connected", br.script("return document.querySelector('.linbook-live').textContent;")
+          300, "the kernel to connect")
+    assert _state(br) == "connected", (br.script("return document.querySelector('.linbook-live').textContent;")
+                                       + "\nJupyter server log:\n" + live_site.jupyter.log_tail())
     n_cells = br.script("return document.querySelectorAll('.thebe-cell').length;")
     n_run = br.script("return document.querySelectorAll('.thebe-cell .thebe-run-button').length;")
     assert n_cells > 5 and n_run == n_cells, (n_cells, n_run)
@@ -120,7 +121,7 @@ def test_run_all_then_edit_a_cell(browser, live_site):
           600, "Run all to finish")
     status = br.script("return document.querySelector('.linbook-live-status').textContent;")
     br.screenshot(SHOTS / "live_after_run_all.png")
-    assert _state(br) == "done", status
+    assert _state(br) == "done", status + "\nJupyter server log:\n" + live_site.jupyter.log_tail()
     assert status == f"Ran all {n_cells} cells.", status
 
     first = br.script(FIRST_PRINTED_JS)
