@@ -58,35 +58,47 @@ def _text(n=100_000, d=50_000, density=1e-3, seed=0):
     return X, y
 
 
-def _objective(X, y, coef, intercept, lam):
-    """Penalised summed NLL (binary or multinomial, symmetric penalty) of fitted coefficients."""
+def _weighted(setup, seed=5):
+    """The row's data with sample weights spread log-uniformly over six decades (1e-3 .. 1e3)."""
+    def weighted_setup():
+        X, y = setup()
+        return X, y, np.exp(np.random.default_rng(seed).uniform(np.log(1e-3), np.log(1e3), len(y)))
+    return weighted_setup
+
+
+def _objective(X, y, coef, intercept, lam, sw=None):
+    """Penalised summed (weighted) NLL (binary or multinomial, symmetric penalty) of fitted coefficients."""
     A = np.asarray(X @ coef.T) + intercept
+    sw = np.ones(len(y)) if sw is None else sw
     if coef.shape[0] == 1:
         z = A[:, 0]
-        nll = np.sum(linbook.log1pexp(z) - y * z)
+        nll = sw @ (linbook.log1pexp(z) - y * z)
     else:
         yi = y.astype(int)
-        nll = np.sum(linbook.logsumexp(A, axis=1) - A[np.arange(len(yi)), yi])
+        nll = sw @ (linbook.logsumexp(A, axis=1) - A[np.arange(len(yi)), yi])
     return nll + 0.5 * lam * np.sum(coef ** 2)
 
 
-def _gradient(X, y, coef, intercept, lam):
-    """Max-abs gradient of the *mean* penalised NLL (binary), in the units of X: the achieved accuracy."""
+def _gradient(X, y, coef, intercept, lam, sw=None):
+    """Max-abs gradient of the *mean* (weighted: divided by sum(sw)) penalised NLL (binary), in the units
+    of X: the achieved accuracy."""
     if coef.shape[0] != 1:
         return float("nan")
-    r = linbook.sigmoid(np.asarray(X @ coef[0]) + intercept[0]) - y
+    sw = np.ones(len(y)) if sw is None else sw
+    r = sw * (linbook.sigmoid(np.asarray(X @ coef[0]) + intercept[0]) - y)
     g = np.r_[np.asarray(X.T @ r).ravel() + lam * coef[0], r.sum()]
-    return float(np.max(np.abs(g)) / X.shape[0])
+    return float(np.max(np.abs(g)) / sw.sum())
 
 
 def _quality(lam):
     def compare(data, lin, ref):
-        X, y = data
+        X, y, *sw = data
+        sw = sw[0] if sw else None
         rb = ref.intercept_ - (ref.intercept_.mean() if ref.coef_.shape[0] > 1 else 0.0)
-        f1 = _objective(X, y, lin.coef_, lin.intercept_, lam)
-        f2 = _objective(X, y, ref.coef_, rb, lam)
+        f1 = _objective(X, y, lin.coef_, lin.intercept_, lam, sw)
+        f2 = _objective(X, y, ref.coef_, rb, lam, sw)
         diff = np.max(np.abs(lin.coef_ - ref.coef_)) / np.max(np.abs(ref.coef_))
-        g1, g2 = _gradient(X, y, lin.coef_, lin.intercept_, lam), _gradient(X, y, ref.coef_, rb, lam)
+        g1, g2 = _gradient(X, y, lin.coef_, lin.intercept_, lam, sw), _gradient(X, y, ref.coef_, rb, lam, sw)
         return (f"obj {f1:.12g} vs {f2:.12g} (rel diff {(f1 - f2) / abs(f2):+.1e}); "
                 f"max|grad of mean loss| {g1:.1e} vs {g2:.1e}; "
                 f"rel coef diff {diff:.1e}; solver {lin.solver_}, iters {lin.n_iter_} vs "
@@ -176,6 +188,20 @@ CASES = [
     _case("logistic sparse text 100k x 50k (0.1 %) default vs fastest peer at equal achieved gradient", _text,
           _lin(), EqualGradientPeer(SPARSE_PEERS, _lin()), "fastest sklearn solver at linbook's achieved gradient",
           1.0, 1.0),
+    # -------- sample weights over six decades (session 12): Newton's step test, and on the first-order
+    # solvers the check of Newton's step at their result (one Hessian, or Hessian products), both cost
+    _case("logistic binary 1e5 x 50 weighted (1e-3..1e3) default vs fastest peer",
+          _weighted(lambda: _binary(100_000, 50, seed=3)), _lin(), _fastest(DENSE_PEERS),
+          "fastest sklearn solver", 1.0, 1.0),
+    _case("logistic wide 5000 x 2000 weighted (1e-3..1e3) default vs fastest peer",
+          _weighted(lambda: _binary(5_000, 2_000, seed=2)), _lin(), _fastest(DENSE_PEERS),
+          "fastest sklearn solver", 1.0, 1.0),
+    _case("logistic sparse text 20k x 20k (0.1 %) weighted (1e-3..1e3) default vs fastest peer",
+          _weighted(lambda: _text(n=20_000, d=20_000, seed=6)), _lin(), _fastest(SPARSE_PEERS),
+          "fastest sklearn solver", 1.0, 1.0),
+    _case("logistic multinomial 50k x 50, 10 classes weighted (1e-3..1e3) default vs fastest peer",
+          _weighted(lambda: _multi(50_000, 50, 10)), _lin(), _fastest(("lbfgs", "newton-cholesky")),
+          "fastest sklearn solver", 1.0, 1.0),
     # -------- binary, Hessian cheap: the default is Newton/IRLS
     _case("logistic binary 200k x 100 default", lambda: _binary(200_000, 100), _lin(),
           _sk("newton-cholesky"), "sklearn newton-cholesky", 1.0, 0.5),
