@@ -32,6 +32,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, chec
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
 from ._design import centre_offsets  # noqa: F401  (its old import path, public)
+from .numerics import _binary_exponent
 
 __all__ = ["validate_fit", "validate_predict", "check_sample_weight",
            "encode_labels", "check_finite_fit", "LinbookWarning", "SeparableDataWarning",
@@ -495,7 +496,7 @@ def _r2(y, yhat, sw):
     if not (np.all(np.isfinite(y)) and np.all(np.isfinite(yhat))):
         return float(r2_score(y, yhat, sample_weight=sw))           # its error for NaN / inf
     top = max(np.max(np.abs(y)), np.max(np.abs(yhat)))
-    c = np.ldexp(1.0, int(np.frexp(top)[1])) if top > 0 else 1.0    # |y / c|, |yhat / c| < 1
+    c = np.ldexp(1.0, int(_binary_exponent(top))) if top > 0 else 1.0    # |y / c|, |yhat / c| < 1
     y, yhat = y / c, yhat / c
     ybar = np.average(y, weights=sw)
 
@@ -504,7 +505,7 @@ def _r2(y, yhat, sw):
         big = np.max(np.abs(r))
         if big == 0:
             return 0.0, 0
-        e = int(np.frexp(big)[1])
+        e = int(_binary_exponent(big))
         return float(sw @ np.square(np.ldexp(r, -e))), e
 
     num, e_num = scaled_sum_of_squares(y - yhat)

@@ -21,6 +21,7 @@ from numbers import Real
 import numpy as np
 
 from .base import POSITIVE, Interval, all_or_nothing, check_param_values
+from .numerics import _power_of_two_scale
 
 __all__ = [
     "bernoulli_mle",
@@ -127,8 +128,7 @@ def gaussian_mle(X, *, unbiased=False):
         raise ValueError("the unbiased (N-1) covariance needs at least 2 samples")
     # work on X / c (c a power of two near max|X|, exact) so that sums of squares of data
     # near 1e300 or 1e-200 neither overflow nor underflow; scale back at the end
-    _, e = np.frexp(np.max(np.abs(X), initial=0.0))
-    c = np.ldexp(1.0, int(e) - 1) if np.max(np.abs(X), initial=0.0) > 0 else 1.0
+    c = _power_of_two_scale(np.max(np.abs(X), initial=0.0), below=True)
     Z = X / c
     mz = Z.mean(axis=0)
     R = Z - mz

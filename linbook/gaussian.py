@@ -18,6 +18,7 @@ import numpy as np
 from scipy import linalg
 
 from .base import Integral, Interval, as_rng, check_param_values
+from .numerics import _power_of_two_scale
 
 __all__ = ["mvn_cholesky", "mahalanobis", "mvn_logpdf", "mvn_sample", "mvn_entropy"]
 
@@ -95,7 +96,7 @@ def _unit_scales(cov, what):
         raise ValueError(f"{what} is singular or not positive definite: its diagonal entry {j} (a variance) is "
                          f"{var[j]:g}; "
                          f"{_SINGULAR_CURE}")
-    return np.ldexp(1.0, np.frexp(np.sqrt(var))[1] - 1)
+    return _power_of_two_scale(np.sqrt(var), below=True)     # sqrt(var_j) / e_j in [1, 2)
 
 
 def tiny_pivot(d):

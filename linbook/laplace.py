@@ -30,7 +30,7 @@ from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, Integral, S
                    validate_fit, validate_predict, weight_spread)
 from .criteria import aic, bic  # noqa: F401  (re-exported for ``from linbook.laplace import bic``)
 from .logistic.logistic_regression import logistic_loss
-from .numerics import sigmoid
+from .numerics import _binary_exponent, sigmoid
 from .optim.newton import newton
 from .optim.result import MSG_NONFINITE, MSG_UNBOUNDED, _x0
 
@@ -419,7 +419,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         rows of ordinary size the moments are those of ``phi`` bit for bit, and far rows cannot overflow."""
         X = validate_predict(self, X)
         Phi = self._design(X)
-        exponent = np.frexp(np.max(np.abs(Phi), axis=1, initial=0.0))[1]
+        exponent = _binary_exponent(np.max(np.abs(Phi), axis=1, initial=0.0))
         Phi_n = np.ldexp(Phi, -exponent[:, None])
         mu_n = Phi_n @ self.posterior_mean_
         V = linalg.solve_triangular(self.laplace_.chol, Phi_n.T, lower=True)

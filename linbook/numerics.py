@@ -7,6 +7,9 @@ emits no overflow/underflow warning, including at ``abs(z) = 1000``, near ``+-1e
 Derived in: chapter "Logistic regression" § "The sigmoid and its logarithm"
 (stability), and chapter "Estimation" for ``logsumexp`` (normalising a
 discrete posterior).
+
+Two package-internal helpers at the end (not in ``__all__``) hold linbook's one exact
+power-of-two scaling: ``_binary_exponent`` and ``_power_of_two_scale``.
 """
 
 from __future__ import annotations
@@ -154,3 +157,54 @@ def softmax(a, axis=-1):
         k = np.sum(hit, axis=axis, keepdims=True)
         out = np.where(pos, hit / np.maximum(k, 1), out)
     return out
+
+
+# ---------------------------------------------------------------- exact power-of-two scaling
+# Package-internal (not in __all__): linbook divides data by powers of two so that squares and
+# products of values near 1e300 or 1e-300 neither overflow nor underflow. Dividing or multiplying
+# by 2**k only changes the exponent of a float64, so it is exact (no digit of the answer changes)
+# as long as the result is a normal number; ``np.ldexp(x, k)`` does it without forming 2**k.
+
+
+def _binary_exponent(x):
+    """The integer ``e`` with ``2**(e-1) <= |x| < 2**e``, elementwise (the exponent of ``np.frexp``).
+
+    So ``x / 2**e`` has magnitude in [0.5, 1): ``np.ldexp(x, -e)`` brings ``x`` near 1 exactly, and
+    ``np.ldexp(y, -e)`` scales other values by the same power of two. Subnormal ``x`` get their true
+    exponent (down to -1073 for the smallest, ``5e-324``). ``e`` is 0 where ``x`` is 0, ``+-inf`` or
+    NaN (frexp's convention: no scaling). The sign of ``x`` is ignored.
+
+    Returns
+    -------
+    ndarray of int32 (``np.intc``), same shape as ``x``, or one ``np.int32`` for a scalar.
+    """
+    return np.frexp(x)[1]
+
+
+def _power_of_two_scale(m, *, below=False, normal=False):
+    """A power of two ``s`` near ``m`` to divide by exactly, elementwise: ``m / s`` in [0.5, 1), or in [1, 2)
+    with ``below=True``; ``s = 1`` where ``m`` is 0, negative, ``inf`` or NaN.
+
+    ``m`` is a magnitude (e.g. a column's largest ``|x|``). With ``e = _binary_exponent(m)``,
+    ``s = 2**e`` (just above ``m``: ``|x| / s < 1`` for every ``|x| <= m``) or, with ``below=True``,
+    ``s = 2**(e-1)`` (at or below ``m``). Dividing by ``s`` is exact, so scaled sums of squares and
+    products neither overflow nor underflow, and the answer maps back exactly.
+
+    ``s`` is always a finite float64: the one exponent beyond the range, ``2**1024`` for
+    ``m >= 2**1023`` with ``below=False``, is clipped to ``2**1023`` (then ``m / s`` is in [1, 2)).
+    Subnormal ``m`` give subnormal ``s`` (down to ``2**-1074``), whose reciprocal overflows; with
+    ``normal=True`` the exponent is clipped to [-1021, 1022] instead, so that ``s`` and ``1 / s`` are
+    both normal numbers and multiplying by ``1 / s`` is exact too (then ``m / s`` is below 4 for
+    every finite ``m``, and may be tiny for subnormal ``m``).
+
+    Returns
+    -------
+    ndarray of float64, same shape as ``m``, or one ``np.float64`` for a scalar.
+    """
+    m = np.asarray(m, dtype=float)
+    ok = np.isfinite(m) & (m > 0)
+    e = _binary_exponent(np.where(ok, m, 1.0))
+    k = np.where(ok, e - 1 if below else e, 0)                  # s = 2**0 = 1 where m is no magnitude
+    k = np.clip(k, -1021, 1022) if normal else np.minimum(k, 1023)
+    s = np.ldexp(1.0, k)
+    return s[()] if s.ndim == 0 else s

@@ -27,6 +27,7 @@ from sklearn.model_selection import cross_val_score
 from sklearn.utils.validation import check_array
 
 from .base import NON_NEGATIVE, _with_advice, check_param_values, renamed_kwargs, validate_data
+from .numerics import _power_of_two_scale
 
 __all__ = ["hat_diagonal", "loocv_least_squares", "loocv_ridge", "SearchResult",
            "forward_selection", "backward_selection", "mutual_information",
@@ -44,9 +45,7 @@ def _equilibrate(Phi):
     numerical rank decision does: without this an intercept column next to features near
     1e150 would count as rank-deficient.
     """
-    big = np.max(np.abs(Phi), axis=0, initial=0.0)
-    _, e = np.frexp(np.where(big > 0, big, 1.0))
-    return Phi / np.ldexp(1.0, e - 1)
+    return Phi / _power_of_two_scale(np.max(np.abs(Phi), axis=0, initial=0.0), below=True)
 
 
 def hat_diagonal(X, *, fit_intercept=False):
@@ -156,7 +155,7 @@ def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
     # divide X by a power of two near its largest entry (exact) so that s^2 cannot overflow
     # or underflow for features near 1e300 or 1e-200; the penalty is divided by its square
     big = float(np.max(np.abs(Xc), initial=0.0))
-    c = float(np.ldexp(1.0, int(np.frexp(big)[1]) - 1)) if big > 0 else 1.0
+    c = float(_power_of_two_scale(big, below=True))
     U, s, _ = linalg.svd(Xc / c, full_matrices=False)
     keep = s > s.max() * max(X.shape) * np.finfo(float).eps if s.size and s.max() > 0 else np.zeros(s.size, bool)
     U, s = U[:, keep], s[keep]

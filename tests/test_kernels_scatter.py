@@ -5,6 +5,7 @@ import pytest
 from scipy import linalg
 
 from linbook._kernels import scatter, scores, threads
+from linbook.numerics import _power_of_two_scale
 
 
 def _data(n=500, d=7, c=3, seed=0, nan=False):
@@ -40,7 +41,7 @@ def two_cores(monkeypatch):
 @pytest.mark.parametrize("nan", [False, True])
 def test_class_sums_and_square_sums_equal_textbook(path, nan):
     X, y, w = _data(nan=nan)
-    inv = 1.0 / scatter.power_of_two_scale(np.nanmax(np.abs(X), axis=0))
+    inv = 1.0 / _power_of_two_scale(np.nanmax(np.abs(X), axis=0), normal=True)
     obs = ~np.isnan(X)
     Xs = np.where(obs, X * inv, 0.0)
     sums, counts = scatter.class_sums(X, y, 3, w, inv)
@@ -65,7 +66,7 @@ def test_column_range_of_a_column_never_observed(path):
 
 def test_power_of_two_scale_is_exact_and_bounds_the_data():
     m = np.array([0.0, 1e-300, 3e-12, 1.0, 1.5, 7e250, 1.7e308])
-    s = scatter.power_of_two_scale(m)
+    s = _power_of_two_scale(m, normal=True)          # the discriminant models' scales
     assert s[0] == 1.0
     np.testing.assert_array_equal(np.log2(s), np.round(np.log2(s)))        # powers of two: exact scaling
     assert np.all(m[1:-1] / s[1:-1] < 1) and np.all(m[1:-1] / s[1:-1] >= 0.5)
@@ -94,7 +95,7 @@ def test_within_scatter_in_scaled_units_does_not_overflow():
     X, y, _ = _data(n=400, d=4)
     M = np.array([X[y == c].mean(0) for c in range(3)])
     ref = scatter.within_scatter(X, y, M)
-    s = scatter.power_of_two_scale(np.abs(X * 1e300).max(0))
+    s = _power_of_two_scale(np.abs(X * 1e300).max(0), normal=True)
     S = scatter.within_scatter(X * 1e300, y, M * 1e300 / s, 1.0 / s)
     t = s / 1e300
     np.testing.assert_allclose(S * t[:, None] * t, ref, rtol=1e-12)

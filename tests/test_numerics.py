@@ -1,4 +1,10 @@
-"""Stable primitives: exact to float64 against mpmath, warning-free at |z| = 1000 and inf."""
+"""Stable primitives: exact to float64 against mpmath, warning-free at |z| = 1000 and inf.
+
+At the end, the exact power-of-two scaling (``_binary_exponent``, ``_power_of_two_scale``) that every
+site dividing data by a power of two uses: its edge cases (0, subnormals, the float64 limit, inf,
+NaN, negative, scalars and arrays) and the properties those sites rely on (``m / s`` in the
+documented interval, ``(x / s) * s == x`` exactly).
+"""
 
 import warnings
 
@@ -6,7 +12,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from linbook.numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid, softmax
+from linbook.numerics import (_binary_exponent, _power_of_two_scale, log1pexp, log_sigmoid, log_softmax,
+                              logsumexp, sigmoid, softmax)
 
 mpmath.mp.dps = 50
 Z = np.array([-1000.0, -745.0, -40.0, -20.0, -1.0, -1e-8, 0.0, 1e-8, 1.0, 20.0, 40.0, 745.0, 1000.0])
@@ -89,3 +96,122 @@ def test_equilibrated_solve_vector_and_matrix_right_hand_sides():
     factor = equilibrated_cholesky(A)
     np.testing.assert_allclose(A @ equilibrated_solve(factor, B[:, 0]), B[:, 0], rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(A @ equilibrated_solve(factor, B), B, rtol=1e-9, atol=1e-9)
+
+
+# ---------------------------------------------------------------- exact power-of-two scaling
+TINY = 5e-324                                   # the smallest subnormal, 2**-1074
+BIG = np.finfo(float).max                       # (2 - 2**-52) 2**1023
+RNG = np.random.default_rng(12345)
+# finite positive magnitudes over the whole range: random bit patterns, every power of two and its neighbours
+_bits = np.abs(RNG.integers(0, 2**63, 20000, dtype=np.uint64).view(np.float64))
+_powers = np.ldexp(1.0, np.arange(-1074, 1024))
+POSITIVE = np.concatenate([_bits[np.isfinite(_bits) & (_bits > 0)], _powers,
+                           np.nextafter(_powers, np.inf), np.nextafter(_powers[1:], 0.0), [BIG]])
+NOT_A_MAGNITUDE = np.array([0.0, -0.0, -1.0, -TINY, -BIG, np.inf, -np.inf, np.nan])
+
+
+def _is_power_of_two(s):
+    mantissa, _ = np.frexp(s)
+    return np.all(mantissa == 0.5)
+
+
+def test_binary_exponent_brackets_the_magnitude():
+    e = _binary_exponent(POSITIVE)
+    assert e.shape == POSITIVE.shape and e.dtype == np.intc
+    # 2**(e-1) <= x < 2**e, checked without forming 2**1024: x / 2**e in [0.5, 1)
+    r = np.ldexp(POSITIVE, -e)
+    assert np.all((0.5 <= r) & (r < 1.0))
+    np.testing.assert_array_equal(_binary_exponent(-POSITIVE), e)        # the sign is ignored
+
+
+@pytest.mark.parametrize("x, e", [(1.0, 1), (0.5, 0), (0.75, 0), (3.0, 2), (-3.0, 2), (2.0 ** 1022, 1023),
+                                  (BIG, 1024), (2.0 ** -1022, -1021), (TINY, -1073), (3 * TINY, -1072),
+                                  (0.0, 0), (-0.0, 0), (np.inf, 0), (-np.inf, 0), (np.nan, 0)])
+def test_binary_exponent_of_scalars(x, e):
+    got = _binary_exponent(x)
+    assert got == e and np.ndim(got) == 0 and isinstance(got, np.integer)
+
+
+def test_binary_exponent_keeps_the_shape():
+    X = np.array([[1.0, 4.0, 0.0], [np.inf, 1e-310, -6.0]])
+    np.testing.assert_array_equal(_binary_exponent(X), [[1, 3, 0], [0, -1029, 3]])
+
+
+@pytest.mark.parametrize("below, lo, hi", [(False, 0.5, 1.0), (True, 1.0, 2.0)])
+def test_scale_is_a_power_of_two_and_brackets_the_magnitude(below, lo, hi):
+    m = POSITIVE[POSITIVE < 2.0 ** 1023] if not below else POSITIVE
+    s = _power_of_two_scale(m, below=below)
+    assert s.shape == m.shape and s.dtype == np.float64
+    assert np.all(np.isfinite(s)) and np.all(s > 0) and _is_power_of_two(s)
+    r = m / s
+    assert np.all((lo <= r) & (r < hi))
+    np.testing.assert_array_equal(r * s, m)                    # exact both ways
+
+
+def test_scale_above_the_largest_binade_is_clipped_to_stay_finite():
+    m = np.array([2.0 ** 1023, 1.5 * 2.0 ** 1023, BIG])
+    s = _power_of_two_scale(m)                                 # 2**1024 would overflow: 2**1023 instead
+    np.testing.assert_array_equal(s, 2.0 ** 1023)
+    assert np.all((1.0 <= m / s) & (m / s < 2.0))
+
+
+@pytest.mark.parametrize("below, normal", [(False, False), (True, False), (False, True), (True, True)])
+def test_scale_is_one_where_m_is_no_magnitude(below, normal):
+    s = _power_of_two_scale(NOT_A_MAGNITUDE, below=below, normal=normal)
+    np.testing.assert_array_equal(s, 1.0)
+    for m in NOT_A_MAGNITUDE:
+        one = _power_of_two_scale(m, below=below, normal=normal)
+        assert one == 1.0 and isinstance(one, np.float64)
+
+
+def test_scale_of_subnormals():
+    m = np.array([TINY, 3 * TINY, 1e-320, 2.0 ** -1023])
+    s = _power_of_two_scale(m, below=True)                     # subnormal scales, exact: m / s in [1, 2)
+    np.testing.assert_array_equal(s, [TINY, 2 * TINY, 2.0 ** -1064, 2.0 ** -1023])
+    np.testing.assert_array_equal((m / s) * s, m)
+    with np.errstate(over="ignore"):
+        assert np.all(np.isinf(1.0 / s[:3]))                   # why normal=True exists
+    sn = _power_of_two_scale(m, normal=True)
+    np.testing.assert_array_equal(sn, 2.0 ** -1021)
+
+
+@pytest.mark.parametrize("below", [False, True])
+def test_normal_scales_have_normal_reciprocals(below):
+    m = np.concatenate([POSITIVE, [0.0, np.inf, np.nan]])
+    s = _power_of_two_scale(m, below=below, normal=True)
+    tiny = np.finfo(float).tiny
+    assert _is_power_of_two(s) and np.all((tiny <= s) & (s <= 2.0 ** 1022))
+    inv = 1.0 / s
+    assert np.all((tiny <= inv) & (inv <= 2.0 ** 1022))
+    np.testing.assert_array_equal(inv * s, 1.0)
+    assert np.all(POSITIVE / s[:POSITIVE.size] < 4.0)           # 2**1022 <= m < 2**1024: m / s < 4
+    # inside the normal range the clip changes nothing
+    mid = POSITIVE[(POSITIVE > 2.0 ** -1000) & (POSITIVE < 2.0 ** 1000)]
+    np.testing.assert_array_equal(_power_of_two_scale(mid, below=below, normal=True),
+                                  _power_of_two_scale(mid, below=below))
+
+
+def test_scalars_and_arrays_agree():
+    m = np.array([[3e-12, 1.0], [7e250, 0.0]])
+    for below in (False, True):
+        s = _power_of_two_scale(m, below=below)
+        assert s.shape == (2, 2)
+        for idx in np.ndindex(m.shape):
+            one = _power_of_two_scale(float(m[idx]), below=below)
+            assert isinstance(one, np.float64) and one == s[idx]
+    assert _power_of_two_scale([1.5, 3.0]).tolist() == [2.0, 4.0]         # lists are read as arrays
+    assert _power_of_two_scale(3, below=True) == 2.0                      # so are integers
+
+
+def test_dividing_data_by_its_column_scale_is_exact():
+    # columns of every size; each entry's quotient stays a normal number, so x == (x / s) * s
+    sizes = np.ldexp(1.0, np.arange(-1000, 1000, 37))
+    X = RNG.uniform(-1.0, 1.0, (50, sizes.size)) * sizes
+    X[0] = sizes * 0.999                                           # the column maxima
+    for below, normal in [(False, False), (True, False), (False, True)]:
+        s = _power_of_two_scale(np.max(np.abs(X), axis=0), below=below, normal=normal)
+        Z = X / s
+        assert np.max(np.abs(Z)) < (2.0 if below else 1.0)
+        np.testing.assert_array_equal(Z * s, X)
+        np.testing.assert_array_equal(X * (1.0 / s), Z)                # normal scales: reciprocal exact
+        np.testing.assert_array_equal(np.ldexp(X, -_binary_exponent(s) + 1), Z)   # s = 2**(e-1)

@@ -5,13 +5,13 @@ matrix of the labels ``y``, ``w`` the sample weights, ``o`` the mask of observed
 (non-NaN) entries and ``Xs = X * inv_scale`` with NaN read as 0)::
 
     column_range(X, w)                       == (min, max) over the rows with w > 0, NaN skipped
-    power_of_two_scale(m)                    == 2 ** ceil(log2(m))   (1 where m == 0)
     class_sums(X, y, C, w, inv_scale)        == (Y.T @ (w * Xs), Y.T @ (w * o))
     class_square_sums(X, y, M, w, inv_scale) == Y.T @ (w * o * (Xs - M[y]) ** 2)
     within_scatter(X, y, M, inv_scale, w)    == R.T @ diag(w) @ R,   R = Xs - M[y]
                  (..., rows=idx)             == the same sum over the rows ``idx`` only
 
-The scales are powers of two, so ``X * inv_scale`` is exact: it changes no digit of the
+The scales are powers of two (``numerics._power_of_two_scale(m, normal=True)`` of the
+columns' largest ``|x|``), so ``X * inv_scale`` is exact: it changes no digit of the
 answer, it only keeps ``x**2`` from overflowing for features of size 1e300 (or from
 losing digits for features of size 1e-300). ``within_scatter`` reads ``X`` in row blocks
 of about 0.5 MB and accumulates ``R_b.T @ R_b`` with BLAS ``syrk`` (half the flops of a
@@ -28,7 +28,7 @@ from scipy.linalg.blas import dsyrk
 
 from .threads import map_row_chunks
 
-__all__ = ["column_range", "power_of_two_scale", "class_sums", "class_square_sums", "within_scatter"]
+__all__ = ["column_range", "class_sums", "class_square_sums", "within_scatter"]
 
 #: inputs with at least this many entries use the compiled loops
 NUMBA_MIN_SIZE = 1 << 18
@@ -59,18 +59,6 @@ def column_range(X, w=None):
         lo = np.fmin.reduce(Xp, axis=0, initial=np.inf)
         hi = np.fmax.reduce(Xp, axis=0, initial=-np.inf)
     return lo, hi
-
-
-def power_of_two_scale(m):
-    """Per-feature scales ``2**e`` with ``m / 2**e`` in [0.5, 1) (1 where ``m`` is 0 or not finite).
-
-    ``e`` is clipped to [-1021, 1022] so that ``2**e`` and ``2**-e`` are normal numbers
-    (then ``m / 2**e < 4`` for every finite ``m``).
-    """
-    m = np.asarray(m, dtype=float)
-    _, e = np.frexp(np.where(np.isfinite(m) & (m > 0), m, 0.5))
-    # keep 2**e and 2**-e normal numbers, so 1/scale is exact too
-    return np.ldexp(1.0, np.clip(e, -1021, 1022))
 
 
 def class_sums(X, y, n_classes, w=None, inv_scale=None):

@@ -34,13 +34,13 @@ from scipy import linalg
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
-from .._kernels.scatter import class_sums, column_range, power_of_two_scale
+from .._kernels.scatter import class_sums, column_range
 from ..base import (LinbookWarning, all_or_nothing, check_params, check_sample_weight, dask_blocks, encode_labels,
                     is_dask, require_y, validate_fit, validate_predict, weight_spread, _with_advice)
 from ..criteria import InformationCriteriaMixin
 from .._kernels.cholesky import equilibrated_cholesky
 from ..gaussian import tiny_pivot
-from ..numerics import log_softmax
+from ..numerics import _binary_exponent, _power_of_two_scale, log_softmax
 
 _LOG_2PI = np.log(2.0 * np.pi)
 #: a variance below this (in standardised units, |z| <= 1) is zero up to rounding
@@ -184,7 +184,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         p = check_priors(self.priors, class_count.size)
         self.priors_ = self.class_count_ / self.class_count_.sum() if p is None else p
         keep = self._find_constant_features(lo, hi)
-        self._scale = power_of_two_scale(np.maximum(-lo[keep], hi[keep]))
+        self._scale = _power_of_two_scale(np.maximum(-lo[keep], hi[keep]), normal=True)   # 1 / scale is exact too
         self._inv_scale = 1.0 / self._scale
         return keep
 
@@ -291,7 +291,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
                              "X in the units used in fit")
         if not scale_far_rows:
             return s
-        exponent = np.frexp(np.max(np.abs(X[far]), axis=1, initial=0.0))[1]
+        exponent = _binary_exponent(np.max(np.abs(X[far]), axis=1, initial=0.0))
         if far.any():
             s[far] = self._row_scaled_log_density(X[far], exponent) + np.ldexp(np.log(self.priors_), -2 * exponent[:, None])
         return s, far, exponent

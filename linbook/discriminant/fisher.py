@@ -10,9 +10,10 @@ from scipy import linalg
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.multiclass import check_classification_targets
 
-from .._kernels.scatter import class_sums, column_range, power_of_two_scale, within_scatter
+from .._kernels.scatter import class_sums, column_range, within_scatter
 from ..base import (POSITIVE_INT, all_or_nothing, check_params, check_sample_weight, encode_labels, require_y,
                     validate_fit, validate_predict, _with_advice)
+from ..numerics import _power_of_two_scale
 from .base import _weight_spread_note, cholesky, require_class_rows
 
 __all__ = ["FisherLDA"]
@@ -114,7 +115,7 @@ class FisherLDA(TransformerMixin, BaseEstimator):
     @staticmethod
     def _directions(X, yi, C, lo, hi, sw=None):
         """Generalised eigenpairs of (Sigma_B, Sigma_W) in the units of X, and the mean (varying columns)."""
-        scale = power_of_two_scale(np.maximum(-lo, hi))
+        scale = _power_of_two_scale(np.maximum(-lo, hi), normal=True)      # 1 / scale is exact too
         counts = np.bincount(yi, weights=sw, minlength=C).astype(float)          # N_c (weighted)
         N = counts.sum()
         means = class_sums(X, yi, C, sw, 1.0 / scale)[0] / counts[:, None]         # standardised units

@@ -16,6 +16,7 @@ import numpy as np
 from .._kernels.scatter import class_square_sums
 from .._kernels.scores import diagonal_log_density
 from ..base import NON_NEGATIVE
+from ..numerics import _binary_exponent
 from .base import ZERO_VARIANCE, GaussianClassifier
 
 __all__ = ["DiagonalLDA", "GaussianNaiveBayes"]
@@ -167,7 +168,7 @@ class GaussianNaiveBayes(DiagonalGaussianClassifier):
         m = (counts * self._means_z).sum(axis=0) / n
         total = (within.sum(axis=0) + (counts * (self._means_z - m) ** 2).sum(axis=0)) / n   # Var(x_j)
         # eps = var_smoothing * max_j Var(x_j) in the units of X; Var(x_j) = total_j * s_j^2, s_j = 2^e_j
-        e = np.frexp(self._scale)[1] - 1
+        e = _binary_exponent(self._scale) - 1
         k = np.argmax(np.log2(total) + 2 * e)
         eps = np.ldexp(self.var_smoothing * total[k], np.minimum(2 * (e[k] - e), 1000))
         var = within / counts + eps

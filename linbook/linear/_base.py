@@ -14,14 +14,15 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..base import check_params, check_sample_weight, dask_blocks, require_y, validate_fit, validate_predict
 from ..criteria import InformationCriteriaMixin
-from ._moments import Moments, pow2
+from ..numerics import _power_of_two_scale
+from ._moments import Moments
 
 
 def log_sum_squares(r, sw=None):
     """``log(sum_i s_i r_i^2)`` (``s_i`` the sample weights ``sw``) without overflow or underflow
     (``-inf`` for a zero residual)."""
     r = np.asarray(r, dtype=float)
-    s = float(pow2(np.max(np.abs(r), initial=0.0)))
+    s = float(_power_of_two_scale(np.max(np.abs(r), initial=0.0), below=True))
     q = (r / s) ** 2
     t = float(q.sum() if sw is None else sw @ q)
     return (np.log(t) + 2.0 * np.log(s)) if t > 0 else -np.inf

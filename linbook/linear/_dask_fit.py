@@ -19,8 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..base import check_params, require_y
+from ..numerics import _power_of_two_scale
 from ._base import original_gram
-from ._moments import Moments, pow2
+from ._moments import Moments
 from .._dask.blocks import map_reduce, row_blocks, summarise
 
 __all__ = ["fit_linear_regression", "fit_ridge"]
@@ -84,8 +85,8 @@ def _scales(summary):
     big = np.maximum(np.abs(summary.xmax), np.abs(summary.xmin))
     big = np.where(np.isfinite(big), big, 0.0)           # a column with no positive-weight rows
     tiny_or_huge = (big > 1e100) | ((big > 0) & (big < 1e-100))
-    x_scale = pow2(big) if np.any(tiny_or_huge) else np.ones(big.size)
-    y_scale = float(pow2(summary.yabs)) if not 1e-100 <= summary.yabs <= 1e100 else 1.0
+    x_scale = _power_of_two_scale(big, below=True) if np.any(tiny_or_huge) else np.ones(big.size)
+    y_scale = float(_power_of_two_scale(summary.yabs, below=True)) if not 1e-100 <= summary.yabs <= 1e100 else 1.0
     return x_scale, y_scale
 
 

@@ -23,6 +23,8 @@ import scipy.sparse as sps
 from scipy.linalg import lapack
 from scipy.linalg.blas import dsyrk
 
+from ..numerics import _power_of_two_scale
+
 #: Bytes of the largest dense temporary (one block of rows of X).
 BLOCK_BYTES = 1 << 22
 #: The equilibrated Gram matrix is used for Cholesky only above this reciprocal condition
@@ -31,14 +33,6 @@ BLOCK_BYTES = 1 << 22
 RCOND_MIN = 1e-8
 #: Sparse X with more columns than this is solved iteratively (LSQR) instead of by a dense Gram.
 MAX_GRAM_FEATURES = 4096
-
-
-def pow2(a):
-    """Power of two within a factor 2 of ``a`` (elementwise, ``1`` where ``a`` is 0 or not finite)."""
-    a = np.asarray(a, dtype=float)
-    ok = np.isfinite(a) & (a > 0)
-    _, e = np.frexp(np.where(ok, a, 1.0))
-    return np.where(ok, np.ldexp(1.0, e - 1), 1.0)
 
 
 def _blocks(n, d):
@@ -72,7 +66,7 @@ class Moments:
         self.n_eff = self.n if sw is None else int(np.count_nonzero(sw))
         big = max(float(y.max(initial=0.0)), -float(y.min(initial=0.0)))
         # y is rescaled only where its squares could overflow or underflow (exactly: a power of 2)
-        self.y_scale = float(pow2(big)) if not 1e-100 <= big <= 1e100 else 1.0
+        self.y_scale = float(_power_of_two_scale(big, below=True)) if not 1e-100 <= big <= 1e100 else 1.0
         self.ys = y / self.y_scale if self.y_scale != 1.0 else y
         self.sum_w = float(self.n if sw is None else sw.sum())
         self.y_mean_s = float(self._wmean(self.ys)) if fit_intercept else 0.0
@@ -180,7 +174,7 @@ class Moments:
             big = np.asarray(abs(X).max(axis=0).todense()).ravel()
         else:
             big = np.max(np.abs(X), axis=0, initial=0.0)
-        return pow2(big)
+        return _power_of_two_scale(big, below=True)
 
     def _gram(self):
         """Fill ``G``, ``c``, ``yy``; return False when the scaled-by-one Gram over/underflows."""

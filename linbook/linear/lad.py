@@ -11,8 +11,8 @@ from scipy.optimize import linprog
 
 from .._design import centre_offsets
 from ..base import all_or_nothing, validate_predict
+from ..numerics import _power_of_two_scale
 from ._base import LinearModel, log_sum_squares  # noqa: F401  (shared validation and tags)
-from ._moments import pow2
 
 __all__ = ["LeastAbsoluteDeviation"]
 
@@ -75,7 +75,7 @@ class LeastAbsoluteDeviation(LinearModel):
         n, d = X.shape
         sw = np.ones(n) if sw is None else sw
         Xs, sx, shift = self._scaled_columns(X)
-        sy = float(pow2(np.max(np.abs(y), initial=0.0)))
+        sy = float(_power_of_two_scale(np.max(np.abs(y), initial=0.0), below=True))
         cols = [Xs]
         if self.fit_intercept:
             cols.append(sps.csr_matrix(np.ones((n, 1))))
@@ -116,10 +116,10 @@ class LeastAbsoluteDeviation(LinearModel):
         and leave entries near 1e-9 elsewhere, which HiGHS drops as zeros.
         """
         if sps.issparse(X):
-            sx = pow2(np.asarray(abs(X).max(axis=0).todense()).ravel())
+            sx = _power_of_two_scale(np.asarray(abs(X).max(axis=0).todense()).ravel(), below=True)
             return sps.csr_matrix(X @ sps.diags(1.0 / sx)), sx, None
         Xc, shift = centre_offsets(X, None, self.fit_intercept)
-        sx = pow2(np.max(np.abs(Xc), axis=0, initial=0.0))
+        sx = _power_of_two_scale(np.max(np.abs(Xc), axis=0, initial=0.0), below=True)
         return sps.csr_matrix(Xc / sx), sx, shift
 
     def log_likelihood(self, X, y):
@@ -143,7 +143,7 @@ class LeastAbsoluteDeviation(LinearModel):
         if y.shape[0] != X.shape[0] or not np.all(np.isfinite(y)):
             raise ValueError("y must be finite and have one value per row of X")
         r = np.abs(y - self._linear(X))
-        s = float(pow2(np.max(r, initial=0.0)))
+        s = float(_power_of_two_scale(np.max(r, initial=0.0), below=True))
         ratio = float(np.sum(r / s)) * np.exp(np.log(s) - self._log_scale)
         return float(-y.shape[0] * (np.log(2.0) + self._log_scale) - ratio)
 

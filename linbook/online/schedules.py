@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..base import POSITIVE, Interval, StrOptions, check_param_values, renamed_kwargs, row_stats
+from ..numerics import _binary_exponent
 
 __all__ = ["learning_rate_schedule"]
 
@@ -114,8 +115,8 @@ def feature_scale(X, top):
     if top == 0.0 or 1.0 / SAFE_SQUARED_NORM <= top <= SAFE_SQUARED_NORM:
         return 1.0
     values = X.data if sp.issparse(X) else X
-    _, exponent = np.frexp(np.max(np.abs(values)))      # the largest entry is m 2^exponent, 1/2 <= m < 1
-    return float(np.ldexp(1.0, -int(exponent)))
+    exponent = int(_binary_exponent(np.max(np.abs(values))))   # the largest entry is m 2^exponent, 1/2 <= m < 1
+    return float(np.ldexp(1.0, -exponent))
 
 
 def scaled_rows(X, scale=None):
