@@ -32,7 +32,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, chec
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
 from ._design import centre_offsets  # noqa: F401  (its old import path, public)
-from .numerics import _binary_exponent
+from .numerics import _binary_exponent, _power_of_two_scale
 
 __all__ = ["validate_fit", "validate_predict", "check_sample_weight",
            "encode_labels", "check_finite_fit", "LinbookWarning", "SeparableDataWarning",
@@ -495,8 +495,9 @@ def _r2(y, yhat, sw):
 
     if not (np.all(np.isfinite(y)) and np.all(np.isfinite(yhat))):
         return float(r2_score(y, yhat, sample_weight=sw))           # its error for NaN / inf
-    top = max(np.max(np.abs(y)), np.max(np.abs(yhat)))
-    c = np.ldexp(1.0, int(_binary_exponent(top))) if top > 0 else 1.0    # |y / c|, |yhat / c| < 1
+    # |y / c|, |yhat / c| < 2, so differences stay finite (c is at most 2**1023: targets near 1e308
+    # made c = 2**1024 = inf and the score 1.0)
+    c = _power_of_two_scale(max(np.max(np.abs(y)), np.max(np.abs(yhat))))
     y, yhat = y / c, yhat / c
     ybar = np.average(y, weights=sw)
 

@@ -237,6 +237,20 @@ def test_score_of_targets_near_1e156(Est):
     assert model.score(X, y_t, sample_weight=w) == pytest.approx(_exact_r2(y_t, yhat, w), rel=1e-12)
 
 
+@pytest.mark.parametrize("Est", _regressors(), ids=lambda Est: Est.__name__)
+def test_score_of_targets_at_the_top_of_the_float_range(Est):
+    """R^2 against targets up to 1e308: the power of two that scaled them was 2**1024 = inf, every
+    scaled value 0, and the score a silent 1.0 (the exact R^2 here is about 0)."""
+    X, y = _data()
+    model = Est().fit(X, y)
+    y_t = y * (1e308 / np.max(np.abs(y)))
+    yhat = model.predict(X)
+    got = right_answer_required(lambda: model.score(X, y_t), corrupts="y")
+    assert got == pytest.approx(_exact_r2(y_t, yhat), rel=1e-12, abs=1e-12)
+    w = np.linspace(0.5, 2.0, len(y))
+    assert model.score(X, y_t, sample_weight=w) == pytest.approx(_exact_r2(y_t, yhat, w), rel=1e-12, abs=1e-12)
+
+
 @pytest.mark.parametrize("name", ["LinearRegression", "Ridge", "LeastAbsoluteDeviation"])
 @pytest.mark.parametrize("t", [2.0 ** 520, 2.0 ** -540])
 def test_score_of_a_fit_to_targets_near_the_ends_of_the_float_range(name, t):
