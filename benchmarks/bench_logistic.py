@@ -137,11 +137,13 @@ class EqualGradientPeer(FastestPeer):
 
     def __call__(self, data):
         if self.chosen is None:
-            target = 1.05 * _gradient(*data, *_coefs(self.lin(data)), self.lam)
+            X, y, *sw = data
+            sw = sw[0] if sw else None
+            target = 1.05 * _gradient(X, y, *_coefs(self.lin(data)), self.lam, sw)
             for solver in self.solvers:
                 for tol in self.LADDER:
                     fit = _sk(solver, C=1.0 / self.lam, tol=tol)
-                    if _gradient(*data, *_coefs(fit(data)), self.lam) <= target:
+                    if _gradient(X, y, *_coefs(fit(data)), self.lam, sw) <= target:
                         self.candidates[f"sklearn {solver} tol {tol:g}"] = fit
                         break
             out = super().__call__(data)
@@ -196,6 +198,9 @@ CASES = [
     _case("logistic wide 5000 x 2000 weighted (1e-3..1e3) default vs fastest peer",
           _weighted(lambda: _binary(5_000, 2_000, seed=2)), _lin(), _fastest(DENSE_PEERS),
           "fastest sklearn solver", 1.0, 1.0),
+    _case("logistic wide 5000 x 2000 weighted (1e-3..1e3) default vs fastest peer at equal achieved gradient",
+          _weighted(lambda: _binary(5_000, 2_000, seed=2)), _lin(), EqualGradientPeer(("lbfgs", "newton-cg"), _lin()),
+          "fastest sklearn solver at linbook's achieved gradient", 1.0, 1.0),
     _case("logistic sparse text 20k x 20k (0.1 %) weighted (1e-3..1e3) default vs fastest peer",
           _weighted(lambda: _text(n=20_000, d=20_000, seed=6)), _lin(), _fastest(SPARSE_PEERS),
           "fastest sklearn solver", 1.0, 1.0),
