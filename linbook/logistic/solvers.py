@@ -161,9 +161,10 @@ def _first_order(solver, loss, theta0, max_iter, tol, callback):
     # Newton's step test for the first-order methods (optim.resume_until_step_is_short) where the weights
     # are not all equal. Equal weights (none, all ones, all 1e300) leave the gradient test relative to
     # the number of rows, which no few rows can dominate, while the check's Hessian (or CG on Hessian
-    # products) at the result costs a good part of a whole fit: on the unweighted default (L-BFGS) fits
-    # of `make bench BENCH=logistic` it added 23 % (1e5 x 50), 31 % (200k x 100), 33 % (multinomial
-    # 100k x 50, 10 classes, lam=0) and 206 % (5000 x 2000, CG products) and never resumed.
+    # products) at the result costs a good part of a whole fit: forced on the unweighted default (L-BFGS)
+    # fits of the `make bench BENCH=logistic` data it made them 1.16x (1e5 x 50), 1.33x (200k x 100),
+    # 1.51x (multinomial 100k x 50, 10 classes, lam=0) and 1.82x (5000 x 2000, CG products) as long
+    # (medians of 3, same iterations) and never resumed.
 
     def newton_step(theta):        # how far Newton's next step moves a linear predictor
         return _newton_step_size(loss, theta, hessian_products=solver == "newton-cg")
