@@ -736,3 +736,21 @@ def test_spread_weights_multinomial(solver, heavy):
         np.testing.assert_allclose(m.predict_proba(X)[:, 1:].ravel(), np.ravel(
             [np.exp(a - logsumexp(np.r_[0.0, a])) for a in (X @ best.x.reshape(2, 2)[:, 1:].T
                                                            + best.x.reshape(2, 2)[:, 0])]), atol=1e-5)
+
+
+@pytest.mark.parametrize("lam", [0.0, 1.0])
+@pytest.mark.parametrize("n_classes,solver", [(2, "newton"), (2, "newton-cg"), (2, "lbfgs"), (2, "bfgs"), (2, "gd"),
+                                              (3, "newton"), (3, "lbfgs"), (3, "bfgs"), (3, "gd")])
+def test_unit_weights_are_no_weights(n_classes, solver, lam):
+    """scikit-learn's contract: sample_weight=np.ones(n) is the fit without weights. Before, unit weights
+    gave the first-order methods (and multinomial Newton) the weighted fits' stopping rule."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((300, 4))
+    y = ((X @ [1.0, -1.0, 0.5, 0.0] + rng.standard_normal(300) > 0).astype(int) if n_classes == 2
+         else rng.integers(0, 3, 300))
+    plain = linbook.LogisticRegression(solver=solver, lam=lam).fit(X, y)
+    ones = linbook.LogisticRegression(solver=solver, lam=lam).fit(X, y, sample_weight=np.ones(300))
+    assert ones.n_iter_ == plain.n_iter_
+    scale = np.max(np.abs(plain.coef_))
+    assert np.max(np.abs(ones.coef_ - plain.coef_)) <= 1e-10 * scale
+    assert np.max(np.abs(ones.intercept_ - plain.intercept_)) <= 1e-10 * max(scale, 1.0)

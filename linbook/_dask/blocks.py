@@ -175,6 +175,12 @@ class Summary:
     xmax: np.ndarray            # column maxima and minima over the rows of positive weight (NaN skipped)
     xmin: np.ndarray
     yabs: float = 0.0           # max |y| over the rows of positive weight (numeric y; 0 otherwise)
+    wmin: float = np.inf        # the smallest and largest weight (no rows: inf, -inf)
+    wmax: float = -np.inf
+
+    def weights_differ(self):
+        """Whether the weights are not all equal (the logistic first-order methods' Newton-step check)."""
+        return self.wmax > self.wmin
 
     def spread(self):
         """Weighted column standard deviations."""
@@ -234,7 +240,7 @@ def _summarise_block(Xb, yb, swb, index, model, labels_needed, allow_nan):
         mean, m2 = np.zeros(d), np.zeros(d)
     xmin, xmax = column_range(Xb, swb)     # over the rows of positive weight, NaN skipped
     return Summary(n, int(np.count_nonzero(sw > 0)), weight_sum, labels, label_weight, label_rows, mean, m2,
-                   xmax, xmin, yabs)
+                   xmax, xmin, yabs, float(sw.min(initial=np.inf)), float(sw.max(initial=-np.inf)))
 
 
 def _combine_summaries(*parts):
@@ -258,7 +264,8 @@ def _combine_summaries(*parts):
             raise ValueError(f"y has more than {MAX_CLASSES} distinct labels: pass class labels (a classifier "
                              "needs a few classes), or use a regression model for a continuous target.")
         out = Summary(out.n + s.n, out.n_positive + s.n_positive, sw, labels, label_weight, label_rows, mean, m2,
-                      np.maximum(out.xmax, s.xmax), np.minimum(out.xmin, s.xmin), max(out.yabs, s.yabs))
+                      np.maximum(out.xmax, s.xmax), np.minimum(out.xmin, s.xmin), max(out.yabs, s.yabs),
+                      min(out.wmin, s.wmin), max(out.wmax, s.wmax))
     return out
 
 

@@ -139,9 +139,9 @@ class BlockLoss:
     """The summed loss with the contract of :func:`linbook.logistic.minimise`:
     ``loss(theta) -> (F, g, H)``, ``loss.value_and_gradient(theta) -> (F, g)``, ``loss.gscale``."""
 
-    def __init__(self, evaluate, gscale, zscale=None, *, weighted=False):
+    def __init__(self, evaluate, gscale, zscale=None, *, weights_differ=False):
         self._evaluate, self.gscale, self.zscale = evaluate, gscale, zscale
-        self.weighted = weighted        # solvers.minimise: the first-order methods' Newton-step check
+        self.weights_differ = weights_differ    # solvers.minimise: the first-order methods' Newton-step check
 
     def __call__(self, theta):
         return self._evaluate(theta, True)
@@ -156,7 +156,7 @@ def _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, m
     if fi:
         theta0[0] = b0
     loss = BlockLoss(evaluate, gradient_scale(None, np.array([summary.sw]), frame.c, frame.m, fi),
-                     predictor_scale(frame.c, frame.m, fi), weighted=summary.sw != summary.n)
+                     predictor_scale(frame.c, frame.m, fi), weights_differ=summary.weights_differ())
     separation = Separation(blocks, summary, classes, frame, evaluate, link) if est.lam == 0 else None
     watch = SeparationWatch(separation) if separation is not None else None     # as in memory
     res = minimise(solver, loss, theta0, max_iter=max_iter, tol=est.tol, callback=watch)
@@ -308,9 +308,11 @@ def _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter):
         counts = np.maximum(summary.label_weight, 1e-12 * summary.label_weight.sum())
         th0[:, 0] = np.log(counts[1:] / counts[0])         # start as in memory
     loss = BlockLoss(evaluate, gradient_scale(None, np.array([summary.sw]), frame.c, frame.m, fi, C - 1),
-                     predictor_scale(frame.c, frame.m, fi, C - 1) if summary.sw != summary.n else None,
-                     weighted=summary.sw != summary.n)      # as in memory: the step test on weighted fits
-    res = minimise(solver, loss, th0.ravel(), max_iter=max_iter, tol=est.tol)
+                     predictor_scale(frame.c, frame.m, fi, C - 1),
+                     weights_differ=summary.weights_differ())      # as in memory
+    separation = Separation(blocks, summary, classes, frame, evaluate, "logit") if est.lam == 0 else None
+    watch = SeparationWatch(separation) if separation is not None else None     # as in memory
+    res = minimise(solver, loss, th0.ravel(), max_iter=max_iter, tol=est.tol, callback=watch)
     T = res.x.reshape(C - 1, p)
     V, b = np.zeros((C, d)), np.zeros(C)
     V[1:] = T[:, off:]
@@ -318,8 +320,7 @@ def _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter):
         b[1:] = T[:, 0]
     W, b = frame.to_units(V, b)
     est._check_result(res, W, b)
-    separation = Separation(blocks, summary, classes, frame, evaluate, "logit") if est.lam == 0 else None
-    sep = separation is not None and bool(np.all(np.isfinite(W))) and separation.after(W, b, res)
+    sep = separation is not None and bool(np.all(np.isfinite(W))) and separation.after(W, b, res, watch)
     _set_common(est, blocks, classes, solver)
     est.coef_ = W - W.mean(0)
     est.intercept_ = b - b.mean()

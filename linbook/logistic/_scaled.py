@@ -100,6 +100,12 @@ def gradient_scale(X, weights, c, m, fit_intercept, n_rows=1):
     return np.maximum(n_eff * predictor_scale(c, m, fit_intercept, n_rows), np.finfo(float).tiny)
 
 
+def weights_differ(sample_weight):
+    """Whether ``sample_weight`` is given and not all equal: then :func:`linbook.logistic.solvers.minimise`
+    gives the first-order methods Newton's step test (equal weights are no weights to the gradient test)."""
+    return sample_weight is not None and np.size(sample_weight) > 0 and np.ptp(sample_weight) > 0
+
+
 def predictor_scale(c, m, fit_intercept, n_rows=1):
     """Per-coordinate bound on how far a unit change of ``v = c w`` (or of the intercept) moves a
     linear predictor: ``max_i |x_ij| / c_j = m_j / c_j``, and 1 for the intercept. The units of
@@ -182,7 +188,7 @@ class BinaryLoss:
         self.gscale, self.zscale = cols.gradient_scale(), cols.predictor_scale()
         self.t = 2 * np.asarray(y).astype(np.int8) - 1
         self.sample_weight, self.lam, self.fit_intercept = sample_weight, lam, fit_intercept
-        self.weighted = sample_weight is not None      # solvers.minimise: the first-order step test
+        self.weights_differ = weights_differ(sample_weight)    # solvers.minimise: the first-order step test
         self.terms, self.link = terms, link
         self._single = approximate_hessian and not scipy.sparse.issparse(self._Xk)
         self._Xk_squared = None

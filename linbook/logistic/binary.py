@@ -84,6 +84,8 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         with _with_advice(self):
             type_of_target(y, input_name="y", raise_unknown=True)
         sw = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
+        if sw is not None and np.all(sw == 1.0):
+            sw = None          # unit weights are no weights (scikit-learn's contract): the same fit, bit for bit
         name = type(self).__name__
         if np.unique(y).size == 1:
             raise ValueError(f"{name} needs samples of at least 2 classes; y has 1 class "

@@ -22,7 +22,7 @@ import numpy as np
 from .._kernels.hessian import multinomial_hessian
 from ..numerics import logsumexp
 from . import solvers
-from ._scaled import ScaledColumns, scaled_design
+from ._scaled import ScaledColumns, scaled_design, weights_differ
 from .separation import separable_multinomial
 
 __all__ = []
@@ -129,16 +129,17 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
         loss = _Loss(None, symmetric_objective(*design), cols.gradient_scale(C))    # no Hessian: no step test
         theta0 = _symmetric_start(start, C, X.shape[1])
     else:
-        # zscale: Newton's step test, as the binary loss's (weights over many decades, see
-        # solvers.minimise); weighted fits only: unweighted ones stop as they did
-        zscale = None if sw is None else cols.predictor_scale(C - 1)
-        loss = _Loss(*_reduced_objective(*design), cols.gradient_scale(C - 1), zscale, weighted=sw is not None)
+        # zscale: Newton's step test, as the binary loss's (weights over many decades, see solvers.minimise)
+        loss = _Loss(*_reduced_objective(*design), cols.gradient_scale(C - 1), cols.predictor_scale(C - 1),
+                     weights_differ=weights_differ(sw))
         theta0 = np.zeros((C - 1, X.shape[1] + int(fit_intercept)))
         if fit_intercept:
             theta0[:, 0] = start
-    res = solvers.minimise(solver, loss, theta0.ravel(), max_iter=max_iter, tol=tol)
+    # lam = 0: Newton stops once its steps stop shrinking and the exact test says separable (as binary)
+    watch = solvers.SeparationWatch(lambda: _separable(cols, yidx, C)) if lam == 0 else None
+    res = solvers.minimise(solver, loss, theta0.ravel(), max_iter=max_iter, tol=tol, callback=watch)
     W, b = _unpack(res.x, C, cols.c, fit_intercept, reference=loss.fgh is not None)
-    sep = lam == 0 and np.all(np.isfinite(W)) and _separated(cols, yidx, W, b, res.converged, C)
+    sep = lam == 0 and np.all(np.isfinite(W)) and _separated(cols, yidx, W, b, res.converged, C, watch)
     if cols.shift is not None:
         b = b - W @ cols.shift                             # back to the units of X
     return W - W.mean(0), b - b.mean(), res, bool(sep)
@@ -146,11 +147,11 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
 
 class _Loss:
     """``loss(theta) -> (F, g, H)``, ``loss.value_and_gradient``, ``loss.gscale`` (and, with a Hessian,
-    ``loss.zscale``, ``loss.weighted``) for :func:`solvers.minimise`."""
+    ``loss.zscale``, ``loss.weights_differ``) for :func:`solvers.minimise`."""
 
-    def __init__(self, fgh, fg, gscale, zscale=None, *, weighted=False):
+    def __init__(self, fgh, fg, gscale, zscale=None, *, weights_differ=False):
         self.fgh, self.value_and_gradient, self.gscale = fgh, fg, gscale
-        self.zscale, self.weighted = zscale, weighted
+        self.zscale, self.weights_differ = zscale, weights_differ
 
     def __call__(self, theta):      # Newton calls the loss: the objective with its Hessian
         return self.fgh(theta)
@@ -175,16 +176,23 @@ def _unpack(theta, C, c, fit_intercept, reference):
     return W, b
 
 
-def _separated(cols, yidx, W, b, converged, C):
-    """With ``lam = 0``: the exact test where the margins saturate or the solver did not converge."""
+def _separated(cols, yidx, W, b, converged, C, watch=None):
+    """With ``lam = 0``: the exact test where the margins saturate or the solver did not converge
+    (``watch``: a :class:`solvers.SeparationWatch` that may have run it already)."""
+    if watch is not None and (watch.separable or watch.tested):
+        return watch.separable
     A = cols.X @ W.T + b
     n = A.shape[0]
     A -= A[np.arange(n), yidx][:, None]
     A[np.arange(n), yidx] = -np.inf
     if np.any(-A.max(axis=1) > 25.0) or not converged:
-        return separable_multinomial(cols.X, yidx, C, cols.fit_intercept, col_scale=cols.c,
-                                     weights=cols.sample_weight)
+        return _separable(cols, yidx, C)
     return False
+
+
+def _separable(cols, yidx, C):
+    """The exact test: are the classes (quasi-)separable, so that no finite MLE exists?"""
+    return separable_multinomial(cols.X, yidx, C, cols.fit_intercept, col_scale=cols.c, weights=cols.sample_weight)
 
 
 def reduced_hessian_at_fit(est, X, sw=None):

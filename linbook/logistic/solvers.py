@@ -33,7 +33,6 @@ import numpy as np
 
 from .. import optim
 from ..optim.newton_cg import conjugate_gradient_step, newton_cg
-from ..optim.result import MSG_GTOL, MSG_NO_DECREASE, _msg_max_iter
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from .._kernels.threads import single_threaded_blas
 
@@ -99,24 +98,35 @@ def minimise(solver, loss, theta0, *, max_iter, tol, callback=None, reuse_hessia
 
     ``loss(theta) -> (F, g, H)`` (as :func:`linbook.logistic.logistic_regression.logistic_loss`;
     ``None`` for the first-order methods), ``loss.value_and_gradient(theta) -> (F, g)``;
-    ``tol`` is on ``max |g| / loss.gscale`` (Newton: and on its next step, ``loss.zscale``). ``solver="newton"`` is :func:`linbook.optim.newton`,
-    the one Newton driver (``reuse_hessian``: its chord method, ``fun_grad=``).
+    ``tol`` is on ``max |g| / loss.gscale`` and on Newton's next step (``loss.zscale``; the first-order
+    methods: where ``loss.weights_differ``). ``solver="newton"`` is :func:`linbook.optim.newton`, the one
+    Newton driver (``reuse_hessian``: its chord method, ``fun_grad=``).
     """
-    kw = dict(max_iter=max_iter, gtol=tol, gscale=loss.gscale)
     # The gradient test is relative to sum(sample_weight): heavy rows that the start already fits
     # make it pass with the light rows' coefficients far off (weights 1e7 and 1e-3: stopped at
-    # iteration 0). A binary loss gives ``zscale`` (how far a unit step moves a linear predictor);
-    # Newton then stops only where its next step moves no predictor by more than sqrt(tol), a test
-    # that the weights cannot meet for it. The polishing step then takes that error to ~tol.
+    # iteration 0). A loss with a Hessian gives ``zscale`` (how far a unit step moves a linear
+    # predictor); Newton then stops only where its next step moves no predictor by more than
+    # sqrt(tol), a test that the weights cannot meet for it. The polishing step then takes that
+    # error to ~tol. Newton has the test on every fit: it reuses the Hessian it evaluates.
     zscale = getattr(loss, "zscale", None)
-    if solver == "newton":                 # scale-free: sample weights of 1e300 or 1e-300 are harmless
-        # single-threaded BLAS when every pass, the Hessian's too, runs in row chunks (BinaryLoss says why)
-        serial = getattr(loss, "hessian_by_rows", False)
-        with single_threaded_blas() if serial else contextlib.nullcontext():
-            return optim.newton(loss, theta0, grad=True, hess=True, xtol=0.0, callback=callback, polish=True,
-                                fun_grad=loss.value_and_gradient if reuse_hessian else None,
-                                step_tol=None if zscale is None else np.sqrt(tol),
-                                step_scale=1.0 if zscale is None else zscale, **kw)
+    if solver != "newton":
+        return _first_order(solver, loss, theta0, max_iter, tol, callback)
+    # scale-free: sample weights of 1e300 or 1e-300 are harmless; single-threaded BLAS when every pass,
+    # the Hessian's too, runs in row chunks (BinaryLoss says why)
+    serial = getattr(loss, "hessian_by_rows", False)
+    with single_threaded_blas() if serial else contextlib.nullcontext():
+        return optim.newton(loss, theta0, grad=True, hess=True, xtol=0.0, callback=callback, polish=True,
+                            fun_grad=loss.value_and_gradient if reuse_hessian else None,
+                            step_tol=None if zscale is None else np.sqrt(tol),
+                            step_scale=1.0 if zscale is None else zscale,
+                            max_iter=max_iter, gtol=tol, gscale=loss.gscale)
+
+
+def _first_order(solver, loss, theta0, max_iter, tol, callback):
+    """:func:`minimise` with L-BFGS, BFGS, gradient descent or Newton-CG."""
+    if solver == "newton-cg" and not hasattr(loss, "with_hessian_product"):
+        raise ValueError("solver='newton-cg' needs in-memory X with two classes (it is not written for dask "
+                         "collections). Set solver to 'newton' or 'lbfgs'.")
     # The objective grows with the sample weights; quasi-Newton and gradient steps square the
     # gradient (g'g, y's), which overflows for weights near 1e300 and underflows near 1e-300 (both
     # stopped at the start with a wrong answer). Minimise F / unit instead, unit = the power of two
@@ -129,20 +139,16 @@ def minimise(solver, loss, theta0, *, max_iter, tol, callback=None, reuse_hessia
         f, g = loss.value_and_gradient(theta)
         return f / unit, g / unit
 
-    kw["gscale"] = loss.gscale / unit
     method = {"lbfgs": optim.lbfgs, "bfgs": optim.bfgs}.get(solver)
     # single-threaded BLAS for the solver's vector algebra (the two-loop recursion's dot products)
     # when the loss spreads its own passes over the cores (BinaryLoss: dense row chunks, sparse
     # products are serial anyway): multi-threaded BLAS synchronises inside each small call, and on
     # a busy machine a 15,000-long dot product took 10 ms (sparse 30k x 15k: 0.7 s a two-loop
     # recursion). The multinomial loss's large GEMMs keep BLAS's own threads.
-    if solver == "newton-cg" and not hasattr(loss, "with_hessian_product"):
-        raise ValueError("solver='newton-cg' needs in-memory X with two classes (it is not written for dask "
-                         "collections). Set solver to 'newton' or 'lbfgs'.")
     serial = getattr(loss, "parallel_by_rows", False)
 
     def run(x0, gtol, max_iter):
-        kw.update(gtol=gtol, max_iter=max_iter)
+        kw = dict(max_iter=max_iter, gtol=gtol, gscale=loss.gscale / unit)
         with single_threaded_blas() if serial else contextlib.nullcontext():
             if solver == "newton-cg":
                 return newton_cg(_hessian_product_in_units(loss, unit), x0, callback=callback, **kw)
@@ -150,44 +156,22 @@ def minimise(solver, loss, theta0, *, max_iter, tol, callback=None, reuse_hessia
                 return method(fg_in_units, x0, grad=True, **kw)
             return optim.gradient_descent(fg_in_units, x0, grad=True, step="backtracking", **kw)
 
-    res = run(theta0, tol, max_iter)
-    if zscale is not None and getattr(loss, "weighted", False):
-        res = _until_the_newton_step_is_short(run, loss, res, tol, max_iter, solver == "newton-cg")
+    if getattr(loss, "zscale", None) is None or not getattr(loss, "weights_differ", False):
+        return _in_units(run(theta0, tol, max_iter), unit)
+    # Newton's step test for the first-order methods (optim.resume_until_step_is_short) where the weights
+    # are not all equal. Equal weights (none, all ones, all 1e300) leave the gradient test relative to
+    # the number of rows, which no few rows can dominate, while the check's Hessian (or CG on Hessian
+    # products) at the result costs a good part of a whole fit: forced on the unweighted default (L-BFGS)
+    # fits of the `make bench BENCH=logistic` data it made them 1.16x (1e5 x 50), 1.33x (200k x 100),
+    # 1.51x (multinomial 100k x 50, 10 classes, lam=0) and 1.82x (5000 x 2000, CG products) as long
+    # (medians of 3, same iterations) and never resumed.
+
+    def newton_step(theta):        # how far Newton's next step moves a linear predictor
+        return _newton_step_size(loss, theta, hessian_products=solver == "newton-cg")
+
+    res = optim.resume_until_step_is_short(run, theta0, newton_step, step_tol=np.sqrt(tol), gtol=tol,
+                                           max_iter=max_iter)
     return _in_units(res, unit)
-
-
-def _until_the_newton_step_is_short(run, loss, res, tol, max_iter, hessian_products):
-    """The step test of Newton for the first-order methods and Newton-CG on weighted fits.
-
-    Their gradient test, relative to sum(sample_weight), passes where heavy rows that are already
-    fitted dominate the sum while light rows' coefficients are far off (weights 1e7 and 1e-3:
-    iteration 0, coef_ = 0). Where it passes, the Newton step ``H^{-1} g`` at the result (one
-    Hessian, or CG on Hessian products) must move no linear predictor by more than sqrt(tol)
-    (``loss.zscale``, as Newton); otherwise the method resumes from there with ``gtol`` shrunk by
-    the step's excess, within the same ``max_iter`` in all. Out of iterations: not converged.
-    """
-    n_iter, n_fev, gtol = res.n_iter, res.n_fev, tol
-    resumed = False
-    # a resumed run that ends at rounding level (no decrease) counts where the first run's gradient
-    # test passed and the Newton step is now short
-    while (res.converged or resumed) and res.message in (MSG_GTOL, MSG_NO_DECREASE):
-        excess = _newton_step_size(loss, res.x, hessian_products) / np.sqrt(tol)
-        if not excess > 1.0:                    # short (or no positive-definite Hessian to judge by)
-            res.converged = True
-            break
-        if res.message == MSG_NO_DECREASE:      # the line search is at rounding: resuming cannot help
-            res.converged = False
-            res.message += " (and the Newton step is still long: not converged)"
-            break
-        left = max_iter - n_iter
-        if left <= 0:
-            res.converged, res.message = False, _msg_max_iter(max_iter) + " (the Newton step is still long)"
-            break
-        gtol = gtol / max(min(excess, 1e6), 10.0)
-        res, resumed = run(res.x, gtol, left), True
-        n_iter, n_fev = n_iter + res.n_iter, n_fev + res.n_fev
-    res.n_iter, res.n_fev = n_iter, n_fev
-    return res
 
 
 #: Above this many parameters the step check never forms the Hessian (its ``p^2`` numbers: 8 MB here,

@@ -20,7 +20,9 @@ method at once with ``converged = False`` and a message saying so.
 Modules: :mod:`~linbook.optim.line_search` (Armijo, Wolfe),
 :mod:`~linbook.optim.first_order` (gradient descent, momentum, CG),
 :mod:`~linbook.optim.newton` (Newton, the one Newton/IRLS driver; truncated Newton;
-Levenberg-Marquardt), :mod:`~linbook.optim.quasi_newton` (BFGS, L-BFGS).
+Levenberg-Marquardt), :mod:`~linbook.optim.quasi_newton` (BFGS, L-BFGS),
+:mod:`~linbook.optim.resume` (Newton's step test for the first-order methods: resume a run
+until a Newton step is short).
 
 Derived in: chapter "Optimizers" (one section per method).
 """
@@ -31,11 +33,13 @@ from .newton import levenberg_marquardt, newton, truncated_newton
 from .newton_cg import newton_cg
 from .quasi_newton import bfgs, bfgs_update_B, bfgs_update_H, lbfgs, lbfgs_two_loop
 from .result import OptimizeResult
+from .resume import resume_until_step_is_short
 
 __all__ = [
     "OptimizeResult", "backtracking", "wolfe_line_search", "gradient_descent", "momentum",
     "conjugate_gradient", "nonlinear_cg", "newton", "truncated_newton", "newton_cg", "bfgs",
     "lbfgs", "levenberg_marquardt", "bfgs_update_B", "bfgs_update_H", "lbfgs_two_loop",
+    "resume_until_step_is_short",
 ]
 
 

@@ -18,7 +18,8 @@ Three options of :func:`newton` save evaluations near the optimum:
   then cost one gradient; the stopping test is the same (the exact gradient).
 * ``polish`` (with ``hess=True``): after the gradient test passes, one more full Newton step
   with the Hessian already at hand (no evaluation). Its error is about the square of the
-  current one (about ``CHORD_CONTRACTION`` times it with a kept chord factor).
+  current one (about ``CHORD_CONTRACTION`` times it with a kept chord factor); the result's
+  ``fun`` and ``grad`` are those before it.
 * ``decrement_tol``: stop (converged) when the Newton decrement ``g' H^{-1} g / 2`` -- the
   decrease the quadratic model predicts, affine invariant -- is at most ``decrement_tol``
   (Boyd and Vandenberghe's stopping rule; tested before each step whose ``H`` is positive
@@ -129,9 +130,12 @@ def _line_search(fg, trial, x, f, g, d, scale, gtol):
     return t, None, _no_decrease(g, gtol, scale, fg, trial)
 
 
-def _polished(x, out, g, factor, tau, damping):
-    """``x`` after one more full Newton step with the Hessian already at hand (no evaluation):
-    a chord step with the kept factor, else a step with ``out``'s Hessian when it is positive definite."""
+def _polished(x, out, g, factor, tau, damping, d=None):
+    """``x`` after one more full Newton step with the Hessian already at hand (no evaluation): ``d``, the
+    step the step test computed at ``x``, if given; else a chord step with the kept factor, else a step
+    with ``out``'s Hessian when it is positive definite."""
+    if d is not None:
+        return x + d
     if factor is not None and tau == 0.0:
         return x + _chord_direction(factor, g)
     if len(out) == 3:
@@ -174,10 +178,7 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
     callback : callable, optional
         ``callback(x, f, g)`` after each step; returning ``True`` stops (not converged).
     polish, fun_grad, decrement_tol, step_tol, step_scale : optional
-        One more full step after the gradient test passes (``fun``, ``grad`` are those before
-        it); the chord method with ``fun_grad(x) -> (f, g)``; the Newton decrement test
-        ``g' H^{-1} g / 2 <= decrement_tol``; the gradient test only where the next step is
-        short. See the module docstring.
+        The polishing step, the chord method, the decrement test, the step test: see the module docstring.
 
     Returns
     -------
@@ -190,7 +191,7 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
     short = _StepTest(step_tol, step_scale, fg, hessian, damping or 0.0)
     if early and not (early.message == MSG_GTOL and not short(x, out, factor, tau)):
         return early
-    out = short.out or out
+    out = short.take(out)
     f, g = out[0], out[1]
     path, k, (msg, converged) = [x.copy()], 0, (_msg_max_iter(max_iter), False)
     for k in range(1, max_iter + 1):
@@ -198,25 +199,21 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
         d, tau, factor, out, stop = _direction(factor, tau, g, x, out, fg, hessian, damping, decrement_tol)
         t, new = 0.0, None
         if stop is None:           # t: Armijo backtracking from 1 (or the full step)
-            t, new, stop = (_line_search(fg, trial, x, f, g, d, scale, gtol) if line_search
-                            else _full_step(trial, x, d))
+            t, new, stop = (_line_search if line_search else _full_step)(fg, trial, x, f, g, d, scale, gtol)
         if new is None:            # no step taken
             (msg, converged), k = stop, k - 1
             break
         factor = factor if _chord_lasts(trial is not fg, t, new[1], g) else None
         small = _small_step(t * d, x, xtol)
-        x, out = x + t * d, new
-        f, g = out[0], out[1]
+        x, out, (f, g) = x + t * d, new, new[:2]
         path.append(x.copy())
-        short.forget()
         stop = stop or _stop_after_step(fg, trial, x, f, g, gtol, scale, small, callback,
                                         lambda: short(x, out, factor, tau))
-        out = short.out or out               # the Hessian the step test evaluated, for the next step
+        out = short.take(out)                # the Hessian the step test evaluated, for the next step
         if stop:
             msg, converged = stop
-            if msg == MSG_GTOL and polish and hess is True:
-                x = path[-1] = (x + short.d if short.d is not None
-                                else _polished(x, out, g, factor, tau, damping or 0.0))
+            if msg == MSG_GTOL and polish and hess is True:      # one more full step, no evaluation
+                x = path[-1] = _polished(x, out, g, factor, tau, damping or 0.0, short.d)
             break
     return OptimizeResult(x, f, g, converged, k, fg.n + (trial.n if trial is not fg else 0), np.array(path), msg)
 
@@ -254,8 +251,9 @@ def _direction(factor, tau, g, x, out, fg, hessian, damping, decrement_tol):
     return d, tau, factor, out, None
 
 
-def _full_step(trial, x, d):
-    """``(1, fg(x + d), stop)`` without a line search; ``stop`` when the objective is not finite there."""
+def _full_step(fg, trial, x, f, g, d, scale, gtol):
+    """``(1, fg(x + d), stop)`` without a line search (the arguments of :func:`_line_search`); ``stop``
+    when the objective is not finite there."""
     new = trial(x + d)
     if not np.isfinite(new[0]):
         return 1.0, (np.nan, new[1]), ("diverged: the objective is not finite after a full Newton step", False)
@@ -264,15 +262,17 @@ def _full_step(trial, x, d):
 
 class _StepTest:
     """The step test of :func:`newton` (``step_tol``): is the next Newton step at ``x`` short? Always, without
-    ``step_tol``. It keeps that step ``d`` and the evaluation ``out`` it made (with the Hessian), which the
-    polishing step and the next iteration reuse; ``forget`` clears them before the next point."""
+    ``step_tol``. It keeps that step ``d`` (for the polishing step) and the evaluation ``out`` it made (with
+    the Hessian), which ``take`` hands to the next iteration once."""
 
     def __init__(self, step_tol, step_scale, fg, hessian, damping):
         self.step_tol, self.step_scale, self.fg, self.hessian, self.damping = step_tol, step_scale, fg, hessian, damping
-        self.forget()
-
-    def forget(self):
         self.d = self.out = None
+
+    def take(self, out):
+        """The evaluation the test made at the current point if it made one, else ``out``; then forget it."""
+        out, self.out = self.out or out, None
+        return out
 
     def __call__(self, x, out, factor, tau):
         if self.step_tol is None:
