@@ -71,7 +71,7 @@ def resume_until_step_is_short(run, x0, step_size, *, step_tol, gtol=1e-8, max_i
         gtol = gtol / max(min(excess, 1e6), 10.0)
         res, resumed = run(res.x, gtol, max_iter - n_iter), True
         n_iter, n_fev = n_iter + res.n_iter, n_fev + res.n_fev
-        paths.append(res.path[1:])
+        paths.append(None if res.path is None else res.path[1:])    # a user's run may keep no path
     res.n_iter, res.n_fev = n_iter, n_fev
     if len(paths) > 1 and all(p is not None for p in paths):
         res.path = np.concatenate(paths)
