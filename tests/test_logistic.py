@@ -450,7 +450,8 @@ def test_auto_solver_rule():
     assert choose_solver("auto", 150, 4, 3, True, False) == "newton"             # iris
     assert choose_solver("auto", 100_000, 50, 3, True, False) == "lbfgs"         # softmax Hessian
     assert choose_solver("auto", 100_000, 50_000, 2, True, True, density=1e-4) == "newton-cg"  # very sparse
-    assert choose_solver("auto", 100_000, 50_000, 2, True, True, density=1e-3) == "lbfgs"      # text-like
+    assert choose_solver("auto", 100_000, 50_000, 2, True, True, density=1e-3) == "newton-cg"  # text-like
+    assert choose_solver("auto", 100_000, 5_000, 2, True, True, density=2e-2) == "lbfgs"       # denser than 1 %
     assert choose_solver("auto", 100_000, 50_000, 2, True, True) == "lbfgs"
     assert choose_solver("auto", 100_000, 50_000, 3, True, True) == "lbfgs"      # text-like, 3 classes
     assert choose_solver("auto", 1000, 20, 2, True, True) == "newton"            # small sparse

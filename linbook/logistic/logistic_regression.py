@@ -132,7 +132,7 @@ class LogisticRegression(BinaryGLM):
         (:func:`linbook.logistic.choose_solver`): binary dense ``X`` with ``p > 48`` and
         ``N p >= 1e6`` -> L-BFGS; otherwise binary with ``p <= 300``, or dense ``X`` with
         ``p <= 1000`` and ``N >= 100 p`` -> Newton; multinomial with ``N p^2 <= 1e8`` -> Newton;
-        binary sparse ``X`` with at most 0.05 % non-zeros -> Newton-CG; otherwise (many classes, ``D`` comparable to
+        binary sparse ``X`` with at most 1 % non-zeros -> Newton-CG; otherwise (many classes, ``D`` comparable to
         ``N``) -> L-BFGS.
     fit_intercept : bool, default True
     max_iter : int, optional
