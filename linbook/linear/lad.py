@@ -117,7 +117,9 @@ class LeastAbsoluteDeviation(LinearModel):
         """
         if sps.issparse(X):
             sx = _power_of_two_scale(np.asarray(abs(X).max(axis=0).todense()).ravel(), below=True)
-            return sps.csr_matrix(X @ sps.diags(1.0 / sx)), sx, None
+            Xs = sps.csr_matrix(X, dtype=float, copy=True)
+            Xs.data /= sx[Xs.indices]          # divided, not times 1 / sx: that overflows for subnormal columns
+            return Xs, sx, None
         Xc, shift = centre_offsets(X, None, self.fit_intercept)
         sx = _power_of_two_scale(np.max(np.abs(Xc), axis=0, initial=0.0), below=True)
         return sps.csr_matrix(Xc / sx), sx, shift

@@ -127,6 +127,26 @@ def test_feature_scale_scan(name, s):
     assert_all_finite(pred, what="predictions")
 
 
+@pytest.mark.parametrize("s", (*SCALES, 1e-310))          # 1e-310: every column's largest entry subnormal
+def test_lad_sparse_feature_scale_scan(s):
+    """LeastAbsoluteDeviation on CSR X * s: as on dense X. Scaling a column whose largest entry is
+    subnormal multiplied by 1 / 2**e, which overflows; linprog then refused "A_eq must not contain
+    inf" (an error naming neither the input nor a cure)."""
+    import scipy.sparse as sps
+
+    X, y = _data(seed=2)
+    ref = LeastAbsoluteDeviation().fit(X, y)
+    why = unrepresentable(ref.coef_, 1 / s)
+    est = LeastAbsoluteDeviation()
+    with np.errstate(over="ignore", under="ignore"):
+        Xs = sps.csr_matrix(X * np.float64(s))
+    out = right_answer_required(lambda: est.fit(Xs, y), unreachable=why)
+    if out is None:
+        return
+    obj = lambda w, b: np.abs(y - X @ w - b).sum()  # noqa: E731
+    assert obj(est.coef_ * s, est.intercept_) == pytest.approx(obj(ref.coef_, ref.intercept_), rel=1e-9)
+
+
 @pytest.mark.parametrize("c", SCALES)
 @pytest.mark.parametrize("name", sorted(REGRESSORS))
 def test_target_scale_scan(name, c):
