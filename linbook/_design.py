@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse
 
+from ._kernels.csr import divide_columns
+
 
 def centre_offsets(X, sw, fit_intercept):
     """``(X - mu, mu)`` with ``mu`` the weighted means of the dense columns whose mean exceeds
@@ -62,7 +64,7 @@ def centre_sparse_offsets(X, sw, fit_intercept):
         return X, None
     Xs = X[:, cand].tocsc()
     m = np.asarray(abs(Xs).max(axis=0).todense()).ravel()
-    unit = Xs @ scipy.sparse.diags(1.0 / np.where(m > 0, m, 1.0))     # |x| <= 1: no overflow when squared
+    unit = divide_columns(Xs, np.where(m > 0, m, 1.0))     # |x| <= 1: no overflow when squared
     mean_u, mean_sq_u = (sw @ unit) / sw.sum(), (sw @ unit.multiply(unit)) / sw.sum()
     need = 2.0 * mean_u * mean_u > mean_sq_u
     if not np.any(need):

@@ -230,3 +230,36 @@ def test_perceptron_primal_and_pocket_on_unsorted_rows():
     assert out[0][0] == out[1][0] and np.array_equal(out[0][1], out[1][1]) and out[0][4] == out[1][4]
     for got, want in zip(out[1][2:], out[0][2:]):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def _layouts(X):
+    """``X`` (canonical CSR) as the fits may receive it: canonical, unsorted rows, every entry split into
+    two halves (duplicates), CSC and COO."""
+    unsorted = X.copy()
+    for i in range(X.shape[0]):
+        lo, hi = X.indptr[i], X.indptr[i + 1]
+        unsorted.indices[lo:hi], unsorted.data[lo:hi] = X.indices[lo:hi][::-1], X.data[lo:hi][::-1]
+    split = sp.csr_matrix((np.repeat(X.data / 2, 2), np.repeat(X.indices, 2), 2 * X.indptr), shape=X.shape)
+    return {"canonical": X, "unsorted rows": unsorted, "duplicates": split, "csc": X.tocsc(), "coo": X.tocoo()}
+
+
+@pytest.mark.parametrize("layout", ["canonical", "unsorted rows", "duplicates", "csc", "coo"])
+def test_divide_columns_divides_each_entry_by_its_column_scale(layout):
+    """``divide_columns(X, c)`` is the dense ``X / c`` as canonical CSR, for every layout, scales from
+    subnormal to huge (``X @ diags(1 / c)`` gave ``inf`` for the subnormal one), the caller's ``X`` as it was."""
+    from linbook._kernels.csr import divide_columns
+
+    X, _ = _data(0, n=40, d=7)
+    scale = np.array([1e-310, 3e-300, 0.7, 1.0, 3.0, 1e150, 1e300])
+    X = sp.csr_matrix(X @ sp.diags(scale))    # the columns at those sizes (no entry overflows)
+    X.sum_duplicates()                        # canonical (the product's rows may be unsorted)
+    given = _layouts(X)[layout]
+    before = given.copy()
+    out = divide_columns(given, scale)
+    assert out.format == "csr" and out.has_canonical_format
+    # 1e-12: halving a subnormal entry (the duplicates layout) rounds at ~1e-14
+    np.testing.assert_allclose(out.toarray(), given.toarray() / scale, rtol=1e-12, atol=0)
+    assert np.all(np.isfinite(out.data))
+    assert (given != before).nnz == 0 and given.format == before.format
+    assert not np.shares_memory(out.data, given.data)
+    assert not np.shares_memory(out.indices, getattr(given, "indices", given.data))

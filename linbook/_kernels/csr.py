@@ -18,6 +18,9 @@ the caller's matrix is left as it was. On unsorted rows the kernels sum each row
 in the stored order, so the answer equals the sorted matrix's to rounding, not bit for bit.
 Both decide from the indices themselves, not from scipy's cached ``has_canonical_format``
 flag, which goes stale when the arrays are edited in place.
+
+``divide_columns`` is the one column scaling of a sparse matrix in linbook (the fits' standardised
+coordinates ``X / c``): each stored entry divided by its column's scale.
 """
 
 import numpy as np
@@ -85,3 +88,22 @@ def csr_parts(X):
     if not sp.issparse(X) or X.format != "csr":
         raise TypeError("csr_parts expects a CSR matrix")
     return X.data, _unsigned(X.indices), X.indptr
+
+
+def divide_columns(X, scale):
+    """``X / scale`` (column ``j`` divided by ``scale[j]``) of sparse ``X``, as a new CSR matrix.
+
+    Each stored entry is divided by its column's scale, ``data / scale[indices]``: never densified,
+    and never multiplied by the reciprocal ``1 / scale``, which overflows to ``inf`` for a subnormal
+    scale (a column whose largest ``|x|`` is 1e-310) and loses digits for a tiny one, so that
+    ``X @ diags(1 / scale)`` turned such a column into ``inf`` and the fit diverged. ``X`` may be
+    CSR, canonical or not, CSC or any other scipy format; it is left as it was (the copy owns its
+    arrays). A column stored twice in a row is summed (and the indices sorted), as the product
+    did, so that per-entry operations on the copy (its squares) see each entry once. The scales
+    are finite and positive where a column stores an entry (the callers' maxima and powers of two).
+    """
+    scale = np.asarray(scale, dtype=float)
+    out = X.tocsr(copy=True)                 # CSR with its own arrays (from CSC etc.: the conversion's)
+    out.data = out.data / scale[out.indices]
+    out.sum_duplicates()                     # checks the fresh copy's indices (no stale flag)
+    return out

@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse
 from scipy.linalg.blas import dsyrk
 
+from .csr import divide_columns
 from .threads import map_row_chunks
 
 __all__ = ["block_rows", "weighted_gram", "binary_pass", "multinomial_hessian", "CHUNK_MIN_ROWS"]
@@ -36,9 +37,19 @@ def block_rows(n_rows, n_cols, block_size=None):
     return [(i, min(i + block_size, n_rows)) for i in range(0, n_rows, block_size)]
 
 
-def _scaled_block(X, i, j, inv_c):
+def _scaled_block(X, i, j, col_scale):
+    """Rows ``[i, j)`` of ``X / col_scale``: divided, as the sparse path's ``divide_columns`` (the
+    reciprocal of a subnormal scale, a column of 1e-310, overflows to ``inf``)."""
     Xb = X[i:j]
-    return Xb * inv_c if inv_c is not None else Xb
+    return Xb / col_scale if col_scale is not None else Xb
+
+
+def _safe_reciprocal(col_scale, limit):
+    """``1 / col_scale`` when every scale lies in ``(1 / limit, limit)`` (then the reciprocal is a
+    normal number, and multiplying by it equals dividing to rounding), else ``None``."""
+    if col_scale is None or not (np.min(col_scale) > 1.0 / limit and np.max(col_scale) < limit):
+        return None
+    return 1.0 / col_scale
 
 
 def _symmetrise_upper(H):
@@ -49,14 +60,14 @@ def _symmetrise_upper(H):
 def weighted_gram(X, s, *, col_scale=None, block_size=None):
     """``X' diag(s) X`` for ``s >= 0`` without forming ``diag(s)`` (dense: blocked ``syrk``)."""
     s = np.asarray(s, dtype=float)
-    inv_c = None if col_scale is None else 1.0 / np.asarray(col_scale, dtype=float)
+    c = None if col_scale is None else np.asarray(col_scale, dtype=float)
     if scipy.sparse.issparse(X):
-        Xc = X if inv_c is None else X @ scipy.sparse.diags(inv_c)
+        Xc = X if c is None else divide_columns(X, c)
         return np.asarray((Xc.T @ Xc.multiply(s[:, None]).tocsr()).todense())
     n, d = X.shape
     H = np.zeros((d, d), order="F")
     for i, j in block_rows(n, d, block_size):
-        Xs = _scaled_block(X, i, j, inv_c) * np.sqrt(s[i:j])[:, None]
+        Xs = _scaled_block(X, i, j, c) * np.sqrt(s[i:j])[:, None]
         H = dsyrk(1.0, Xs.T, beta=1.0, c=H, trans=0, lower=0, overwrite_c=1)
     return _symmetrise_upper(H)
 
@@ -88,9 +99,9 @@ def binary_pass(X, t, v, b, terms, *, weights=None, col_scale=None, fit_intercep
     """
     n, d = X.shape
     off = 1 if fit_intercept else 0
-    inv_c = None if col_scale is None else 1.0 / np.asarray(col_scale, dtype=float)
+    c = None if col_scale is None else np.asarray(col_scale, dtype=float)
     if scipy.sparse.issparse(X):
-        Xc = X if inv_c is None else (X @ scipy.sparse.diags(inv_c)).tocsr()
+        Xc = X if c is None else divide_columns(X, c)
         z = Xc @ v + b
         nll, dz, d2 = terms(z, t)
         if weights is not None:
@@ -107,13 +118,16 @@ def binary_pass(X, t, v, b, terms, *, weights=None, col_scale=None, fit_intercep
                 H[0, 0] = d2.sum()
                 H[0, 1:] = H[1:, 0] = Xc.T @ d2
         return float(nll.sum()), g, H, z
-    if not need_hess and (inv_c is None or np.min(inv_c) > 1e-290):
+    inv_c = _safe_reciprocal(c, 1e290)
+    if not need_hess and (c is None or inv_c is not None):
         return _gradient_pass(X, t, v, b, terms, weights, inv_c, fit_intercept)
     # wide X: blocks of >= d rows, so each rank-k SYRK update of the d x d result is
     # amortised over k >= d rows (C is read and written once per block)
-    # moderate scales: scale v and the results instead of copying each block of X
-    # (X'SX in the units of X cannot overflow while max |x| < 1e100)
-    post = inv_c is not None and 1e-100 < np.min(inv_c) and np.max(inv_c) < 1e100
+    # moderate scales: scale v and the results by 1 / c instead of copying each block of X
+    # (X'SX in the units of X cannot overflow while max |x| < 1e100); other scales (a subnormal
+    # column's among them) divide each block by c
+    inv_c = _safe_reciprocal(c, 1e100)
+    post = inv_c is not None
     u = v * inv_c if post else v
     rows = block_size or max(256, (1 << 16) // max(d, 1), min(d, 4096))
     single = need_hess and single_hessian
@@ -136,7 +150,7 @@ def binary_pass(X, t, v, b, terms, *, weights=None, col_scale=None, fit_intercep
             buf = np.empty((min(rows, i1 - i0), d), dtype=np.float32 if single else np.float64)
         for i, j in block_rows(i1 - i0, d, rows):
             i, j = i0 + i, i0 + j
-            Xb = X[i:j] if post else _scaled_block(X, i, j, inv_c)
+            Xb = X[i:j] if post else _scaled_block(X, i, j, c)
             zb = Xb @ u
             zb += b
             z[i:j] = zb
@@ -193,8 +207,9 @@ def _gradient_pass(X, t, v, b, terms, weights, inv_c, fit_intercept):
     in Python threads with single-threaded BLAS (:func:`linbook._kernels.threads.map_row_chunks`;
     a multi-threaded BLAS synchronises inside each of the many small block calls, which stalls on
     a busy machine). Within a chunk: ``z_b = X_b u``, then ``X_b' dz_b`` while the ~1 MB block is
-    still in cache, so ``X`` is read from memory once; scaling ``u`` and ``g`` instead of ``X``
-    copies nothing (``(X' dz) / c`` cannot overflow unless the features are near 1e308)."""
+    still in cache, so ``X`` is read from memory once; scaling ``u`` and ``g`` by ``inv_c = 1 / c``
+    instead of ``X`` copies nothing (``binary_pass`` passes ``inv_c`` only for ``1e-290 < c < 1e290``:
+    a normal number, and ``(X' dz) / c`` cannot overflow unless the features are near 1e308)."""
     n, d = X.shape
     u = v if inv_c is None else v * inv_c
     z = np.empty(n)
@@ -235,10 +250,10 @@ def multinomial_hessian(X, W, b, *, weights=None, col_scale=None, fit_intercept=
     K = W.shape[0]
     off = 1 if fit_intercept else 0
     p = d + off
-    inv_c = None if col_scale is None else 1.0 / np.asarray(col_scale, dtype=float)
+    c = None if col_scale is None else np.asarray(col_scale, dtype=float)
     H = np.zeros((K * p, K * p))
     if scipy.sparse.issparse(X):
-        Xc = X if inv_c is None else X @ scipy.sparse.diags(inv_c)
+        Xc = X if c is None else divide_columns(X, c)
         Xt = scipy.sparse.hstack([np.ones((n, 1)), Xc]).tocsr() if fit_intercept else Xc.tocsr()
         A = np.zeros((n, K + 1))
         A[:, 1:] = Xc @ W.T + b
@@ -254,7 +269,7 @@ def multinomial_hessian(X, W, b, *, weights=None, col_scale=None, fit_intercept=
                 H[m * p:(m + 1) * p, k * p:(k + 1) * p] = B.T
         return H
     for i, j in block_rows(n, p * K, block_size):
-        Xb = _scaled_block(X, i, j, inv_c)
+        Xb = _scaled_block(X, i, j, c)
         Xt = np.column_stack([np.ones(j - i), Xb]) if fit_intercept else Xb
         A = np.zeros((j - i, K + 1))
         A[:, 1:] = Xb @ W.T + b

@@ -23,6 +23,7 @@ import scipy.sparse as sps
 from scipy.linalg import lapack
 from scipy.linalg.blas import dsyrk
 
+from .._kernels.csr import divide_columns
 from ..numerics import _power_of_two_scale
 
 #: Bytes of the largest dense temporary (one block of rows of X).
@@ -146,7 +147,7 @@ class Moments:
         unscaled = np.all(s == 1.0)
         if sps.issparse(X):
             sw = np.ones(self.n) if self.sw is None else self.sw
-            Xs = X if unscaled else X @ sps.diags(1.0 / s)
+            Xs = X if unscaled else divide_columns(X, s)
             m = np.asarray(Xs.T @ sw).ravel() / self.sum_w
             if self.sw is not None:
                 self.x_mean_delta = self._weighted_mean_residual(m)
@@ -256,7 +257,7 @@ class Moments:
         from .._kernels.sparse_gram import csr_gram
 
         X, m, s = self.X, self.x_mean_s, self.x_scale
-        Xs = (X @ sps.diags(1.0 / s)).tocsr() if not np.all(s == 1.0) else X
+        Xs = divide_columns(X, s) if not np.all(s == 1.0) else X
         sw = np.empty(0) if self.sw is None else self.sw
         with np.errstate(over="ignore", invalid="ignore"):
             G = csr_gram(Xs.data, Xs.indices, Xs.indptr, sw, self.d)

@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse
 
 from .._kernels.cholesky import equilibrated_cholesky
+from .._kernels.csr import divide_columns
 from .._kernels.hessian import CHUNK_MIN_ROWS, binary_pass, block_rows
 from .._kernels.threads import single_threaded_blas
 from .._design import centre_offsets, centre_sparse_offsets
@@ -49,7 +50,8 @@ def column_scales(X, weights=None, lam=0.0):
     the diagonal of the penalised Hessian at the start (curvature 1/4 per sample) over
     that of the intercept: a Jacobi preconditioner, the root-mean-square of the feature
     when the data dominate, a constant when the penalty does (dense ``X``, as
-    ``StandardScaler``). Sparse ``X`` uses ``c = m`` (as ``MaxAbsScaler``). One pass over
+    ``StandardScaler``). Sparse ``X`` uses ``c = max(m, sqrt(4 lam / sum(sw)))`` (as
+    ``MaxAbsScaler`` where the data dominate). One pass over
     ``X``; no overflow or underflow for features of 1e-300 to 1e300."""
     n, d = X.shape
     sw = np.ones(n) if weights is None else weights
@@ -60,8 +62,13 @@ def column_scales(X, weights=None, lam=0.0):
         m = np.asarray(abs(Xp).max(axis=0).todense()).ravel() if Xp.nnz else np.zeros(d)
         m = np.where(m > 0, m, 1.0)
         # sparse: max-abs scaling (as MaxAbsScaler); the root-mean-square of a rare feature
-        # is tiny, and dividing by it makes L-BFGS crawl on penalty-dominated text data
-        return m, m
+        # is tiny, and dividing by it makes L-BFGS crawl on penalty-dominated text data. A column
+        # below the penalty's scale takes that scale instead (the larger of the two, so text-like
+        # columns keep c = m): with c = m a column of 1e-200 had the penalty's curvature
+        # lam / c^2 overflow, and the fit stopped at w = 0 or diverged
+        with np.errstate(over="ignore"):
+            penalty_scale = np.sqrt(4.0 * lam / sw_sum)
+        return (np.maximum(m, penalty_scale) if np.isfinite(penalty_scale) else m), m
     m, ss = np.zeros(d), np.zeros(d)
     with np.errstate(over="ignore", under="ignore"):
         for i, j in block_rows(n, d):
@@ -118,7 +125,7 @@ def scaled_design(X, c):
     """``(X_k, c_k)`` for the kernels: sparse ``X`` is scaled once (its copy is ``nnz``
     long); dense ``X`` is scaled block by block inside the kernels (no copy of ``X``)."""
     if scipy.sparse.issparse(X):
-        return (X @ scipy.sparse.diags(1.0 / c)).tocsr(), None
+        return divide_columns(X, c), None
     return X, c
 
 
@@ -237,20 +244,20 @@ class BinaryLoss:
             w = v / self.c
             f += 0.5 * self.lam * float(w @ w)
             g[off:] += (self.lam / self.c) * w
-        Xk, inv_c = self._Xk, (None if self._ck is None else 1.0 / self._ck)
+        Xk, ck = self._Xk, self._ck
 
         def hessp(u):
-            uw = u[off:] if inv_c is None else u[off:] * inv_c
+            uw = u[off:] if ck is None else u[off:] / ck
             su = s * (Xk @ uw + (u[0] if off else 0.0))
             Hu = np.empty_like(u)
-            Hu[off:] = Xk.T @ su if inv_c is None else (Xk.T @ su) * inv_c
+            Hu[off:] = Xk.T @ su if ck is None else (Xk.T @ su) / ck
             if off:
                 Hu[0] = su.sum()
             Hu[off:] += pen * u[off:]
             return Hu
 
         diag = None
-        if inv_c is None:                       # sparse: the squares of X's non-zeros, made once
+        if ck is None:                          # sparse: the squares of X's non-zeros, made once
             if self._Xk_squared is None:
                 self._Xk_squared = self._Xk.multiply(self._Xk).tocsr()
             diag = np.r_[[s.sum()] if off else [], self._Xk_squared.T @ s + pen]

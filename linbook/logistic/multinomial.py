@@ -66,8 +66,8 @@ def _reduced_objective(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
         H = multinomial_hessian(Xk, V, b, weights=sw, col_scale=ck, fit_intercept=fit_intercept)
         if lam > 0:
             mask = np.zeros(p)
-            mask[off:] = (1.0 / c) / c
-            H += np.kron(lam * (np.eye(K) - kappa * np.ones((K, K))), np.diag(mask))
+            mask[off:] = (lam / c) / c              # lam / c^2 <= sum(sw) / 4 (c >= sqrt(4 lam / sum(sw))): no overflow
+            H += np.kron(np.eye(K) - kappa * np.ones((K, K)), np.diag(mask))
         return f, G.ravel(), H
 
     return (lambda th: evaluate(th, True)), (lambda th: evaluate(th, False))

@@ -15,6 +15,7 @@ import numpy as np
 import scipy.optimize
 import scipy.sparse
 
+from .._kernels.csr import divide_columns
 from ..base import SeparableDataWarning
 
 __all__ = ["separable", "separable_multinomial", "warn_separable"]
@@ -27,7 +28,7 @@ def _scaled_rows(X, col_scale, weights):
     else:
         keep = None
     if col_scale is not None:
-        X = X @ scipy.sparse.diags(1.0 / col_scale) if scipy.sparse.issparse(X) else X / col_scale
+        X = divide_columns(X, col_scale) if scipy.sparse.issparse(X) else X / col_scale
     return X, keep
 
 
