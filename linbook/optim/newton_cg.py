@@ -80,11 +80,13 @@ def newton_cg(fun, x0, *, max_iter=100, gtol=1e-8, gscale=None, cg_max_iter=250,
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 
-def conjugate_gradient_step(hessp, g, eta, max_iter, diag=None):
+def conjugate_gradient_step(hessp, g, eta, max_iter, diag=None, stop=None):
     """``d`` with ``||H d + g|| <= eta ||g||`` by (Jacobi-preconditioned) CG from ``d = 0``.
 
     Stops early on non-positive curvature ``p'Hp <= 0`` with the last iterate (``-g`` scaled
-    by the preconditioner if there is none yet), a descent direction either way.
+    by the preconditioner if there is none yet), a descent direction either way. ``stop(d, r)``
+    (optional), asked after each iteration with the iterate and its residual ``r = -g - H d``
+    (CG's recurrence), ends CG at ``d`` when it returns true.
     """
     inv_m = np.ones_like(g) if diag is None else 1.0 / np.where(diag > 0, diag, 1.0)
     d = np.zeros_like(g)
@@ -101,7 +103,7 @@ def conjugate_gradient_step(hessp, g, eta, max_iter, diag=None):
         alpha = rs / curvature
         d = d + alpha * p
         r = r - alpha * Hp
-        if np.linalg.norm(r) <= tol:
+        if np.linalg.norm(r) <= tol or (stop is not None and stop(d, r)):
             break
         s = inv_m * r
         rs, rs_old = float(r @ s), rs

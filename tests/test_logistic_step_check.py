@@ -1,0 +1,149 @@
+"""The weighted first-order fits' Newton-step check by CG (issue 22): CG stops once a sound bound decides
+whether Newton's step is longer than the tolerance, and decides as CG to a 1e-10 residual does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import linbook
+from linbook import optim
+from linbook.logistic import solvers
+from linbook.logistic._scaled import BinaryLoss
+from linbook.logistic.binary import logit_terms, probit_terms
+
+STEP_TOL = 1e-4          # sqrt of the default tol
+
+
+class _CountingProducts:
+    """The loss, counting its Hessian products."""
+
+    def __init__(self, loss):
+        self.loss, self.products = loss, 0
+
+    def __getattr__(self, name):
+        return getattr(self.loss, name)
+
+    def with_hessian_product(self, theta):
+        f, g, (hessp, diag) = self.loss.with_hessian_product(theta)
+
+        def counted(u):
+            self.products += 1
+            return hessp(u)
+
+        return f, g, (counted, diag)
+
+
+def _weighted_loss(n, d, lam, correlation, seed, fit_intercept=True, terms=logit_terms):
+    """A binary loss with sample weights over six decades (1e-3 .. 1e3), columns correlated as asked."""
+    rng = np.random.default_rng(seed)
+    X = np.sqrt(correlation) * rng.standard_normal((n, 1)) + np.sqrt(1 - correlation) * rng.standard_normal((n, d))
+    X *= np.logspace(-1, 1, d)                            # columns in their own units
+    z = X @ (rng.standard_normal(d) / np.logspace(-1, 1, d) / np.sqrt(d)) + 0.3
+    y = (rng.random(n) < 1 / (1 + np.exp(-z))).astype(float)
+    sw = np.exp(rng.uniform(np.log(1e-3), np.log(1e3), n))
+    link = "probit" if terms is probit_terms else "logit"
+    return BinaryLoss(X, y, sw, lam, fit_intercept, terms, link=link), rng
+
+
+def _exact_step(loss, theta):
+    """max_j |(H^{-1} g)_j| zscale_j from the formed Hessian (and H's condition number)."""
+    _, g, H = loss(theta)
+    return float(np.max(np.abs(np.linalg.solve(H, g)) * loss.zscale)), float(np.linalg.cond(H))
+
+
+def _point_with_step(loss, rng, target):
+    """A point near the optimum whose exact Newton step is ``target`` long (to 1e-6, by bisection)."""
+    p = loss.zscale.size
+    opt = optim.newton(loss, np.zeros(p), grad=True, hess=True, gtol=1e-14, gscale=loss.gscale, max_iter=200)
+    v = rng.standard_normal(p) / loss.zscale
+    lo, hi = 0.0, 1e-3
+    while _exact_step(loss, opt.x + hi * v)[0] < target:
+        hi *= 2
+    while hi - lo > 1e-6 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if _exact_step(loss, opt.x + mid * v)[0] < target else (lo, mid)
+    return opt.x + hi * v if _exact_step(loss, opt.x + hi * v)[0] > target else opt.x + lo * v
+
+
+_PROBLEMS = {      # the "ill conditioned" ones: H's condition number 2e4 to 5e4 at the test points
+    "well conditioned": dict(n=300, d=150, lam=1.0, correlation=0.0, seed=1),
+    "ill conditioned": dict(n=300, d=150, lam=1.0, correlation=0.9, seed=1),
+    "wide, ill conditioned": dict(n=200, d=200, lam=0.1, correlation=0.5, seed=2),
+    "no intercept": dict(n=300, d=150, lam=1.0, correlation=0.9, seed=3, fit_intercept=False),
+    "probit": dict(n=300, d=150, lam=1.0, correlation=0.9, seed=4, terms=probit_terms),
+}
+
+
+@pytest.mark.parametrize("name", list(_PROBLEMS))
+def test_the_early_decision_is_the_full_cgs(name):
+    """Steps 3 % above and below the tolerance (and 3x, 1/3x): CG stopped by the bounds says long or short
+    as CG to 1e-10 and the formed Hessian do, and needs fewer products (old code: every check ran CG to
+    1e-10, the products below)."""
+    loss, rng = _weighted_loss(**_PROBLEMS[name])
+    conds = []
+    for factor in (1 / 3, 0.97, 1.03, 3.0):
+        theta = _point_with_step(loss, rng, factor * STEP_TOL)
+        exact, cond = _exact_step(loss, theta)
+        conds.append(cond)
+        early, full = _CountingProducts(loss), _CountingProducts(loss)
+        early_step = solvers._newton_step_size(early, theta, hessian_products=True, step_tol=STEP_TOL)
+        full_step = solvers._newton_step_size(full, theta, hessian_products=True)
+        assert (early_step > STEP_TOL) == (full_step > STEP_TOL) == (exact > STEP_TOL) == (factor > 1), factor
+        assert early.products < full.products, (factor, early.products, full.products)
+        if factor in (1 / 3, 3.0):          # far from the tolerance the bounds decide well before 1e-10
+            assert early.products <= 0.5 * full.products, (factor, early.products, full.products)
+    if name.startswith("ill") or name.startswith("wide"):
+        assert min(conds) > 1e4                # the case is what it says
+
+
+@pytest.mark.parametrize("name", list(_PROBLEMS))
+def test_the_error_bounds_hold(name):
+    """|d*_j - d_j| zscale_j <= E_j(r) for any d (residual r = -g - H d): the bound's H0 (intercept column and
+    the penalty) is below the loss's Hessian."""
+    loss, rng = _weighted_loss(**_PROBLEMS[name])
+    theta = rng.standard_normal(loss.zscale.size) * 0.1 / loss.zscale
+    _, g, H = loss(theta)
+    bound = solvers._cg_error_bounds(loss, loss.with_hessian_product(theta)[2][0])
+    d_star = np.linalg.solve(H, -g)
+    for scale in (1e-8, 1e-3, 1.0):
+        d = d_star + scale * rng.standard_normal(d_star.size) * np.abs(d_star).max()
+        err = np.abs(d_star - d) * loss.zscale
+        assert np.all(err <= bound(-g - H @ d) * (1 + 1e-8)), scale
+
+
+def test_without_a_penalty_there_are_no_bounds():
+    """lam = 0: no lower bound on H, so CG runs to its 1e-10 residual as before."""
+    loss, rng = _weighted_loss(n=300, d=10, lam=0.0, correlation=0.0, seed=5)
+    assert solvers._cg_error_bounds(loss, loss.with_hessian_product(np.zeros(11))[2][0]) is None
+    theta = _point_with_step(loss, rng, 3 * STEP_TOL)
+    early, full = _CountingProducts(loss), _CountingProducts(loss)
+    assert (solvers._newton_step_size(early, theta, hessian_products=True, step_tol=STEP_TOL)
+            == solvers._newton_step_size(full, theta, hessian_products=True))
+    assert early.products == full.products
+
+
+def test_a_wide_weighted_lbfgs_fit_still_reaches_the_optimum(monkeypatch):
+    """1,101 parameters (the check by CG): L-BFGS alone stops where Newton's step is long; the fit resumes
+    and ends at scikit-learn's optimum at tight tolerance (objective and probabilities)."""
+    from sklearn.linear_model import LogisticRegression as SKLogReg
+
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((1500, 1100))
+    y = (rng.random(1500) < 1 / (1 + np.exp(-(X @ (2 * rng.standard_normal(1100) / np.sqrt(1100)) + 0.5)))) * 1.0
+    sw = np.exp(rng.uniform(np.log(1e-3), np.log(1e3), 1500))
+    steps = []
+    size = solvers._newton_step_size
+    monkeypatch.setattr(solvers, "_newton_step_size", lambda *a, **k: steps.append(size(*a, **k)) or steps[-1])
+    m = linbook.LogisticRegression().fit(X, y, sample_weight=sw)
+    assert m.solver_ == "lbfgs" and m.converged_
+    assert steps[0] > STEP_TOL >= steps[-1]             # resumed at least once, ended short
+    ref = SKLogReg(C=1.0, solver="newton-cholesky", tol=1e-12, max_iter=100).fit(X, y, sample_weight=sw)
+
+    def objective(coef, intercept):
+        z = X @ coef + intercept
+        return sw @ (np.logaddexp(0, z) - y * z) + 0.5 * coef @ coef
+
+    best = objective(ref.coef_[0], ref.intercept_[0])
+    assert objective(m.coef_[0], m.intercept_[0]) <= best * (1 + 1e-9)
+    np.testing.assert_allclose(m.predict_proba(X)[:, 1], ref.predict_proba(X)[:, 1], atol=1e-4)
