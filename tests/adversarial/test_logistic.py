@@ -42,6 +42,7 @@ def _bad_inputs():
         "y too short": (X, y[:-1], {}),
         "one class": (X, np.zeros(len(y)), {}),
         "continuous y": (X, np.linspace(0, 1, len(y)), {}),
+        "complex y": (X, y + 0j, {}),
         "no samples": (X[:0], y[:0], {}),
         "3-D X": (X[:, :, None], y, {}),
         "string X": (np.full(X.shape, "a"), y, {}),
@@ -56,7 +57,7 @@ def _bad_inputs():
 
 #: The input each bad-input case corrupts: a clear error must name it.
 CORRUPTS = {"nan in X": "X", "inf in X": "X", "y too short": "y", "one class": "y", "continuous y": "y",
-            "no samples": "X", "3-D X": "X", "string X": "X", "y None": "y", "negative weights": "sample_weight",
+            "complex y": "y", "no samples": "X", "3-D X": "X", "string X": "X", "y None": "y", "negative weights": "sample_weight",
             "nan weights": "sample_weight", "zero weights": "sample_weight",
             "one class with weight": "sample_weight", "weights wrong length": "sample_weight"}
 
