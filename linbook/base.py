@@ -203,6 +203,9 @@ def validate_fit(estimator, X, y=None, *, y_numeric=False, accept_sparse=False, 
     finite = "allow-nan" if allow_nan else True
     if _plain_input(estimator, X, y, reset=True, min_samples=min_samples):
         return X if y is None else (X, np.asarray(y, dtype=np.float64) if y_numeric else y)
+    if y is not None and np.asarray(y).dtype.kind == "c":   # scikit-learn's message prints y but names neither
+        raise ValueError(f"{type(estimator).__name__}: Complex data not supported: y is complex, and targets "
+                         "must be real. Pass y.real, or fit the real and imaginary parts as two models.")
     with _with_advice(estimator):
         if y is None:
             return _sk_validate_data(estimator, X, reset=True, dtype=np.float64, accept_sparse=sparse,

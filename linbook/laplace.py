@@ -204,7 +204,9 @@ def probit_kappa(var):
     if np.any(var < 0) or not np.all(np.isfinite(var)):
         raise ValueError("probit_kappa: var must be finite and non-negative (a variance); "
                          "pass phi^T A^-1 phi as computed, or rescale the inputs if it overflowed")
-    return 1.0 / np.sqrt(1.0 + np.pi * var / 8.0)
+    # pi * (var / 8), not (pi * var) / 8: the same double (dividing by 8 is exact), but pi * var
+    # overflows for var above ~5.7e307, where kappa (~1e-154) is still a normal number
+    return 1.0 / np.sqrt(1.0 + np.pi * (var / 8.0))
 
 
 def moderated_sigmoid(mu, var):

@@ -214,8 +214,9 @@ class LogisticRegression(BinaryGLM):
 
             return fit_logistic(self, X, y, sample_weight, block_loss=logistic_loss)
         X, sw, yidx, max_iter = self._prepare_fit(X, y, sample_weight)
+        lam = float(self.lam)       # a numpy float32 lam would make the objective float32 (NEP 50)
         if self.classes_.size > 2:
-            return self._fit_multinomial(X, yidx, sw, max_iter)
+            return self._fit_multinomial(X, yidx, sw, max_iter, lam)
         y = yidx.astype(float)                              # labels in {0, 1}
         # Binary: minimise over theta = [b, w] the chapter's objective (X~ = [1, X], z = X~ theta)
         #     F(theta) = sum_i sw_i [log(1 + exp(z_i)) - y_i z_i] + (lam/2) ||w||^2
@@ -226,20 +227,20 @@ class LogisticRegression(BinaryGLM):
         # numpy; BinaryLoss is the same F, g, H on centred and scaled columns (one blocked pass over
         # X per step, never X~; tests/test_logistic_readable.py checks them equal).
         chord = self.solver_ == "newton" and solvers.reuse_hessian(X.shape[0], X.shape[1] + self.fit_intercept)
-        loss = BinaryLoss(X, y, sw, self.lam, self.fit_intercept, logit_terms, approximate_hessian=chord)
+        loss = BinaryLoss(X, y, sw, lam, self.fit_intercept, logit_terms, approximate_hessian=chord)
         ybar = np.average(y, weights=sw)
         theta = loss.coordinates(b=np.log(ybar / (1 - ybar)))   # start: the intercept-only MLE, w = 0
-        watch = solvers.SeparationWatch(loss.separable) if self.lam == 0 else None   # no finite MLE?
+        watch = solvers.SeparationWatch(loss.separable) if lam == 0 else None   # no finite MLE?
         # solver "newton": optim.newton(loss, theta, grad=True, hess=True, ...), the one Newton driver
         res = solvers.minimise(self.solver_, loss, theta, max_iter=max_iter, tol=self.tol, callback=watch,
                                reuse_hessian=chord)
         self._set_binary_fit(loss, res, watch)
         return self
 
-    def _fit_multinomial(self, X, yidx, sw, max_iter):
+    def _fit_multinomial(self, X, yidx, sw, max_iter, lam):
         # Newton in the reduced parameters theta_c = w_c - w_0 (softmax_loss above is its F, g, H in
         # numpy; multinomial.py the same on centred, scaled columns), L-BFGS in the symmetric ones
-        W, b, res, sep = multinomial.fit_multinomial(X, yidx, sw, self.classes_.size, self.lam, self.fit_intercept,
+        W, b, res, sep = multinomial.fit_multinomial(X, yidx, sw, self.classes_.size, lam, self.fit_intercept,
                                                      self.solver_, max_iter, self.tol)
         self._check_result(res, W, b)
         self.coef_, self.intercept_ = W, b                  # centred: sum_c w_c = 0, sum_c b_c = 0

@@ -104,6 +104,7 @@ class ProbitRegression(BinaryGLM):
 
             return fit_probit(self, X, y, sample_weight)
         X, sw, yidx, max_iter = self._prepare_fit(X, y, sample_weight, max_classes=2)
+        lam = float(self.lam)       # a numpy float32 lam would make the objective float32 (NEP 50)
         y = yidx.astype(float)                              # labels in {0, 1}, t = 2 y - 1
         # minimise over theta = [b, w] (z = X~ theta, X~ = [1, X]) by Newton's method
         #     F(theta) = -sum_i sw_i log Phi(t_i z_i) + (lam/2) ||w||^2
@@ -111,10 +112,10 @@ class ProbitRegression(BinaryGLM):
         # -- LogisticRegression's step with probit_terms for the logit's (mu - y, mu (1 - mu)).
         # probit_loss(theta, X~, y, lam, sample_weight=sw, penalised=r) above is that F, g, H in numpy.
         chord = self.solver_ == "newton" and solvers.reuse_hessian(X.shape[0], X.shape[1] + self.fit_intercept)
-        loss = BinaryLoss(X, y, sw, self.lam, self.fit_intercept, probit_terms, link="probit",
+        loss = BinaryLoss(X, y, sw, lam, self.fit_intercept, probit_terms, link="probit",
                           approximate_hessian=chord)
         theta = loss.coordinates(b=scipy.special.ndtri(np.average(y, weights=sw)))   # the intercept-only MLE
-        watch = solvers.SeparationWatch(loss.separable) if self.lam == 0 else None
+        watch = solvers.SeparationWatch(loss.separable) if lam == 0 else None
         res = solvers.minimise(self.solver_, loss, theta, max_iter=max_iter, tol=self.tol, callback=watch,
                                reuse_hessian=chord)
         self._set_binary_fit(loss, res, watch)

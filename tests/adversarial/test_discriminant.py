@@ -53,6 +53,7 @@ def _bad_fits():
         "y too short": (X, y[:-1], {}),
         "one class": (X, np.zeros(len(y)), {}),
         "continuous y": (X, np.linspace(0, 1, len(y)), {}),
+        "complex y": (X, y + 0j, {}),
         "no samples": (X[:0], y[:0], {}),
         "one sample": (X[:1], y[:1], {}),
         "1-D X": (X[:, 0], y, {}),
@@ -72,7 +73,7 @@ def _bad_fits():
 
 
 #: The input each case corrupts, when not X: a clear error must name it.
-CORRUPTS = {"y too short": "y", "one class": "y", "continuous y": "y", "y None": "y", "class with one sample": "y",
+CORRUPTS = {"y too short": "y", "one class": "y", "continuous y": "y", "complex y": "y", "y None": "y", "class with one sample": "y",
             "negative weights": "sample_weight", "nan weights": "sample_weight", "zero weights": "sample_weight",
             "a class without weight": "sample_weight", "weights wrong length": "sample_weight"}
 

@@ -46,7 +46,7 @@ def _bad_inputs():
         "nan in X": (Xn, y), "inf in X": (Xi, y), "nan in y": (X, yn), "inf in y": (X, yi),
         "short y": (X, y[:-1]), "1-D X": (X[:, 0], y), "empty X": (X[:0], y[:0]),
         "no features": (X[:, :0], y), "string X": (X.astype(str).astype(object) + "x", y),
-        "complex X": (X + 1j, y), "2-column y": (X, np.column_stack([y, y])),
+        "complex X": (X + 1j, y), "complex y": (X, y + 0j), "2-column y": (X, np.column_stack([y, y])),
         "one sample": (X[:1], y[:1]), "constant X": (np.ones_like(X), y),
         "duplicate column": (np.column_stack([X, X[:, 0]]), y),
         "wide X": (np.random.default_rng(1).standard_normal((5, 30)), y[:5]),
@@ -57,7 +57,7 @@ def _bad_inputs():
 
 BAD = _bad_inputs()
 #: The input each case corrupts: a clear error must name it.
-CORRUPTS = {"nan in y": "y", "inf in y": "y", "short y": "y", "2-column y": "y", "one sample": ("X", "y")}
+CORRUPTS = {"nan in y": "y", "inf in y": "y", "complex y": "y", "short y": "y", "2-column y": "y", "one sample": ("X", "y")}
 
 
 @pytest.mark.parametrize("case", sorted(BAD))

@@ -42,6 +42,7 @@ def _bad_inputs():
         "y too short": (X, y[:-1], {}),
         "one class": (X, np.zeros(len(y)), {}),
         "continuous y": (X, np.linspace(0, 1, len(y)), {}),
+        "complex y": (X, y + 0j, {}),
         "no samples": (X[:0], y[:0], {}),
         "3-D X": (X[:, :, None], y, {}),
         "string X": (np.full(X.shape, "a"), y, {}),
@@ -56,7 +57,7 @@ def _bad_inputs():
 
 #: The input each bad-input case corrupts: a clear error must name it.
 CORRUPTS = {"nan in X": "X", "inf in X": "X", "y too short": "y", "one class": "y", "continuous y": "y",
-            "no samples": "X", "3-D X": "X", "string X": "X", "y None": "y", "negative weights": "sample_weight",
+            "complex y": "y", "no samples": "X", "3-D X": "X", "string X": "X", "y None": "y", "negative weights": "sample_weight",
             "nan weights": "sample_weight", "zero weights": "sample_weight",
             "one class with weight": "sample_weight", "weights wrong length": "sample_weight"}
 
@@ -171,3 +172,21 @@ def test_separable_lam0_warns_not_converged(est):
         m = ESTIMATORS[est](lam=0.0).fit(X, y)
     assert not m.converged_ and m.separable_
     assert_all_finite(m.coef_, m.predict_proba(X))
+
+
+@pytest.mark.parametrize("classes", (2, 3))
+@pytest.mark.parametrize("dtype", (np.float32, np.float16))
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_numpy_scalar_lam_is_the_same_number(name, dtype, classes):
+    """``lam=np.float32(0.3)`` is the double ``float(np.float32(0.3))``: the same fit. Before, a numpy
+    float32 lam times a Python float stayed float32 (NEP 50), the objective lost half its digits and
+    the fit moved by ~1e-6 (relative), silently."""
+    if name == "probit" and classes == 3:
+        pytest.skip("ProbitRegression is binary")
+    X, y = _data(classes=classes)
+    lam = dtype(0.3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = ESTIMATORS[name](lam=lam).fit(X, y).predict_proba(X)
+        want = ESTIMATORS[name](lam=float(lam)).fit(X, y).predict_proba(X)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)

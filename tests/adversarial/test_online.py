@@ -68,6 +68,7 @@ def _bad_inputs():
         "2-D y": (X, np.c_[y, y], np.c_[labels, labels]),
         "strings in X": (np.full((30, 3), "a"), y, labels),
         "complex X": (X + 1j, y, labels),
+        "complex y": (X, y + 0j, labels + 0j),
         "empty": (np.empty((0, 3)), np.empty(0), np.empty(0, dtype=int)),
         "no columns": (np.empty((30, 0)), y, labels),
         "y is None": (X, None, None),
@@ -76,7 +77,7 @@ def _bad_inputs():
 
 BAD = _bad_inputs()
 #: The input each case corrupts: a clear error must name it.
-CORRUPTS = {"nan in y": "y", "y shorter than X": "y", "2-D y": "y", "y is None": "y"}
+CORRUPTS = {"nan in y": "y", "complex y": "y", "y shorter than X": "y", "2-D y": "y", "y is None": "y"}
 
 
 @pytest.mark.parametrize("case", list(BAD))
