@@ -314,6 +314,26 @@ def test_adagrad_and_optimal_schedule_fit():
     assert opt.score(X, y) > 0.99
 
 
+@pytest.mark.parametrize("x_scale, y_scale", [(1e8, 1.0), (1e-8, 1.0), (1e4, 1.0), (1.0, 1e8), (1.0, 1e-8),
+                                                (1e-6, 1e6)])
+def test_adagrad_auto_step_follows_the_units_of_x_and_y(x_scale, y_scale):
+    """eta0='auto' with adagrad: the fit on (X a, y b) is the fit on (X, y) with coef_ times b / a.
+    Adagrad moves each parameter by about eta0 a step whatever its gradient's size, so a fixed eta0 = 1
+    crawled towards weights of 1e8 or overshot weights of 1e-8 (R^2 = -8e10 on X * 1e8, no warning)."""
+    X, y = _reg(500, 4, seed=21)
+    y = y + 3.0
+    Xa = np.c_[X, np.ones(len(y))]
+    best = 1.0 - np.sum((y - Xa @ np.linalg.lstsq(Xa, y, rcond=None)[0]) ** 2) / np.sum((y - y.mean()) ** 2)
+    ref = SGDRegressor(adagrad=True, random_state=0).fit(X, y)
+    assert ref.score(X, y) > best - 0.01
+    fit = SGDRegressor(adagrad=True, random_state=0).fit(X * x_scale, y * y_scale)
+    assert fit.score(X * x_scale, y * y_scale) > best - 0.01
+    np.testing.assert_allclose(fit.coef_ * x_scale / y_scale, ref.coef_, rtol=1e-3, atol=1e-3)
+    clf_ref = SGDClassifier(adagrad=True, random_state=0).fit(X, (y > 3.0).astype(int))
+    clf = SGDClassifier(adagrad=True, random_state=0).fit(X * x_scale, (y > 3.0).astype(int))
+    assert np.mean(clf.predict(X * x_scale) == clf_ref.predict(X)) > 0.99
+
+
 def test_learning_rate_schedule_values():
     k = np.arange(1, 5)
     np.testing.assert_allclose(learning_rate_schedule(k, "robbins_monro", eta0=2.0, tau0=3.0, kappa=0.5),

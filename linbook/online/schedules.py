@@ -158,6 +158,40 @@ def scaled_fixed_step(eta0, scale):
     return eta, factor
 
 
+def adagrad_auto_steps(L_x, target_scale):
+    """The default ``eta0="auto"`` with adagrad: ``(eta0_weights, eta0_intercept)``.
+
+    An adagrad step ``eta g_i / (tau0 + sqrt(s_i))`` moves parameter ``i`` by about ``eta`` at
+    first, whatever the size of its gradients (8.84): ``eta`` is a length in the parameter's own
+    units, and a fixed ``eta = 1`` crawls towards weights of 1e8 and overshoots weights of 1e-8 (a
+    fit on ``X * 1e8`` ended with R^2 = -8e10 and no warning). So the steps take the size of the
+    parameters the data call for: the intercept ``s`` and the weights ``s / sqrt(L_x)``, with ``s``
+    the root-mean-square of the target (1 for the classification losses, whose margins have no
+    units) and ``L_x = max_i ||x_i||^2``. Scaling the features by ``a`` scales the weights' step by
+    ``1 / a``, scaling the target by ``b`` both steps by ``b``: the iterates scale as the solution does
+    (up to ``adagrad_tau0``, an absolute floor under ``sqrt(s_i)``). Features of very different
+    scales still call for scaling them (adagrad adapts to the gradients' sizes, not to the weights').
+    """
+    if not np.isfinite(L_x):
+        raise ValueError(f"the squared row norms overflow (largest ||x||^2 {L_x:.1e}): scale the features "
+                         "(e.g. StandardScaler) before fitting with adagrad.")
+    if L_x == 0.0:          # every row is zero so far: only the intercept moves
+        return target_scale, target_scale
+    return target_scale / np.sqrt(L_x), target_scale
+
+
+def target_scale(T, sw, squared):
+    """``s`` of :func:`adagrad_auto_steps`: the weighted root-mean-square of the target for the squared
+    loss (no overflow for targets near 1e308; 1 when every target is 0), 1 for the classification losses."""
+    if not squared:
+        return 1.0
+    top = float(np.max(np.abs(T), initial=0.0))
+    weights = sw.reshape(-1, *([1] * (np.ndim(T) - 1)))
+    if not top > 0 or not sw.sum() > 0:
+        return 1.0
+    return top * float(np.sqrt(np.sum(weights * (T / top) ** 2) / (sw.sum() * max(T.size // len(sw), 1))))
+
+
 def auto_steps(L_x, lam_n, m, w_max=1.0):
     """The default ``eta0="auto"``: initial steps of the weights and of the intercept.
 

@@ -145,6 +145,7 @@ class _BaseSGD(BaseEstimator):
         self._nnz = np.zeros(2)                                  # [nonzeros, rows] seen so far
         self._w_max = 0.0                                        # largest sample weight seen so far
         self._x_scale = None                                     # c: the state is that of X c (_scaled_rows)
+        self._target_scale = None                                # s: the target's size (adagrad's auto step)
         self.t_ = 0
 
     def _run(self, X, T, sw, *, epochs, shuffle, rng, stop=False):
@@ -210,8 +211,9 @@ class _BaseSGD(BaseEstimator):
         self._nnz += (nnz, n)
         if not isinstance(self.eta0, str):
             return schedules.scaled_fixed_step(float(self.eta0), self._x_scale)
-        if self.adagrad:                                         # "auto" with adagrad
-            return 1.0, 1.0
+        if self.adagrad:                                         # "auto" with adagrad: see adagrad_auto_steps
+            eta_w, eta_b = schedules.adagrad_auto_steps(self._L_x, self._target_scale)
+            return eta_w, eta_b / eta_w
         self._w_max = max(self._w_max, float(sw.max()))
         eta_w, eta_b = schedules.auto_steps(self._L_x, lam_n, self._nnz[0] / self._nnz[1], self._w_max)
         return eta_w, eta_b / eta_w
@@ -226,6 +228,8 @@ class _BaseSGD(BaseEstimator):
         """
         X, top, nnz = self._scaled_rows(X)
         lam_n = self._lam_n(X.shape[0])
+        if self._target_scale is None:           # fixed by the first chunk, as the feature scale c
+            self._target_scale = schedules.target_scale(T, sw, self._loss_name() == "squared_error")
         eta0, b_ratio = self._steps(top, nnz, X.shape[0], sw, lam_n)
         avg = self._average_start()
         options = (self._state, _LOSSES[self._loss_name()], schedules.SCHEDULES.index(self.learning_rate), eta0,
@@ -301,7 +305,10 @@ _SGD_DOC_PARAMS = """
         samples seen so far) and the intercept ``1 / (2 (m + 1))`` with ``m`` the mean
         number of nonzero features per row (the share of a typical feature); the
         iterates then scale like ``1/x`` when the features scale like ``x``. With
-        ``adagrad`` it is ``1.0``.
+        ``adagrad``, whose steps move each parameter by about ``eta0`` whatever its gradient's
+        size, the weights take ``s / max_i ||x_i||`` and the intercept ``s``, with ``s`` the
+        root-mean-square of the target (1 for the classification losses): the size of the
+        parameters the data call for (``linbook.online.schedules.adagrad_auto_steps``).
         A number is used as given for both (scikit-learn's ``eta0``).
     tau0 : float, default 1.0
         Offset of the Robbins-Monro schedule ``eta0 (tau0 + k)^(-kappa)``.
