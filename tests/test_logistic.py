@@ -755,3 +755,16 @@ def test_unit_weights_are_no_weights(n_classes, solver, lam):
     scale = np.max(np.abs(plain.coef_))
     assert np.max(np.abs(ones.coef_ - plain.coef_)) <= 1e-10 * scale
     assert np.max(np.abs(ones.intercept_ - plain.intercept_)) <= 1e-10 * max(scale, 1.0)
+
+
+@pytest.mark.parametrize("model", [linbook.LogisticRegression, linbook.ProbitRegression])
+@pytest.mark.parametrize("tol", [1.0, 2.5, 1e300])
+def test_tol_at_or_above_one_is_refused_not_reported_converged(model, tol):
+    """The stopping test bounds the gradient of the mean NLL per max-abs unit, which is at most ~1 at any
+    point for the logit: tol >= 1 passed at w = 0 and reported converged_ = True 0.1-45 % from the optimum."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((80, 3))
+    y = (X @ np.array([2.0, -1.0, 0.5]) + rng.standard_normal(80) > 0).astype(int)
+    with pytest.raises(ValueError, match="'tol' parameter") as err:
+        model(tol=tol).fit(X, y)
+    assert "Set tol" in str(err.value)

@@ -17,6 +17,7 @@ Derived in: chapter "Logistic regression" § "Negative log-likelihood, gradient 
 from __future__ import annotations
 
 import warnings
+from numbers import Real
 
 import numpy as np
 import scipy.sparse
@@ -26,7 +27,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import type_of_target
 
 from .._kernels.hessian import binary_pass
-from ..base import (NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, _with_advice, check_finite_fit,
+from ..base import (NON_NEGATIVE, POSITIVE_INT, Interval, StrOptions, _with_advice, check_finite_fit,
                     check_params, check_sample_weight, dask_blocks, encode_labels, require_weighted_classes, require_y,
                     validate_fit, validate_predict)
 from ..criteria import InformationCriteriaMixin
@@ -64,7 +65,10 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
     _terms = staticmethod(logit_terms)
     _parameter_constraints = {
         "lam": [NON_NEGATIVE], "solver": [StrOptions(set(solvers.SOLVERS))], "fit_intercept": ["boolean"],
-        "max_iter": [POSITIVE_INT, None], "tol": [POSITIVE],
+        "max_iter": [POSITIVE_INT, None],
+        # the test is on the gradient of the mean NLL per max-abs unit, at most ~1 for the logit: tol >= 1
+        # passes every point (w = 0 "converged"), so it is refused rather than reported as an optimum
+        "tol": [Interval(Real, 0.0, 1.0, closed="neither")],
     }
 
     def _prepare_fit(self, X, y, sample_weight, max_classes=None):

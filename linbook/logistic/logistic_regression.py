@@ -144,6 +144,7 @@ class LogisticRegression(BinaryGLM):
         ``1/s`` and nothing else (with ``lam = 0``; a penalty is not unit-free). Binary Newton also
         needs its next step to move no linear predictor by more than ``sqrt(tol)`` (then takes it):
         with weights over many decades the mean gradient can be ~0 far from the optimum.
+        ``0 < tol < 1`` (at ``tol >= 1`` every point would pass, ``w = 0`` among them).
 
     Attributes
     ----------
