@@ -766,3 +766,14 @@ def test_later_chunks_are_still_checked():
         m.partial_fit(bad, y[50:])
     with pytest.raises(ValueError, match="NaN"):
         m.partial_fit(X[50:], np.where(np.arange(50) == 2, np.nan, y[50:]))
+
+
+@pytest.mark.parametrize("model", [SGDRegressor, LMS])
+@pytest.mark.parametrize("param", ["tau0", "kappa"])
+@pytest.mark.parametrize("bad", [[1.0], None, 1j, "0.5"])
+def test_schedule_numbers_are_checked_under_every_schedule(model, param, bad):
+    """tau0 and kappa are read under every schedule: a list, None or a complex number was a raw
+    'float() argument must be ...' TypeError naming no parameter under the constant schedule."""
+    X, y = _reg(60, 2, seed=3)
+    with pytest.raises(ValueError, match=f"'{param}' parameter of {model.__name__}.*Set {param} to"):
+        model(**{param: bad}).fit(X, y)

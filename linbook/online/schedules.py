@@ -59,7 +59,9 @@ def learning_rate_schedule(k, schedule="robbins_monro", *, eta0=0.1, tau0=1.0, k
 
 
 #: The ``_parameter_constraints`` of a step-size schedule (``learning_rate``, ``eta0``).
-CONSTRAINTS = {"learning_rate": [StrOptions(set(SCHEDULES))], "eta0": [POSITIVE, StrOptions({"auto"})]}
+CONSTRAINTS = {"learning_rate": [StrOptions(set(SCHEDULES))], "eta0": [POSITIVE, StrOptions({"auto"})],
+               # read under every schedule (a number, even where unused), bounded under Robbins-Monro's
+               "tau0": [Real], "kappa": [Real]}
 #: What the Robbins-Monro schedule adds: ``kappa`` in (0.5, 1] (eq. 8.82), ``tau0 >= 0``.
 ROBBINS_MONRO = {"kappa": [Interval(Real, 0.5, 1.0, closed="right")],
                  "tau0": [Interval(Real, 0.0, None, closed="left")]}
