@@ -90,7 +90,8 @@ _ADVICE = (
      "Pass the same columns, in the same order, as in fit."),
     (("target y is None",), "Call fit(X, y) with the targets."),
     (("Unknown label type",),
-     "y must hold class labels; use a regression model for a continuous target."),
+     "y must hold class labels: pass them as numbers, strings or booleans (an object array of other or mixed "
+     "types: convert it, e.g. y.astype(bool) or y.astype(str)); use a regression model for a continuous target."),
     (("y should be a 1d array",), "Pass y as a 1-D array of shape (n_samples,)."),
     (("Sparse data was passed", "sparse"),
      "Convert X with X.toarray(), or use a model that accepts sparse input."),
@@ -347,7 +348,9 @@ def encode_labels(y, *, min_classes=2, max_classes=None, model="this model", mor
     if kind not in ("binary", "multiclass"):
         raise ValueError(
             f"Unknown label type: {kind!r}. {model} needs class labels, but y looks {kind!r}. "
-            "Use a regression model for a continuous target."
+            + ("Pass labels as numbers, strings or booleans (an object array of other or mixed types: convert "
+               "it, e.g. y.astype(bool) or y.astype(str))." if kind == "unknown" else
+               "Use a regression model for a continuous target.")
         )
     classes, y_index = np.unique(y, return_inverse=True)
     k = classes.size

@@ -368,7 +368,9 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         X, y = validate_fit(self, X, y)
         kind = type_of_target(y)
         if kind == "unknown":
-            raise ValueError("Unknown label type: BayesianLogisticRegression needs two class labels in y.")
+            raise ValueError("Unknown label type: BayesianLogisticRegression needs two class labels in y. Pass "
+                             "them as numbers, strings or booleans (an object array of other or mixed types: "
+                             "convert it, e.g. y.astype(bool) or y.astype(str)).")
         if X.shape[0] < 2:     # (one sample is one class: three classes get encode_labels' message)
             raise ValueError("BayesianLogisticRegression needs at least one sample of each of two "
                              "classes; got 1 sample. Pass more rows of X and y.")

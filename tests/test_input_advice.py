@@ -226,3 +226,16 @@ def test_partial_fit_column_names_get_advice():
     msg = str(info.value)
     assert msg.startswith("RecursiveLeastSquares: The feature names should match those that were passed")
     assert "Pass the same columns, in the same order, as in fit." in msg
+
+
+@pytest.mark.parametrize("model", ["LogisticRegression", "BayesianLogisticRegression", "LDA", "Perceptron"])
+def test_object_labels_of_unknown_type_say_how_to_convert_them(model):
+    """An object array of booleans is 'unknown' to scikit-learn's type_of_target; the error said only 'use
+    a regression model for a continuous target' (or nothing to do), which does not fit labels."""
+    import linbook
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 2))
+    y = np.array([True, False] * 20, dtype=object)
+    with pytest.raises(ValueError, match=r"y\.astype\(bool\)"):
+        getattr(linbook, model)().fit(X, y)
