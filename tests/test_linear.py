@@ -214,9 +214,9 @@ def test_solver_choice_and_fallbacks():
     Xc = Xi - Xi.mean(0)
     # (scikit-learn truncates this rank-5 matrix to rank 4 and so misses the minimiser)
     np.testing.assert_allclose(m.coef_, np.linalg.lstsq(Xc, y - y.mean(), rcond=None)[0], rtol=1e-8)
-    # wide data: ridge uses the SVD
+    # wide data: ridge solves the N x N form by Cholesky
     Xw, yw = data(10, 30, seed=11)
-    assert Ridge().fit(Xw, yw).solver_ == "svd"
+    assert Ridge().fit(Xw, yw).solver_ == "cholesky"
 
 
 def test_ols_singular_values_and_rank_on_fast_path():
@@ -450,6 +450,44 @@ def test_lasso_correlated_features_converge_by_default():
     r = sk.Lasso(alpha=lam / len(y), tol=1e-14, max_iter=10**6).fit(X, y)
     f = lambda w, b: lasso_objective(X, y, w, b, lam)  # noqa: E731
     assert f(m.coef_, m.intercept_) <= f(r.coef_, r.intercept_) + 1e-10 * np.sum((y - y.mean()) ** 2)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("lam", [1e-6, 1.0, 1e3])
+def test_wide_ridge_n_by_n_form_equals_the_d_by_d_solution(lam, fit_intercept, weighted):
+    """N < D: Ridge solves Xc^T (Xc Xc^T + lam I)^-1 yc (N x N); the same w as the SVD of the centred X,
+    and df_ = sum s^2 / (s^2 + lam). Small lam too: centring leaves Xc Xc^T singular along the weights'
+    direction, which must not send the fit to the fallback."""
+    X, y = data(40, 300, seed=31)
+    sw = np.exp(np.random.default_rng(2).uniform(np.log(1e-3), np.log(1e3), 40)) if weighted else np.ones(40)
+    m = Ridge(lam=lam, fit_intercept=fit_intercept).fit(X, y, sample_weight=sw if weighted else None)
+    assert m.solver_ == "cholesky"
+    xm = sw @ X / sw.sum() if fit_intercept else np.zeros(300)
+    ym = sw @ y / sw.sum() if fit_intercept else 0.0
+    r = np.sqrt(sw)
+    U, s, Vt = np.linalg.svd((X - xm) * r[:, None], full_matrices=False)
+    w = Vt.T @ (s / (s ** 2 + lam) * (U.T @ ((y - ym) * r)))
+    np.testing.assert_allclose(m.coef_, w, rtol=0, atol=1e-9 * np.abs(w).max())
+    np.testing.assert_allclose(m.intercept_, ym - xm @ w, rtol=1e-9, atol=1e-9)
+    keep = s > s.max() * 300 * np.finfo(float).eps
+    np.testing.assert_allclose(m.df_, np.sum(s[keep] ** 2 / (s[keep] ** 2 + lam)), rtol=1e-8)
+
+
+def test_wide_ridge_forms_no_d_by_d_matrix():
+    """30 x 3000: the fit's temporaries stay near the size of X (0.7 MB); a D x D array would be 72 MB.
+    (The fit with one scale per column solved the stacked (N + D) x D least-squares problem: 73 MB and
+    minutes at 200 x 5000.)"""
+    import tracemalloc
+    X, y = data(30, 3000, seed=32)
+    Ridge(lam=1.0).fit(X, y)            # imports and caches outside the measurement
+    tracemalloc.start()
+    try:
+        Ridge(lam=1.0).fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * X.nbytes
 
 
 @pytest.mark.parametrize("s", [1e-300, 1e300])
