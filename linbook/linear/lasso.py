@@ -13,6 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from numbers import Real
 
 from ..base import NON_NEGATIVE, POSITIVE_INT, Interval, all_or_nothing, check_finite_fit
+from .._kernels.numpy_budget import numpy_pass
 from ._base import LinearModel, moments
 
 __all__ = ["Lasso"]
@@ -69,7 +70,10 @@ class Lasso(LinearModel):
     ``a_j = ||x_j||^2``, coordinate ``j`` becomes ``S(x_j^T r + a_j w_j, lam) / a_j`` where
     ``S(z, t) = sign(z) max(|z| - t, 0)`` is soft thresholding. When ``N > 2 D`` (or ``X`` is
     sparse) the updates use the centred Gram matrix (``O(D)`` per coordinate, computed in one
-    pass without copying ``X``), otherwise residual updates on a centred copy (``O(N)``). After a
+    pass without copying ``X``), otherwise residual updates on a centred copy (``O(N)``). The sweeps
+    run as the readable loop (``_CoordinateDescent.sweep``) while the process's numpy budget lasts
+    (a chapter's small fits load no numba), then as a compiled loop making the same updates
+    (``linbook._kernels.lasso``). After a
     sweep that leaves the signs of ``w`` unchanged, the exact minimiser on that support
     (``G_AA w_A = c_A - lam s_A``) is taken when it keeps the signs and lowers the objective,
     so correlated features do not make the descent crawl. The
@@ -169,7 +173,12 @@ class Lasso(LinearModel):
         cd = _CoordinateDescent(mom, lam_j, use_gram)
         gap, it, ok, support = np.inf, 0, False, None
         for it in range(1, self.max_iter + 1):
-            cd.sweep()
+            # the readable sweep while the process's numpy budget lasts (a chapter's small fits load
+            # no numba), then the compiled one: the same updates
+            if numpy_pass(cd.w.size):
+                cd.sweep()
+            else:
+                cd.compiled_sweep()
             # once a sweep leaves the signs unchanged, jump to the exact minimiser on that
             # support (coordinate descent alone crawls when features are correlated)
             signs = np.sign(cd.w)
@@ -229,6 +238,15 @@ class _CoordinateDescent:
                     self.grad -= (new - wj) * self.G[:, j]
                 else:
                     self.r -= (new - wj) * self.Z[:, j]
+
+    def compiled_sweep(self):
+        """:meth:`sweep` by a compiled loop (``linbook._kernels.lasso``, tested equal to it)."""
+        from .._kernels.lasso import gram_sweep, residual_sweep
+
+        if self.use_gram:
+            gram_sweep(self.G, self.a, self.lam_j, self.w, self.grad)
+        else:
+            residual_sweep(self.Z, self.a, self.lam_j, self.w, self.r)
 
     def polish(self, signs):
         """Take the exact minimiser on the support of ``signs`` when it keeps them and the
