@@ -490,6 +490,58 @@ def test_wide_ridge_forms_no_d_by_d_matrix():
     assert peak < 8 * X.nbytes
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_wide_least_squares_n_by_n_form_is_the_minimum_norm_solution(fit_intercept, weighted):
+    """N < D: LinearRegression (and Ridge(lam=0)'s answer) is Xc^T (Xc Xc^T)^-1 yc, the minimum-norm
+    minimiser, by the N x N Cholesky shared with Ridge; rank_ and singular_ as the SVD's (N values).
+    Centring's null direction must not send the fit to the SVD fallback."""
+    X, y = data(40, 300, seed=33)
+    sw = np.exp(np.random.default_rng(3).uniform(np.log(1e-3), np.log(1e3), 40)) if weighted else np.ones(40)
+    m = LinearRegression(fit_intercept=fit_intercept).fit(X, y, sample_weight=sw if weighted else None)
+    assert m.solver_ == "cholesky" and m.rank_ == 40 - fit_intercept
+    xm = sw @ X / sw.sum() if fit_intercept else np.zeros(300)
+    ym = sw @ y / sw.sum() if fit_intercept else 0.0
+    r = np.sqrt(sw)
+    U, s, Vt = np.linalg.svd((X - xm) * r[:, None], full_matrices=False)
+    keep = s > s.max() * 300 * np.finfo(float).eps
+    w = Vt[keep].T @ ((U[:, keep].T @ ((y - ym) * r)) / s[keep])
+    np.testing.assert_allclose(m.coef_, w, rtol=0, atol=1e-9 * np.abs(w).max())
+    np.testing.assert_allclose(m.intercept_, ym - xm @ w, rtol=1e-9, atol=1e-9)
+    assert m.singular_.shape == (40,)
+    np.testing.assert_allclose(m.singular_[keep], s[keep], rtol=1e-8)
+    np.testing.assert_allclose(Ridge(lam=0.0, fit_intercept=fit_intercept).fit(X, y, sample_weight=sw).coef_, w,
+                               rtol=0, atol=1e-9 * np.abs(w).max())
+
+
+def test_wide_least_squares_falls_back_to_gelsd_on_dependent_rows():
+    """Two equal rows: Xc Xc^T is singular beyond centring's direction; the SVD's minimum-norm answer."""
+    X, y = data(20, 60, seed=34)
+    X[7], y[7] = X[3], y[3]
+    m = LinearRegression().fit(X, y)
+    assert m.solver_ == "gelsd" and m.rank_ == 18
+    Xc = X - X.mean(0)
+    np.testing.assert_allclose(m.coef_, np.linalg.lstsq(Xc, y - y.mean(), rcond=None)[0], rtol=0,
+                               atol=1e-9 * np.abs(m.coef_).max())
+    assert m.singular_.shape == (20,)
+
+
+def test_wide_least_squares_forms_no_d_by_d_matrix():
+    """30 x 3000 with features of size ~1e3 (a common scale other than 1): temporaries near the size of X
+    (0.7 MB); singular_ on the old fallback formed Z^T Z, 72 MB."""
+    import tracemalloc
+    X, y = data(30, 3000, seed=35)
+    X *= 1e3
+    LinearRegression().fit(X, y).singular_
+    tracemalloc.start()
+    try:
+        LinearRegression().fit(X, y).singular_
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * X.nbytes
+
+
 @pytest.mark.parametrize("s", [1e-300, 1e300])
 def test_wide_X_scale_equivariance(s):
     X, y = data(10, 30, seed=25)

@@ -11,9 +11,7 @@ import scipy.sparse as sps
 from scipy.sparse.linalg import LinearOperator
 
 from ..base import NON_NEGATIVE, all_or_nothing, is_dask
-from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
-from ._base import LinearModel, lsqr_solve, moments
-from ._moments import RCOND_MIN
+from ._base import LinearModel, lsqr_solve, moments, wide_normal_solve
 
 __all__ = ["Ridge"]
 
@@ -148,35 +146,14 @@ class Ridge(LinearModel):
         return self._finish(mom, v, "Ridge")
 
     def _kernel_cholesky(self, Z, z, pen, centred, sw):
-        """Wide ``X`` (``N < D``): the ``N x N`` form of the ridge equations, or ``None`` (then the SVD).
-
-        ``(Z^T Z + P) v = Z^T z`` with ``P = diag(pen)`` has the solution
-        ``v = P^{-1} Z^T (Z P^{-1} Z^T + I)^{-1} z`` (push ``Z^T`` through the inverse), an ``N x N``
-        system: ``O(N^2 D)`` flops against ``O(N D^2)``, no larger than the centred copy ``Z`` of ``X``.
-        With ``q = min(pen) / pen`` (powers of four: exact, at most 1) it reads
-        ``v = q * Z^T beta``, ``(Z diag(q) Z^T + min(pen) I) beta = z``, so nothing overflows. Solved by
-        the equilibrated Cholesky with the condition check of the tall case; ``None`` when that fails
-        (a tiny ``lam`` on nearly dependent rows) or when ``q`` underflows (column scales ~1e150 apart).
-        """
-        n, d = Z.shape
-        pen_min = float(np.min(pen, initial=np.inf))
-        q = pen_min / pen if d and pen_min > 0 else np.zeros(d)
-        if not d or not np.min(q) >= np.finfo(float).tiny:
+        """Wide ``X`` (``N < D``, ``lam > 0``): the ``N x N`` form of the ridge equations
+        (:func:`._base.wide_normal_solve`), or ``None`` (then the SVD)."""
+        solved = wide_normal_solve(Z, z, pen, centred, sw) if np.min(pen, initial=np.inf) > 0 else None
+        if solved is None:
             return None
-        K = (Z * q) @ Z.T                                    # Z diag(q) Z^T
-        A = K + pen_min * np.eye(n)
-        if centred:
-            # centring makes Z^T u = 0 and z . u = 0 for u ~ sqrt(sw): beta's component along u is 0
-            # whatever A does there, so A is filled along u, and the condition check sees only the
-            # directions that matter (else every small lam looked ill-conditioned)
-            u = np.sqrt(sw) if sw is not None else np.ones(n)
-            u /= np.linalg.norm(u)
-            A += np.max(np.diag(K), initial=0.0) * np.outer(u, u)
-        factor = equilibrated_cholesky(A, RCOND_MIN)
-        if factor is None:
-            return None
-        self._df = (K, np.full(n, pen_min), n)               # tr(K (K + pen_min I)^-1) = the df of the D x D form
-        return q * (Z.T @ equilibrated_solve(factor, z))
+        v, K, pen_min = solved
+        self._df = (K, np.full(len(z), pen_min), len(z))   # tr(K (K + pen_min I)^-1) = the df of the D x D form
+        return v
 
     def _svd(self, Z, z, pen):
         n, d = Z.shape
