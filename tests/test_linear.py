@@ -624,3 +624,27 @@ def test_lad_feature_offset_only_moves_the_intercept():
     m = linbook.LeastAbsoluteDeviation().fit(Xo, y)
     np.testing.assert_allclose(m.coef_, ref.coef_, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(m.predict(Xo), ref.predict(X), atol=1e-5)
+
+
+def test_lasso_polishes_only_supports_within_the_rank(monkeypatch):
+    """A wide fit at small lam passes through supports larger than rank(Xc) = N - 1, where G_AA is
+    singular: no polish is tried there (each was a k x k solve, 93 % of a 500 x 5000 fit). Small
+    problems polish whenever the signs allow (the period is one sweep)."""
+    from linbook.linear import lasso as lasso_module
+
+    sizes = []
+    real = lasso_module._polish
+
+    def recording(GA, *args):
+        sizes.append(GA.shape[0])
+        return real(GA, *args)
+
+    monkeypatch.setattr(lasso_module, "_polish", recording)
+    X, y = data(20, 200, seed=36)
+    lam = 1e-3 * np.max(np.abs((X - X.mean(0)).T @ (y - y.mean())))
+    m = Lasso(lam=lam, max_iter=20000).fit(X, y)
+    assert m.converged_ and 0 < np.count_nonzero(m.coef_) <= 19
+    assert sizes and max(sizes) <= 19
+    mom = lasso_module.moments(m, X, y, None, gram=False, common_scale=False)
+    cd = lasso_module._CoordinateDescent(mom, np.full(200, lam), use_gram=False)
+    assert cd.polish_period(19) == 1

@@ -76,7 +76,8 @@ class Lasso(LinearModel):
     (``linbook._kernels.lasso``). After a
     sweep that leaves the signs of ``w`` unchanged, the exact minimiser on that support
     (``G_AA w_A = c_A - lam s_A``) is taken when it keeps the signs and lowers the objective,
-    so correlated features do not make the descent crawl. The
+    so correlated features do not make the descent crawl (tried only on supports within the rank of
+    ``Xc``, where ``G_AA`` can be non-singular, and not more often than its cost in sweeps). The
     problem is solved on internally rescaled data (``y`` and every column divided by a power of
     two near its largest entry, ``lam`` mapped accordingly), so features from 1e-300 to 1e300 give
     the same coefficients as the scaled problem and no sweep overflows.
@@ -171,7 +172,7 @@ class Lasso(LinearModel):
     def _descend(self, mom, lam_j, unpenalised, use_gram):
         """Coordinate descent on the scaled problem; returns ``(v, sweeps, gap, converged)``."""
         cd = _CoordinateDescent(mom, lam_j, use_gram)
-        gap, it, ok, support = np.inf, 0, False, None
+        gap, it, ok, support, polished = np.inf, 0, False, None, 0
         for it in range(1, self.max_iter + 1):
             # the readable sweep while the process's numpy budget lasts (a chapter's small fits load
             # no numba), then the compiled one: the same updates
@@ -180,10 +181,13 @@ class Lasso(LinearModel):
             else:
                 cd.compiled_sweep()
             # once a sweep leaves the signs unchanged, jump to the exact minimiser on that
-            # support (coordinate descent alone crawls when features are correlated)
+            # support (coordinate descent alone crawls when features are correlated), but not more
+            # often than a polish costs in sweeps (large supports: its k x k solve outweighs a sweep)
             signs = np.sign(cd.w)
-            if np.any(signs != 0) and (support is None or not np.array_equal(signs, support) or it % 2 == 0):
+            if np.any(signs != 0) and (support is None or not np.array_equal(signs, support) or it % 2 == 0) \
+                    and it - polished >= cd.polish_period(np.count_nonzero(signs)):
                 cd.polish(signs)
+                polished = it
             support = signs
             certificate = cd.certificate(self.tol, unpenalised)
             if certificate is None:              # the residual overflowed
@@ -248,10 +252,21 @@ class _CoordinateDescent:
         else:
             residual_sweep(self.Z, self.a, self.lam_j, self.w, self.r)
 
+    def polish_period(self, k):
+        """Sweeps from one polish to the next on a support of ``k`` features: the polish's flops (the
+        ``k x k`` solve, and without the Gram matrix the ``k x k`` Gram) over a sweep's; 1 below ~1e6
+        flops (Python's overhead dominates there: small problems polish as often as allowed)."""
+        n, d = self.mom.n, self.mom.d
+        polish = k ** 3 / 3 + (0 if self.use_gram or self.mom.gram_built else n * k * k)
+        sweep = d * d if self.use_gram else 2 * n * d
+        return max(1, int(polish // max(sweep, 1e6)))
+
     def polish(self, signs):
         """Take the exact minimiser on the support of ``signs`` when it keeps them and the
         objective does not go up (the duality gap decides the rest)."""
         A, w, mom, lam_j = signs != 0, self.w, self.mom, self.lam_j
+        if np.count_nonzero(A) > mom.n - int(mom.fit_intercept):
+            return          # more features than the rank of Xc allows: G_AA is singular, no unique minimiser
         if self.use_gram or mom.gram_built:
             GA, cA = mom.G[np.ix_(A, A)], mom.c[A]
         else:
