@@ -113,7 +113,7 @@ def _unseen_shapes():
             def setup(n=n, d=d):
                 X, y = _dense(n, d)
                 return X, X[:, :20] @ np.random.default_rng(1).standard_normal(20) + y * 0.1
-            lin = (lambda D, f=frac: linbook.Lasso(lam=f * _lam_max(*D)).fit(*D))
+            lin = (lambda D, f=frac: linbook.Lasso(lam=f * _lam_max(*D), max_iter=100_000).fit(*D))   # as the peer
             peers = FastestPeer({f"sklearn Lasso precompute={p}": (
                 lambda D, f=frac, p=p: sk.Lasso(alpha=f * _lam_max(*D) / len(D[1]), tol=1e-10, max_iter=100_000,
                                                 precompute=p).fit(*D)) for p in (False, True)})
