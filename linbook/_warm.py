@@ -33,7 +33,7 @@ def main():
 
     # small fits run numpy loops (no numba load in a chapter's first cells); here every fit must
     # take its compiled path, so that larger fits later load compiled code instead of compiling it
-    sgd._numpy_steps_left[0] = 0        # the budget shared by SGD, LMS, RLS and online gradient descent
+    sgd._numpy_steps_left[0] = 0        # the budget shared by SGD, LMS, RLS, online gradient descent and Lasso
     perceptron._numpy_updates_left[0] = 0
     base._NUMPY_STATS_MAX = -1
 
@@ -62,6 +62,7 @@ def main():
         online.SGDClassifier(random_state=0).fit(X, y_three).predict(X)   # each loss and number of outputs
         online.SGDClassifier(loss="perceptron", random_state=0).fit(X, y_bin).predict(X)   # compiles its own loop
         linbook.Perceptron(form="dual", max_iter=1).fit(X[:300], y_bin[:300])
+        linbook.Lasso(lam=0.1).fit(X[:10], y_real[:10])      # wide: the residual sweep (tall: the Gram sweep)
         for model in (linbook.LinearRegression(), linbook.Ridge(), online.SGDRegressor(random_state=0)):
             _try(lambda m=model: m.fit(X_csr, y_real).predict(X_csr))
         for model in (linbook.LogisticRegression(), linbook.Perceptron(random_state=0, max_iter=2),

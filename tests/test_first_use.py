@@ -325,3 +325,81 @@ def test_lms_loss_rule_is_sgds_rule(numpy_budget):
     np.testing.assert_allclose(same.coef_, stopped.coef_, rtol=1e-10, atol=1e-12)
     with pytest.raises(ValueError, match="loss_tol"):
         LMS(loss_tol=-1.0).fit(X, y)
+
+
+def _lasso_problem(seed, n, d, weighted=False):
+    """Correlated columns of unequal scales with offsets (centring matters), a sparse truth."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) @ (np.eye(d) + 0.3 * rng.standard_normal((d, d))) * rng.uniform(0.5, 4.0, d)
+    X += rng.normal(0.0, 2.0, d)
+    k = min(d, 6)
+    y = X[:, :k] @ rng.standard_normal(k) + 0.5 * rng.standard_normal(n) + 3.0
+    lam_max = float(np.max(np.abs((X - X.mean(0)).T @ (y - y.mean()))))
+    return X, y, lam_max, (rng.uniform(0.2, 3.0, n) if weighted else None)
+
+
+LASSO_CASES = [(0, 300, 8, 0.05, False), (1, 300, 8, 0.3, True), (2, 40, 120, 0.02, False),
+               (3, 40, 120, 0.2, True), (4, 60, 30, 0.0, False), (5, 25, 60, 1e-3, False)]
+
+
+@pytest.mark.parametrize("seed, n, d, frac, weighted", LASSO_CASES)
+def test_lasso_compiled_sweep_equals_readable_sweep(seed, n, d, frac, weighted):
+    """Both variants (Gram: N > 2 D; residual: wide), from zero and from a polished point: the same
+    iterates to rounding, sweep after sweep."""
+    from linbook.linear import lasso as lasso_module
+    from linbook.linear._base import moments
+
+    X, y, lam_max, sw = _lasso_problem(seed, n, d, weighted)
+    model = lasso_module.Lasso(lam=frac * lam_max)
+    Xv, yv, swv = model._validate(X, y, sw)
+    mom = moments(model, Xv, yv, swv, gram=n >= d, common_scale=False)
+    lam_j = frac * lam_max / (mom.y_scale * mom.x_scale)
+    use_gram = mom.gram_built and mom.n > 2 * mom.d
+    assert use_gram == (n > 2 * d)
+    readable = lasso_module._CoordinateDescent(mom, lam_j, use_gram)
+    compiled = lasso_module._CoordinateDescent(mom, lam_j, use_gram)
+    state = "grad" if use_gram else "r"
+    polished = False
+    for sweep in range(12):
+        readable.sweep()
+        compiled.compiled_sweep()
+        scale = max(1.0, np.max(np.abs(readable.w)))
+        np.testing.assert_allclose(compiled.w, readable.w, rtol=1e-9, atol=1e-11 * scale)
+        np.testing.assert_allclose(getattr(compiled, state), getattr(readable, state), rtol=1e-9,
+                                   atol=1e-10 * np.max(np.abs(getattr(readable, state))))
+        if sweep == 3 and np.any(readable.w != 0):          # continue both from the same polished point
+            readable.polish(np.sign(readable.w))
+            compiled.w, polished = readable.w.copy(), True
+            setattr(compiled, state, getattr(readable, state).copy())
+    assert polished
+
+
+@pytest.mark.parametrize("seed, n, d, frac, weighted", LASSO_CASES)
+def test_lasso_fits_the_same_in_numpy_and_compiled(numpy_budget, seed, n, d, frac, weighted):
+    """Whole fits (polishing and the certificate included): the same sweeps, coefficients to rounding;
+    a budget that runs out mid-fit switches to the compiled sweep."""
+    from linbook import Lasso
+
+    X, y, lam_max, sw = _lasso_problem(seed, n, d, weighted)
+    fits = []
+    for budget in (10 ** 9, 0, 2 * d):                  # numpy throughout, compiled throughout, two sweeps in numpy
+        numpy_budget[0] = budget
+        fits.append(Lasso(lam=frac * lam_max, max_iter=5000).fit(X, y, sample_weight=sw))
+        assert numpy_budget[0] == budget - d * min(fits[-1].n_iter_, budget // d)     # d steps a numpy sweep
+    reference = fits[0]
+    assert reference.converged_ and reference.n_iter_ > 2 * (frac < 0.3)     # most switch mid-fit
+    for other in fits[1:]:
+        assert other.converged_ and other.n_iter_ == reference.n_iter_
+        np.testing.assert_allclose(other.coef_, reference.coef_, rtol=1e-8,
+                                   atol=1e-10 * np.max(np.abs(reference.coef_)))
+        assert np.array_equal(np.sign(other.coef_), np.sign(reference.coef_))
+
+
+def test_small_lasso_fits_stay_in_numpy(numpy_budget):
+    """A chapter's Lasso on 200 x 5 takes a few sweeps of five coordinates from the budget."""
+    from linbook import Lasso
+
+    X, y, lam_max, _ = _lasso_problem(6, 200, 5)
+    numpy_budget[0] = 1000
+    model = Lasso(lam=0.1).fit(X, y)
+    assert numpy_budget[0] == 1000 - 5 * model.n_iter_ > 0

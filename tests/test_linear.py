@@ -214,9 +214,9 @@ def test_solver_choice_and_fallbacks():
     Xc = Xi - Xi.mean(0)
     # (scikit-learn truncates this rank-5 matrix to rank 4 and so misses the minimiser)
     np.testing.assert_allclose(m.coef_, np.linalg.lstsq(Xc, y - y.mean(), rcond=None)[0], rtol=1e-8)
-    # wide data: ridge uses the SVD
+    # wide data: ridge solves the N x N form by Cholesky
     Xw, yw = data(10, 30, seed=11)
-    assert Ridge().fit(Xw, yw).solver_ == "svd"
+    assert Ridge().fit(Xw, yw).solver_ == "cholesky"
 
 
 def test_ols_singular_values_and_rank_on_fast_path():
@@ -452,6 +452,96 @@ def test_lasso_correlated_features_converge_by_default():
     assert f(m.coef_, m.intercept_) <= f(r.coef_, r.intercept_) + 1e-10 * np.sum((y - y.mean()) ** 2)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("lam", [1e-6, 1.0, 1e3])
+def test_wide_ridge_n_by_n_form_equals_the_d_by_d_solution(lam, fit_intercept, weighted):
+    """N < D: Ridge solves Xc^T (Xc Xc^T + lam I)^-1 yc (N x N); the same w as the SVD of the centred X,
+    and df_ = sum s^2 / (s^2 + lam). Small lam too: centring leaves Xc Xc^T singular along the weights'
+    direction, which must not send the fit to the fallback."""
+    X, y = data(40, 300, seed=31)
+    sw = np.exp(np.random.default_rng(2).uniform(np.log(1e-3), np.log(1e3), 40)) if weighted else np.ones(40)
+    m = Ridge(lam=lam, fit_intercept=fit_intercept).fit(X, y, sample_weight=sw if weighted else None)
+    assert m.solver_ == "cholesky"
+    xm = sw @ X / sw.sum() if fit_intercept else np.zeros(300)
+    ym = sw @ y / sw.sum() if fit_intercept else 0.0
+    r = np.sqrt(sw)
+    U, s, Vt = np.linalg.svd((X - xm) * r[:, None], full_matrices=False)
+    w = Vt.T @ (s / (s ** 2 + lam) * (U.T @ ((y - ym) * r)))
+    np.testing.assert_allclose(m.coef_, w, rtol=0, atol=1e-9 * np.abs(w).max())
+    np.testing.assert_allclose(m.intercept_, ym - xm @ w, rtol=1e-9, atol=1e-9)
+    keep = s > s.max() * 300 * np.finfo(float).eps
+    np.testing.assert_allclose(m.df_, np.sum(s[keep] ** 2 / (s[keep] ** 2 + lam)), rtol=1e-8)
+
+
+def test_wide_ridge_forms_no_d_by_d_matrix():
+    """30 x 3000: the fit's temporaries stay near the size of X (0.7 MB); a D x D array would be 72 MB.
+    (The fit with one scale per column solved the stacked (N + D) x D least-squares problem: 73 MB and
+    minutes at 200 x 5000.)"""
+    import tracemalloc
+    X, y = data(30, 3000, seed=32)
+    Ridge(lam=1.0).fit(X, y)            # imports and caches outside the measurement
+    tracemalloc.start()
+    try:
+        Ridge(lam=1.0).fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * X.nbytes
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_wide_least_squares_n_by_n_form_is_the_minimum_norm_solution(fit_intercept, weighted):
+    """N < D: LinearRegression (and Ridge(lam=0)'s answer) is Xc^T (Xc Xc^T)^-1 yc, the minimum-norm
+    minimiser, by the N x N Cholesky shared with Ridge; rank_ and singular_ as the SVD's (N values).
+    Centring's null direction must not send the fit to the SVD fallback."""
+    X, y = data(40, 300, seed=33)
+    sw = np.exp(np.random.default_rng(3).uniform(np.log(1e-3), np.log(1e3), 40)) if weighted else np.ones(40)
+    m = LinearRegression(fit_intercept=fit_intercept).fit(X, y, sample_weight=sw if weighted else None)
+    assert m.solver_ == "cholesky" and m.rank_ == 40 - fit_intercept
+    xm = sw @ X / sw.sum() if fit_intercept else np.zeros(300)
+    ym = sw @ y / sw.sum() if fit_intercept else 0.0
+    r = np.sqrt(sw)
+    U, s, Vt = np.linalg.svd((X - xm) * r[:, None], full_matrices=False)
+    keep = s > s.max() * 300 * np.finfo(float).eps
+    w = Vt[keep].T @ ((U[:, keep].T @ ((y - ym) * r)) / s[keep])
+    np.testing.assert_allclose(m.coef_, w, rtol=0, atol=1e-9 * np.abs(w).max())
+    np.testing.assert_allclose(m.intercept_, ym - xm @ w, rtol=1e-9, atol=1e-9)
+    assert m.singular_.shape == (40,)
+    np.testing.assert_allclose(m.singular_[keep], s[keep], rtol=1e-8)
+    np.testing.assert_allclose(Ridge(lam=0.0, fit_intercept=fit_intercept).fit(X, y, sample_weight=sw).coef_, w,
+                               rtol=0, atol=1e-9 * np.abs(w).max())
+
+
+def test_wide_least_squares_falls_back_to_gelsd_on_dependent_rows():
+    """Two equal rows: Xc Xc^T is singular beyond centring's direction; the SVD's minimum-norm answer."""
+    X, y = data(20, 60, seed=34)
+    X[7], y[7] = X[3], y[3]
+    m = LinearRegression().fit(X, y)
+    assert m.solver_ == "gelsd" and m.rank_ == 18
+    Xc = X - X.mean(0)
+    np.testing.assert_allclose(m.coef_, np.linalg.lstsq(Xc, y - y.mean(), rcond=None)[0], rtol=0,
+                               atol=1e-9 * np.abs(m.coef_).max())
+    assert m.singular_.shape == (20,)
+
+
+def test_wide_least_squares_forms_no_d_by_d_matrix():
+    """30 x 3000 with features of size ~1e3 (a common scale other than 1): temporaries near the size of X
+    (0.7 MB); singular_ on the old fallback formed Z^T Z, 72 MB."""
+    import tracemalloc
+    X, y = data(30, 3000, seed=35)
+    X *= 1e3
+    LinearRegression().fit(X, y).singular_
+    tracemalloc.start()
+    try:
+        LinearRegression().fit(X, y).singular_
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * X.nbytes
+
+
 @pytest.mark.parametrize("s", [1e-300, 1e300])
 def test_wide_X_scale_equivariance(s):
     X, y = data(10, 30, seed=25)
@@ -534,3 +624,27 @@ def test_lad_feature_offset_only_moves_the_intercept():
     m = linbook.LeastAbsoluteDeviation().fit(Xo, y)
     np.testing.assert_allclose(m.coef_, ref.coef_, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(m.predict(Xo), ref.predict(X), atol=1e-5)
+
+
+def test_lasso_polishes_only_supports_within_the_rank(monkeypatch):
+    """A wide fit at small lam passes through supports larger than rank(Xc) = N - 1, where G_AA is
+    singular: no polish is tried there (each was a k x k solve, 93 % of a 500 x 5000 fit). Small
+    problems polish whenever the signs allow (the period is one sweep)."""
+    from linbook.linear import lasso as lasso_module
+
+    sizes = []
+    real = lasso_module._polish
+
+    def recording(GA, *args):
+        sizes.append(GA.shape[0])
+        return real(GA, *args)
+
+    monkeypatch.setattr(lasso_module, "_polish", recording)
+    X, y = data(20, 200, seed=36)
+    lam = 1e-3 * np.max(np.abs((X - X.mean(0)).T @ (y - y.mean())))
+    m = Lasso(lam=lam, max_iter=20000).fit(X, y)
+    assert m.converged_ and 0 < np.count_nonzero(m.coef_) <= 19
+    assert sizes and max(sizes) <= 19
+    mom = lasso_module.moments(m, X, y, None, gram=False, common_scale=False)
+    cd = lasso_module._CoordinateDescent(mom, np.full(200, lam), use_gram=False)
+    assert cd.polish_period(19) == 1

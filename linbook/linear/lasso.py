@@ -5,6 +5,7 @@ Derived in: chapter "Linear regression" § "Ridge, lasso and least absolute devi
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -13,9 +14,13 @@ from sklearn.exceptions import ConvergenceWarning
 from numbers import Real
 
 from ..base import NON_NEGATIVE, POSITIVE_INT, Interval, all_or_nothing, check_finite_fit
+from .._kernels.numpy_budget import numpy_pass
+from .._kernels.threads import single_threaded_blas
 from ._base import LinearModel, moments
 
 __all__ = ["Lasso"]
+
+_SERIAL_BLAS_MIN = 1 << 16     # entries of G (or of the centred X) from which the descent runs on one BLAS thread
 
 
 def soft_threshold(z, t):
@@ -69,10 +74,14 @@ class Lasso(LinearModel):
     ``a_j = ||x_j||^2``, coordinate ``j`` becomes ``S(x_j^T r + a_j w_j, lam) / a_j`` where
     ``S(z, t) = sign(z) max(|z| - t, 0)`` is soft thresholding. When ``N > 2 D`` (or ``X`` is
     sparse) the updates use the centred Gram matrix (``O(D)`` per coordinate, computed in one
-    pass without copying ``X``), otherwise residual updates on a centred copy (``O(N)``). After a
+    pass without copying ``X``), otherwise residual updates on a centred copy (``O(N)``). The sweeps
+    run as the readable loop (``_CoordinateDescent.sweep``) while the process's numpy budget lasts
+    (a chapter's small fits load no numba), then as a compiled loop making the same updates
+    (``linbook._kernels.lasso``). After a
     sweep that leaves the signs of ``w`` unchanged, the exact minimiser on that support
     (``G_AA w_A = c_A - lam s_A``) is taken when it keeps the signs and lowers the objective,
-    so correlated features do not make the descent crawl. The
+    so correlated features do not make the descent crawl (tried only on supports within the rank of
+    ``Xc``, where ``G_AA`` can be non-singular, and not more often than its cost in sweeps). The
     problem is solved on internally rescaled data (``y`` and every column divided by a power of
     two near its largest entry, ``lam`` mapped accordingly), so features from 1e-300 to 1e300 give
     the same coefficients as the scaled problem and no sweep overflows.
@@ -154,7 +163,13 @@ class Lasso(LinearModel):
         with np.errstate(over="ignore"):
             lam_j = lam / (mom.y_scale * mom.x_scale)
         use_gram = mom.gram_built and (mom.n > 2 * mom.d or sparse)
-        v, it, gap, ok = self._descend(mom, lam_j, lam == 0, use_gram)
+        # the descent's BLAS calls are all small (products with a D-vector, k x k solves): a multi-threaded
+        # BLAS synchronises its threads in each, and on busy cores waits for a descheduled one (a 163 x 163
+        # solve of a polish: 64 ms on 2 shared cores, under 1 ms on one thread); small fits keep the
+        # caller's BLAS (and skip threadpoolctl's import)
+        serial = mom.d * (mom.d if use_gram else mom.n) >= _SERIAL_BLAS_MIN
+        with single_threaded_blas() if serial else contextlib.nullcontext():
+            v, it, gap, ok = self._descend(mom, lam_j, lam == 0, use_gram)
         check_finite_fit(self, v, what="coordinate descent", cure="scale the features (StandardScaler)")
         self.n_iter_, self.converged_ = it, ok
         self.dual_gap_ = float(gap / max(mom.yy, np.finfo(float).tiny))
@@ -167,14 +182,22 @@ class Lasso(LinearModel):
     def _descend(self, mom, lam_j, unpenalised, use_gram):
         """Coordinate descent on the scaled problem; returns ``(v, sweeps, gap, converged)``."""
         cd = _CoordinateDescent(mom, lam_j, use_gram)
-        gap, it, ok, support = np.inf, 0, False, None
+        gap, it, ok, support, polished = np.inf, 0, False, None, 0
         for it in range(1, self.max_iter + 1):
-            cd.sweep()
+            # the readable sweep while the process's numpy budget lasts (a chapter's small fits load
+            # no numba), then the compiled one: the same updates
+            if numpy_pass(cd.w.size):
+                cd.sweep()
+            else:
+                cd.compiled_sweep()
             # once a sweep leaves the signs unchanged, jump to the exact minimiser on that
-            # support (coordinate descent alone crawls when features are correlated)
+            # support (coordinate descent alone crawls when features are correlated), but not more
+            # often than a polish costs in sweeps (large supports: its k x k solve outweighs a sweep)
             signs = np.sign(cd.w)
-            if np.any(signs != 0) and (support is None or not np.array_equal(signs, support) or it % 2 == 0):
+            if np.any(signs != 0) and (support is None or not np.array_equal(signs, support) or it % 2 == 0) \
+                    and it - polished >= cd.polish_period(np.count_nonzero(signs)):
                 cd.polish(signs)
+                polished = it
             support = signs
             certificate = cd.certificate(self.tol, unpenalised)
             if certificate is None:              # the residual overflowed
@@ -230,10 +253,30 @@ class _CoordinateDescent:
                 else:
                     self.r -= (new - wj) * self.Z[:, j]
 
+    def compiled_sweep(self):
+        """:meth:`sweep` by a compiled loop (``linbook._kernels.lasso``, tested equal to it)."""
+        from .._kernels.lasso import gram_sweep, residual_sweep
+
+        if self.use_gram:
+            gram_sweep(self.G, self.a, self.lam_j, self.w, self.grad)
+        else:
+            residual_sweep(self.Z, self.a, self.lam_j, self.w, self.r)
+
+    def polish_period(self, k):
+        """Sweeps from one polish to the next on a support of ``k`` features: the polish's flops (the
+        ``k x k`` solve, and without the Gram matrix the ``k x k`` Gram) over a sweep's; 1 below ~1e6
+        flops (Python's overhead dominates there: small problems polish as often as allowed)."""
+        n, d = self.mom.n, self.mom.d
+        polish = k ** 3 / 3 + (0 if self.use_gram or self.mom.gram_built else n * k * k)
+        sweep = d * d if self.use_gram else 2 * n * d
+        return max(1, int(polish // max(sweep, 1e6)))
+
     def polish(self, signs):
         """Take the exact minimiser on the support of ``signs`` when it keeps them and the
         objective does not go up (the duality gap decides the rest)."""
         A, w, mom, lam_j = signs != 0, self.w, self.mom, self.lam_j
+        if np.count_nonzero(A) > mom.n - int(mom.fit_intercept):
+            return          # more features than the rank of Xc allows: G_AA is singular, no unique minimiser
         if self.use_gram or mom.gram_built:
             GA, cA = mom.G[np.ix_(A, A)], mom.c[A]
         else:

@@ -10,7 +10,7 @@ import scipy.linalg
 import scipy.sparse as sps
 
 from ..base import all_or_nothing, is_dask
-from ._base import LinearModel, lsqr_solve, moments, original_gram
+from ._base import LinearModel, lsqr_solve, moments, original_gram, wide_normal_solve
 
 __all__ = ["LinearRegression"]
 
@@ -33,7 +33,11 @@ class LinearRegression(LinearModel):
     normal equations would lose more than half of the digits - the fit uses the SVD-based
     least-squares solver LAPACK ``gelsd`` on a centred copy of ``X`` instead, which returns
     the **minimum-norm** minimiser (singular values below ``max(N, D) eps s_max`` count as
-    zero); dense ``X`` with more columns than rows goes there directly. Sparse ``X`` (CSR/CSC) uses a sparse ``X^T X`` when ``D <= 4096``, and LSQR on an
+    zero). Dense ``X`` with more columns than rows (``N < D``) is solved in the ``N x N`` form of
+    the same equations, ``w = Xc^T (Xc Xc^T)^{-1} yc`` (the minimum-norm solution, ``O(N^2 D)``; the
+    ``N x N`` matrix is smaller than ``X`` there, and never formed for ``N >= D``), by the same
+    equilibrated Cholesky and ``1e-8`` condition rule as Ridge's wide case, with ``gelsd`` as the
+    fallback. Sparse ``X`` (CSR/CSC) uses a sparse ``X^T X`` when ``D <= 4096``, and LSQR on an
     implicitly centred operator otherwise or in the fallback (also minimum norm); ``X`` is
     never densified. Features and targets are rescaled internally by powers of two, so
     ``coef(X * s) = coef(X) / s`` holds from 1e-300 to 1e300.
@@ -53,7 +57,8 @@ class LinearRegression(LinearModel):
         Its singular values, largest first (computed on access from the Gram matrix on the
         fast path; from the SVD in the fallback).
     solver_ : str
-        ``"cholesky"``, ``"gelsd"`` or ``"lsqr"``: which of the above was used.
+        ``"cholesky"`` (the ``D x D`` or, for wide ``X``, the ``N x N`` form), ``"gelsd"`` or
+        ``"lsqr"``: which of the above was used.
     sigma2_ : float
         Maximum-likelihood noise variance ``sum_i s_i r_i^2 / N`` on the training data.
     n_params_ : int
@@ -100,19 +105,40 @@ class LinearRegression(LinearModel):
             self.solver_, self.rank_ = "lsqr", None
         else:
             Z, z = mom.design()
-            cond = max(Z.shape) * np.finfo(float).eps
-            try:
-                v, _, rank, sv = scipy.linalg.lstsq(Z, z, cond=cond, lapack_driver="gelsd", check_finite=False)
-            except np.linalg.LinAlgError as exc:
-                raise ValueError(f"LinearRegression: the SVD least-squares solver failed ({exc}). X is "
-                                 "finite, so it holds columns of wildly different magnitudes or "
-                                 "near-duplicates: standardise the features or use Ridge(lam > 0).") from None
-            self.solver_, self.rank_ = "gelsd", int(rank)
-            if np.all(mom.x_scale == 1.0):
-                self._sv = np.asarray(sv, dtype=float)
-            else:                          # singular values of the rescaled copy are not X's
-                self._gram = original_gram(Z.T @ Z, mom.x_scale)
+            v = self._wide(Z, z, mom, sw)
+            if v is None:
+                v = self._gelsd(Z, z, mom)
         return self._finish(mom, v, "LinearRegression")
+
+    def _gelsd(self, Z, z, mom):
+        """The SVD least-squares solver on the centred copy: the minimum-norm minimiser."""
+        cond = max(Z.shape) * np.finfo(float).eps
+        try:
+            v, _, rank, sv = scipy.linalg.lstsq(Z, z, cond=cond, lapack_driver="gelsd", check_finite=False)
+        except np.linalg.LinAlgError as exc:
+            raise ValueError(f"LinearRegression: the SVD least-squares solver failed ({exc}). X is "
+                             "finite, so it holds columns of wildly different magnitudes or "
+                             "near-duplicates: standardise the features or use Ridge(lam > 0).") from None
+        self.solver_, self.rank_ = "gelsd", int(rank)
+        if np.all(mom.x_scale == 1.0):
+            self._sv = np.asarray(sv, dtype=float)
+        else:                          # singular values of the rescaled copy are not X's
+            n, d = Z.shape             # Z^T Z and Z Z^T: the same non-zero spectrum; the smaller one
+            self._gram = original_gram(Z.T @ Z, mom.x_scale) if n >= d else \
+                original_gram(Z @ Z.T, np.full(n, mom.x_scale[0]))
+        return v
+
+    def _wide(self, Z, z, mom, sw):
+        """Wide ``X``: the minimum-norm solution ``v = Z^T (Z Z^T)^{-1} z`` in the ``N x N`` form shared
+        with Ridge (:func:`._base.wide_normal_solve`), or ``None`` (then ``gelsd``)."""
+        solved = wide_normal_solve(Z, z, np.zeros(Z.shape[1]), mom.fit_intercept, sw)
+        if solved is None:
+            return None
+        v, K, _ = solved
+        n = Z.shape[0]
+        self.solver_, self.rank_ = "cholesky", n - int(mom.fit_intercept)   # the check passed: full row rank
+        self._gram = original_gram(K, np.full(n, mom.x_scale[0]))          # Z Z^T: the same non-zero spectrum
+        return v
 
     @property
     def singular_(self):

@@ -11,7 +11,7 @@ import scipy.sparse as sps
 from scipy.sparse.linalg import LinearOperator
 
 from ..base import NON_NEGATIVE, all_or_nothing, is_dask
-from ._base import LinearModel, lsqr_solve, moments
+from ._base import LinearModel, lsqr_solve, moments, wide_normal_solve
 
 __all__ = ["Ridge"]
 
@@ -48,11 +48,12 @@ class Ridge(LinearModel):
 
     **How it is solved.** As :class:`LinearRegression`: the centred Gram matrix comes from one
     BLAS ``syrk`` on ``X`` (no copy of ``X``), and ``G + lam I`` is factorised by Cholesky after
-    diagonal equilibration. **Fallbacks:** when ``D > N`` (dense ``X``), or when the
-    equilibrated matrix has reciprocal condition number below ``1e-8`` (``lam`` tiny and ``X``
-    nearly collinear, where the normal equations would lose more than half the digits), the
-    thin SVD ``Xc = U S V^T`` of a centred copy gives ``w = V diag(s / (s^2 + lam)) U^T yc``
-    (``lam = 0``: the minimum-norm least-squares solution). Sparse ``X`` (CSR/CSC) uses a
+    diagonal equilibration. When ``D > N`` (dense ``X``) the same equations are solved in their
+    ``N x N`` form, ``w = Xc^T (Xc Xc^T + lam I)^{-1} yc`` (``O(N^2 D)``, by Cholesky with the same
+    condition check). **Fallbacks:** when the equilibrated matrix has reciprocal condition number
+    below ``1e-8`` (``lam`` tiny and ``X`` nearly collinear, where the normal equations would lose
+    more than half the digits), the thin SVD ``Xc = U S V^T`` of a centred copy gives
+    ``w = V diag(s / (s^2 + lam)) U^T yc`` (``lam = 0``: the minimum-norm least-squares solution). Sparse ``X`` (CSR/CSC) uses a
     sparse ``X^T X`` when ``D <= 4096``, otherwise (or in the fallback) LSQR on an implicitly
     centred operator; ``X`` is never densified. Internally ``X`` and ``y`` are rescaled by
     powers of two, so no step overflows for features or targets up to 1e300. Scaling: the fit
@@ -130,17 +131,31 @@ class Ridge(LinearModel):
             if mom.gram_built:
                 self._df = (mom.G, pen, mom.n)
         else:
-            try:
-                v = self._svd(mom, pen)
-            except np.linalg.LinAlgError as exc:
-                raise ValueError(f"Ridge: the SVD of the centred X failed ({exc}). X is finite, so it "
-                                 "holds columns of wildly different magnitudes or near-duplicates: "
-                                 "standardise the features (StandardScaler) or increase lam.") from None
-            self.solver_ = "svd"
+            Z, z = mom.design()
+            # wide X: the N x N (kernel) form; the SVD where that is ill-conditioned, and for tall X
+            v = self._kernel_cholesky(Z, z, pen, mom.fit_intercept, sw) if dense_wide else None
+            self.solver_ = "cholesky"
+            if v is None:
+                try:
+                    v = self._svd(Z, z, pen)
+                except np.linalg.LinAlgError as exc:
+                    raise ValueError(f"Ridge: the SVD of the centred X failed ({exc}). X is finite, so it "
+                                     "holds columns of wildly different magnitudes or near-duplicates: "
+                                     "standardise the features (StandardScaler) or increase lam.") from None
+                self.solver_ = "svd"
         return self._finish(mom, v, "Ridge")
 
-    def _svd(self, mom, pen):
-        Z, z = mom.design()
+    def _kernel_cholesky(self, Z, z, pen, centred, sw):
+        """Wide ``X`` (``N < D``, ``lam > 0``): the ``N x N`` form of the ridge equations
+        (:func:`._base.wide_normal_solve`), or ``None`` (then the SVD)."""
+        solved = wide_normal_solve(Z, z, pen, centred, sw) if np.min(pen, initial=np.inf) > 0 else None
+        if solved is None:
+            return None
+        v, K, pen_min = solved
+        self._df = (K, np.full(len(z), pen_min), len(z))   # tr(K (K + pen_min I)^-1) = the df of the D x D form
+        return v
+
+    def _svd(self, Z, z, pen):
         n, d = Z.shape
         if d and not np.all(pen == pen[0]):
             # column scales differ (features near 1e300 and near 1 together): solve the

@@ -10,31 +10,10 @@ import scipy.sparse as sp
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
 from ..base import DivergenceError, _plain_input, _with_advice, all_or_nothing, is_dask, require_y, validate_fit
+# the process's budget of numpy steps before the compiled loops load (shared with the lasso's sweeps)
+from .._kernels.numpy_budget import NUMPY_STEPS, numpy_fit, numpy_pass, numpy_steps_left  # noqa: F401
 
 CURE = "scale the features (e.g. StandardScaler), lower eta0 (or use eta0='auto')"
-
-# The online models' small fits run their readable numpy loops (in the public class's module) until
-# this process has made NUMPY_STEPS per-sample steps that way; then the compiled loops of
-# ``linbook._kernels`` (the same steps, tested equal). Loading a compiled loop costs a numba import and
-# a cache read (~0.5 s), more than a chapter's small fits; a numpy step costs ~10 microseconds, more
-# than a compiled one in a loop of many fits. One budget for SGD, LMS, RLS and online gradient descent.
-NUMPY_STEPS = 20_000
-numpy_steps_left = [NUMPY_STEPS]
-
-
-def numpy_pass(n_steps, budget=numpy_steps_left):
-    """Whether a pass of ``n_steps`` per-sample steps runs in numpy; if so, it is taken from the budget."""
-    if budget[0] < n_steps:
-        return False
-    budget[0] -= n_steps
-    return True
-
-
-def numpy_fit(least_steps, budget=numpy_steps_left):
-    """Whether a fit that makes at least ``least_steps`` steps may start in numpy: only when the budget
-    covers them all. A fit that will load the compiled loops anyway loads them at once, instead of
-    first spending numpy time (20,000 x 20, six epochs at least: 0.36 s CPU of a 1.4 s first fit)."""
-    return least_steps <= budget[0]
 
 
 def transactional(method):
