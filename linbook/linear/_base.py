@@ -5,6 +5,8 @@ Private to :mod:`linbook.linear`.
 
 from __future__ import annotations
 
+import contextlib
+
 import warnings
 
 import numpy as np
@@ -137,6 +139,9 @@ def original_gram(G, x_scale):
     return A if np.all(np.isfinite(A)) else None
 
 
+_THREADED_FLOPS = 1e9     # the N x N form's syrk from which BLAS keeps its threads
+
+
 def wide_normal_solve(Z, z, pen, centred, sw):
     """Wide ``Z`` (``N < D``): ``(Z^T Z + diag(pen)) v = Z^T z`` in its ``N x N`` form, or ``None``.
 
@@ -167,10 +172,10 @@ def wide_normal_solve(Z, z, pen, centred, sw):
         return None
     if not np.min(q) >= np.finfo(float).tiny:
         return None
-    # one BLAS thread: on busy cores a multi-threaded BLAS waits for a descheduled thread inside each
-    # call (200 x 5000 on 2 shared cores: the syrk 157 ms against 11 ms, the 200 x 200 Cholesky 167 ms
-    # against 0.5 ms); on an idle machine the second thread would save at most half of the syrk
-    with single_threaded_blas():
+    # small products on one BLAS thread: on busy cores a multi-threaded BLAS waits for a descheduled
+    # thread inside each call (200 x 5000 on 2 shared cores: the syrk 157 ms against 11 ms, the 200 x 200
+    # Cholesky 167 ms against 0.5 ms); from ~1e9 flops (1000 x 10000: ~1e10) the threads pay for themselves
+    with single_threaded_blas() if n * n * d <= _THREADED_FLOPS else contextlib.nullcontext():
         Zq = Z if np.all(q == 1.0) else Z * np.sqrt(q)        # sqrt of a power of four: exact
         K = Zq @ Zq.T                                        # Z diag(q) Z^T (numpy's syrk: symmetric)
         A = K + pen_min * np.eye(n)
