@@ -777,3 +777,15 @@ def test_schedule_numbers_are_checked_under_every_schedule(model, param, bad):
     X, y = _reg(60, 2, seed=3)
     with pytest.raises(ValueError, match=f"'{param}' parameter of {model.__name__}.*Set {param} to"):
         model(**{param: bad}).fit(X, y)
+
+
+def test_adagrad_auto_step_takes_its_scale_from_the_first_non_zero_targets():
+    """A stream whose first chunk has only zero targets: the target's scale comes from a later chunk (it
+    was fixed at 1 by the first, and targets of 1e6 then crawled)."""
+    X, y = _reg(2000, 3, seed=4)
+    y = y * 1e6
+    model = SGDRegressor(adagrad=True, random_state=0)
+    model.partial_fit(X[:50], np.zeros(50))
+    for i in range(50, 2000, 50):
+        model.partial_fit(X[i:i + 50], y[i:i + 50])
+    assert model.score(X, y) > 0.9

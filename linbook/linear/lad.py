@@ -11,6 +11,7 @@ from scipy.optimize import linprog
 
 from .._design import centre_offsets
 from ..base import all_or_nothing, validate_predict
+from .._kernels.csr import divide_columns
 from ..numerics import _power_of_two_scale
 from ._base import LinearModel, log_sum_squares  # noqa: F401  (shared validation and tags)
 
@@ -117,9 +118,7 @@ class LeastAbsoluteDeviation(LinearModel):
         """
         if sps.issparse(X):
             sx = _power_of_two_scale(np.asarray(abs(X).max(axis=0).todense()).ravel(), below=True)
-            Xs = sps.csr_matrix(X, dtype=float, copy=True)
-            Xs.data /= sx[Xs.indices]          # divided, not times 1 / sx: that overflows for subnormal columns
-            return Xs, sx, None
+            return divide_columns(X, sx), sx, None
         Xc, shift = centre_offsets(X, None, self.fit_intercept)
         sx = _power_of_two_scale(np.max(np.abs(Xc), axis=0, initial=0.0), below=True)
         return sps.csr_matrix(Xc / sx), sx, shift

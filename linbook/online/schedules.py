@@ -183,15 +183,15 @@ def adagrad_auto_steps(L_x, target_scale):
 
 
 def target_scale(T, sw, squared):
-    """``s`` of :func:`adagrad_auto_steps`: the weighted root-mean-square of the target for the squared
-    loss (no overflow for targets near 1e308; 1 when every target is 0), 1 for the classification losses."""
+    """``s`` of :func:`adagrad_auto_steps`: the weighted root-mean-square of the targets ``T`` (one per
+    sample) for the squared loss, computed without overflow for targets near 1e308; 1 for the
+    classification losses; ``None`` while every target (of positive weight) is 0 (no scale yet)."""
     if not squared:
         return 1.0
-    top = float(np.max(np.abs(T), initial=0.0))
-    weights = sw.reshape(-1, *([1] * (np.ndim(T) - 1)))
-    if not top > 0 or not sw.sum() > 0:
-        return 1.0
-    return top * float(np.sqrt(np.sum(weights * (T / top) ** 2) / (sw.sum() * max(T.size // len(sw), 1))))
+    top = float(np.max(np.abs(T[sw > 0]), initial=0.0))
+    if not top > 0:
+        return None
+    return top * float(np.sqrt(np.average((T / top) ** 2, weights=sw)))
 
 
 def auto_steps(L_x, lam_n, m, w_max=1.0):

@@ -212,7 +212,7 @@ class _BaseSGD(BaseEstimator):
         if not isinstance(self.eta0, str):
             return schedules.scaled_fixed_step(float(self.eta0), self._x_scale)
         if self.adagrad:                                         # "auto" with adagrad: see adagrad_auto_steps
-            eta_w, eta_b = schedules.adagrad_auto_steps(self._L_x, self._target_scale)
+            eta_w, eta_b = schedules.adagrad_auto_steps(self._L_x, self._target_scale or 1.0)
             return eta_w, eta_b / eta_w
         self._w_max = max(self._w_max, float(sw.max()))
         eta_w, eta_b = schedules.auto_steps(self._L_x, lam_n, self._nnz[0] / self._nnz[1], self._w_max)
@@ -228,7 +228,7 @@ class _BaseSGD(BaseEstimator):
         """
         X, top, nnz = self._scaled_rows(X)
         lam_n = self._lam_n(X.shape[0])
-        if self._target_scale is None:           # fixed by the first chunk, as the feature scale c
+        if self._target_scale is None:           # fixed by the first chunk with a non-zero target
             self._target_scale = schedules.target_scale(T, sw, self._loss_name() == "squared_error")
         eta0, b_ratio = self._steps(top, nnz, X.shape[0], sw, lam_n)
         avg = self._average_start()
