@@ -376,8 +376,9 @@ def test_lasso_compiled_sweep_equals_readable_sweep(seed, n, d, frac, weighted):
 
 @pytest.mark.parametrize("seed, n, d, frac, weighted", LASSO_CASES)
 def test_lasso_fits_the_same_in_numpy_and_compiled(numpy_budget, seed, n, d, frac, weighted):
-    """Whole fits (polishing and the certificate included): the same sweeps, coefficients to rounding;
-    a budget that runs out mid-fit switches to the compiled sweep."""
+    """Whole fits (polishing and the certificate included): the same sweeps (give or take the one where
+    the duality gap crosses tol, which rounding can move), coefficients to rounding; a budget that runs
+    out mid-fit switches to the compiled sweep."""
     from linbook import Lasso
 
     X, y, lam_max, sw = _lasso_problem(seed, n, d, weighted)
@@ -389,7 +390,7 @@ def test_lasso_fits_the_same_in_numpy_and_compiled(numpy_budget, seed, n, d, fra
     reference = fits[0]
     assert reference.converged_ and reference.n_iter_ > 2 * (frac < 0.3)     # most switch mid-fit
     for other in fits[1:]:
-        assert other.converged_ and other.n_iter_ == reference.n_iter_
+        assert other.converged_ and abs(other.n_iter_ - reference.n_iter_) <= 1
         np.testing.assert_allclose(other.coef_, reference.coef_, rtol=1e-8,
                                    atol=1e-10 * np.max(np.abs(reference.coef_)))
         assert np.array_equal(np.sign(other.coef_), np.sign(reference.coef_))
