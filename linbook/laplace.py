@@ -28,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, Integral, StrOptions, all_or_nothing,
                    check_param_values, check_params, check_sample_weight, encode_labels, renamed_param, require_y,
                    validate_fit, validate_predict, weight_spread)
+from ._predictor import finite_scores
 from .criteria import aic, bic  # noqa: F401  (re-exported for ``from linbook.laplace import bic``)
 from .logistic.logistic_regression import logistic_loss
 from .numerics import _binary_exponent, sigmoid
@@ -438,12 +439,18 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X):
         """``mu_a = m^T phi(x)``: the log-odds at the posterior mean (the plug-in logit)."""
-        return self.predictive_moments(X)[0]
+        return finite_scores(self, self._plugin_logit(X), "decision function")
+
+    def _plugin_logit(self, X):
+        """``mu_a``, an infinity of the right sign where it is beyond float64 (``linbook._predictor``)."""
+        mu_n, _, exponent = self._row_scaled_moments(X)
+        with np.errstate(over="ignore"):
+            return np.ldexp(mu_n, exponent)
 
     def predict_proba(self, X):
         """Posterior predictive ``p(y | x, D)`` by the chosen ``predictive``; shape (n, 2)."""
         if self.predictive == "plugin":
-            p1 = sigmoid(self.decision_function(X))
+            p1 = sigmoid(self._plugin_logit(X))
         elif self.predictive == "probit":
             p1 = sigmoid(_moderated_logit(*self._row_scaled_moments(X)))
         else:
@@ -454,5 +461,5 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """Class with ``mu_a > 0`` (the plug-in and probit predictives share this boundary)."""
-        positive = self.decision_function(X) > 0
+        positive = self._plugin_logit(X) > 0
         return self.classes_[positive.astype(int)]

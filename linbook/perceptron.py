@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
+from ._predictor import finite_scores, linear_predictor
 from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, all_or_nothing, as_rng, check_params,
                    check_sample_weight, encode_labels, predict_input, renamed_kwargs, renamed_param,
                    require_weighted_classes, require_y, row_stats, validate_fit)
@@ -346,8 +347,12 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
+        return finite_scores(self, self._scores(X), "decision function")
+
+    def _scores(self, X):
+        """``w.x + b``, with a row beyond float64 as an infinity of the right sign (``linbook._predictor``)."""
         X = predict_input(self, X, accept_sparse=True)
-        return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
+        return linear_predictor(X, self.coef_[0], self.intercept_[0])
 
     def predict(self, X):
         """Class labels: ``classes_[1]`` where ``w.x + b >= 0`` (``sign(0) = +1``), else ``classes_[0]``.
@@ -360,7 +365,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        scores = self.decision_function(X)
+        scores = self._scores(X)
         return self.classes_[(scores >= 0).astype(int)]
 
     def __sklearn_tags__(self):

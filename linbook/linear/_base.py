@@ -19,6 +19,7 @@ from ..criteria import InformationCriteriaMixin
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from .._kernels.threads import single_threaded_blas
 from ..numerics import _power_of_two_scale
+from .._predictor import finite_scores, linear_predictor
 from ._moments import RCOND_MIN, Moments
 
 
@@ -79,11 +80,11 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         ndarray of shape (n_samples,)
         """
         X = validate_predict(self, X, accept_sparse=["csr", "csc"])
-        return self._linear(X)
+        return finite_scores(self, self._linear(X))
 
     def _linear(self, X):
         """``X @ coef_ + intercept_`` on validated ``X``."""
-        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+        return linear_predictor(X, self.coef_, self.intercept_)
 
     def log_likelihood(self, X, y, sample_weight=None):
         """Gaussian log-likelihood of ``y`` given ``X`` (summed, nats).

@@ -30,6 +30,7 @@ from .._kernels.hessian import binary_pass
 from ..base import (NON_NEGATIVE, POSITIVE_INT, Interval, StrOptions, _with_advice, check_finite_fit,
                     check_params, check_sample_weight, dask_blocks, encode_labels, require_weighted_classes, require_y,
                     validate_fit, validate_predict)
+from .._predictor import finite_scores, linear_predictor
 from ..criteria import InformationCriteriaMixin
 from . import solvers
 from .separation import warn_separable
@@ -136,12 +137,12 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
 
     def _z(self, X):
         X = validate_predict(self, X, accept_sparse=True)
-        return X @ self.coef_[0] + self.intercept_[0]
+        return linear_predictor(X, self.coef_[0], self.intercept_[0])
 
     @dask_blocks
     def decision_function(self, X):
         """Linear predictor ``z = x'w + b`` (shape ``(n,)``); class ``classes_[1]`` when ``z > 0``."""
-        return self._z(X)
+        return finite_scores(self, self._z(X), "decision function")
 
     @dask_blocks
     def predict(self, X):

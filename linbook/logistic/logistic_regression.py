@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..base import all_or_nothing, dask_blocks, is_dask, validate_predict
+from .._predictor import finite_scores, linear_predictor
 from ..numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid
 from . import multinomial, solvers
 from ._scaled import BinaryLoss
@@ -255,15 +256,20 @@ class LogisticRegression(BinaryGLM):
     @dask_blocks
     def decision_function(self, X):
         """Binary: ``z = x'w + b``, shape ``(n,)``. Multinomial: centred scores ``X W' + b``, ``(n, C)``."""
+        return finite_scores(self, self._scores(X), "decision function")
+
+    def _scores(self, X):
+        """The decision function, with a row beyond float64 as an infinity (binary) or shifted by its top
+        score (multinomial): what labels and probabilities need (``linbook._predictor``)."""
         X = validate_predict(self, X, accept_sparse=True)
         if self._multi:
-            return np.asarray(X @ self.coef_.T) + self.intercept_
-        return X @ self.coef_[0] + self.intercept_[0]
+            return linear_predictor(X, self.coef_.T, self.intercept_, shift_far_rows=True)
+        return linear_predictor(X, self.coef_[0], self.intercept_[0])
 
     @dask_blocks
     def predict(self, X):
         """Most probable class label."""
-        scores = self.decision_function(X)
+        scores = self._scores(X)
         if self._multi:
             return self.classes_[np.argmax(scores, axis=1)]
         return self.classes_[(scores > 0).astype(int)]
@@ -271,7 +277,7 @@ class LogisticRegression(BinaryGLM):
     @dask_blocks
     def predict_log_proba(self, X):
         """Log class probabilities ``(n, C)`` (stable log-sigmoid / log-softmax)."""
-        scores = self.decision_function(X)
+        scores = self._scores(X)
         if self._multi:
             return log_softmax(scores, axis=1)
         return np.column_stack([log_sigmoid(-scores), log_sigmoid(scores)])

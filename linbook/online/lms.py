@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from .._predictor import finite_scores, linear_predictor
 from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not overflow
 
 from ..base import NON_NEGATIVE, POSITIVE_INT, StrOptions, as_rng, check_params, dask_blocks, predict_input
@@ -288,4 +289,4 @@ class LMS(RegressorMixin, BaseEstimator):
     def predict(self, X):
         """``X coef_ + intercept_``."""
         X = predict_input(self, X)
-        return X @ self.coef_ + self.intercept_
+        return finite_scores(self, linear_predictor(X, self.coef_, self.intercept_))

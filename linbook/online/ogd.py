@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize
 from sklearn.base import BaseEstimator
+from .._predictor import finite_scores, linear_predictor
 from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not overflow
 from sklearn.utils.validation import check_array, check_is_fitted
 
@@ -228,7 +229,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
     def predict(self, X):
         """``X coef_`` (for ``loss="log_loss"`` the log-odds)."""
         X = predict_input(self, X)
-        return X @ self.coef_
+        return finite_scores(self, linear_predictor(X, self.coef_))
 
     def regret(self, X, y, ks=None):
         """Average regret (8.77) after ``k`` rounds, for each ``k`` in ``ks``.

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from .._predictor import finite_scores, linear_predictor
 from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not overflow
 
 from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, check_params, check_sample_weight,
@@ -378,4 +379,4 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     def predict(self, X):
         """Posterior mean prediction ``X coef_ + intercept_``."""
         X = predict_input(self, X)
-        return X @ self.coef_ + self.intercept_
+        return finite_scores(self, linear_predictor(X, self.coef_, self.intercept_))

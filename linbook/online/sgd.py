@@ -20,6 +20,7 @@ from sklearn.utils.metaestimators import available_if
 
 from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, as_rng, check_params,
                     check_sample_weight, dask_blocks, encode_labels, predict_input, renamed_param)
+from .._predictor import finite_scores, linear_predictor
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
 from ._stream import (CURE, diverged, numpy_fit, numpy_pass, numpy_steps_left, objective_stop, progress,
@@ -280,8 +281,10 @@ class _BaseSGD(BaseEstimator):
         return X, y, check_sample_weight(sample_weight, X, estimator=self)
 
     def _decision(self, X):
+        """``X w + b``, with a row beyond float64 as an infinity, or, for several classes, shifted by its
+        top score (``linbook._predictor``): what labels and probabilities need."""
         X = predict_input(self, X, accept_sparse=True)
-        return np.asarray(X @ self.coef_.T) + self.intercept_
+        return linear_predictor(X, self.coef_.T, self.intercept_, shift_far_rows=True)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -442,7 +445,7 @@ class SGDRegressor(RegressorMixin, _BaseSGD):
     @dask_blocks
     def predict(self, X):
         """Predicted means ``X w + b``."""
-        return self._decision(X)
+        return finite_scores(self, self._decision(X))
 
 
 class SGDClassifier(ClassifierMixin, _BaseSGD):
@@ -572,7 +575,7 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
     @dask_blocks
     def decision_function(self, X):
         """``X w + b``: shape (n,) for two classes, (n, K) otherwise."""
-        Z = self._decision(X)
+        Z = finite_scores(self, self._decision(X), "decision function")
         return Z[:, 0] if Z.shape[1] == 1 else Z
 
     def _has_proba(self):

@@ -1,0 +1,76 @@
+"""The linear predictor ``X w + b`` of every linear model's predict methods, right for rows near 1e308.
+
+A plain ``X @ w`` can overflow in a partial sum, or add two infinite terms into NaN, although the
+score itself is an ordinary float64: with ``w = (1, -2)`` the row ``(1e308, 1e308)`` scores
+``-1e308``, but ``1e308 * 1 + 1e308 * (-2)`` is ``-inf``. Such rows are computed again from
+``x / 2^e`` and ``w / 2^k`` (powers of two just above their largest entries: the scaling is exact)
+and multiplied back by ``2^(e + k)``. A score that fits in float64 then comes back right; one that
+does not comes back as an infinity of the right sign, never NaN.
+
+What a method may do with an infinite score differs:
+
+* a class label or a binary probability needs only the sign (``sigmoid(+inf) = 1`` is exact);
+* several classes' scores are needed relative to each other, so a far row is returned shifted by its
+  largest score (``shift_far_rows``: softmax and argmax do not change under a shift of the row);
+* a regression prediction or a public ``decision_function`` is the number itself: where it does not
+  fit in float64 there is no right float to return, so :func:`finite_scores` raises a clear error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .base import _finite
+from .numerics import _binary_exponent
+
+__all__ = ["linear_predictor", "finite_scores"]
+
+
+def linear_predictor(X, coef, intercept=0.0, *, shift_far_rows=False):
+    """``X @ coef + intercept``: ``coef`` of shape ``(D,)`` gives ``(n,)``, ``(D, C)`` gives ``(n, C)``.
+
+    ``X`` is validated (finite float64, dense or sparse). Rows whose plain product is not finite are
+    computed again on exactly scaled rows (see the module docstring): exact where the score fits in
+    float64, ``+-inf`` with the right sign where it does not. With ``shift_far_rows`` and several columns
+    (classes), those rows come back minus their largest score instead: 0 for the top class, the others' gaps below
+    it (``-inf`` where a gap does not fit), which is what argmax and softmax need.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = np.asarray(X @ coef) + intercept
+    if _finite(scores):
+        return scores
+    bad = ~np.isfinite(scores)
+    far = np.flatnonzero(bad.any(axis=1) if bad.ndim == 2 else bad)
+    if far.size:
+        scores[far] = _far_rows(X[far], coef, intercept, shift_far_rows)
+    return scores
+
+
+def _far_rows(rows, coef, intercept, shift):
+    """The scores of ``rows`` from ``rows / 2^e`` (per row) and ``coef / 2^k``, multiplied back by
+    ``2^(e + k)`` (``ldexp``: overflow gives an infinity of the right sign, never NaN)."""
+    coef = np.asarray(coef, dtype=float)
+    k = int(_binary_exponent(np.max(np.abs(coef), initial=0.0)))
+    if sp.issparse(rows):
+        e = _binary_exponent(abs(rows).max(axis=1).toarray().ravel())
+        scaled = np.asarray(sp.diags(np.ldexp(1.0, -e)) @ rows @ np.ldexp(coef, -k))
+    else:
+        e = _binary_exponent(np.max(np.abs(rows), axis=1))
+        scaled = np.ldexp(rows, -e[:, None]) @ np.ldexp(coef, -k)
+    exponent = (e + k).reshape((-1,) + (1,) * (scaled.ndim - 1))
+    with np.errstate(under="ignore"):           # an intercept far below the row's scale is negligible
+        scaled = scaled + np.ldexp(intercept, -exponent)
+    if shift and scaled.ndim == 2 and scaled.shape[1] > 1:     # one column keeps its score (sign)
+        scaled = scaled - scaled.max(axis=1, keepdims=True)
+    with np.errstate(over="ignore"):            # a score beyond float64: +-inf, the sign is right
+        return np.ldexp(scaled, exponent)
+
+
+def finite_scores(estimator, scores, what="prediction"):
+    """``scores`` when all are finite; otherwise the clear error of a score beyond float64."""
+    if not _finite(scores):
+        raise ValueError(f"{type(estimator).__name__}: the {what} of some rows of X overflows float64 "
+                         "(|X @ coef_| beyond 1.8e308: rows far larger than the training data); pass X in the "
+                         "units used in fit, or scale the features and refit.")
+    return scores

@@ -1,0 +1,127 @@
+"""Adversarial cases: predicting on rows near 1e308 after an ordinary fit (``linbook._predictor``).
+
+A plain ``X @ w`` overflows in a partial sum, or adds two infinite terms into NaN, where the score
+itself is an ordinary float64. A case passes when
+
+* a score that fits in float64 comes back right (against the exact sum, in fractions);
+* a label or a probability comes back right, whether or not the score fits;
+* a score that does not fit (a regression prediction, a public ``decision_function``) raises a clear
+  error naming ``X`` -- there is no right float to return.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import linbook
+from linbook import online
+from linbook.laplace import BayesianLogisticRegression
+
+from .harness import clear_error
+
+REGRESSORS = {
+    "LinearRegression": linbook.LinearRegression, "Ridge": linbook.Ridge, "Lasso": lambda: linbook.Lasso(lam=0.1),
+    "LeastAbsoluteDeviation": linbook.LeastAbsoluteDeviation, "LMS": lambda: online.LMS(eta0=0.01),
+    "RecursiveLeastSquares": online.RecursiveLeastSquares, "SGDRegressor": lambda: online.SGDRegressor(random_state=0),
+    "OnlineGradientDescent": online.OnlineGradientDescent,
+}
+BINARY = {
+    "LogisticRegression": linbook.LogisticRegression, "ProbitRegression": linbook.ProbitRegression,
+    "Perceptron": lambda: linbook.Perceptron(random_state=0), "SGDClassifier": lambda: online.SGDClassifier(random_state=0),
+    # the plug-in predictive: the default moderated one saturates at a probability below 1 far away
+    "BayesianLogisticRegression": lambda: BayesianLogisticRegression(predictive="plugin"),
+}
+MULTICLASS = {"LogisticRegression": linbook.LogisticRegression,
+              "SGDClassifier": lambda: online.SGDClassifier(random_state=0)}
+
+
+def _data(seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((160, 4))
+    y = X @ [2.0, -3.0, 1.5, -1.0] + 0.3 + 0.1 * rng.standard_normal(160)
+    return X, y
+
+
+def _weights(model):
+    coef = np.asarray(model.coef_, dtype=float)
+    coef = coef[0] if coef.ndim == 2 else coef
+    return coef, float(np.ravel(getattr(model, "intercept_", 0.0))[0])
+
+
+FLOAT_MAX = Fraction(np.finfo(float).max)
+
+
+def _exact(x, coef, intercept):
+    """The exact score, a Fraction (it may lie beyond float64)."""
+    return sum(Fraction(float(a)) * Fraction(float(w)) for a, w in zip(x, coef)) + Fraction(float(intercept))
+
+
+def _far_rows(coef, intercept, n=400, seed=1):
+    """Rows of entries up to 1.7e308 whose plain product ``x @ coef + b`` is not finite, split by whether the
+    exact score fits in float64 (the plain product overflowed in a partial sum) or not."""
+    rng = np.random.default_rng(seed)
+    rows = 1.7e308 * rng.uniform(-1.0, 1.0, size=(n, coef.size))
+    with np.errstate(over="ignore", invalid="ignore"):
+        plain = rows @ coef + intercept
+    rows = rows[~np.isfinite(plain)]
+    exact = [_exact(r, coef, intercept) for r in rows]
+    fits = np.array([abs(e) <= FLOAT_MAX for e in exact], dtype=bool)
+    assert fits.any() and (~fits).any(), "the premise: both kinds of far row are drawn"
+    return rows, exact, fits
+
+
+@pytest.mark.parametrize("name", sorted(REGRESSORS))
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_far_rows_get_the_exact_prediction_or_a_clear_error(name, sparse):
+    X, y = _data()
+    model = REGRESSORS[name]().fit(X, y)
+    coef, b = _weights(model)
+    rows, exact, fits = _far_rows(coef, b)
+    sparse = sparse and name in {"LinearRegression", "Ridge", "Lasso", "SGDRegressor"}
+    as_input = sp.csr_matrix if sparse else np.asarray
+    pred = model.predict(as_input(np.vstack([rows[fits], X[:2]])))
+    expected = [float(e) for e, f in zip(exact, fits) if f] + [float(_exact(x, coef, b)) for x in X[:2]]
+    np.testing.assert_allclose(pred, expected, rtol=1e-12, atol=4 * np.finfo(float).eps * 1.7e308)
+    with pytest.raises(ValueError) as info:
+        model.predict(as_input(rows[~fits][:3]))
+    assert clear_error(info.value, "X"), str(info.value)
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_far_rows_get_the_right_label_and_probability(name):
+    X, y = _data()
+    c = (y > 0).astype(int)
+    model = BINARY[name]().fit(X, c)
+    coef, b = _weights(model)
+    rows, exact, fits = _far_rows(coef, b)
+    positive = np.array([e > 0 for e in exact], dtype=int)
+    np.testing.assert_array_equal(model.predict(rows), positive)
+    if hasattr(model, "predict_proba"):
+        np.testing.assert_array_equal(model.predict_proba(rows), np.eye(2)[positive])
+    z = model.decision_function(rows[fits])
+    np.testing.assert_allclose(z, [float(e) for e, f in zip(exact, fits) if f], rtol=1e-12,
+                               atol=4 * np.finfo(float).eps * 1.7e308)
+    with pytest.raises(ValueError) as info:
+        model.decision_function(rows[~fits][:3])
+    assert clear_error(info.value, "X"), str(info.value)
+
+
+@pytest.mark.parametrize("name", sorted(MULTICLASS))
+def test_multiclass_probabilities_of_far_rows_follow_the_largest_score(name):
+    """Scores of several classes overflow: the largest wins (softmax of +inf, +inf would split the mass)."""
+    X, y = _data()
+    labels = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
+    model = MULTICLASS[name]().fit(X, labels)
+    W, b = np.asarray(model.coef_, dtype=float), np.asarray(model.intercept_, dtype=float)
+    rows = 1.7e308 * np.random.default_rng(2).uniform(-1.0, 1.0, size=(200, X.shape[1]))
+    exact = np.array([[_exact(r, W[k], b[k]) for k in range(3)] for r in rows], dtype=object)
+    top = np.array([int(np.argmax(e)) for e in exact])
+    p = model.predict_proba(rows)
+    assert np.isfinite(p).all()
+    clear = np.array([sorted(e)[-1] - sorted(e)[-2] > 1000 for e in exact])    # then p_top is 1 to the last digit
+    np.testing.assert_array_equal(p[clear], np.eye(3)[top[clear]])
+    np.testing.assert_array_equal(model.predict(rows), model.classes_[top])
