@@ -422,13 +422,16 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         """``(mu_n, var_n, e)``: the moments of the rows ``phi / 2^e`` (``2^e`` just above the row's largest
         entry), so that ``mu_a = 2^e mu_n`` and ``var_a = 4^e var_n``. A power of two scales exactly: for
         rows of ordinary size the moments are those of ``phi`` bit for bit, and far rows cannot overflow."""
-        X = validate_predict(self, X)
-        Phi = self._design(X)
-        exponent = _binary_exponent(np.max(np.abs(Phi), axis=1, initial=0.0))
-        Phi_n = np.ldexp(Phi, -exponent[:, None])
+        Phi_n, exponent = self._row_scaled_design(X)
         mu_n = Phi_n @ self.posterior_mean_
         V = linalg.solve_triangular(self.laplace_.chol, Phi_n.T, lower=True)
         return mu_n, np.sum(V * V, axis=0), exponent
+
+    def _row_scaled_design(self, X):
+        """``(phi / 2^e, e)`` per row, ``2^e`` just above the row's largest entry (validated ``X``)."""
+        Phi = self._design(validate_predict(self, X))
+        exponent = _binary_exponent(np.max(np.abs(Phi), axis=1, initial=0.0))
+        return np.ldexp(Phi, -exponent[:, None]), exponent
 
     def sample_posterior(self, n_samples, random_state=None):
         """Draw ``n_samples`` weight vectors from ``N(m, A^{-1})``: ``w = m + L^{-T} z``."""
@@ -455,8 +458,11 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
             p1 = sigmoid(_moderated_logit(*self._row_scaled_moments(X)))
         else:
             W = self.sample_posterior(self.n_samples, self.random_state)
-            Phi = self._design(validate_predict(self, X))
-            p1 = sigmoid(Phi @ W.T).mean(axis=1)
+            # logits of scaled rows, scaled back: exact, and a row near 1e308 cannot overflow part-way
+            # through its sum (a matrix product then returns an infinity of either sign, or NaN)
+            Phi_n, exponent = self._row_scaled_design(X)
+            with np.errstate(over="ignore"):            # a logit beyond float64: +-inf, the sign is right
+                p1 = sigmoid(np.ldexp(Phi_n @ W.T, exponent[:, None])).mean(axis=1)
         return np.column_stack([1 - p1, p1])
 
     def predict(self, X):

@@ -125,3 +125,15 @@ def test_multiclass_probabilities_of_far_rows_follow_the_largest_score(name):
     clear = np.array([sorted(e)[-1] - sorted(e)[-2] > 1000 for e in exact])    # then p_top is 1 to the last digit
     np.testing.assert_array_equal(p[clear], np.eye(3)[top[clear]])
     np.testing.assert_array_equal(model.predict(rows), model.classes_[top])
+
+
+def test_monte_carlo_predictive_of_far_rows_counts_the_draws_on_each_side():
+    """``predictive="mc"``: at a far row each draw's logit is beyond +-1e300, so the probability is the share
+    of draws with a positive logit (exact signs from fractions). A matrix product of the raw rows returned
+    infinities of the wrong sign, or NaN."""
+    X, y = _data()
+    model = BayesianLogisticRegression(predictive="mc", n_samples=50, random_state=3).fit(X, (y > 0).astype(int))
+    W = model.sample_posterior(model.n_samples, model.random_state)        # the draws predict_proba uses
+    rows = 1.7e308 * np.random.default_rng(4).uniform(-1.0, 1.0, size=(40, X.shape[1]))
+    share = [np.mean([_exact(r, w[1:], w[0]) > 0 for w in W]) for r in rows]
+    np.testing.assert_allclose(model.predict_proba(rows)[:, 1], share, rtol=0, atol=1e-15)
