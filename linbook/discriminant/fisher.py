@@ -13,6 +13,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from .._kernels.scatter import class_sums, column_range, within_scatter
 from ..base import (POSITIVE_INT, all_or_nothing, check_params, check_sample_weight, encode_labels, require_y,
                     validate_fit, validate_predict, _with_advice)
+from .._predictor import finite_scores, linear_predictor
 from ..numerics import _power_of_two_scale
 from .base import _weight_spread_note, cholesky, require_class_rows
 
@@ -144,4 +145,9 @@ class FisherLDA(TransformerMixin, BaseEstimator):
         Z : ndarray, shape (N, L)
         """
         X = validate_predict(self, X)
-        return (X - self.mean_) @ self.scalings_
+        with np.errstate(over="ignore", invalid="ignore"):
+            Z = (X - self.mean_) @ self.scalings_
+        far = ~np.isfinite(Z).all(axis=1)
+        if far.any():       # rows near 1e308: x - mu or a partial sum overflowed (linbook._predictor)
+            Z[far] = linear_predictor(X[far], self.scalings_, -(self.mean_ @ self.scalings_))
+        return finite_scores(self, Z, "projection")

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 import linbook
 from linbook import online
+from linbook.discriminant import FisherLDA
 from linbook.laplace import BayesianLogisticRegression
 
 from .harness import clear_error
@@ -137,3 +138,22 @@ def test_monte_carlo_predictive_of_far_rows_counts_the_draws_on_each_side():
     rows = 1.7e308 * np.random.default_rng(4).uniform(-1.0, 1.0, size=(40, X.shape[1]))
     share = [np.mean([_exact(r, w[1:], w[0]) > 0 for w in W]) for r in rows]
     np.testing.assert_allclose(model.predict_proba(rows)[:, 1], share, rtol=0, atol=1e-15)
+
+
+def test_fisher_projection_of_far_rows_is_exact_or_a_clear_error():
+    """``FisherLDA.transform``: ``(x - mu) W`` of a row near 1e308 overflowed in ``x - mu`` or part-way through the
+    product (a matrix product then returns an infinity of either sign)."""
+    X, y = _data()
+    labels = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
+    model = FisherLDA().fit(X * 1e-3, labels)                # small units: scalings of order 1e3
+    W, mu = model.scalings_, model.mean_
+    rows = 1.7e308 / np.abs(W).max() * np.random.default_rng(5).uniform(-1.0, 1.0, size=(300, X.shape[1]))
+    exact = np.array([[_exact(r, W[:, k], -sum(Fraction(float(m)) * Fraction(float(w)) for m, w in zip(mu, W[:, k])))
+                       for k in range(W.shape[1])] for r in rows], dtype=object)
+    fits = np.array([all(abs(e) <= FLOAT_MAX for e in row) for row in exact])
+    assert fits.any() and (~fits).any()
+    Z = model.transform(rows[fits])
+    np.testing.assert_allclose(Z, exact[fits].astype(float), rtol=1e-12, atol=8 * np.finfo(float).eps * 1.7e308)
+    with pytest.raises(ValueError) as info:
+        model.transform(rows[~fits][:3])
+    assert clear_error(info.value, "X"), str(info.value)
