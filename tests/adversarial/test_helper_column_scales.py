@@ -1,4 +1,4 @@
-"""Public helpers on features whose scales differ by many decades, and a streaming ``converged_``.
+"""Public helpers on features whose scales differ by many decades, a streaming ``converged_``, two messages.
 
 Columns of ``X`` in different units (one near 1e-100, another near 1e100) are valid input,
 and every answer here is a double: the right answer is the one of the scaled problem,
@@ -15,6 +15,8 @@ mapped back by the scales. Generators: standard normal columns times ``1e-k``, `
 * ``LMS.converged_`` means the normal equations hold. Before, a residual below ``1e-8 ||y||``
   counted as an exact fit, so with ``y`` near 1e9 (an offset the intercept absorbs) a fit
   with 8 times the optimal residual norm reported ``converged_`` true.
+* Two errors that named the input but said nothing to do: ``gaussian_mle(unbiased=True)`` on one
+  sample, and a later ``partial_fit`` whose ``classes`` differ from the first call's.
 """
 
 import warnings
@@ -124,3 +126,23 @@ def test_lms_converged_on_an_exact_fit_near_1e9():
     X = rng.standard_normal((40, 2))
     y = X @ np.array([1.0, 0.5]) + 1e9
     assert least_squares_optimal(X, y, np.r_[1e9, 1.0, 0.5], True)
+
+
+def test_unbiased_covariance_of_one_sample_names_x_and_what_to_do():
+    from .harness import assert_clear_error
+    with pytest.raises(ValueError) as info:
+        linbook.estimation.gaussian_mle(np.ones((1, 2)), unbiased=True)
+    assert_clear_error(info.value, "X")
+
+
+def test_partial_fit_with_other_classes_says_what_to_do():
+    """A later partial_fit with a different ``classes`` is refused, the model unchanged, with advice."""
+    from linbook.online import SGDClassifier
+
+    from .harness import assert_clear_error
+    model = SGDClassifier(random_state=0).partial_fit(np.eye(4)[:, :2], [0, 1, 0, 1], classes=[0, 1])
+    before = model.coef_.copy()
+    with pytest.raises(ValueError) as info:
+        model.partial_fit(np.ones((2, 2)), [0, 1], classes=[0, 1, 2])
+    assert_clear_error(info.value, "classes")
+    np.testing.assert_array_equal(model.coef_, before)
