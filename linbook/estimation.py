@@ -125,7 +125,7 @@ def gaussian_mle(X, *, unbiased=False):
     X = _as_finite(X, "X", (1, 2))
     n = X.shape[0]
     if unbiased and n < 2:
-        raise ValueError(f"X has {n} sample: the unbiased (N-1) covariance needs at least 2. Pass more rows "
+        raise ValueError(f"X has {n} sample: the unbiased (N-1) covariance needs at least 2 samples. Pass more rows "
                          "of X, or use unbiased=False (the MLE, 0 for one sample)")
     # work on X / c, c_j a power of two near max|X_j| for each column j (exact), so that sums of
     # squares of data near 1e300 or 1e-200 neither overflow nor underflow; scale back at the end.
