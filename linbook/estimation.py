@@ -125,17 +125,20 @@ def gaussian_mle(X, *, unbiased=False):
     X = _as_finite(X, "X", (1, 2))
     n = X.shape[0]
     if unbiased and n < 2:
-        raise ValueError("the unbiased (N-1) covariance needs at least 2 samples")
-    # work on X / c (c a power of two near max|X|, exact) so that sums of squares of data
-    # near 1e300 or 1e-200 neither overflow nor underflow; scale back at the end
-    c = _power_of_two_scale(np.max(np.abs(X), initial=0.0), below=True)
+        raise ValueError(f"X has {n} sample: the unbiased (N-1) covariance needs at least 2 samples. Pass more rows "
+                         "of X, or use unbiased=False (the MLE, 0 for one sample)")
+    # work on X / c, c_j a power of two near max|X_j| for each column j (exact), so that sums of
+    # squares of data near 1e300 or 1e-200 neither overflow nor underflow; scale back at the end.
+    # One c per column: with one c for all, a column of 1e-100 next to one of 1e100 had its
+    # squares (1e-400) underflow to a variance of 0, although 1e-200 is a double.
+    c = _power_of_two_scale(np.max(np.abs(X), axis=0), below=True)
     Z = X / c
     mz = Z.mean(axis=0)
     R = Z - mz
     denom = n - 1 if unbiased else n
     S = (R @ R if X.ndim == 1 else R.T @ R) / denom
     with np.errstate(over="ignore", under="ignore"):
-        mean, cov = mz * c, S * c * c
+        mean, cov = mz * c, S * np.multiply.outer(c, c)
     if not np.all(np.isfinite(cov)):
         raise ValueError("the (co)variance of X overflows float64 (|X| near 1e154 or more): rescale "
                          "the data (e.g. divide by its largest entry) before estimating.")

@@ -125,7 +125,9 @@ def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
     minimiser of :class:`linbook.Ridge` ``(lam)`` and of scikit-learn's ``Ridge(alpha=lam)``. Its
     hat matrix is ``11^T/N + U diag(s^2/(s^2+lam)) U^T`` for the thin SVD ``X_c = U diag(s) V^T``
     of the centred inputs, so ``h_ii = 1/N + sum_j U_ij^2 s_j^2 / (s_j^2 + lam)``, and the LOO
-    residual is again ``(y_i - yhat_i) / (1 - h_ii)``.
+    residual is again ``(y_i - yhat_i) / (1 - h_ii)``. It is computed as ``Q_1 Q_1^T``, the same
+    matrix, from a QR factorisation (see ``_ridge_projector``): accurate also when the features'
+    scales differ by 1e16 or more, where the SVD loses the small ones.
 
     Parameters
     ----------
@@ -152,21 +154,58 @@ def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
         Xc, yc, h0 = X - xm, y - ym, 1.0 / n
     else:
         Xc, yc, h0, ym = X, y, 0.0, 0.0
-    # divide X by a power of two near its largest entry (exact) so that s^2 cannot overflow
-    # or underflow for features near 1e300 or 1e-200; the penalty is divided by its square
-    big = float(np.max(np.abs(Xc), initial=0.0))
-    c = float(_power_of_two_scale(big, below=True))
-    U, s, _ = linalg.svd(Xc / c, full_matrices=False)
-    keep = s > s.max() * max(X.shape) * np.finfo(float).eps if s.size and s.max() > 0 else np.zeros(s.size, bool)
-    U, s = U[:, keep], s[keep]
-    with np.errstate(over="ignore", under="ignore"):
-        lam_c = (np.sqrt(lam) / c) ** 2
-    shrink = s ** 2 / (s ** 2 + lam_c) if np.isfinite(lam_c) else np.zeros_like(s)
-    fitted = ym + U @ (shrink * (U.T @ yc))
-    h = h0 + (U ** 2) @ shrink
+    Q1 = _ridge_projector(Xc, lam)              # the hat matrix of the centred inputs is Q1 Q1^T
+    fitted = ym + Q1 @ (Q1.T @ yc)
+    h = h0 + np.sum(Q1 ** 2, axis=1)
     r = _loo_from(y, fitted, h, "ridge")
     mse = float(np.mean(r ** 2))
     return (mse, r) if return_residuals else mse
+
+
+def _ridge_projector(Xc, lam):
+    """``Q1`` of shape (N, k) with ``Q1 Q1^T = Xc (Xc^T Xc + lam I)^{-1} Xc^T``, the ridge hat matrix.
+
+    Ridge is least squares on ``Xc`` stacked on ``sqrt(lam) I`` (``D`` extra rows). With the thin QR
+    ``[Xc; sqrt(lam) I] = Q R`` and ``Q1`` the first ``N`` rows of ``Q``, ``Xc = Q1 R``, so the hat
+    matrix is ``Q1 R (R^T R)^{-1} R^T Q1^T = Q1 Q1^T``: the SVD form ``U diag(s^2/(s^2+lam)) U^T``
+    without the SVD, whose singular values are resolved only down to ``eps * s_max`` (a feature
+    of 1e-8 next to one of 1e8 was dropped, and ``lam = 0`` did not give least squares).
+    Householder QR is accurate column by column, whatever the columns' scales.
+
+    Each column is first divided by a power of two near its largest entry (exact; ``Q`` does not
+    change, the penalty row becomes ``sqrt(lam) / d_j``), so nothing over- or underflows. Left out:
+    a column whose penalty exceeds 1e16 times its norm (its coefficient is 0 to double precision),
+    and a column the QR finds dependent on the ones before it to rounding (its penalty too small
+    to tell it apart): its share of the hat matrix is nil, as for least squares.
+    """
+    n, d = Xc.shape
+    root_lam = np.sqrt(lam)
+    if d > n:
+        # wide: with Xc = L Q (Q's n rows orthonormal) the hat matrix of Xc is that of the n x n factor L,
+        # Q (Q'L'L Q + lam I)^{-1} Q' being (L'L + lam I)^{-1}: an (n + n) x n QR below, not (n + d) x d.
+        # Xc / c first (c a power of two near its largest entry, so nothing overflows; the penalty of
+        # L's columns is then sqrt(lam) / c), and the largest features first (Householder QR of a graded
+        # matrix is accurate row by row)
+        c = _power_of_two_scale(np.max(np.abs(Xc), initial=0.0), below=True)
+        largest_first = np.argsort(-np.max(np.abs(Xc), axis=0), kind="stable")
+        Xc = linalg.qr((Xc[:, largest_first] / c).T, mode="r")[0][:n].T
+        with np.errstate(over="ignore"):
+            root_lam = root_lam / c
+    scale = _power_of_two_scale(np.max(np.abs(Xc), axis=0, initial=0.0), below=True)
+    Z = Xc / scale
+    with np.errstate(over="ignore"):
+        penalty = root_lam / scale
+    keep = np.flatnonzero(penalty <= 1e16 * np.linalg.norm(Z, axis=0))
+    while keep.size:
+        A = np.vstack([Z[:, keep], np.diag(penalty[keep])])
+        Q, R = linalg.qr(A, mode="economic")
+        # a column within rounding of the span of the earlier ones; dropping it leaves that span,
+        # so every flagged column goes at once (a second pass confirms)
+        dependent = np.abs(np.diag(R)) <= max(A.shape) * np.finfo(float).eps * np.linalg.norm(A, axis=0)
+        if not dependent.any():
+            return Q[:n]
+        keep = keep[~dependent]
+    return np.zeros((n, 0))
 
 
 @dataclass

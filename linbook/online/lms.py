@@ -28,13 +28,16 @@ def least_squares_optimal(X, y, theta, fit_intercept, tol=OPTIMALITY_TOL):
 
     The normal equations say the residual ``r`` is orthogonal to every column; the test
     is ``|col^T r| <= tol ||col|| ||r||`` for each column, which does not change when
-    a column or ``y`` is rescaled. A residual below ``1e-8 ||y||`` is an exact fit
-    (its direction is rounding noise).
+    a column or ``y`` is rescaled. A residual below ``1e-8`` times the part of ``y`` the model
+    has to explain (``y`` centred, with an intercept), plus the rounding of ``y`` itself, is an
+    exact fit (its direction is rounding noise). Not ``1e-8 ||y||``: an offset of ``y``, which
+    the intercept absorbs, made a residual 10 times the optimal one pass for ``y`` near 1e9.
     """
     off = int(fit_intercept)
     r = X @ theta[off:] + (theta[0] if off else 0.0) - y
     rn = np.linalg.norm(r)
-    if rn <= 1e-8 * np.linalg.norm(y):
+    to_explain = np.linalg.norm(y - y.mean()) if off else np.linalg.norm(y)
+    if rn <= 1e-8 * to_explain + 1e-14 * np.linalg.norm(y):
         return True
     cols = [(X.T @ r, np.sqrt(np.einsum("ij,ij->j", X, X)))]
     if off:

@@ -556,7 +556,8 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
                                  "A single class cannot be learned: pass every class of the stream.")
         elif classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
             raise ValueError(f"classes {np.unique(classes).tolist()} differ from the classes of the first "
-                             f"partial_fit call {self.classes_.tolist()}.")
+                             f"partial_fit call {self.classes_.tolist()}. Pass those classes (or classes=None) on "
+                             "later calls, or call fit to start a new stream.")
         X, y, sw = self._prepare(X, y, sample_weight, first=first)
         if first:
             self.classes_ = all_classes
