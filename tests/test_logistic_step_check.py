@@ -147,3 +147,34 @@ def test_a_wide_weighted_lbfgs_fit_still_reaches_the_optimum(monkeypatch):
     best = objective(ref.coef_[0], ref.intercept_[0])
     assert objective(m.coef_[0], m.intercept_[0]) <= best * (1 + 1e-9)
     np.testing.assert_allclose(m.predict_proba(X)[:, 1], ref.predict_proba(X)[:, 1], atol=1e-4)
+
+
+@pytest.mark.parametrize("solver", ["gd", "lbfgs"])
+def test_a_stall_at_rounding_counts_only_where_newtons_step_is_short(solver, monkeypatch):
+    """An unweighted first-order fit whose line search reports no decrease (optim accepts that at
+    1000 gtol) is checked by Newton's step: a stall claimed far from the optimum is not converged."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 3))
+    y = (X @ [1.0, -2.0, 0.5] + rng.standard_normal(300) > 0).astype(int)
+    reference = linbook.LogisticRegression(lam=1.0, solver="newton").fit(X, y)
+    real = {"gd": optim.gradient_descent, "lbfgs": optim.lbfgs}[solver]
+
+    def stalls_early(fg, x0, **kw):          # the real method for 3 steps, then a claimed stall there
+        res = real(fg, x0, **{**kw, "max_iter": 3})
+        res.converged, res.message = True, optim.result.MSG_NO_DECREASE
+        return res
+
+    monkeypatch.setattr(optim, "gradient_descent" if solver == "gd" else "lbfgs", stalls_early)
+    with pytest.warns(Warning, match="not converged|without converging"):
+        early = linbook.LogisticRegression(lam=1.0, solver=solver).fit(X, y)
+    assert not early.converged_
+    assert np.abs(early.coef_ - reference.coef_).max() > 1e-3      # the premise: the stall is far off
+
+    def stalls_at_the_end(fg, x0, **kw):     # the real run, its convergence restated as a stall
+        res = real(fg, x0, **kw)
+        res.message = optim.result.MSG_NO_DECREASE
+        return res
+
+    monkeypatch.setattr(optim, "gradient_descent" if solver == "gd" else "lbfgs", stalls_at_the_end)
+    late = linbook.LogisticRegression(lam=1.0, solver=solver).fit(X, y)
+    assert late.converged_

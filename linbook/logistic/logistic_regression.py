@@ -145,6 +145,10 @@ class LogisticRegression(BinaryGLM):
         ``1/s`` and nothing else (with ``lam = 0``; a penalty is not unit-free). Binary Newton also
         needs its next step to move no linear predictor by more than ``sqrt(tol)`` (then takes it):
         with weights over many decades the mean gradient can be ~0 far from the optimum.
+        A first-order solver (``"lbfgs"``, ``"bfgs"``, ``"gd"``, ``"newton-cg"``) whose line search finds
+        no decrease of the objective at rounding level has converged where the gradient is below
+        ``1000 tol`` and (binary) Newton's next step moves no linear predictor by more than ``sqrt(tol)``:
+        the last digits of the objective can keep the gradient above ``tol`` at the optimum.
         ``0 < tol < 1`` (at ``tol >= 1`` every point would pass, ``w = 0`` among them).
 
     Attributes
