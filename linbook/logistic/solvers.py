@@ -167,26 +167,19 @@ def _first_order(solver, loss, theta0, max_iter, tol, callback):
     def newton_step(theta):        # how far Newton's next step moves a linear predictor
         return _newton_step_size(loss, theta, hessian_products=solver == "newton-cg", step_tol=np.sqrt(tol))
 
-    if not getattr(loss, "weights_differ", False):
-        res = run(theta0, tol, max_iter)
-        # A line search that finds no decrease passes the gradient test at 1000 tol (optim's rule: the
-        # last digits of F can keep g from tol). That is rounding only where Newton's step is short too;
-        # on columns of very different scales a gradient step can stall where Newton's still gains (gd:
-        # 500 tol, coefficients 1.6e-4 off). Checked only then: the check costs a Hessian.
-        if res.converged and res.message == MSG_NO_DECREASE and newton_step(res.x) > np.sqrt(tol):
-            res.converged = False
-            res.message += " (and the Newton step is still long: not converged)"
-        return _in_units(res, unit)
     # Newton's step test for the first-order methods (optim.resume_until_step_is_short) where the weights
-    # are not all equal. Equal weights (none, all ones, all 1e300) leave the gradient test relative to
-    # the number of rows, which no few rows can dominate, while the check's Hessian (or CG on Hessian
-    # products) at the result costs a good part of a whole fit: forced on the unweighted default (L-BFGS)
-    # fits of the `make bench BENCH=logistic` data it made them 1.16x (1e5 x 50), 1.33x (200k x 100),
-    # 1.51x (multinomial 100k x 50, 10 classes, lam=0) and 1.82x (5000 x 2000, CG products) as long
-    # (medians of 3, same iterations) and never resumed.
-
-    res = optim.resume_until_step_is_short(run, theta0, newton_step, step_tol=np.sqrt(tol), gtol=tol,
-                                           max_iter=max_iter)
+    # are not all equal. Equal weights (none, all ones, all 1e300) leave the gradient test relative to the
+    # number of rows, which no few rows can dominate, while the check's Hessian (or CG on Hessian products)
+    # costs a good part of a whole fit (forced on the unweighted `make bench BENCH=logistic` fits: 1.16x to
+    # 1.82x as long, never resumed). They are checked only where the line search stalled, which optim
+    # accepts at 1000 tol (the last digits of F can keep g from tol): rounding only if Newton's step is short.
+    if getattr(loss, "weights_differ", False):
+        res = optim.resume_until_step_is_short(run, theta0, newton_step, step_tol=np.sqrt(tol), gtol=tol,
+                                               max_iter=max_iter)
+    else:
+        res = run(theta0, tol, max_iter)
+        if res.converged and res.message == MSG_NO_DECREASE and newton_step(res.x) > np.sqrt(tol):
+            res.converged, res.message = False, res.message + " (and the Newton step is still long: not converged)"
     return _in_units(res, unit)
 
 
