@@ -272,7 +272,8 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         X = validate_predict(self, X, allow_nan=True)
         if not self._keep.all():
             X = X[:, self._keep]
-        missing = np.isnan(X) if np.isnan(X.sum()) else None      # one cheap pass when nothing is missing
+        with np.errstate(over="ignore", invalid="ignore"):      # rows near 1e308 sum to inf or NaN: then look
+            missing = np.isnan(X) if np.isnan(X.sum()) else None  # one cheap pass when nothing is missing
         complete = missing is None or not missing.any()      # (X.sum() can be NaN from +-inf alone)
         with np.errstate(over="ignore", invalid="ignore"):      # overflowing rows are found below
             if complete or self._nan_in_fit:

@@ -99,11 +99,23 @@ class LDA(GaussianClassifier):
         # with x and mu_c measured from the centre m (see _set_discriminants)
         # (x - m)' b_c = x' b_c - m' b_c: with b_c = Sigma^{-1} (mu_c - m) of order 1 both terms
         # are as large as x itself, so no copy of X is needed for the centring
-        s = linear_scores(X, self._betas, -0.5 * self._quad_mu - self._betas @ self._center)
+        s = linear_scores(X, self._betas, self._class_constants())
         if exact:
             s -= 0.5 * (self._quad((X - self._center) * self._inv_scale)[:, None] + self._logdet)
             s += self._log_norm_const()
         return s
+
+    def _class_constants(self):
+        """``-(mu_c - m)^T beta_c / 2 - m^T b_c``: the class scores' constant terms for ``x`` in the units of X."""
+        return -0.5 * self._quad_mu - self._betas @ self._center
+
+    def _row_scaled_log_density(self, X, exponent):
+        # the class-dependent scores are linear, x' b_c + k_c: over 4^e they are (u' b_c + k_c / 2^e) / 2^e
+        # with u = x / 2^e (powers of two scale exactly), and u' b_c cannot overflow where x' b_c does
+        column = exponent[:, None]
+        scaled = np.ldexp(X, -column) @ self._betas.T + np.ldexp(self._class_constants(), -column)
+        with np.errstate(under="ignore"):       # scores far below the row's scale matter as little
+            return np.ldexp(scaled, -column)
 
     def _quad(self, Z):
         """``z^T Sigma^{-1} z`` for each row of Z (standardised units)."""

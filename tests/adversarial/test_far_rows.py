@@ -157,3 +157,21 @@ def test_fisher_projection_of_far_rows_is_exact_or_a_clear_error():
     with pytest.raises(ValueError) as info:
         model.transform(rows[~fits][:3])
     assert clear_error(info.value, "X"), str(info.value)
+
+
+@pytest.mark.parametrize("name", ["LDA", "RDA"])
+def test_shared_covariance_models_classify_far_rows_by_the_largest_linear_score(name):
+    """LDA's class scores are linear in x: a far row's label and posterior follow the largest exact score
+    (they refused such rows: "the log-density overflows float64")."""
+    from linbook import discriminant
+    X, y = _data()
+    labels = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
+    model = getattr(discriminant, name)().fit(X, labels)
+    B, k = model._betas, (-0.5 * model._quad_mu - model._betas @ model._center) + np.log(model.priors_)    # x' b_c + k_c + log pi_c
+    rows = 1.7e308 * np.random.default_rng(6).uniform(-1.0, 1.0, size=(200, X.shape[1]))
+    exact = [[_exact(r, B[c], k[c]) for c in range(3)] for r in rows]
+    top = np.array([int(np.argmax(e)) for e in exact])
+    np.testing.assert_array_equal(model.predict(rows), model.classes_[top])
+    p = model.predict_proba(rows)
+    clear = np.array([sorted(e)[-1] - sorted(e)[-2] > 1000 for e in exact])
+    np.testing.assert_array_equal(p[clear], np.eye(3)[top[clear]])
