@@ -52,6 +52,8 @@ class DiagonalGaussianClassifier(GaussianClassifier):
     def _row_scaled_log_density(self, X, exponent):
         # the scores of _log_density / 4^e from u = z / 2^e (z_j - mu_cj = 2^e (u_j - mu_cj / 2^e)): a power
         # of two scales exactly, and (u_j - mu_cj / 2^e)^2 cannot overflow where (z_j - mu_cj)^2 does
+        if self._var.ndim == 1:
+            return self._row_scaled_shared_variance_scores(X, exponent)
         var, const = self._variances_and_constants()
         U = np.ldexp(X, -exponent[:, None]) * self._inv_scale
         mu = np.ldexp(self._mu, -exponent[:, None, None])
@@ -66,9 +68,24 @@ class DiagonalGaussianClassifier(GaussianClassifier):
         class-free term swamps the class differences (at 1e150 every class scored the same, a
         silent 0.5 / 0.5) or overflows; the last two are linear in ``z`` and exact up to ~1e300.
         """
+        m, d, offsets = self._shared_variance_terms()
+        return (X * self._inv_scale - m) @ d.T - offsets
+
+    def _shared_variance_terms(self):
+        """``m``, ``d_c = (mu_c - m) / v`` and ``(mu_c - m) d_c / 2``: the scores are ``(z - m) d_c - that``."""
         m = self._mu.mean(axis=0)
         d = (self._mu - m) / self._var
-        return (X * self._inv_scale - m) @ d.T - 0.5 * np.sum((self._mu - m) * d, axis=1)
+        return m, d, 0.5 * np.sum((self._mu - m) * d, axis=1)
+
+    def _row_scaled_shared_variance_scores(self, X, exponent):
+        # the linear scores over 4^e, from u = z / 2^e: ((u - m / 2^e) d_c - offset_c / 2^e) / 2^e. The
+        # quadratic form's class-free -|u|^2 / 2v would swamp the classes' differences (every class the same)
+        m, d, offsets = self._shared_variance_terms()
+        column = exponent[:, None]
+        U = np.ldexp(X, -column) * self._inv_scale
+        scaled = (U - np.ldexp(m, -column)) @ d.T - np.ldexp(offsets, -column)
+        with np.errstate(under="ignore"):
+            return np.ldexp(scaled, -column)
 
 
 class DiagonalLDA(DiagonalGaussianClassifier):

@@ -175,3 +175,29 @@ def test_shared_covariance_models_classify_far_rows_by_the_largest_linear_score(
     p = model.predict_proba(rows)
     clear = np.array([sorted(e)[-1] - sorted(e)[-2] > 1000 for e in exact])
     np.testing.assert_array_equal(p[clear], np.eye(3)[top[clear]])
+
+
+@pytest.mark.parametrize("name", ["DiagonalLDA", "NearestShrunkenCentroids"])
+def test_shared_diagonal_variance_models_classify_far_rows_by_the_largest_linear_score(name):
+    """A shared diagonal variance makes the class scores linear in z = x / s: far rows went through the
+    quadratic form, whose class-free |z|^2 swamped the classes (every far row class 0, probabilities 1/3)."""
+    from linbook import discriminant
+    X, y = _data()
+    labels = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
+    model = getattr(discriminant, name)().fit(X, labels)
+    mu, var, inv_scale = model._mu, model._var, model._inv_scale
+    m = mu.mean(axis=0)
+    d = (mu - m) / var
+    k = -0.5 * np.sum((mu - m) * d, axis=1) + np.log(model.priors_)
+    rows = 1.7e308 * np.random.default_rng(7).uniform(-1.0, 1.0, size=(200, X.shape[1]))
+
+    def score(r, c):        # (z - m) d_c + k_c, z = x * inv_scale, exactly
+        return sum((Fraction(float(a)) * Fraction(float(s)) - Fraction(float(mj))) * Fraction(float(dj))
+                   for a, s, mj, dj in zip(r, inv_scale, m, d[c])) + Fraction(float(k[c]))
+
+    exact = [[score(r, c) for c in range(3)] for r in rows]
+    top = np.array([int(np.argmax(e)) for e in exact])
+    np.testing.assert_array_equal(model.predict(rows), model.classes_[top])
+    p = model.predict_proba(rows)
+    clear = np.array([sorted(e)[-1] - sorted(e)[-2] > 1000 for e in exact])
+    np.testing.assert_array_equal(p[clear], np.eye(3)[top[clear]])
