@@ -22,8 +22,9 @@ of the predicted probabilities. The numba loops compile in the harness's warm-up
 import numpy as np
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
 from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import NearestCentroid
 
-from benchmarks.run import Case
+from benchmarks.run import Case, FastestPeer
 import linbook
 
 
@@ -65,3 +66,46 @@ CASES = [
     Case("naive bayes fit+predict_proba 200k x 50, C=5", _data, _run(linbook.GaussianNaiveBayes),
          _run(GaussianNB), "sklearn GaussianNB()", target=1.0, compare=_maxdiff, kind="default"),
 ]
+
+
+# -------- session 14 (issue 22): 50 classes in 500 dimensions, and predictions on 1e6 new rows
+def _many_classes(n=50_000, d=500, C=50, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, C, n)
+    X = rng.standard_normal((n, d)) + 3 * rng.standard_normal((C, d))[y] / np.sqrt(d)
+    return X, y
+
+
+def _agreement(data, a, b):
+    return f"prediction agreement {np.mean(a == b):.4f}"
+
+
+def _predicted(make_lin, make_ref, method):
+    """``(fitted linbook, fitted sklearn, 1e6 new rows)`` for a row timing ``method`` on the new rows."""
+    def setup():
+        X, y = _many_classes(5000, 20, 10)
+        Xn = np.random.default_rng(9).standard_normal((1_000_000, 20))
+        return make_lin().fit(X, y), make_ref().fit(X, y), Xn
+    return setup, (lambda D: getattr(D[0], method)(D[2])), (lambda D: getattr(D[1], method)(D[2]))
+
+
+_MANY = "fit+predict_proba 50k x 500, C=50"
+CASES += [
+    Case(f"qda {_MANY} default vs fastest peer", _many_classes, _run(linbook.QDA),
+         FastestPeer({f"sklearn QDA({s})": _run(lambda s=s: QuadraticDiscriminantAnalysis(solver=s))
+                      for s in ("svd", "eigen")}), "fastest sklearn QDA solver", target=1.0, compare=_maxdiff),
+    Case(f"naive bayes {_MANY} default", _many_classes, _run(linbook.GaussianNaiveBayes), _run(GaussianNB),
+         "sklearn GaussianNB()", target=1.0, compare=_maxdiff),
+    Case("nearest shrunken centroids fit+predict 50k x 500, C=50, threshold 1 default", _many_classes,
+         lambda D: linbook.NearestShrunkenCentroids(shrink_threshold=1.0).fit(*D).predict(D[0]),
+         lambda D: NearestCentroid(shrink_threshold=1.0, priors="empirical").fit(*D).predict(D[0]),
+         "sklearn NearestCentroid(shrink_threshold=1, priors='empirical')", target=1.0, compare=_agreement),
+]
+for _name, _lin, _ref in [("lda", linbook.LDA, lambda: LinearDiscriminantAnalysis(solver="lsqr")),
+                          ("qda", linbook.QDA, QuadraticDiscriminantAnalysis),
+                          ("naive bayes", linbook.GaussianNaiveBayes, GaussianNB)]:
+    for _method in ("predict_proba", "predict"):
+        _setup, _l, _r = _predicted(_lin, _ref, _method)
+        CASES.append(Case(f"{_name} {_method} default 1e6 x 20, C=10", _setup, _l, _r, f"sklearn {_method}",
+                          target=1.0, repeat=7,
+                          compare=lambda D, a, b: f"max|diff| {np.max(np.abs(np.asarray(a, float) - b)):.1e}"))

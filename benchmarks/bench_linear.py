@@ -68,7 +68,7 @@ def _cases():
              lambda D: sk.LinearRegression().fit(*D), "sklearn LinearRegression sparse",
              target=1.0, compare=_quality(0.0), repeat=5),
     ]
-    return out + _unseen_shapes()
+    return out + _unseen_shapes() + _rest_of_the_scan()
 
 
 def _lam_max(X, y):
@@ -120,6 +120,132 @@ def _unseen_shapes():
             out.append(Case(f"lasso default {n} x {d}, lam = {frac} lam_max vs fastest peer", setup, lin, peers,
                             "fastest sklearn Lasso (tol 1e-10)", target=1.0, compare=_lasso_objective(frac)))
     return out
+
+
+def _weights(n, seed=5):
+    """Sample weights spread log-uniformly over six decades (1e-3 .. 1e3)."""
+    return np.exp(np.random.default_rng(seed).uniform(np.log(1e-3), np.log(1e3), n))
+
+
+def _weighted_objective(lam, l1=False):
+    """``1/2 sum_i s_i r_i^2`` plus the penalty (``lam ||w||_1`` or ``lam/2 ||w||^2``), weights optional."""
+    def compare(data, lin, ref):
+        X, y, *sw = data
+        sw = sw[0] if sw else np.ones(len(y))
+        pen_of = (lambda w: lam * float(np.abs(w).sum())) if l1 else (lambda w: 0.5 * lam * float(w @ w))
+
+        def obj(m):
+            r = y - np.asarray(X @ m.coef_).ravel() - m.intercept_
+            return 0.5 * float(sw @ (r * r)) + pen_of(m.coef_)
+        return (f"obj linbook {obj(lin):.12g} vs ref {obj(ref):.12g}; max|coef diff| "
+                f"{np.max(np.abs(lin.coef_ - ref.coef_)):.1e}")
+    return compare
+
+
+def _fit(make, weighted=False):
+    return (lambda D: make().fit(D[0], D[1], sample_weight=D[2])) if weighted else (lambda D: make().fit(*D))
+
+
+def _predicted(fit_rows, make_lin, make_ref, method, d=20):
+    """``(fitted linbook, fitted peer, 1e6 new rows)``: the prediction rows time ``method`` on the new rows."""
+    def setup():
+        X, y = _dense(fit_rows, d)
+        Xn = np.random.default_rng(9).standard_normal((1_000_000, d))
+        return make_lin().fit(X, y), make_ref().fit(X, y), Xn
+    return setup, (lambda D: getattr(D[0], method)(D[2])), (lambda D: getattr(D[1], method)(D[2]))
+
+
+def _rest_of_the_scan():
+    """Session 14 (issue 22): tall-thin, weighted, sparse tall and wide, LAD, and predictions on 1e6 rows,
+    each against the fastest suitable peer (iterative solvers at tol 1e-10)."""
+    out = []
+    ols_peers = FastestPeer({"sklearn LinearRegression": lambda D: sk.LinearRegression().fit(*D),
+                             "sklearn Ridge(alpha=0, cholesky)": lambda D: sk.Ridge(alpha=0.0, solver="cholesky").fit(*D)})
+    thin = (lambda: _dense(1_000_000, 3))
+    out += [
+        Case("ols tall-thin default 1e6 x 3 vs fastest peer", thin, lambda D: linbook.LinearRegression().fit(*D),
+             ols_peers, "fastest sklearn least squares", target=1.0, compare=_quality(0.0)),
+        Case("ridge tall-thin default 1e6 x 3 vs fastest peer", thin, lambda D: linbook.Ridge(lam=1.0).fit(*D),
+             _ridge_peers(1.0), "fastest sklearn Ridge solver", target=1.0, compare=_quality(1.0)),
+    ]
+    for frac in (0.01, 0.3):
+        out.append(Case(f"lasso tall-thin default 1e6 x 3, lam = {frac} lam_max vs fastest peer", thin,
+                        lambda D, f=frac: linbook.Lasso(lam=f * _lam_max(*D)).fit(*D),
+                        _lasso_peers(frac), "fastest sklearn Lasso (tol 1e-10)", target=1.0,
+                        compare=_lasso_objective(frac)))
+    # weights over six decades: the exactly centred Gram, block by block (session 14: one BLAS thread)
+    wsetup = (lambda: (*_dense(200_000, 50), _weights(200_000)))
+    out += [
+        Case("ols weighted default 200k x 50 vs fastest peer", wsetup,
+             _fit(linbook.LinearRegression, True), FastestPeer({
+                 "sklearn LinearRegression": _fit(sk.LinearRegression, True),
+                 "sklearn Ridge(alpha=0, cholesky)": _fit(lambda: sk.Ridge(alpha=0.0, solver="cholesky"), True)}),
+             "fastest sklearn least squares", target=1.0, compare=_weighted_objective(0.0)),
+        Case("ridge weighted default 200k x 50 vs fastest peer", wsetup, _fit(lambda: linbook.Ridge(lam=1.0), True),
+             FastestPeer({f"sklearn Ridge {s}": _fit(lambda s=s: sk.Ridge(alpha=1.0, solver=s, tol=1e-10), True)
+                          for s in ("cholesky", "svd", "sparse_cg", "lsqr")}),
+             "fastest sklearn Ridge solver", target=1.0, compare=_weighted_objective(1.0)),
+        Case("lasso weighted default 200k x 50, lam = 100 vs fastest peer", wsetup,
+             _fit(lambda: linbook.Lasso(lam=100.0), True),
+             FastestPeer({f"sklearn Lasso precompute={p}": (    # scikit-learn rescales the weights to sum to N
+                 lambda D, p=p: sk.Lasso(alpha=100.0 / D[2].sum(), tol=1e-10, max_iter=100_000, precompute=p)
+                 .fit(D[0], D[1], sample_weight=D[2])) for p in (False, True)}),
+             "fastest sklearn Lasso (tol 1e-10)", target=1.0, compare=_weighted_objective(100.0, l1=True)),
+    ]
+    # sparse, tall and wide
+    sparse_ridge = ("sparse_cg", "lsqr", "sag")
+    for n, d, dens in [(100_000, 2000, 0.005), (2000, 20_000, 0.01)]:
+        setup = (lambda n=n, d=d, dens=dens: _sparse(n, d, dens))
+        tag = f"{n // 1000}k x {d}" if n >= 1000 and n % 1000 == 0 and n >= 10_000 else f"{n} x {d}"
+        out += [
+            Case(f"ridge sparse default {tag} ({dens:g}) vs fastest peer", setup,
+                 lambda D: linbook.Ridge(lam=1.0).fit(*D),
+                 FastestPeer({f"sklearn Ridge {s}": (lambda D, s=s: sk.Ridge(alpha=1.0, solver=s, tol=1e-10).fit(*D))
+                              for s in sparse_ridge}),
+                 "fastest sklearn Ridge solver", target=1.0, compare=_weighted_objective(1.0)),
+            Case(f"ols sparse default {tag} ({dens:g})", setup, lambda D: linbook.LinearRegression().fit(*D),
+                 lambda D: sk.LinearRegression().fit(*D), "sklearn LinearRegression (lsqr, its own tol)",
+                 target=1.0, compare=_weighted_objective(0.0)),
+        ]
+    for n, d in [(100_000, 1000), (5000, 4000)]:
+        for frac in (0.01, 0.3):
+            def setup(n=n, d=d):
+                X, y = _sparse(n, d)
+                return X, X[:, :20] @ np.random.default_rng(1).standard_normal(20) + 0.1 * y
+
+            def lam(D, f=frac):
+                return f * float(np.max(np.abs(D[0].T @ (D[1] - D[1].mean()))))
+            out.append(Case(f"lasso sparse default {n} x {d} (0.01), lam = {frac} lam_max vs peer", setup,
+                            lambda D, lam=lam: linbook.Lasso(lam=lam(D)).fit(*D),
+                            lambda D, lam=lam: sk.Lasso(alpha=lam(D) / len(D[1]), tol=1e-10, max_iter=100_000)
+                            .fit(*D), "sklearn Lasso (tol 1e-10; sparse: no precompute)", target=1.0,
+                            compare=lambda D, a, b, lam=lam: _weighted_objective(lam(D), l1=True)(D, a, b)))
+    out.append(Case("lad default 10000 x 50 vs sklearn QuantileRegressor(highs)", lambda: _dense(10_000, 50),
+                    lambda D: linbook.LeastAbsoluteDeviation().fit(*D),
+                    lambda D: sk.QuantileRegressor(quantile=0.5, alpha=0.0, solver="highs").fit(*D),
+                    "sklearn QuantileRegressor(quantile=0.5, alpha=0, highs)", target=1.0,
+                    compare=lambda D, a, b: "sum|r| linbook {:.12g} vs ref {:.12g}".format(
+                        *(float(np.abs(D[1] - m.predict(D[0])).sum()) for m in (a, b)))))
+    for name, make_lin, make_ref, method in [
+            ("ols predict", linbook.LinearRegression, sk.LinearRegression, "predict"),
+            ("ridge predict", lambda: linbook.Ridge(lam=1.0), lambda: sk.Ridge(alpha=1.0), "predict"),
+            ("lasso predict", lambda: linbook.Lasso(lam=10.0), lambda: sk.Lasso(alpha=10.0 / 2000), "predict")]:
+        setup, lin, ref = _predicted(2000, make_lin, make_ref, method)
+        out.append(Case(f"{name} default 1e6 x 20", setup, lin, ref, f"sklearn {method}", target=1.0, repeat=7,
+                        compare=lambda D, a, b: f"max|diff| {np.max(np.abs(a - b)):.1e}"))
+    def scored():
+        X, y = _dense(1_000_000, 20)
+        return linbook.LinearRegression().fit(X, y), sk.LinearRegression().fit(X, y), X, y
+    out.append(Case("ols score default 1e6 x 20", scored, lambda D: D[0].score(D[2], D[3]),
+                    lambda D: D[1].score(D[2], D[3]), "sklearn score", target=1.0, repeat=7,
+                    compare=lambda D, a, b: f"R^2 {a:.12f} vs {b:.12f}"))
+    return out
+
+
+def _lasso_peers(frac):
+    return FastestPeer({f"sklearn Lasso precompute={p}": (
+        lambda D, p=p: sk.Lasso(alpha=frac * _lam_max(*D) / len(D[1]), tol=1e-10, max_iter=100_000,
+                                precompute=p).fit(*D)) for p in (False, True)})
 
 
 CASES = _cases()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse
+import scipy.special
 from sklearn.linear_model import LogisticRegression as SKLogReg
 
 import linbook
@@ -233,3 +234,92 @@ CASES = [
     _case("logistic sparse text 100k x 50k (0.1 %) default", _text, _lin(), _sk("lbfgs"),
           "sklearn lbfgs", 1.0, 1.0),
 ]
+
+
+def _sparse_binary(n, d, density, seed=0):
+    """Uniformly sparse CSR (normal values) with a binary response from a logistic model."""
+    rng = np.random.default_rng(seed)
+    X = scipy.sparse.random(n, d, density=density, format="csr", random_state=seed, data_rvs=rng.standard_normal)
+    w = rng.standard_normal(d) / np.sqrt(d * density)
+    y = (rng.random(n) < linbook.sigmoid(np.asarray(X @ w) + 0.3)).astype(float)
+    return X, y
+
+
+def _sparse_multi(n, d, C, density=0.01, seed=0):
+    rng = np.random.default_rng(seed)
+    X = scipy.sparse.random(n, d, density=density, format="csr", random_state=seed, data_rvs=rng.standard_normal)
+    W = rng.standard_normal((C, d)) / np.sqrt(d * density)
+    P = linbook.softmax(np.asarray(X @ W.T) * 2, axis=1)
+    y = np.minimum((rng.random((n, 1)) > np.cumsum(P, axis=1)).sum(1), C - 1).astype(float)
+    return X, y
+
+
+def _probit_data(n, d, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    w = rng.standard_normal(d) / np.sqrt(d)
+    return X, (rng.random(n) < scipy.special.ndtr(X @ w + 0.3)).astype(float)
+
+
+def _statsmodels_probit(method):
+    def fit(data):
+        import statsmodels.api as sm
+        X, y = data
+        return sm.Probit(y, sm.add_constant(X, has_constant="add")).fit(method=method, disp=0, tol=1e-8, maxiter=1000)
+    return fit
+
+
+def _probit_quality(data, lin, ref):
+    return f"max|coef diff| {np.max(np.abs(np.r_[lin.intercept_, lin.coef_.ravel()] - ref.params)):.1e}"
+
+
+def _predicted(make_data, method):
+    """``(fitted linbook, sklearn holding linbook's coefficients, 1e6 new rows)``; the row times ``method``."""
+    def setup():
+        X, y = make_data()
+        Xn = np.random.default_rng(9).standard_normal((1_000_000, X.shape[1]))
+        lin, ref = linbook.LogisticRegression().fit(X, y), SKLogReg().fit(X, y)
+        # the same coefficients on both sides (scikit-learn's defaults stop at tol 1e-4, 100 iterations)
+        ref.coef_, ref.intercept_ = lin.coef_.copy(), lin.intercept_.copy()
+        return lin, ref, Xn
+    return setup
+
+
+def _prediction_cases():
+    out = []
+    for tag, make in [("binary", lambda: _binary(5000, 20)), ("10 classes", lambda: _multi(5000, 20, 10))]:
+        for method in ("predict_proba", "decision_function", "predict"):
+            out.append(Case(f"logistic {method} {tag} default 1e6 x 20", _predicted(make, method),
+                            lambda D, m=method: getattr(D[0], m)(D[2]), lambda D, m=method: getattr(D[1], m)(D[2]),
+                            f"sklearn {method}", target=1.0, repeat=7,
+                            compare=lambda D, a, b: f"max|diff| {np.max(np.abs(np.asarray(a, float) - b)):.1e}"))
+    return out
+
+
+# -------- session 14 (issue 22): the rest of the unseen-shapes scan, each against the fastest suitable peer
+CASES += [
+    _case("logistic tall-thin 1e6 x 3 default vs fastest peer", lambda: _binary(1_000_000, 3), _lin(),
+          _fastest(DENSE_PEERS), "fastest sklearn solver", 1.0, 1.0),
+    _case("logistic binary 200k x 50 weighted (1e-3..1e3) default vs fastest peer",
+          _weighted(lambda: _binary(200_000, 50, seed=3)), _lin(), _fastest(DENSE_PEERS),
+          "fastest sklearn solver", 1.0, 1.0),
+    _case("logistic sparse tall 100k x 2000 (0.5 %) default vs fastest peer",
+          lambda: _sparse_binary(100_000, 2000, 0.005), _lin(), _fastest(DENSE_PEERS),
+          "fastest sklearn solver", 1.0, 1.0),
+    _case("logistic sparse wide 2000 x 20000 (1 %) default vs fastest peer",
+          lambda: _sparse_binary(2000, 20_000, 0.01), _lin(), _fastest(SPARSE_PEERS),
+          "fastest sklearn solver", 1.0, 1.0),
+    _case("logistic multinomial 20k x 100, 20 classes default vs fastest peer", lambda: _multi(20_000, 100, 20),
+          _lin(), _fastest(DENSE_PEERS), "fastest sklearn solver", 1.0, 1.0),
+    _case("logistic multinomial sparse 50k x 5000 (1 %), 50 classes default vs fastest peer",
+          lambda: _sparse_multi(50_000, 5000, 50), _lin(), _fastest(SPARSE_PEERS), "fastest sklearn solver",
+          1.0, 1.0, repeat=1),
+    Case("probit 100k x 20 default vs fastest statsmodels Probit", lambda: _probit_data(100_000, 20),
+         lambda D: linbook.ProbitRegression().fit(*D),
+         FastestPeer({f"statsmodels Probit {m}": _statsmodels_probit(m) for m in ("newton", "bfgs")}),
+         "fastest statsmodels Probit (tol 1e-8)", target=1.0, compare=_probit_quality),
+    Case("probit 20k x 200 default vs fastest statsmodels Probit", lambda: _probit_data(20_000, 200),
+         lambda D: linbook.ProbitRegression().fit(*D),
+         FastestPeer({f"statsmodels Probit {m}": _statsmodels_probit(m) for m in ("newton", "bfgs")}),
+         "fastest statsmodels Probit (tol 1e-8)", target=1.0, compare=_probit_quality),
+] + _prediction_cases()

@@ -524,3 +524,20 @@ def test_asymmetry_in_a_small_variance_block_is_refused():
     cov[1, 2] = 0.5                          # cov[2, 1] stays 0: the lower triangle would read 0
     with pytest.raises(ValueError, match="symmetric"):
         mvn_cholesky(cov)
+
+
+@pytest.mark.parametrize("make", ["LDA", "QDA", "GaussianNaiveBayes", "DiagonalLDA", "NearestShrunkenCentroids"])
+def test_predict_proba_is_exp_of_predict_log_proba_on_near_and_far_rows(make):
+    """predict_proba (the softmax of the posterior scores) equals exp(predict_log_proba) to rounding, also on
+    far rows (1e100, 1e145: the one-hot limit) and rows with NaN features (marginalised)."""
+    import linbook
+    rng = np.random.default_rng(44)
+    X = rng.standard_normal((300, 4)) + np.repeat(np.eye(3, 4) * 2, 100, axis=0)
+    y = np.repeat([0, 1, 2], 100)
+    m = getattr(linbook, make)().fit(X, y)
+    Xn = np.vstack([rng.standard_normal((40, 4)), 1e100 * rng.standard_normal((3, 4)), 1e145 * rng.standard_normal((3, 4)),
+                    [[np.nan, 0.5, 1.0, 2.0]]])
+    P, L = m.predict_proba(Xn), m.predict_log_proba(Xn)
+    assert np.all(np.isfinite(P))
+    np.testing.assert_allclose(P, np.exp(L), rtol=1e-13, atol=1e-300)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-14)

