@@ -280,3 +280,26 @@ def test_score_of_a_fit_to_targets_near_the_ends_of_the_float_range(name, t):
     model = REGRESSORS[name]().fit(X, y * t)
     got = right_answer_required(lambda: model.score(X, y * t), corrupts="y")
     assert got == pytest.approx(_exact_r2(y * t, model.predict(X)), rel=1e-12)
+
+
+def test_r2_plain_and_scaled_sums_agree_to_the_last_bit():
+    """``base._r2`` takes plain sums of squares where they are finite and far above underflow, else sums of
+    values divided by powers of two: scaling y and yhat by 2^k changes neither R^2 (to the last bit),
+    whichever path each k takes, and both equal the exact value (fractions) to rounding."""
+    from linbook.base import _r2
+
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        n = int(rng.integers(2, 30))
+        y = rng.standard_normal(n) + rng.uniform(-5, 5)
+        yhat = y + rng.standard_normal(n) * 10.0 ** rng.uniform(-12, 0.5)
+        w = np.ones(n) if trial % 2 else 10.0 ** rng.uniform(-3, 3, n)
+        base = _r2(y, yhat, w)
+        assert base == pytest.approx(_exact_r2(y, yhat, w), rel=1e-12, abs=1e-14)
+        for k in (-1070, -900, -520, -130, 60, 500, 1000):
+            scaled_y, scaled_yhat = np.ldexp(y, k), np.ldexp(yhat, k)
+            if np.max(np.abs(scaled_y)) < np.finfo(float).tiny * 2 ** 60:
+                continue                                    # subnormal: y itself has lost digits
+            if not (np.isfinite(scaled_y).all() and np.isfinite(scaled_yhat).all()):
+                continue
+            assert _r2(scaled_y, scaled_yhat, w) == base, (trial, k)
