@@ -127,22 +127,28 @@ class Moments:
 
     def _dense_mean_residual(self, m, a, b):
         """``sum_w (X / x_scale - m)`` over the rows ``[a, b)`` of dense ``X``, block by block."""
-        X, s, sw = self.X, self.x_scale, self.sw
-        scaled = not np.all(s == 1.0)
         tot = np.zeros(self.d)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for i, j, Z in self._shifted_blocks(m, a, b):
+                tot += self.sw[i:j] @ Z
+        return tot
+
+    def _shifted_blocks(self, m, a, b):
+        """``(i, j, X[i:j] / x_scale - m)`` for the row blocks of ``[a, b)``, in one reused buffer (a block is
+        overwritten by the next: use it before asking for that)."""
+        X, s = self.X, self.x_scale
+        scaled = not np.all(s == 1.0)
         step = _blocks(self.n, self.d)[1]
         buf = np.empty((min(step, b - a), self.d))
-        with np.errstate(over="ignore", invalid="ignore"):
-            for i in range(a, b, step):
-                j = min(i + step, b)
-                Z = buf[:j - i]
-                if scaled:
-                    np.divide(X[i:j], s, out=Z)
-                    Z -= m
-                else:
-                    np.subtract(X[i:j], m, out=Z)
-                tot += sw[i:j] @ Z
-        return tot
+        for i in range(a, b, step):
+            j = min(i + step, b)
+            Z = buf[:j - i]
+            if scaled:
+                np.divide(_rows(X, i, j), s, out=Z)
+                Z -= m
+            else:
+                np.subtract(_rows(X, i, j), m, out=Z)
+            yield i, j, Z
 
     def _sparse_mean_residual(self, m):
         """``mean_w(X / x_scale - m)`` of CSR ``X`` from its stored entries: ``sum_stored w (x - m)`` minus
@@ -253,23 +259,12 @@ class Moments:
 
     def _dense_gram_rows(self, yc, a, b):
         """``(Xc^T W Xc, Xc^T W yc)`` of the rows ``[a, b)`` (scaled, centred, weighted by ``sqrt(sw)``)."""
-        X, m, s, sw = self.X, self.x_mean_s, self.x_scale, self.sw
-        scaled = not np.all(s == 1.0)
+        sw = self.sw
         fine = bool(np.any(self.x_mean_delta))
         G = np.zeros((self.d, self.d))
         c = np.zeros(self.d)
-        step = _blocks(self.n, self.d)[1]
-        buf = np.empty((min(step, b - a), self.d))
         with np.errstate(over="ignore", invalid="ignore"):
-            for i in range(a, b, step):
-                j = min(i + step, b)
-                B = _rows(X, i, j)
-                Z = buf[:j - i]
-                if scaled:
-                    np.divide(B, s, out=Z)
-                    Z -= m
-                else:
-                    np.subtract(B, m, out=Z)
+            for i, j, Z in self._shifted_blocks(self.x_mean_s, a, b):
                 if fine:
                     Z -= self.x_mean_delta
                 yb = yc[i:j]
