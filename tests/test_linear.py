@@ -316,14 +316,18 @@ def test_sparse_equals_dense(fmt, fit_intercept, monkeypatch):
         np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-10)
         assert a.intercept_ == pytest.approx(b.intercept_, abs=1e-9)
         np.testing.assert_allclose(a.predict(Xs), b.predict(X), rtol=1e-9, atol=1e-9)
-    # many columns: LSQR on the implicitly centred operator (X is never densified)
-    from linbook.linear import _moments
+    # many columns: CG, or (where it does not converge in its iterations) LSQR, on the implicitly
+    # centred operator (X is never densified)
+    from linbook.linear import _base, _moments
     monkeypatch.setattr(_moments, "MAX_GRAM_FEATURES", 4)
-    for est in (LinearRegression(fit_intercept=fit_intercept), Ridge(lam=2.0, fit_intercept=fit_intercept)):
-        a, b = clone(est).fit(Xs, y, sample_weight=sw), clone(est).fit(X, y, sample_weight=sw)
-        assert a.solver_ == "lsqr"
-        np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-7, atol=1e-8)
-        assert a.intercept_ == pytest.approx(b.intercept_, abs=1e-7)
+    for solver in ("cg", "lsqr"):
+        if solver == "lsqr":
+            monkeypatch.setattr(_base, "_CG_MAX_ITER_WITHOUT_GRAM", 0)
+        for est in (LinearRegression(fit_intercept=fit_intercept), Ridge(lam=2.0, fit_intercept=fit_intercept)):
+            a, b = clone(est).fit(Xs, y, sample_weight=sw), clone(est).fit(X, y, sample_weight=sw)
+            assert a.solver_ == solver
+            np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-7, atol=1e-8)
+            assert a.intercept_ == pytest.approx(b.intercept_, abs=1e-7)
 
 
 # ---------------------------------------------------------------- scaling (docstring promises)

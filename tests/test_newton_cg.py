@@ -9,7 +9,7 @@ import scipy.optimize
 import linbook
 from linbook.logistic.logistic_regression import logistic_loss
 from linbook.optim import newton
-from linbook.optim.newton_cg import conjugate_gradient_step, newton_cg
+from linbook.optim.newton_cg import conjugate_gradient_step, lanczos_condition, newton_cg
 
 
 def _spd(d, seed, cond=1e4):
@@ -27,6 +27,26 @@ def test_cg_step_solves_the_newton_system(preconditioned):
     d = conjugate_gradient_step(lambda v: H @ v, g, 1e-12, 500, diag)
     assert np.linalg.norm(H @ d + g) <= 1e-10 * np.linalg.norm(g)
     np.testing.assert_allclose(d, np.linalg.solve(H, -g), rtol=1e-8)
+
+
+@pytest.mark.parametrize("preconditioned", [False, True])
+@pytest.mark.parametrize("cond", [10.0, 1e4, 1e9])
+def test_lanczos_condition_is_the_condition_number_cg_saw(preconditioned, cond):
+    """Ritz values from CG's alpha, beta reach the extreme eigenvalues of M^-1 H as CG converges."""
+    H = _spd(25, 4, cond=cond)
+    if preconditioned:                                   # badly scaled; the Jacobi preconditioner undoes it
+        scale = 2.0 ** np.random.default_rng(5).integers(-20, 20, 25)
+        H = H * np.outer(scale, scale)
+    g = np.random.default_rng(6).standard_normal(25)
+    diag = np.diag(H) if preconditioned else None
+    steps = {"alpha": [], "beta": []}
+    conjugate_gradient_step(lambda v: H @ v, g, 1e-15, 25, diag, steps=steps)
+    r = 1.0 / np.sqrt(np.diag(H)) if preconditioned else np.ones(25)
+    eig = np.linalg.eigvalsh(H * np.outer(r, r))       # M^-1 H is similar to M^-1/2 H M^-1/2
+    expected = eig[-1] / eig[0]
+    # a lower bound, sharp once CG has converged (exact arithmetic: after D steps)
+    assert lanczos_condition(steps) <= expected * (1 + 1e-6)
+    assert lanczos_condition(steps) >= expected * (0.5 if cond < 1e9 else 1e-3)
 
 
 def test_cg_step_on_negative_curvature_is_a_descent_direction():

@@ -162,21 +162,17 @@ def fit_linear_regression(est, X, y, sample_weight=None):
     if v is None:
         raise _ill_conditioned("LinearRegression")
     _set_common(est, blocks)
-    est._sv, est._gram = None, original_gram(mom.G, mom.x_scale)
-    est.solver_, est.rank_ = "cholesky", mom.d
+    est._sv, est._gram, est._training_gram = None, original_gram(mom.G, mom.x_scale), None
+    est.solver_, est._rank = "cholesky", mom.d
     return est._finish(mom, v, "LinearRegression")
 
 
 def fit_ridge(est, X, y, sample_weight=None):
     """``Ridge.fit`` on dask collections (the in-memory Cholesky path, penalty ``lam`` on ``G``)."""
-    lam = float(est.lam)
+    from .ridge import _penalty
+
     blocks, _, mom = _prepare(est, X, y, sample_weight)
-    with np.errstate(over="ignore"):
-        pen = (np.sqrt(lam) / mom.x_scale) ** 2       # the penalty in scaled coordinates, as in memory
-    if not np.all(np.isfinite(pen)):
-        raise ValueError(f"Ridge: lam / (feature scale)^2 overflows float64 (features below ~1e-150 "
-                         f"with lam = {lam:g}): the penalty swamps the data completely. Rescale the "
-                         "columns of X (e.g. StandardScaler) and lam with them.")
+    pen = _penalty(mom, float(est.lam))           # the penalty in scaled coordinates, as in memory
     v = mom.cholesky_solve(pen)
     if v is None:
         raise _ill_conditioned("Ridge")

@@ -10,7 +10,9 @@ import scipy.linalg
 import scipy.sparse as sps
 
 from ..base import all_or_nothing, is_dask
-from ._base import LinearModel, lsqr_solve, moments, original_gram, wide_normal_solve
+from .._kernels.cholesky import equilibrated_cholesky
+from ._base import LinearModel, lsqr_solve, moments, original_gram, sparse_cg_solve, wide_normal_solve
+from ._moments import MAX_GRAM_FEATURES, RCOND_MIN, TrainingGram
 
 __all__ = ["LinearRegression"]
 
@@ -37,9 +39,13 @@ class LinearRegression(LinearModel):
     the same equations, ``w = Xc^T (Xc Xc^T)^{-1} yc`` (the minimum-norm solution, ``O(N^2 D)``; the
     ``N x N`` matrix is smaller than ``X`` there, and never formed for ``N >= D``), by the same
     equilibrated Cholesky and ``1e-8`` condition rule as Ridge's wide case, with ``gelsd`` as the
-    fallback. Sparse ``X`` (CSR/CSC) uses a sparse ``X^T X`` when ``D <= 4096``, and LSQR on an
-    implicitly centred operator otherwise or in the fallback (also minimum norm); ``X`` is
-    never densified. Features and targets are rescaled internally by powers of two, so
+    fallback. Sparse ``X`` (CSR/CSC) is never densified: conjugate gradients on ``X`` itself
+    (``Xc^T S (Xc p)`` by two sparse products, centred implicitly; from ``w = 0`` without a
+    preconditioner, so the iterates stay in the row space and reach the minimum-norm solution) run
+    first while their steps cost less than forming the Gram matrix, and count at a backward error of
+    1e-13 on a problem that passes the condition test above; otherwise a sparse ``X^T X`` when
+    ``D <= 4096``, and LSQR on the implicitly centred operator in its fallback or for more columns
+    (also minimum norm). Features and targets are rescaled internally by powers of two, so
     ``coef(X * s) = coef(X) / s`` holds from 1e-300 to 1e300.
 
     Parameters
@@ -52,12 +58,14 @@ class LinearRegression(LinearModel):
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
     rank_ : int or None
-        Numerical rank of the (centred, weighted) design matrix (``None`` when LSQR solved it).
+        Numerical rank of the (centred, weighted) design matrix (``None`` when LSQR solved it, or
+        when after ``"cg"`` the Gram matrix fails the condition test; after ``"cg"`` it is computed on
+        first access, from the Gram matrix of a copy of ``X`` kept by the fit).
     singular_ : ndarray
         Its singular values, largest first (computed on access from the Gram matrix on the
         fast path; from the SVD in the fallback).
     solver_ : str
-        ``"cholesky"`` (the ``D x D`` or, for wide ``X``, the ``N x N`` form), ``"gelsd"`` or
+        ``"cholesky"`` (the ``D x D`` or, for wide ``X``, the ``N x N`` form), ``"gelsd"``, ``"cg"`` or
         ``"lsqr"``: which of the above was used.
     sigma2_ : float
         Maximum-likelihood noise variance ``sum_i s_i r_i^2 / N`` on the training data.
@@ -93,16 +101,27 @@ class LinearRegression(LinearModel):
 
             return fit_linear_regression(self, X, y, sample_weight)
         X, y, sw = self._validate(X, y, sample_weight)
-        mom = moments(self, X, y, sw, gram=sps.issparse(X) or X.shape[0] >= X.shape[1])
+        sparse = sps.issparse(X)
+        mom = moments(self, X, y, sw, gram=not sparse and X.shape[0] >= X.shape[1])
+        self._sv, self._gram, self._training_gram = None, None, None
+        if sparse:
+            # conjugate gradients on X itself while they cost less than the D x D Gram matrix
+            v = sparse_cg_solve(mom, 0.0, precondition=False)
+            if v is not None:
+                self.solver_, self._rank = "cg", None
+                if mom.gram_possible:
+                    self._training_gram = TrainingGram(X, sw, self.fit_intercept)
+                return self._finish(mom, v, "LinearRegression")
+            if mom.gram_possible:
+                mom.build_gram()
         v = mom.cholesky_solve(0.0)
-        self._sv, self._gram = None, None
         if v is not None:
-            self.solver_, self.rank_ = "cholesky", mom.d
+            self.solver_, self._rank = "cholesky", mom.d
             self._gram = original_gram(mom.G, mom.x_scale)
-        elif sps.issparse(X):
+        elif sparse:
             A, z = mom.operator()
             v = lsqr_solve(A, z, 0.0, "LinearRegression")
-            self.solver_, self.rank_ = "lsqr", None
+            self.solver_, self._rank = "lsqr", None
         else:
             Z, z = mom.design()
             v = self._wide(Z, z, mom, sw)
@@ -119,7 +138,7 @@ class LinearRegression(LinearModel):
             raise ValueError(f"LinearRegression: the SVD least-squares solver failed ({exc}). X is "
                              "finite, so it holds columns of wildly different magnitudes or "
                              "near-duplicates: standardise the features or use Ridge(lam > 0).") from None
-        self.solver_, self.rank_ = "gelsd", int(rank)
+        self.solver_, self._rank = "gelsd", int(rank)
         if np.all(mom.x_scale == 1.0):
             self._sv = np.asarray(sv, dtype=float)
         else:                          # singular values of the rescaled copy are not X's
@@ -136,12 +155,21 @@ class LinearRegression(LinearModel):
             return None
         v, K, _ = solved
         n = Z.shape[0]
-        self.solver_, self.rank_ = "cholesky", n - int(mom.fit_intercept)   # the check passed: full row rank
+        self.solver_, self._rank = "cholesky", n - int(mom.fit_intercept)   # the check passed: full row rank
         self._gram = original_gram(K, np.full(n, mom.x_scale[0]))          # Z Z^T: the same non-zero spectrum
         return v
 
     @property
+    def rank_(self):
+        if self._training_gram is not None:        # after CG: from the Gram matrix, formed on first use
+            G, x_scale, _ = self._training_gram.statistics()
+            self._rank = G.shape[0] if equilibrated_cholesky(G, RCOND_MIN) is not None else None
+            self._gram, self._training_gram = original_gram(G, x_scale), None
+        return self._rank
+
+    @property
     def singular_(self):
+        self.rank_                                   # forms the Gram matrix after CG
         if self._sv is not None:
             return self._sv
         if self._gram is None:
@@ -153,6 +181,7 @@ class LinearRegression(LinearModel):
     @property
     def n_params_(self):
         if self.rank_ is None:
-            raise AttributeError("n_params_ (and so aic/bic) needs the rank, which the LSQR solver "
-                                 "(sparse X with many columns) does not give; fit on dense X.")
+            raise AttributeError("n_params_ (and so aic/bic) needs the rank, which the iterative solvers on "
+                                 f"sparse X do not give when it has more than {MAX_GRAM_FEATURES} columns or "
+                                 "is numerically rank-deficient; fit on dense X.")
         return self.rank_ + int(self.fit_intercept)

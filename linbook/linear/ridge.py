@@ -11,7 +11,8 @@ import scipy.sparse as sps
 from scipy.sparse.linalg import LinearOperator
 
 from ..base import NON_NEGATIVE, all_or_nothing, is_dask
-from ._base import LinearModel, lsqr_solve, moments, wide_normal_solve
+from ._base import LinearModel, lsqr_solve, moments, sparse_cg_solve, wide_normal_solve
+from ._moments import MAX_GRAM_FEATURES, TrainingGram
 
 __all__ = ["Ridge"]
 
@@ -37,6 +38,17 @@ def _df_from_gram(G, pen, n):
     return float(np.trace(scipy.linalg.solve(A, G, assume_a="pos")))
 
 
+def _penalty(mom, lam):
+    """``lam`` in the scaled coordinates of ``mom``: ``lam / x_scale_j^2`` per column."""
+    with np.errstate(over="ignore"):
+        pen = (np.sqrt(lam) / mom.x_scale) ** 2
+    if not np.all(np.isfinite(pen)):
+        raise ValueError(f"Ridge: lam / (feature scale)^2 overflows float64 (features below ~1e-150 "
+                         f"with lam = {lam:g}): the penalty swamps the data completely. Rescale the "
+                         "columns of X (e.g. StandardScaler) and lam with them.")
+    return pen
+
+
 class Ridge(LinearModel):
     """Ridge regression: minimises ``1/2 sum_i s_i (y_i - x_i . w - b)^2 + (lam/2) ||w||^2``.
 
@@ -53,9 +65,12 @@ class Ridge(LinearModel):
     condition check). **Fallbacks:** when the equilibrated matrix has reciprocal condition number
     below ``1e-8`` (``lam`` tiny and ``X`` nearly collinear, where the normal equations would lose
     more than half the digits), the thin SVD ``Xc = U S V^T`` of a centred copy gives
-    ``w = V diag(s / (s^2 + lam)) U^T yc`` (``lam = 0``: the minimum-norm least-squares solution). Sparse ``X`` (CSR/CSC) uses a
-    sparse ``X^T X`` when ``D <= 4096``, otherwise (or in the fallback) LSQR on an implicitly
-    centred operator; ``X`` is never densified. Internally ``X`` and ``y`` are rescaled by
+    ``w = V diag(s / (s^2 + lam)) U^T yc`` (``lam = 0``: the minimum-norm least-squares solution). Sparse
+    ``X`` (CSR/CSC) is never densified: conjugate gradients on ``X`` itself (each step ``Xc^T S (Xc p)``,
+    two sparse products with ``Xc`` centred implicitly; Jacobi-preconditioned for ``lam > 0``) run first
+    while their steps cost less than forming the Gram matrix, and count where they reach a backward error
+    of 1e-13 on a problem that passes the Cholesky path's condition test. Otherwise a sparse ``X^T X``
+    when ``D <= 4096``, and in its fallback (or for more columns) LSQR on the implicitly centred operator. Internally ``X`` and ``y`` are rescaled by
     powers of two, so no step overflows for features or targets up to 1e300. Scaling: the fit
     on ``(X s, y)`` with ``lam`` equals the fit on ``(X, y)`` with ``lam / s^2``, divided by
     ``s``; the fit on ``(X, c y)`` is ``c`` times the fit on ``(X, y)``.
@@ -71,11 +86,13 @@ class Ridge(LinearModel):
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
     solver_ : str
-        ``"cholesky"``, ``"svd"`` or ``"lsqr"``.
+        ``"cholesky"``, ``"svd"``, ``"cg"`` (sparse ``X``) or ``"lsqr"`` (sparse ``X``).
     sigma2_ : float
         ``sum_i s_i r_i^2 / N`` on the training data (plug-in Gaussian noise variance).
     df_ : float
-        Effective degrees of freedom ``sum_k s_k^2 / (s_k^2 + lam)`` (computed on access).
+        Effective degrees of freedom ``sum_k s_k^2 / (s_k^2 + lam)`` (computed on access; after
+        ``"cg"`` from the training Gram matrix, formed then from a copy of ``X`` kept by the fit; not
+        available for sparse ``X`` with more than 4096 columns).
     n_params_ : float
         ``df_ + fit_intercept`` (used by ``aic``/``bic``).
     n_features_in_ : int
@@ -111,20 +128,26 @@ class Ridge(LinearModel):
             return fit_ridge(self, X, y, sample_weight)
         X, y, sw = self._validate(X, y, sample_weight)
         lam = float(self.lam)
-        dense_wide = not sps.issparse(X) and X.shape[1] > X.shape[0]
+        sparse = sps.issparse(X)
+        dense_wide = not sparse and X.shape[1] > X.shape[0]
         # lam = 0 is least squares, whose minimum-norm solution needs one scale for all columns
-        mom = moments(self, X, y, sw, gram=not dense_wide, common_scale=lam == 0)
-        with np.errstate(over="ignore"):
-            pen = (np.sqrt(lam) / mom.x_scale) ** 2       # the penalty in scaled coordinates
-        if not np.all(np.isfinite(pen)):
-            raise ValueError(f"Ridge: lam / (feature scale)^2 overflows float64 (features below ~1e-150 "
-                             f"with lam = {lam:g}): the penalty swamps the data completely. Rescale the "
-                             "columns of X (e.g. StandardScaler) and lam with them.")
-        v = None if dense_wide else mom.cholesky_solve(pen)
+        mom = moments(self, X, y, sw, gram=not (dense_wide or sparse), common_scale=lam == 0)
         self._df, self._svd_df = None, None
+        if sparse:
+            # conjugate gradients on X itself while they cost less than the D x D Gram matrix
+            v = sparse_cg_solve(mom, _penalty(mom, lam), precondition=lam > 0)
+            if v is not None:
+                self.solver_ = "cg"
+                if mom.gram_possible:
+                    self._df = (TrainingGram(X, sw, self.fit_intercept), lam)
+                return self._finish(mom, v, "Ridge")
+            if mom.gram_possible:
+                mom.build_gram()
+        pen = _penalty(mom, lam)
+        v = None if dense_wide else mom.cholesky_solve(pen)
         if v is not None:
             self.solver_, self._df = "cholesky", (mom.G, pen, mom.n)
-        elif sps.issparse(X):
+        elif sparse:
             A, z = mom.operator()
             v = lsqr_solve(_augmented(A, pen), np.concatenate([z, np.zeros(mom.d)]), 0.0, "Ridge")
             self.solver_ = "lsqr"
@@ -177,8 +200,11 @@ class Ridge(LinearModel):
         if self._df is None:
             if self._svd_df is not None:
                 return self._svd_df
-            raise AttributeError("df_ is not available after the LSQR solver on sparse X with many "
-                                 "columns (it needs the spectrum of X^T X).")
+            raise AttributeError("df_ is not available after an iterative solver on sparse X with more than "
+                                 f"{MAX_GRAM_FEATURES} columns (it needs the spectrum of X^T X).")
+        if isinstance(self._df[0], TrainingGram):          # after CG: the Gram matrix on first use
+            G, x_scale, n = self._df[0].statistics()
+            self._df = (G, (np.sqrt(self._df[1]) / x_scale) ** 2, n)
         return _df_from_gram(*self._df)
 
     @property

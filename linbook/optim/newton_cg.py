@@ -80,13 +80,15 @@ def newton_cg(fun, x0, *, max_iter=100, gtol=1e-8, gscale=None, cg_max_iter=250,
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 
-def conjugate_gradient_step(hessp, g, eta, max_iter, diag=None, stop=None):
+def conjugate_gradient_step(hessp, g, eta, max_iter, diag=None, stop=None, steps=None):
     """``d`` with ``||H d + g|| <= eta ||g||`` by (Jacobi-preconditioned) CG from ``d = 0``.
 
     Stops early on non-positive curvature ``p'Hp <= 0`` with the last iterate (``-g`` scaled
     by the preconditioner if there is none yet), a descent direction either way. ``stop(d, r)``
     (optional), asked after each iteration with the iterate and its residual ``r = -g - H d``
-    (CG's recurrence), ends CG at ``d`` when it returns true.
+    (CG's recurrence), ends CG at ``d`` when it returns true. ``steps`` (optional, a dict of two
+    lists) receives each iteration's ``alpha`` and ``beta``: the entries of the Lanczos tridiagonal
+    matrix, whose eigenvalues estimate the spectrum of the preconditioned ``H`` (:func:`lanczos_condition`).
     """
     inv_m = np.ones_like(g) if diag is None else 1.0 / np.where(diag > 0, diag, 1.0)
     d = np.zeros_like(g)
@@ -103,9 +105,32 @@ def conjugate_gradient_step(hessp, g, eta, max_iter, diag=None, stop=None):
         alpha = rs / curvature
         d = d + alpha * p
         r = r - alpha * Hp
+        if steps is not None:
+            steps["alpha"].append(alpha)
         if np.linalg.norm(r) <= tol or (stop is not None and stop(d, r)):
             break
         s = inv_m * r
         rs, rs_old = float(r @ s), rs
+        if steps is not None:
+            steps["beta"].append(rs / rs_old)
         p = s + (rs / rs_old) * p
     return d
+
+
+def lanczos_condition(steps):
+    """The condition number of the preconditioned ``H`` as CG saw it: the ratio of the extreme
+    eigenvalues of the Lanczos tridiagonal matrix built from CG's ``alpha_j`` and ``beta_j``
+    (diagonal ``1/alpha_j + beta_{j-1}/alpha_{j-1}``, off-diagonal ``sqrt(beta_j)/alpha_j``; Saad,
+    *Iterative Methods for Sparse Linear Systems*, 6.7.3). Its eigenvalues (Ritz values) lie inside
+    ``H``'s spectrum and reach its ends as CG converges, so this is a lower bound that is sharp by then.
+    """
+    from scipy.linalg import eigvalsh_tridiagonal
+
+    alpha = np.asarray(steps["alpha"], dtype=float)
+    beta = np.asarray(steps["beta"][:len(alpha) - 1], dtype=float)
+    if alpha.size == 0:
+        return 1.0
+    diagonal = 1.0 / alpha
+    diagonal[1:] += beta / alpha[:-1]
+    ritz = eigvalsh_tridiagonal(diagonal, np.sqrt(beta) / alpha[:-1])
+    return float(ritz[-1] / ritz[0]) if ritz[0] > 0 else np.inf
