@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import optim
 from ..optim.newton_cg import conjugate_gradient_step, newton_cg
-from ..optim.result import MSG_NO_DECREASE
+from ..optim.result import MSG_NO_DECREASE, MSG_STEP_STILL_LONG
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from .._kernels.threads import single_threaded_blas
 
@@ -179,7 +179,7 @@ def _first_order(solver, loss, theta0, max_iter, tol, callback):
     else:
         res = run(theta0, tol, max_iter)
         if res.converged and res.message == MSG_NO_DECREASE and newton_step(res.x) > np.sqrt(tol):
-            res.converged, res.message = False, res.message + " (and the Newton step is still long: not converged)"
+            res.converged, res.message = False, res.message + MSG_STEP_STILL_LONG
     return _in_units(res, unit)
 
 

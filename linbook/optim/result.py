@@ -199,6 +199,8 @@ MSG_XTOL = "step below xtol (relative to |x|)"
 
 MSG_NO_DECREASE = ("line search failed: no decrease of f at rounding level (x is optimal to the "
                    "precision f can resolve if the gradient is small)")
+#: Appended where the line search stalled at rounding level but Newton's next step is still long.
+MSG_STEP_STILL_LONG = " (and the Newton step is still long: not converged)"
 
 
 def _no_decrease(g, gtol, scale, *counted):

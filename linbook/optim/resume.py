@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .result import MSG_GTOL, MSG_NO_DECREASE, _msg_max_iter
+from .result import MSG_GTOL, MSG_NO_DECREASE, MSG_STEP_STILL_LONG, _msg_max_iter
 
 __all__ = ["resume_until_step_is_short"]
 
@@ -63,7 +63,7 @@ def resume_until_step_is_short(run, x0, step_size, *, step_tol, gtol=1e-8, max_i
             res.converged = True
             break
         if res.message == MSG_NO_DECREASE:      # the line search is at rounding: resuming cannot help
-            res.converged, res.message = False, res.message + " (and the Newton step is still long: not converged)"
+            res.converged, res.message = False, res.message + MSG_STEP_STILL_LONG
             break
         if n_iter >= max_iter:
             res.converged, res.message = False, _msg_max_iter(max_iter) + " (the Newton step is still long)"
