@@ -114,7 +114,7 @@ def test_row_stats_numpy_equals_compiled(monkeypatch):
 
 
 def test_small_first_fits_load_no_compiled_code():
-    """The first cells of a chapter (small data) run without importing numba."""
+    """The first cells of a chapter (small data, dense or sparse) run without importing numba."""
     script = """
 import sys, warnings
 import numpy as np
@@ -131,6 +131,10 @@ for m, A, b in [(linbook.LinearRegression(), X, y), (linbook.Ridge(), X, y), (li
                 (online.SGDRegressor(random_state=0), X, y), (online.LMS(), X, y),
                 (online.RecursiveLeastSquares(), X, y), (online.OnlineGradientDescent(), X, y)]:
     m.fit(A, b).predict(A)
+import scipy.sparse as sps
+S = sps.random(200, 5, density=0.5, format="csr", random_state=0)
+for m in (linbook.LinearRegression(), linbook.Ridge(), linbook.Lasso(lam=0.1)):   # small sparse X too
+    m.fit(S, y).predict(S)
 print("numba" in sys.modules)
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)

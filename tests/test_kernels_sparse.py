@@ -167,6 +167,29 @@ def test_csr_gram_equals_scipy_product_with_duplicates_and_unsorted_indices(weig
     np.testing.assert_array_equal(G, G.T)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_moments_sparse_gram_is_the_same_by_scipy_and_by_the_compiled_kernel(weighted, fit_intercept, monkeypatch):
+    """While the numpy budget lasts the Gram of small sparse X comes from scipy's product, then from
+    ``csr_gram``: the same matrix (duplicates and unsorted indices included), exactly symmetric."""
+    from linbook.linear import _moments
+
+    rng = np.random.default_rng(4)
+    n, d = 80, 7
+    indptr = np.r_[0, np.cumsum(rng.integers(0, 6, n))].astype(np.int32)
+    indices = rng.integers(0, d, indptr[-1]).astype(np.int32)
+    X = sp.csr_matrix((rng.standard_normal(indptr[-1]) + 0.5, indices, indptr), shape=(n, d))
+    sw = rng.uniform(0.1, 3.0, n) if weighted else None
+    y = rng.standard_normal(n)
+    grams = []
+    for by_scipy in (True, False):
+        monkeypatch.setattr(_moments, "numpy_pass", lambda steps, by_scipy=by_scipy: by_scipy)
+        grams.append(_moments.Moments(X, y, sw, fit_intercept).G)
+    np.testing.assert_allclose(grams[0], grams[1], rtol=1e-13, atol=1e-13 * np.abs(grams[1]).max())
+    for G in grams:
+        np.testing.assert_array_equal(G, G.T)
+
+
 # ------------------------------------------------------------------ unsorted rows
 
 def _permuted_rows(X, seed=3):

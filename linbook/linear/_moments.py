@@ -25,6 +25,7 @@ import scipy.sparse as sps
 from scipy.linalg import lapack
 
 from .._kernels.csr import divide_columns
+from .._kernels.numpy_budget import numpy_pass
 from .._kernels.threads import map_row_chunks, single_threaded_blas
 from ..numerics import _power_of_two_scale
 
@@ -36,6 +37,9 @@ BLOCK_BYTES = 1 << 22
 RCOND_MIN = 1e-8
 #: Sparse X with more columns than this is solved iteratively (CG or LSQR) instead of by a dense Gram.
 MAX_GRAM_FEATURES = 4096
+#: Pairs of stored entries in a row (``sum_i nnz_i^2``) that scipy's sparse product turns into Gram entries
+#: in one step of the numpy budget (~10 us; 7e4 pairs took 1.2 ms, 2e5 pairs 8 ms against 0.9 ms compiled).
+_GRAM_PAIRS_PER_STEP = 600
 #: Stored entries of sparse X from which its products with a vector run in row chunks on the threads.
 _THREADED_NNZ = 1 << 18
 
@@ -282,14 +286,23 @@ class Moments:
         return G, c
 
     def _sparse_gram(self, yc):
-        """``X^T W X`` by the CSR Gram kernel, centred by a rank-one update when that is accurate."""
-        from .._kernels.sparse_gram import csr_gram
-
+        """``X^T W X`` by the CSR Gram kernel (by scipy's sparse product while the process's numpy budget
+        lasts), centred by a rank-one update when that is accurate."""
         X, m, s = self.X, self.x_mean_s, self.x_scale
         Xs = divide_columns(X, s) if not np.all(s == 1.0) else X
         sw = np.empty(0) if self.sw is None else self.sw
+        row_nnz = np.diff(Xs.indptr).astype(float)
         with np.errstate(over="ignore", invalid="ignore"):
-            G = csr_gram(Xs.data, Xs.indices, Xs.indptr, sw, self.d)
+            if numpy_pass(int(row_nnz @ row_nnz) // _GRAM_PAIRS_PER_STEP + 1):
+                # a small Gram by scipy's sparse product, so that a first small fit loads no compiled code
+                # (symmetrised: with weights, x_ij s_i x_ik and x_ik s_i x_ij may round apart)
+                XtS = Xs.T if self.sw is None else Xs.T @ sps.diags(self.sw)
+                G = (XtS @ Xs).toarray()
+                G = 0.5 * (G + G.T)
+            else:
+                from .._kernels.sparse_gram import csr_gram
+
+                G = csr_gram(Xs.data, Xs.indices, Xs.indptr, sw, self.d)
             c = Xs.T @ (yc if self.sw is None else self.sw * yc)
             if self.fit_intercept:
                 Gc = G - self.sum_w * np.outer(m, m)
