@@ -5,7 +5,6 @@ Private to :mod:`linbook.linear`.
 
 from __future__ import annotations
 
-import contextlib
 
 import warnings
 
@@ -17,7 +16,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..base import check_params, check_sample_weight, dask_blocks, require_y, validate_fit, validate_predict
 from ..criteria import InformationCriteriaMixin
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
-from .._kernels.threads import single_threaded_blas
+from .._kernels.threads import blas_threads_for_one_call, factorisation_threads, single_threaded_blas
 from ..numerics import _power_of_two_scale
 from ..optim.newton_cg import conjugate_gradient_step, lanczos_condition
 from .._predictor import finite_scores, linear_predictor
@@ -141,9 +140,6 @@ def original_gram(G, x_scale):
     return A if np.all(np.isfinite(A)) else None
 
 
-_THREADED_FLOPS = 1e9     # the N x N form's syrk from which BLAS keeps its threads
-
-
 def wide_normal_solve(Z, z, pen, centred, sw):
     """Wide ``Z`` (``N < D``): ``(Z^T Z + diag(pen)) v = Z^T z`` in its ``N x N`` form, or ``None``.
 
@@ -174,21 +170,21 @@ def wide_normal_solve(Z, z, pen, centred, sw):
         return None
     if not np.min(q) >= np.finfo(float).tiny:
         return None
-    # small products on one BLAS thread: on busy cores a multi-threaded BLAS waits for a descheduled
-    # thread inside each call (200 x 5000 on 2 shared cores: the syrk 157 ms against 11 ms, the 200 x 200
-    # Cholesky 167 ms against 0.5 ms); from ~1e9 flops (1000 x 10000: ~1e10) the threads pay for themselves
-    with single_threaded_blas() if n * n * d <= _THREADED_FLOPS else contextlib.nullcontext():
+    with blas_threads_for_one_call(n * n * d):
         Zq = Z if np.all(q == 1.0) else Z * np.sqrt(q)        # sqrt of a power of four: exact
         K = Zq @ Zq.T                                        # Z diag(q) Z^T (numpy's syrk: symmetric)
-        A = K + pen_min * np.eye(n)
-        if centred:
-            u = np.sqrt(sw) if sw is not None else np.ones(n)
-            u /= np.linalg.norm(u)
-            A += np.max(np.diag(K), initial=0.0) * np.outer(u, u)
+    A = K + pen_min * np.eye(n)
+    if centred:
+        u = np.sqrt(sw) if sw is not None else np.ones(n)
+        u /= np.linalg.norm(u)
+        A += np.max(np.diag(K), initial=0.0) * np.outer(u, u)
+    with factorisation_threads(n):
         factor = equilibrated_cholesky(A, RCOND_MIN)
         if factor is None:
             return None
-        return q * (Z.T @ equilibrated_solve(factor, z)), K, pen_min
+        beta = equilibrated_solve(factor, z)
+    with blas_threads_for_one_call(2 * n * d):
+        return q * (Z.T @ beta), K, pen_min
 
 
 # The cost model that decides whether conjugate gradients on sparse X may run before the Gram matrix

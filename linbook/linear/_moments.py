@@ -18,7 +18,6 @@ Private helpers of :mod:`linbook.linear`.
 
 from __future__ import annotations
 
-import contextlib
 
 import numpy as np
 import scipy.sparse as sps
@@ -26,7 +25,7 @@ from scipy.linalg import lapack
 
 from .._kernels.csr import divide_columns
 from .._kernels.numpy_budget import numpy_pass
-from .._kernels.threads import map_row_chunks, single_threaded_blas
+from .._kernels.threads import factorisation_threads, map_row_chunks
 from ..numerics import _power_of_two_scale
 
 #: Bytes of the largest dense temporary (one block of rows of X).
@@ -391,10 +390,7 @@ class Moments:
         from .._kernels.cholesky import equilibrated_cholesky
 
         A = self.G + np.diag(np.broadcast_to(np.asarray(pen, dtype=float), (self.d,)))
-        # LAPACK's blocked Cholesky is many mid-sized BLAS calls, each synchronising BLAS's threads: on 2
-        # shared busy cores a 2000 x 2000 factor took 1.6-2.9 s with two threads, 0.10-0.14 s with one.
-        # (Below 64 columns BLAS runs one thread anyway, and the limit's ~30 us would be the cost.)
-        with single_threaded_blas() if self.d >= 64 else contextlib.nullcontext():
+        with factorisation_threads(self.d):
             factor = equilibrated_cholesky(A, RCOND_MIN)
             if factor is None:
                 return None
