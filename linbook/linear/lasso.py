@@ -314,17 +314,12 @@ class _SparseColumns:
         return self.yc - (self.X[:, A] @ v[A] - float(self.mu[A] @ v[A]))
 
     def support_gram(self, A):
-        """``(Xc_A^T S Xc_A, Xc_A^T S yc)`` from the support's columns, or ``None`` when centring by
-        subtraction would lose digits (a column whose mean dominates its spread) and the exactly centred
-        dense columns would be large."""
+        """``(Xc_A^T S Xc_A, Xc_A^T S yc)`` from the support's columns (``k x k``): the uncentred products
+        centred by subtraction, which loses at most the digits :meth:`centring_is_accurate` allows (the
+        Gram mode's rank-one centring allows as many)."""
         XA, mu, cs = self.X[:, A], self.mu[A], self.colsum[A]
         raw = (XA.T @ (XA if self.s.size == 0 else sps.diags(self.s) @ XA)).toarray()
         G = raw - np.outer(cs, mu) - np.outer(mu, cs) + self.sum_w * np.outer(mu, mu)
-        if np.any(np.diag(G) < 1e-4 * np.diag(raw)):
-            if self.n * mu.size > 1 << 22:
-                return None
-            Z = XA.toarray() - mu
-            G = Z.T @ (Z if self.s.size == 0 else self.s[:, None] * Z)
         c = XA.T @ self.weighted(slice(None), self.yc) - mu * self.weighted_sum(self.yc)
         return G, c
 
@@ -449,8 +444,7 @@ class _CoordinateDescent:
         """:meth:`polish` from the support's sparse columns (``G_AA`` is ``k x k``; no ``D x D`` matrix),
         the objectives compared on the residuals themselves."""
         cols, lam_j = self.cols, self.lam_j
-        system = cols.support_gram(A)
-        wA = None if system is None else _polish(*system, lam_j[A], signs[A])
+        wA = _polish(*cols.support_gram(A), lam_j[A], signs[A])
         if wA is None:
             return
         w_new = np.zeros_like(self.w)
