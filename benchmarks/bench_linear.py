@@ -220,7 +220,8 @@ def _rest_of_the_scan():
                  lambda D: sk.LinearRegression(tol=1e-12).fit(*D), "sklearn LinearRegression(tol=1e-12) (lsqr)",
                  target=1.0, compare=_weighted_objective(0.0)),
         ]
-    for n, d in [(100_000, 1000), (5000, 4000)]:
+    # tall (the Gram matrix), square (residual updates on the columns) and wide beyond 4096 columns (no Gram)
+    for n, d in [(100_000, 1000), (5000, 4000), (2000, 20_000)]:
         for frac in (0.01, 0.3):
             def setup(n=n, d=d):
                 X, y = _sparse(n, d)
@@ -229,7 +230,7 @@ def _rest_of_the_scan():
             def lam(D, f=frac):
                 return f * float(np.max(np.abs(D[0].T @ (D[1] - D[1].mean()))))
             out.append(Case(f"lasso sparse default {n} x {d} (0.01), lam = {frac} lam_max vs peer", setup,
-                            lambda D, lam=lam: linbook.Lasso(lam=lam(D)).fit(*D),
+                            lambda D, lam=lam: linbook.Lasso(lam=lam(D), max_iter=100_000).fit(*D),   # as the peer
                             lambda D, lam=lam: sk.Lasso(alpha=lam(D) / len(D[1]), tol=1e-10, max_iter=100_000)
                             .fit(*D), "sklearn Lasso (tol 1e-10; sparse: no precompute)", target=1.0,
                             compare=lambda D, a, b, lam=lam: _weighted_objective(lam(D), l1=True)(D, a, b)))

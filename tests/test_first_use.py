@@ -360,8 +360,9 @@ def test_lasso_compiled_sweep_equals_readable_sweep(seed, n, d, frac, weighted):
     lam_j = frac * lam_max / (mom.y_scale * mom.x_scale)
     use_gram = mom.gram_built and mom.n > 2 * mom.d
     assert use_gram == (n > 2 * d)
-    readable = lasso_module._CoordinateDescent(mom, lam_j, use_gram)
-    compiled = lasso_module._CoordinateDescent(mom, lam_j, use_gram)
+    mode = "gram" if use_gram else "residual"
+    readable = lasso_module._CoordinateDescent(mom, lam_j, mode)
+    compiled = lasso_module._CoordinateDescent(mom, lam_j, mode)
     state = "grad" if use_gram else "r"
     polished = False
     for sweep in range(12):

@@ -650,7 +650,7 @@ def test_lasso_polishes_only_supports_within_the_rank(monkeypatch):
     assert m.converged_ and 0 < np.count_nonzero(m.coef_) <= 19
     assert sizes and max(sizes) <= 19
     mom = lasso_module.moments(m, X, y, None, gram=False, common_scale=False)
-    cd = lasso_module._CoordinateDescent(mom, np.full(200, lam), use_gram=False)
+    cd = lasso_module._CoordinateDescent(mom, np.full(200, lam), "residual")
     assert cd.polish_period(19) == 1
 
 

@@ -6,10 +6,13 @@ Readable reference: ``_CoordinateDescent.sweep`` (one pass over the coordinates,
 
     gram_sweep(G, a, lam, w, grad)     == sweep() keeping grad = c - G w   (G exactly symmetric)
     residual_sweep(Z, a, lam, w, r)    == sweep() keeping r = z - Z w      (Z Fortran-ordered)
+    sparse_residual_sweep(indptr, indices, x, sx, mu, colsum, s, a, lam, w, r, sr)
+                                       == sweep() on the CSC columns of X, returns the new sr
 
-Both update ``w`` and ``grad`` (or ``r``) in place, as the readable loop does. The Python loop
-costs ~5-10 microseconds a coordinate; these cost the ``O(D)`` (Gram) or ``O(N)`` (residual)
-arithmetic. ``G`` is read by rows: the moments mirror it, so row ``j`` is column ``j``.
+All update ``w`` and ``grad`` (or ``r``) in place, as the readable loop does. The Python loop
+costs ~5-10 microseconds a coordinate; these cost the ``O(D)`` (Gram), ``O(N)`` (residual) or
+``O(nnz of column j)`` (sparse residual) arithmetic. ``G`` is read by rows: the moments mirror
+it, so row ``j`` is column ``j``.
 """
 
 import numpy as np
@@ -62,3 +65,36 @@ def residual_sweep(Z, a, lam, w, r):
             step = new - wj
             for i in range(N):
                 r[i] -= step * Z[i, j]
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def sparse_residual_sweep(indptr, indices, x, sx, mu, colsum, s, a, lam, w, r, sr):
+    """One sweep on the stored entries of the CSC columns (``x``; ``sx = s * x``, the weighted ones),
+    centring implicitly: ``r`` is the residual up to a constant, ``sr = sum(s r)``, and
+    ``xc_j^T S r = x_j^T S r - mu_j sr``. Column ``j``'s step moves ``r`` on its stored rows only and
+    the constant by ``step mu_j``, which is added to ``r`` at the end (``s`` empty: all weights 1).
+    Returns the new ``sum(s r)``."""
+    D = w.shape[0]
+    offset = 0.0
+    for j in range(D):
+        if a[j] <= 0.0:
+            continue
+        wj = w[j]
+        lo, hi = indptr[j], indptr[j + 1]
+        dot = 0.0
+        for p in range(lo, hi):
+            dot += sx[p] * r[indices[p]]
+        new = soft_threshold(dot - mu[j] * sr + a[j] * wj, lam[j]) / a[j]
+        if new != wj:
+            w[j] = new
+            step = new - wj
+            for p in range(lo, hi):
+                r[indices[p]] -= step * x[p]
+            sr -= step * colsum[j]
+            offset += step * mu[j]
+    weighted = s.shape[0] > 0
+    total = 0.0
+    for i in range(r.shape[0]):
+        r[i] += offset
+        total += s[i] * r[i] if weighted else r[i]
+    return total

@@ -9,6 +9,7 @@ import contextlib
 import warnings
 
 import numpy as np
+import scipy.sparse as sps
 from sklearn.exceptions import ConvergenceWarning
 
 from numbers import Real
@@ -17,10 +18,31 @@ from ..base import NON_NEGATIVE, POSITIVE_INT, Interval, all_or_nothing, check_f
 from .._kernels.numpy_budget import numpy_pass
 from .._kernels.threads import single_threaded_blas
 from ._base import LinearModel, moments
+from ._moments import MAX_GRAM_FEATURES
 
 __all__ = ["Lasso"]
 
 _SERIAL_BLAS_MIN = 1 << 16     # entries of G (or of the centred X) from which the descent runs on one BLAS thread
+_EXPECTED_SWEEPS = 20          # sweeps a sparse fit is budgeted when choosing residual updates over the Gram
+
+
+def descent_mode(X):
+    """How the descent keeps its state: ``"gram"``, ``"residual"`` (centred dense copy) or
+    ``"sparse_residual"`` (the CSC columns of sparse ``X`` themselves), whichever is cheaper.
+
+    Dense ``X``: the Gram matrix when ``N > 2 D``. Sparse ``X``: residual updates cost ``nnz(X)`` a
+    sweep, the Gram matrix ``sum_i nnz_i^2 / 2 + D^2`` once (building it, and a sweep's worst case);
+    the residual updates are chosen when ``_EXPECTED_SWEEPS`` of their sweeps cost less, and always
+    beyond ``MAX_GRAM_FEATURES`` columns (no ``D x D`` matrix is built there).
+    """
+    n, d = X.shape
+    if not sps.issparse(X):
+        return "gram" if n > 2 * d else "residual"
+    if d > MAX_GRAM_FEATURES:
+        return "sparse_residual"
+    row_nnz = (np.diff(X.indptr) if X.format == "csr" else np.bincount(X.tocoo().row, minlength=n)).astype(float)
+    gram_cost = 0.5 * float(row_nnz @ row_nnz) + float(d) * d
+    return "sparse_residual" if _EXPECTED_SWEEPS * (X.nnz + n) < gram_cost else "gram"
 
 
 def soft_threshold(z, t):
@@ -72,14 +94,27 @@ class Lasso(LinearModel):
 
     **How it is solved.** Cyclic coordinate descent: with ``r`` the current residual and
     ``a_j = ||x_j||^2``, coordinate ``j`` becomes ``S(x_j^T r + a_j w_j, lam) / a_j`` where
-    ``S(z, t) = sign(z) max(|z| - t, 0)`` is soft thresholding. When ``N > 2 D`` (or ``X`` is
-    sparse) the updates use the centred Gram matrix (``O(D)`` per coordinate, computed in one
-    pass without copying ``X``), otherwise residual updates on a centred copy (``O(N)``). The sweeps
-    run as the readable loop (``_CoordinateDescent.sweep``) while the process's numpy budget lasts
+    ``S(z, t) = sign(z) max(|z| - t, 0)`` is soft thresholding. The state kept up to date depends
+    on ``X`` (``solver_`` says which ran):
+
+    - ``"gram"``: the centred Gram matrix (``O(D)`` per coordinate, computed in one pass without
+      copying ``X``), for dense ``X`` with ``N > 2 D`` and for sparse ``X`` where it is cheaper;
+    - ``"residual"``: residual updates on a centred copy of dense ``X`` (``O(N)`` per coordinate);
+    - ``"sparse_residual"``: residual updates on the sparse columns themselves (``O(nnz_j)`` per
+      coordinate; never densified, no ``D x D`` matrix). The centring is implicit: the residual is
+      kept up to a constant, and since ``xc_j^T S 1 = 0``, ``xc_j^T S r = x_j^T S r - mu_j sum(S r)``
+      (``mu`` the weighted column means). Sparse ``X`` takes it when 20 sweeps of it
+      (``20 (nnz(X) + N)``) cost less than the Gram matrix (``sum_i nnz_i^2 / 2 + D^2``), and always
+      beyond 4096 columns. A column whose mean dominates its spread (centred norm below 1 % of its
+      norm) would lose digits to that cancellation: the fit then takes the Gram matrix, centred
+      exactly, or beyond 4096 columns raises a ``ValueError`` naming the column.
+
+    The sweeps run as the readable loop (``_CoordinateDescent.sweep``) while the process's numpy budget lasts
     (a chapter's small fits load no numba), then as a compiled loop making the same updates
     (``linbook._kernels.lasso``). After a
     sweep that leaves the signs of ``w`` unchanged, the exact minimiser on that support
-    (``G_AA w_A = c_A - lam s_A``) is taken when it keeps the signs and lowers the objective,
+    (``G_AA w_A = c_A - lam s_A``; sparse residual updates form ``G_AA`` from the support's columns) is
+    taken when it keeps the signs and lowers the objective,
     so correlated features do not make the descent crawl (tried only on supports within the rank of
     ``Xc``, where ``G_AA`` can be non-singular, and not more often than its cost in sweeps). The
     problem is solved on internally rescaled data (``y`` and every column divided by a power of
@@ -114,6 +149,8 @@ class Lasso(LinearModel):
     intercept_ : float
     n_iter_ : int
         Sweeps performed.
+    solver_ : str
+        The descent's state: ``"gram"``, ``"residual"`` or ``"sparse_residual"`` (see above).
     dual_gap_ : float
         Duality gap at the returned solution relative to ``||yc||^2`` (scale-free; the
         stopping rule compares it with ``tol``).
@@ -154,24 +191,32 @@ class Lasso(LinearModel):
         """
         X, y, sw = self._validate(X, y, sample_weight)
         lam = float(self.lam)
-        sparse = not isinstance(X, np.ndarray)
-        mom = moments(self, X, y, sw, gram=sparse or X.shape[0] >= X.shape[1], common_scale=False)
-        if sparse and not mom.gram_built:
-            raise ValueError("Lasso on sparse X with more than 4096 columns is not supported here; "
-                             "use sklearn.linear_model.Lasso(alpha=lam / n_samples), or select columns first.")
+        mode = descent_mode(X)
+        dense_gram = isinstance(X, np.ndarray) and X.shape[0] >= X.shape[1]   # (also the polish's G_AA)
+        mom = moments(self, X, y, sw, gram=mode == "gram" or dense_gram, common_scale=False)
+        columns = _SparseColumns(mom) if mode == "sparse_residual" else None
+        if columns is not None and not columns.centring_is_accurate():
+            # a column whose mean dominates its spread: the Gram matrix's exact blockwise centring
+            if mom.d > MAX_GRAM_FEATURES:
+                raise ValueError(
+                    f"Lasso on sparse X with {mom.d} > {MAX_GRAM_FEATURES} columns: column "
+                    f"{columns.worst_centred_column()} holds values far from 0 with a small spread (its "
+                    "centred norm is below 1 % of its norm), which residual updates on sparse columns "
+                    "cannot centre accurately. Subtract that column's mean (or drop the column) first.")
+            mode, columns = "gram", None
+            mom = moments(self, X, y, sw, gram=True, common_scale=False)
         # the penalty of the scaled problem: w_j = y_scale v_j / x_scale_j
         with np.errstate(over="ignore"):
             lam_j = lam / (mom.y_scale * mom.x_scale)
-        use_gram = mom.gram_built and (mom.n > 2 * mom.d or sparse)
         # the descent's BLAS calls are all small (products with a D-vector, k x k solves): a multi-threaded
         # BLAS synchronises its threads in each, and on busy cores waits for a descheduled one (a 163 x 163
         # solve of a polish: 64 ms on 2 shared cores, under 1 ms on one thread); small fits keep the
         # caller's BLAS (and skip threadpoolctl's import)
-        serial = mom.d * (mom.d if use_gram else mom.n) >= _SERIAL_BLAS_MIN
+        serial = mom.d * (mom.d if mode == "gram" else mom.n) >= _SERIAL_BLAS_MIN
         with single_threaded_blas() if serial else contextlib.nullcontext():
-            v, it, gap, ok = self._descend(mom, lam_j, lam == 0, use_gram)
+            v, it, gap, ok = self._descend(mom, lam_j, lam == 0, mode, columns)
         check_finite_fit(self, v, what="coordinate descent", cure="scale the features (StandardScaler)")
-        self.n_iter_, self.converged_ = it, ok
+        self.n_iter_, self.converged_, self.solver_ = it, ok, mode
         self.dual_gap_ = float(gap / max(mom.yy, np.finfo(float).tiny))
         if not ok:
             warnings.warn(f"Lasso did not converge in {it} sweeps (relative duality gap "
@@ -179,9 +224,9 @@ class Lasso(LinearModel):
                           "Increase max_iter, or scale the features.", ConvergenceWarning, stacklevel=2)
         return self._finish(mom, v, "Lasso")
 
-    def _descend(self, mom, lam_j, unpenalised, use_gram):
+    def _descend(self, mom, lam_j, unpenalised, mode, columns=None):
         """Coordinate descent on the scaled problem; returns ``(v, sweeps, gap, converged)``."""
-        cd = _CoordinateDescent(mom, lam_j, use_gram)
+        cd = _CoordinateDescent(mom, lam_j, mode, columns)
         gap, it, ok, support, polished = np.inf, 0, False, None, 0
         for it in range(1, self.max_iter + 1):
             # the readable sweep while the process's numpy budget lasts (a chapter's small fits load
@@ -212,25 +257,100 @@ class Lasso(LinearModel):
         return int(np.count_nonzero(self.coef_)) + int(self.fit_intercept)
 
 
+class _SparseColumns:
+    """The scaled CSC columns of sparse ``X`` for residual updates, centred implicitly (never densified).
+
+    With ``mu`` the weighted column means (``x_mean_s + x_mean_delta``) the centred column is
+    ``xc_j = x_j - mu_j``; since ``xc_j^T S 1 = 0``, a residual known only up to a constant ``r``
+    gives ``xc_j^T S r = x_j^T S r - mu_j sum(S r)``: a product over the stored entries of column
+    ``j`` and one scalar. Holds ``x`` (the stored values, divided by ``x_scale``), ``sx = s x``,
+    ``colsum_j = x_j^T S 1`` and ``a_j = ||xc_j||_S^2`` (from the stored entries and the rows where
+    the column is 0: a sum of squares, no cancellation).
+    """
+
+    def __init__(self, mom):
+        C = mom.X.tocsc(copy=True)
+        C.sum_duplicates()
+        col = np.repeat(np.arange(mom.d), np.diff(C.indptr))
+        self.n, self.d = mom.n, mom.d
+        self.indptr, self.indices, self.x = C.indptr, C.indices, C.data / mom.x_scale[col]
+        self.X = sps.csc_matrix((self.x, self.indices, self.indptr), shape=(mom.n, mom.d))
+        self.s = np.empty(0) if mom.sw is None else mom.sw           # empty: all weights 1 (the kernel's form)
+        self.sum_w = mom.sum_w
+        self.sx = self.x if mom.sw is None else self.x * mom.sw[self.indices]
+        self.mu = mom.x_mean_s + mom.x_mean_delta
+        self.colsum = np.bincount(col, weights=self.sx, minlength=mom.d)
+        w_stored = np.bincount(col, weights=None if mom.sw is None else mom.sw[self.indices], minlength=mom.d)
+        self.a = (np.bincount(col, weights=self.weighted(self.indices, (self.x - self.mu[col]) ** 2), minlength=mom.d)
+                  + self.mu ** 2 * np.maximum(self.sum_w - w_stored, 0.0))
+        self.raw = np.bincount(col, weights=self.sx * self.x, minlength=mom.d)       # ||x_j||_S^2, uncentred
+        self.yc = mom.yc
+
+    def centring_is_accurate(self):
+        """Whether the implicit centring keeps the digits: a step moves ``r`` by ``x_j`` and the constant
+        by ``mu_j``, so a column whose mean dominates its spread loses ``log10 sqrt(raw_j / a_j)`` digits
+        to cancellation; at most two are allowed (as the Gram matrix's rank-one centring allows)."""
+        return bool(np.all(self.a >= 1e-4 * self.raw))
+
+    def worst_centred_column(self):
+        return int(np.argmin(np.where(self.raw > 0, self.a / np.where(self.raw > 0, self.raw, 1.0), 1.0)))
+
+    def weighted(self, rows, u):
+        """``S u`` on the given rows."""
+        return u if self.s.size == 0 else self.s[rows] * u
+
+    def weighted_sum(self, u):
+        """``sum(S u)``."""
+        return float(u.sum() if self.s.size == 0 else self.s @ u)
+
+    def gradient(self, r):
+        """``Xc^T S r`` (one pass over the stored entries)."""
+        Sr = r if self.s.size == 0 else self.s * r
+        return self.X.T @ Sr - self.mu * float(Sr.sum())
+
+    def residual(self, v):
+        """``yc - Xc v`` (one pass over the stored entries of the columns where ``v != 0``)."""
+        A = np.flatnonzero(v)
+        return self.yc - (self.X[:, A] @ v[A] - float(self.mu[A] @ v[A]))
+
+    def support_gram(self, A):
+        """``(Xc_A^T S Xc_A, Xc_A^T S yc)`` from the support's columns (``k x k``): the uncentred products
+        centred by subtraction, which loses at most the digits :meth:`centring_is_accurate` allows (the
+        Gram mode's rank-one centring allows as many)."""
+        XA, mu, cs = self.X[:, A], self.mu[A], self.colsum[A]
+        raw = (XA.T @ (XA if self.s.size == 0 else sps.diags(self.s) @ XA)).toarray()
+        G = raw - np.outer(cs, mu) - np.outer(mu, cs) + self.sum_w * np.outer(mu, mu)
+        c = XA.T @ self.weighted(slice(None), self.yc) - mu * self.weighted_sum(self.yc)
+        return G, c
+
+
 class _CoordinateDescent:
     """Cyclic coordinate descent on the scaled lasso problem of ``mom``.
 
-    Holds ``w`` and, kept up to date, either the gradient ``Xc^T r`` (``use_gram``: from the
-    centred Gram matrix ``G`` and ``c = Xc^T yc``, ``O(D)`` per coordinate) or the residual
-    ``r`` (on a centred copy ``Z`` of ``X``, ``O(N)`` per coordinate).
+    Holds ``w`` and, kept up to date (``mode``), either the gradient ``Xc^T r`` (``"gram"``: from the
+    centred Gram matrix ``G`` and ``c = Xc^T yc``, ``O(D)`` per coordinate), or the residual ``r``
+    (``"residual"``: on a centred dense copy ``Z`` of ``X``, ``O(N)`` per coordinate;
+    ``"sparse_residual"``: on the CSC columns of sparse ``X``, ``O(nnz_j)`` per coordinate, with
+    ``r`` up to a constant and ``sr = sum(S r)``, see :class:`_SparseColumns`).
     """
 
-    def __init__(self, mom, lam_j, use_gram):
-        self.mom, self.lam_j, self.use_gram, self.yy = mom, lam_j, use_gram, mom.yy
-        if use_gram:
+    def __init__(self, mom, lam_j, mode, columns=None):
+        self.mom, self.lam_j, self.mode, self.yy = mom, lam_j, mode, mom.yy
+        if mode == "gram":
             self.G, self.c = mom.G, mom.c
             self.grad = self.c.copy()                   # Xc^T r, kept up to date
-        else:
+            self.a = np.diag(mom.G).copy()
+        elif mode == "residual":
             Z, self.z = mom.design()
             self.Z = np.asfortranarray(Z)
             self.r = self.z.copy()
-        self.a = np.diag(mom.G).copy() if mom.gram_built else np.einsum("ij,ij->j", self.Z, self.Z)  # ||x_j||^2
-        self.w = np.zeros(mom.d)
+            self.a = np.diag(mom.G).copy() if mom.gram_built else np.einsum("ij,ij->j", self.Z, self.Z)
+        else:
+            self.cols = _SparseColumns(mom) if columns is None else columns
+            self.r = self.cols.yc.copy()
+            self.sr = self.cols.weighted_sum(self.r)
+            self.a = self.cols.a
+        self.w = np.zeros(mom.d)                        # a_j = ||x_j||^2 (centred, weighted)
         tiny = np.finfo(float).tiny
         self.norms = np.sqrt(np.where(self.a > 0, self.a, 1.0))
         self.root_yy = np.sqrt(max(self.yy, tiny))     # ||yc||
@@ -240,35 +360,58 @@ class _CoordinateDescent:
     def sweep(self):
         """One pass over the coordinates: ``w_j <- S(x_j^T r + a_j w_j, lam_j) / a_j``."""
         w, a, lam_j = self.w, self.a, self.lam_j
+        offset = 0.0            # sparse_residual: what column steps added to every entry of r (not yet applied)
         for j in range(w.size):
             if a[j] <= 0.0:
                 continue
             wj = w[j]
-            rho = (self.grad[j] if self.use_gram else self.Z[:, j] @ self.r) + a[j] * wj
+            if self.mode == "gram":
+                rho = self.grad[j] + a[j] * wj
+            elif self.mode == "residual":
+                rho = self.Z[:, j] @ self.r + a[j] * wj
+            else:
+                cols, lo, hi = self.cols, self.cols.indptr[j], self.cols.indptr[j + 1]
+                rows = cols.indices[lo:hi]
+                rho = (cols.sx[lo:hi] @ self.r[rows] - cols.mu[j] * self.sr) + a[j] * wj
             new = soft_threshold(rho, lam_j[j]) / a[j]
             if new != wj:
                 w[j] = new
-                if self.use_gram:
+                if self.mode == "gram":
                     self.grad -= (new - wj) * self.G[:, j]
-                else:
+                elif self.mode == "residual":
                     self.r -= (new - wj) * self.Z[:, j]
+                else:           # r -= step (x_j - mu_j): on the stored rows now, the constant at the end
+                    self.r[rows] -= (new - wj) * cols.x[lo:hi]
+                    self.sr -= (new - wj) * cols.colsum[j]
+                    offset += (new - wj) * cols.mu[j]
+        if self.mode == "sparse_residual":
+            self.r += offset
+            self.sr = self.cols.weighted_sum(self.r)
 
     def compiled_sweep(self):
         """:meth:`sweep` by a compiled loop (``linbook._kernels.lasso``, tested equal to it)."""
-        from .._kernels.lasso import gram_sweep, residual_sweep
+        from .._kernels.lasso import gram_sweep, residual_sweep, sparse_residual_sweep
 
-        if self.use_gram:
+        if self.mode == "gram":
             gram_sweep(self.G, self.a, self.lam_j, self.w, self.grad)
-        else:
+        elif self.mode == "residual":
             residual_sweep(self.Z, self.a, self.lam_j, self.w, self.r)
+        else:
+            c = self.cols
+            self.sr = sparse_residual_sweep(c.indptr, c.indices, c.x, c.sx, c.mu, c.colsum, c.s, self.a,
+                                            self.lam_j, self.w, self.r, self.sr)
 
     def polish_period(self, k):
         """Sweeps from one polish to the next on a support of ``k`` features: the polish's flops (the
         ``k x k`` solve, and without the Gram matrix the ``k x k`` Gram) over a sweep's; 1 below ~1e6
         flops (Python's overhead dominates there: small problems polish as often as allowed)."""
         n, d = self.mom.n, self.mom.d
-        polish = k ** 3 / 3 + (0 if self.use_gram or self.mom.gram_built else n * k * k)
-        sweep = d * d if self.use_gram else 2 * n * d
+        if self.mode == "sparse_residual":
+            nnz = self.cols.x.size
+            polish, sweep = k ** 3 / 3 + k * k * nnz / max(d, 1), nnz + n
+        else:
+            polish = k ** 3 / 3 + (0 if self.mode == "gram" or self.mom.gram_built else n * k * k)
+            sweep = d * d if self.mode == "gram" else 2 * n * d
         return max(1, int(polish // max(sweep, 1e6)))
 
     def polish(self, signs):
@@ -277,7 +420,9 @@ class _CoordinateDescent:
         A, w, mom, lam_j = signs != 0, self.w, self.mom, self.lam_j
         if np.count_nonzero(A) > mom.n - int(mom.fit_intercept):
             return          # more features than the rank of Xc allows: G_AA is singular, no unique minimiser
-        if self.use_gram or mom.gram_built:
+        if self.mode == "sparse_residual":
+            return self._polish_sparse(A, signs)
+        if self.mode == "gram" or mom.gram_built:
             GA, cA = mom.G[np.ix_(A, A)], mom.c[A]
         else:
             GA, cA = self.Z[:, A].T @ self.Z[:, A], self.Z[:, A].T @ self.z
@@ -290,10 +435,25 @@ class _CoordinateDescent:
         f_new = 0.5 * (wA @ (GA @ wA)) - wA @ cA + lam_j @ np.abs(w_new)
         if f_new <= f_old:
             self.w = w_new
-            if self.use_gram:
+            if self.mode == "gram":
                 self.grad = self.c - self.G @ w_new
             else:
                 self.r = self.z - self.Z @ w_new
+
+    def _polish_sparse(self, A, signs):
+        """:meth:`polish` from the support's sparse columns (``G_AA`` is ``k x k``; no ``D x D`` matrix),
+        the objectives compared on the residuals themselves."""
+        cols, lam_j = self.cols, self.lam_j
+        wA = _polish(*cols.support_gram(A), lam_j[A], signs[A])
+        if wA is None:
+            return
+        w_new = np.zeros_like(self.w)
+        w_new[A] = wA
+        r_new = cols.residual(w_new)
+        f_old = 0.5 * cols.weighted_sum(self.r * self.r) + lam_j[A] @ np.abs(self.w[A])   # (w = 0 off A)
+        f_new = 0.5 * cols.weighted_sum(r_new * r_new) + lam_j[A] @ np.abs(wA)
+        if f_new <= f_old:
+            self.w, self.r, self.sr = w_new, r_new, cols.weighted_sum(r_new)
 
     def certificate(self, tol, unpenalised):
         """``(duality gap, converged)`` at the current ``w``; ``None`` when ``||r||^2`` overflowed.
@@ -303,14 +463,17 @@ class _CoordinateDescent:
         ``||x_j|| ||yc||``: the scale-free form of ``x_j^T r = 0``.
         """
         w, yy, tiny = self.w, self.yy, np.finfo(float).tiny
-        if self.use_gram:
+        if self.mode == "gram":
             yc_r = yy - w @ self.c
             rr = max(yy - 2.0 * (w @ self.c) + w @ (self.G @ w), 0.0)
-        else:
+        elif self.mode == "residual":
             self.grad, yc_r, rr = self.Z.T @ self.r, float(self.z @ self.r), float(self.r @ self.r)
+        else:       # after a sweep r is the residual itself (its constant applied)
+            cols = self.cols
+            self.grad = cols.gradient(self.r)
+            yc_r, rr = cols.weighted_sum(cols.yc * self.r), cols.weighted_sum(self.r * self.r)
         if not np.isfinite(rr):
             return None
         gap = duality_gap(self.lam_j, yy, yc_r, rr, self.grad, w, self.free)
         kkt = np.abs(self.grad[self.free]) <= tol * self.norms[self.free] * self.root_yy
         return gap, bool(np.all(kkt)) and (unpenalised or gap <= tol * max(yy, tiny))
-
