@@ -63,6 +63,8 @@ def main():
         online.SGDClassifier(loss="perceptron", random_state=0).fit(X, y_bin).predict(X)   # compiles its own loop
         linbook.Perceptron(form="dual", max_iter=1).fit(X[:300], y_bin[:300])
         linbook.Lasso(lam=0.1).fit(X[:10], y_real[:10])      # wide: the residual sweep (tall: the Gram sweep)
+        wide_csr = sp.random(30, 4200, density=0.01, format="csr", random_state=0)   # over 4096 columns:
+        _try(lambda: linbook.Lasso(lam=0.1).fit(wide_csr, y_real[:30]))          # the sparse residual sweep
         for model in (linbook.LinearRegression(), linbook.Ridge(), online.SGDRegressor(random_state=0)):
             _try(lambda m=model: m.fit(X_csr, y_real).predict(X_csr))
         for model in (linbook.LogisticRegression(), linbook.Perceptron(random_state=0, max_iter=2),
