@@ -23,6 +23,7 @@ from linbook.online import ogd as ogd_module
 from linbook.online import rls as rls_module
 from linbook.online import sgd as sgd_module
 from linbook._kernels import online as online_kernels
+from tests.lockstep import assert_sweeps_in_lockstep
 
 
 def _data(seed=0, n=300, d=6):
@@ -363,20 +364,7 @@ def test_lasso_compiled_sweep_equals_readable_sweep(seed, n, d, frac, weighted):
     mode = "gram" if use_gram else "residual"
     readable = lasso_module._CoordinateDescent(mom, lam_j, mode)
     compiled = lasso_module._CoordinateDescent(mom, lam_j, mode)
-    state = "grad" if use_gram else "r"
-    polished = False
-    for sweep in range(12):
-        readable.sweep()
-        compiled.compiled_sweep()
-        scale = max(1.0, np.max(np.abs(readable.w)))
-        np.testing.assert_allclose(compiled.w, readable.w, rtol=1e-9, atol=1e-11 * scale)
-        np.testing.assert_allclose(getattr(compiled, state), getattr(readable, state), rtol=1e-9,
-                                   atol=1e-10 * np.max(np.abs(getattr(readable, state))))
-        if sweep == 3 and np.any(readable.w != 0):          # continue both from the same polished point
-            readable.polish(np.sign(readable.w))
-            compiled.w, polished = readable.w.copy(), True
-            setattr(compiled, state, getattr(readable, state).copy())
-    assert polished
+    assert assert_sweeps_in_lockstep(readable, compiled, ["grad" if use_gram else "r"])
 
 
 @pytest.mark.parametrize("seed, n, d, frac, weighted", LASSO_CASES)
