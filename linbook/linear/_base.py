@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import scipy.sparse as sps
 from sklearn.base import BaseEstimator
 from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not overflow
 from sklearn.exceptions import ConvergenceWarning
@@ -200,12 +201,28 @@ _CG_MAX_ITER_WITHOUT_GRAM = 2000        # sparse X too wide for a Gram: then LSQ
 CG_BACKWARD_ERROR = 1e-13
 
 
-def sparse_cg_solve(mom, pen, precondition):
+def sparse_cg_budget(X):
+    """The CG iterations sparse ``X`` may spend before forming its Gram matrix would have been cheaper
+    (the cost model above; ``0``: not worth starting; sparse ``X`` too wide for a Gram: a fixed cap).
+    Decided from the shape and the stored entries alone, before any pass over ``X``."""
+    from ._moments import MAX_GRAM_FEATURES
+    n, d = X.shape
+    if not sps.issparse(X) or d == 0:
+        return 0
+    if d > MAX_GRAM_FEATURES:
+        return _CG_MAX_ITER_WITHOUT_GRAM
+    row_nnz = (np.diff(X.indptr) if X.format == "csr" else np.bincount(X.tocoo().row, minlength=n)).astype(float)
+    gram_s = _GRAM_PAIR_S * float(row_nnz @ row_nnz) / 2 + _GRAM_ROW_S * n + _GRAM_CUBE_S * d ** 3 + _GRAM_SQUARE_S * d * d
+    budget = int(gram_s / (_CG_ENTRY_S * X.nnz + _CG_VECTOR_S * (n + d) + _CG_CALL_S))
+    return budget if budget >= 5 else 0
+
+
+def sparse_cg_solve(mom, pen, precondition, budget):
     """Sparse ``X``: ``(G + diag(pen)) v = c`` by conjugate gradients on ``X`` itself, or ``None``.
 
     Each iteration applies ``G + diag(pen)`` as two passes over the stored entries of ``X``
-    (:meth:`Moments.normal_matvec`): no ``D x D`` matrix. CG runs only while that costs less than
-    forming the Gram matrix (the iteration budget of the cost model above), and its answer counts only
+    (:meth:`Moments.normal_matvec`): no ``D x D`` matrix. CG runs at most ``budget`` iterations (while
+    that costs less than forming the Gram matrix: :func:`sparse_cg_budget`), and its answer counts only
     at the backward error :data:`CG_BACKWARD_ERROR` and where CG's own estimate of the condition number
     (:func:`linbook.optim.newton_cg.lanczos_condition`) passes the Cholesky path's test, ``RCOND_MIN``;
     otherwise ``None``, and the caller forms the Gram (and, past that test, an orthogonal method).
@@ -215,17 +232,9 @@ def sparse_cg_solve(mom, pen, precondition):
     runs unpreconditioned from ``v = 0`` on one common column scale: its iterates stay in the row space
     of ``X``, so it converges to the minimum-norm solution.
     """
-    X = mom.X
-    n, d = X.shape
-    if d == 0 or not precondition and np.max(mom.column_scales) > 2.0 ** 200 * np.min(mom.column_scales):
+    d = mom.d
+    if not precondition and np.max(mom.column_scales) > 2.0 ** 200 * np.min(mom.column_scales):
         return None              # (one scale for columns 1e60 apart would leave the small ones few digits)
-    row_nnz = np.diff(X.indptr).astype(float)
-    gram_s = _GRAM_PAIR_S * float(row_nnz @ row_nnz) / 2 + _GRAM_ROW_S * n + _GRAM_CUBE_S * d ** 3 + _GRAM_SQUARE_S * d * d
-    budget = int(gram_s / (_CG_ENTRY_S * X.nnz + _CG_VECTOR_S * (n + d) + _CG_CALL_S))
-    if not mom.gram_possible:
-        budget = _CG_MAX_ITER_WITHOUT_GRAM
-    if budget < 5:
-        return None
     diag, squares = mom.gram_diagonal()
     if np.any(diag < 1e-4 * squares):
         return None              # a column's mean dominates its spread: only the Gram centres it exactly

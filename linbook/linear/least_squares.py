@@ -11,7 +11,7 @@ import scipy.sparse as sps
 
 from ..base import all_or_nothing, is_dask
 from .._kernels.cholesky import equilibrated_cholesky
-from ._base import LinearModel, lsqr_solve, moments, original_gram, sparse_cg_solve, wide_normal_solve
+from ._base import LinearModel, lsqr_solve, moments, original_gram, sparse_cg_budget, sparse_cg_solve, wide_normal_solve
 from ._moments import MAX_GRAM_FEATURES, RCOND_MIN, TrainingGram
 
 __all__ = ["LinearRegression"]
@@ -102,11 +102,12 @@ class LinearRegression(LinearModel):
             return fit_linear_regression(self, X, y, sample_weight)
         X, y, sw = self._validate(X, y, sample_weight)
         sparse = sps.issparse(X)
-        mom = moments(self, X, y, sw, gram=not sparse and X.shape[0] >= X.shape[1])
+        # sparse X: conjugate gradients on X itself while they cost less than the D x D Gram matrix
+        cg_budget = sparse_cg_budget(X)
+        mom = moments(self, X, y, sw, gram=not cg_budget and (sparse or X.shape[0] >= X.shape[1]))
         self._sv, self._gram, self._training_gram = None, None, None
-        if sparse:
-            # conjugate gradients on X itself while they cost less than the D x D Gram matrix
-            v = sparse_cg_solve(mom, 0.0, precondition=False)
+        if cg_budget:
+            v = sparse_cg_solve(mom, 0.0, False, cg_budget)
             if v is not None:
                 self.solver_, self._rank = "cg", None
                 if mom.gram_possible:

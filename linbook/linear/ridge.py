@@ -11,7 +11,7 @@ import scipy.sparse as sps
 from scipy.sparse.linalg import LinearOperator
 
 from ..base import NON_NEGATIVE, all_or_nothing, is_dask
-from ._base import LinearModel, lsqr_solve, moments, sparse_cg_solve, wide_normal_solve
+from ._base import LinearModel, lsqr_solve, moments, sparse_cg_budget, sparse_cg_solve, wide_normal_solve
 from ._moments import MAX_GRAM_FEATURES, TrainingGram
 
 __all__ = ["Ridge"]
@@ -131,11 +131,12 @@ class Ridge(LinearModel):
         sparse = sps.issparse(X)
         dense_wide = not sparse and X.shape[1] > X.shape[0]
         # lam = 0 is least squares, whose minimum-norm solution needs one scale for all columns
-        mom = moments(self, X, y, sw, gram=not (dense_wide or sparse), common_scale=lam == 0)
+        # sparse X: conjugate gradients on X itself while they cost less than the D x D Gram matrix
+        cg_budget = sparse_cg_budget(X)
+        mom = moments(self, X, y, sw, gram=not (dense_wide or cg_budget), common_scale=lam == 0)
         self._df, self._svd_df = None, None
-        if sparse:
-            # conjugate gradients on X itself while they cost less than the D x D Gram matrix
-            v = sparse_cg_solve(mom, _penalty(mom, lam), precondition=lam > 0)
+        if cg_budget:
+            v = sparse_cg_solve(mom, _penalty(mom, lam), lam > 0, cg_budget)
             if v is not None:
                 self.solver_ = "cg"
                 if mom.gram_possible:
