@@ -41,6 +41,12 @@ def constant_columns(X):
     return constant, value
 
 
+def column_means(X):
+    """Column means of dense 2-D ``X``; a constant column's is its value exactly (see :func:`constant_columns`)."""
+    constant, value = constant_columns(X)
+    return np.where(constant, value, X.mean(axis=0))
+
+
 def centre_offsets(X, sw, fit_intercept):
     """``(X - mu, mu)`` with ``mu`` the weighted means of the dense columns whose mean exceeds
     their spread (zeros elsewhere; ``X`` itself and ``mu = None`` when there is none, for sparse

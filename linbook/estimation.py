@@ -20,6 +20,7 @@ from numbers import Real
 
 import numpy as np
 
+from ._design import column_means
 from .base import POSITIVE, Interval, all_or_nothing, check_param_values
 from .numerics import _power_of_two_scale
 
@@ -133,7 +134,7 @@ def gaussian_mle(X, *, unbiased=False):
     # squares (1e-400) underflow to a variance of 0, although 1e-200 is a double.
     c = _power_of_two_scale(np.max(np.abs(X), axis=0), below=True)
     Z = X / c
-    mz = Z.mean(axis=0)
+    mz = column_means(Z.reshape(n, -1)).reshape(Z.shape[1:])   # a constant column: variance exactly 0
     R = Z - mz
     denom = n - 1 if unbiased else n
     S = (R @ R if X.ndim == 1 else R.T @ R) / denom

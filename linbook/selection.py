@@ -26,6 +26,7 @@ from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 from sklearn.utils.validation import check_array
 
+from ._design import column_means
 from .base import NON_NEGATIVE, _with_advice, check_param_values, renamed_kwargs, validate_data
 from .numerics import _power_of_two_scale
 
@@ -150,7 +151,7 @@ def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
                        {"lam": lam, "fit_intercept": fit_intercept})
     n = X.shape[0]
     if fit_intercept:
-        xm, ym = X.mean(axis=0), y.mean()
+        xm, ym = column_means(X), y.mean()    # a constant column centres to exact zeros (no feature)
         Xc, yc, h0 = X - xm, y - ym, 1.0 / n
     else:
         Xc, yc, h0, ym = X, y, 0.0, 0.0

@@ -8,7 +8,9 @@ centre such columns on their mean; a mean summed in floating point is the value 
 which the fits then scaled to unit size or counted as a direction of the design. Before,
 ``LinearRegression`` gave the column of 0.1 a coefficient of 13.4 (``rank_`` one too high), the
 logistic and probit fits (dense and sparse) ~1e16, ``LeastAbsoluteDeviation`` up to ~1e17: every
-prediction at another value of that feature moved by as much, in silence.
+prediction at another value of that feature moved by as much, in silence. The same noise made
+``loocv_ridge(lam=0)`` differ from ``loocv_least_squares`` (1.45 against 1.28) and gave
+``gaussian_mle`` / ``mvn_mle`` a variance of ~1e-34 for the column instead of 0.
 
 Generators: Gaussian features plus one constant column (0.1, 0.7, 1/3: values whose mean is
 inexact), dense and CSR, with and without integer ``sample_weight``. Right answer: the fit on ``X``
@@ -111,3 +113,30 @@ def test_rows_all_equal_give_the_mean():
     lad = linbook.LeastAbsoluteDeviation().fit(X, y)
     np.testing.assert_array_equal(lad.coef_, 0.0)
     assert np.sum(np.abs(y - lad.predict(X))) == pytest.approx(np.sum(np.abs(y - np.median(y))), rel=1e-9)
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_loocv_ridge_without_penalty_is_least_squares_beside_a_constant_column(value):
+    """``loocv_ridge(lam=0)`` is least squares, which a constant column (the intercept's direction) leaves
+    unchanged. Before, the centred column of rounding noise counted as a feature: 1.45 against 1.28."""
+    X, y = _data(0, classes=0)
+    Xa = np.column_stack([X, np.full(len(y), value)])
+    want = linbook.loocv_least_squares(X, y)
+    assert linbook.loocv_ridge(Xa, y, 0.0) == pytest.approx(want, rel=1e-9)
+    assert linbook.loocv_least_squares(Xa, y) == pytest.approx(want, rel=1e-9)
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_gaussian_mle_of_a_constant_column_has_zero_variance(value):
+    """The MLE of a constant feature is its value with variance (and covariances) exactly 0, so that
+    ``mvn_log_likelihood`` refuses the degenerate covariance (the likelihood is unbounded) instead of
+    returning a finite number from a variance of ~1e-34."""
+    X, _ = _data(0, classes=0)
+    Xa = np.column_stack([X, np.full(len(X), value)])
+    mean, cov = linbook.mvn_mle(Xa)
+    assert mean[-1] == value
+    np.testing.assert_array_equal(cov[-1], 0.0)
+    np.testing.assert_array_equal(cov[:, -1], 0.0)
+    assert linbook.gaussian_mle(np.full(9, value)) == (value, 0.0)
+    with pytest.raises(ValueError, match="singular"):
+        linbook.mvn_log_likelihood(Xa, mean, cov)
