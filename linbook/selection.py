@@ -390,7 +390,8 @@ def mutual_information_scores(X, y):
 
     Derived in: chapter "Model and feature selection" § "Feature selection: the mutual-information filter".
     """
-    X = check_array(X, dtype=None)
+    with _with_advice():                     # scikit-learn's "Found array with dim 3" names no input
+        X = check_array(X, dtype=None)
     return np.array([mutual_information(X[:, j], y) for j in range(X.shape[1])])
 
 
@@ -403,7 +404,8 @@ def kl_divergence(p, q):
     """
     p, q = np.asarray(p, dtype=float).ravel(), np.asarray(q, dtype=float).ravel()
     if p.shape != q.shape:
-        raise ValueError(f"p and q must have the same shape; got {p.shape} and {q.shape}")
+        raise ValueError(f"p and q must have the same shape; got {p.shape} and {q.shape}. Pass two "
+                         "probability vectors over the same outcomes")
     for name, v in (("p", p), ("q", q)):
         if not np.all(np.isfinite(v)) or np.any(v < 0):
             raise ValueError(f"{name} must be a probability vector (finite, non-negative); got {v.tolist()[:6]}. "
