@@ -19,9 +19,10 @@ def constant_columns(X):
     scaled to unit size (or compared with the other columns for rank) it got a coefficient of O(1) to
     1e16, and every prediction at another value of the feature moved by that much. Centred on the value
     itself the column is exactly zero, the duplicate of the intercept it is: its coefficient is 0 (the
-    minimum-norm answer). Dense ``X``: tested on every k-th row first (at most ~20,000 rows), then on
-    all rows for the few columns left; sparse ``X``: only columns stored in every row can be nonzero
-    constants (an all-zero column already has mean 0 exactly).
+    minimum-norm answer). Dense ``X``: compared with the first row a block of rows at a time, each block
+    only on the columns still equal (usually none after the first block: no N x D temporary); sparse
+    ``X``: only columns stored in every row can be nonzero constants (an all-zero column already has
+    mean 0 exactly).
     """
     n, d = X.shape
     constant, value = np.zeros(d, dtype=bool), np.zeros(d)
@@ -31,14 +32,20 @@ def constant_columns(X):
         X = scipy.sparse.csr_matrix(X)
         cand = np.flatnonzero(np.bincount(X.indices, minlength=d) >= n)
         block = X[:, cand].toarray()
+        cand = cand[np.all(block == block[:1], axis=0)]
     else:
-        step = max(1, n // 20_000)
-        cand = np.flatnonzero(np.all(X[::step] == X[0], axis=0))
-        block = X[:, cand]
-    same = np.all(block == block[:1], axis=0)
-    constant[cand[same]] = True
-    value[cand[same]] = block[0, same]
+        cand, start = np.arange(d), 0
+        while cand.size and start < n:
+            stop = start + max(1, _BLOCK_ENTRIES // cand.size)
+            rows = X[start:stop] if cand.size == d else X[start:stop, cand]
+            cand = cand[np.all(rows == X[0, cand], axis=0)]
+            start = stop
+    constant[cand] = True
+    value[cand] = X[0, cand].toarray().ravel() if scipy.sparse.issparse(X) else X[0, cand]
     return constant, value
+
+
+_BLOCK_ENTRIES = 1 << 18       # entries compared at a time (a 256 kB boolean temporary)
 
 
 def column_means(X):
