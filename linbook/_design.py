@@ -11,6 +11,49 @@ import scipy.sparse
 from ._kernels.csr import divide_columns
 
 
+def constant_columns(X):
+    """``(constant, value)``: which columns of ``X`` hold one value in every row, and that value (0 elsewhere).
+
+    Their mean, summed in floating point, is that value only to rounding (forty rows of 0.1 average to
+    0.1 + 1.4e-17), so centring on it leaves a column of rounding noise that a fit takes for a feature:
+    scaled to unit size (or compared with the other columns for rank) it got a coefficient of O(1) to
+    1e16, and every prediction at another value of the feature moved by that much. Centred on the value
+    itself the column is exactly zero, the duplicate of the intercept it is: its coefficient is 0 (the
+    minimum-norm answer). Dense ``X``: compared with the first row a block of rows at a time, each block
+    only on the columns still equal (usually none after the first block: no N x D temporary); sparse
+    ``X``: only columns stored in every row can be nonzero constants (an all-zero column already has
+    mean 0 exactly).
+    """
+    n, d = X.shape
+    constant, value = np.zeros(d, dtype=bool), np.zeros(d)
+    if n == 0:
+        return constant, value
+    if scipy.sparse.issparse(X):
+        X = scipy.sparse.csr_matrix(X)
+        cand = np.flatnonzero(np.bincount(X.indices, minlength=d) >= n)
+        block = X[:, cand].toarray()
+        cand = cand[np.all(block == block[:1], axis=0)]
+    else:
+        cand, start = np.arange(d), 0
+        while cand.size and start < n:
+            stop = start + max(1, _BLOCK_ENTRIES // cand.size)
+            rows = X[start:stop] if cand.size == d else X[start:stop, cand]
+            cand = cand[np.all(rows == X[0, cand], axis=0)]
+            start = stop
+    constant[cand] = True
+    value[cand] = X[0, cand].toarray().ravel() if scipy.sparse.issparse(X) else X[0, cand]
+    return constant, value
+
+
+_BLOCK_ENTRIES = 1 << 18       # entries compared at a time (a 256 kB boolean temporary)
+
+
+def column_means(X):
+    """Column means of dense 2-D ``X``; a constant column's is its value exactly (see :func:`constant_columns`)."""
+    constant, value = constant_columns(X)
+    return np.where(constant, value, X.mean(axis=0))
+
+
 def centre_offsets(X, sw, fit_intercept):
     """``(X - mu, mu)`` with ``mu`` the weighted means of the dense columns whose mean exceeds
     their spread (zeros elsewhere; ``X`` itself and ``mu = None`` when there is none, for sparse
@@ -35,6 +78,8 @@ def centre_offsets(X, sw, fit_intercept):
             return X, None
         mu = (sw @ X) / sw.sum()
     shift = np.where(need & np.isfinite(mu), mu, 0.0)
+    constant, value = constant_columns(X)
+    shift[constant] = value[constant]             # exactly: see constant_columns
     return X - shift, shift
 
 
@@ -72,8 +117,11 @@ def centre_sparse_offsets(X, sw, fit_intercept):
     cols = cand[need]
     block = Xs[:, np.flatnonzero(need)]
     shift = np.zeros(d)
-    shift[cols] = (sw @ block) / sw.sum()
-    dense = block.toarray() - shift[cols]                # the centred columns, as the dense path's X - shift
+    dense = block.toarray()
+    shift[cols] = (sw @ dense) / sw.sum()
+    constant = np.all(dense == dense[:1], axis=0)
+    shift[cols[constant]] = dense[0, constant]        # exactly: see constant_columns
+    dense -= shift[cols]                              # the centred columns, as the dense path's X - shift
     centred = scipy.sparse.csr_matrix((dense.ravel(), np.tile(cols, n), np.arange(0, n * cols.size + 1, cols.size)),
                                       shape=X.shape)
     # the other columns as they are (own index arrays: eliminate_zeros works in place, X is the caller's)

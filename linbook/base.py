@@ -204,7 +204,11 @@ def validate_fit(estimator, X, y=None, *, y_numeric=False, accept_sparse=False, 
     finite = "allow-nan" if allow_nan else True
     if _plain_input(estimator, X, y, reset=True, min_samples=min_samples):
         return X if y is None else (X, np.asarray(y, dtype=np.float64) if y_numeric else y)
-    if y is not None and np.asarray(y).dtype.kind == "c":   # scikit-learn's message prints y but names neither
+    y_array = None if y is None else np.asarray(y)
+    if y_array is not None and y_array.ndim > 2:     # scikit-learn's "Found array with dim 3" names neither X nor y
+        raise ValueError(f"{type(estimator).__name__}: y has {y_array.ndim} dimensions (shape {y_array.shape}); "
+                         "pass y as a 1-D array of shape (n_samples,).")
+    if y_array is not None and y_array.dtype.kind == "c":   # scikit-learn's message prints y but names neither
         raise ValueError(f"{type(estimator).__name__}: Complex data not supported: y is complex, and targets "
                          "must be real. Pass y.real, or fit the real and imaginary parts as two models.")
     with _with_advice(estimator):

@@ -20,6 +20,7 @@ from numbers import Real
 
 import numpy as np
 
+from ._design import column_means
 from .base import POSITIVE, Interval, all_or_nothing, check_param_values
 from .numerics import _power_of_two_scale
 
@@ -37,7 +38,8 @@ __all__ = [
 def _as_finite(x, name, ndim):
     x = np.asarray(x, dtype=float)
     if x.ndim not in ndim:
-        raise ValueError(f"{name} must be {' or '.join(f'{d}-D' for d in ndim)}; got shape {x.shape}")
+        raise ValueError(f"{name} must be {' or '.join(f'{d}-D' for d in ndim)}; got shape {x.shape}. Reshape {name} "
+                         "to one row per sample")
     if x.shape[0] == 0:
         raise ValueError(f"{name} is empty: an estimate needs at least one sample")
     if not np.all(np.isfinite(x)):
@@ -53,7 +55,8 @@ def _as_binary(x, name="x"):
         x = x.astype(float)
     x = np.asarray(x, dtype=float).ravel() if x.ndim == 0 else np.asarray(x, dtype=float)
     if x.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array of 0/1 outcomes; got shape {x.shape}")
+        raise ValueError(f"{name} must be a 1-D array of 0/1 outcomes; got shape {x.shape}. Pass {name} "
+                         "flattened (x.ravel()), one outcome per trial")
     if not np.all(np.isfinite(x)):
         raise ValueError(f"{name} contains NaN or inf: drop or impute the missing outcomes")
     if not np.all((x == 0) | (x == 1)):
@@ -133,7 +136,7 @@ def gaussian_mle(X, *, unbiased=False):
     # squares (1e-400) underflow to a variance of 0, although 1e-200 is a double.
     c = _power_of_two_scale(np.max(np.abs(X), axis=0), below=True)
     Z = X / c
-    mz = Z.mean(axis=0)
+    mz = column_means(Z.reshape(n, -1)).reshape(Z.shape[1:])   # a constant column: variance exactly 0
     R = Z - mz
     denom = n - 1 if unbiased else n
     S = (R @ R if X.ndim == 1 else R.T @ R) / denom
@@ -208,7 +211,8 @@ def mvn_log_likelihood(X, mean, cov):
     mean = np.asarray(mean, dtype=float)
     cov = np.asarray(cov, dtype=float)
     if mean.shape != (d,) or cov.shape != (d, d):
-        raise ValueError(f"mean must have shape ({d},) and cov ({d}, {d}); got {mean.shape} and {cov.shape}")
+        raise ValueError(f"mean must have shape ({d},) and cov ({d}, {d}); got {mean.shape} and {cov.shape}. "
+                         "Pass one mean entry per column of X and a square cov of that size")
     if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(cov))):
         raise ValueError("mean and cov must be finite (no NaN or inf): fix how they were estimated")
     # linbook's one covariance check (symmetric and positive definite relative to each entry's own

@@ -64,7 +64,7 @@ def mvn_cholesky(cov, *, what="covariance"):
                         f"{getattr(cov, 'dtype', 'unknown dtype')}. Pass a real numpy array (.toarray() for a sparse one)")
     cov = np.asarray(cov, dtype=float)
     if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
-        raise ValueError(f"{what} must be a square matrix; got shape {cov.shape}")
+        raise ValueError(f"{what} must be a square matrix; got shape {cov.shape}. Pass a D x D array")
     if not np.all(np.isfinite(cov)):
         raise ValueError(f"{what} contains NaN or inf: pass a finite covariance matrix (fix how it was estimated)")
     # Work on C = cov / (e e^T), e_j a power of two near sqrt(cov_jj) (exact): features in different
@@ -114,7 +114,8 @@ def _points(X, mean, L):
     D = L.shape[0]
     if X.ndim != 2 or X.shape[1] != D or mean.size != D:
         raise ValueError(f"points must have shape (N, {D}) and mean shape ({D},) to match the {D} x {D} "
-                         f"covariance; got X {X.shape} and mean {mean.shape}")
+                         f"covariance; got X {X.shape} and mean {mean.shape}. Reshape X to (N, {D}) and pass "
+                         f"a mean of {D} entries")
     if not (np.all(np.isfinite(X)) and np.all(np.isfinite(mean))):
         raise ValueError("X and mean must be finite (no NaN or inf); drop or impute missing values")
     return X, mean, single

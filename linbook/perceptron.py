@@ -65,7 +65,10 @@ def perceptron_reference(X, y, *, eta=1.0, max_iter=1, order=None, fit_intercept
 
     Derived in: chapter "The perceptron" § "The primal algorithm".
     """
-    X = np.asarray(X, dtype=float)
+    X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+    if X.ndim != 2 or y.shape != (X.shape[0],):
+        raise ValueError(f"perceptron_reference needs X of shape (N, D) and y of shape (N,); got X {X.shape} and "
+                         f"y {y.shape}. Pass X as a 2-D array and y as a 1-D array of +-1 labels, one per row")
     w, b, updates = np.zeros(X.shape[1]), 0.0, []
     for e in range(max_iter):
         idx = np.arange(X.shape[0]) if order is None else order[e]

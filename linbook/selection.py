@@ -26,6 +26,7 @@ from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 from sklearn.utils.validation import check_array
 
+from ._design import column_means
 from .base import NON_NEGATIVE, _with_advice, check_param_values, renamed_kwargs, validate_data
 from .numerics import _power_of_two_scale
 
@@ -81,8 +82,9 @@ def hat_diagonal(X, *, fit_intercept=False):
 def _loo_from(y, fitted, h, what):
     if np.any(h > 1 - 1e-10):
         i = int(np.argmax(h))
-        raise ValueError(f"sample {i} has leverage h_ii = 1, so its leave-one-out prediction is not "
-                         f"determined by the other samples ({what}); use fewer features or regularise.")
+        raise ValueError(f"row {i} of X has leverage h_ii = 1, so its leave-one-out prediction is not "
+                         f"determined by the other samples ({what}); use fewer columns of X (or more rows), "
+                         "or set lam > 0 in loocv_ridge.")
     return (y - fitted) / (1 - h)
 
 
@@ -150,7 +152,7 @@ def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
                        {"lam": lam, "fit_intercept": fit_intercept})
     n = X.shape[0]
     if fit_intercept:
-        xm, ym = X.mean(axis=0), y.mean()
+        xm, ym = column_means(X), y.mean()    # a constant column centres to exact zeros (no feature)
         Xc, yc, h0 = X - xm, y - ym, 1.0 / n
     else:
         Xc, yc, h0, ym = X, y, 0.0, 0.0
@@ -388,7 +390,8 @@ def mutual_information_scores(X, y):
 
     Derived in: chapter "Model and feature selection" § "Feature selection: the mutual-information filter".
     """
-    X = check_array(X, dtype=None)
+    with _with_advice():                     # scikit-learn's "Found array with dim 3" names no input
+        X = check_array(X, dtype=None)
     return np.array([mutual_information(X[:, j], y) for j in range(X.shape[1])])
 
 
@@ -401,7 +404,8 @@ def kl_divergence(p, q):
     """
     p, q = np.asarray(p, dtype=float).ravel(), np.asarray(q, dtype=float).ravel()
     if p.shape != q.shape:
-        raise ValueError(f"p and q must have the same shape; got {p.shape} and {q.shape}")
+        raise ValueError(f"p and q must have the same shape; got {p.shape} and {q.shape}. Pass two "
+                         "probability vectors over the same outcomes")
     for name, v in (("p", p), ("q", q)):
         if not np.all(np.isfinite(v)) or np.any(v < 0):
             raise ValueError(f"{name} must be a probability vector (finite, non-negative); got {v.tolist()[:6]}. "

@@ -275,6 +275,10 @@ def summarise(blocks, model, labels=True, allow_nan=False):
     f = dask.delayed(_summarise_block, pure=True)
     parts = [f(*part, i, model, labels, allow_nan) for i, part in enumerate(blocks.parts)]
     (total,) = dask.compute(tree_sum(parts, _combine_summaries))
+    # a column with one value in every row of positive weight: its mean is that value exactly, not the
+    # value to rounding (which the fits centring on it took for a feature: see linbook._design.constant_columns)
+    constant = total.xmin == total.xmax
+    total.mean, total.m2 = np.where(constant, total.xmin, total.mean), np.where(constant, 0.0, total.m2)
     if total.n == 0:
         raise ValueError(f"{model}: X has 0 samples. Pass more samples (rows of X): check the data or its split.")
     if not total.sw > 0:

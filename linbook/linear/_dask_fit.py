@@ -23,6 +23,7 @@ from ..numerics import _power_of_two_scale
 from ._base import original_gram
 from ._moments import Moments
 from .._dask.blocks import map_reduce, row_blocks, summarise
+from .._design import constant_columns
 
 __all__ = ["fit_linear_regression", "fit_ridge"]
 
@@ -40,7 +41,8 @@ def _gram_block(Xb, yb, swb, x_scale, y_scale):
     if not W > 0:
         d = X.shape[1]
         return 0.0, np.zeros(d), 0.0, np.zeros((d, d)), np.zeros(d), 0.0
-    m, ybar = (a @ X) / W, float(a @ y) / W
+    constant, value = constant_columns(X)         # centred on their value exactly (a mean is off by rounding)
+    m, ybar = np.where(constant, value, (a @ X) / W), float(a @ y) / W
     Z, z = X - m, y - ybar
     Za = Z * a[:, None]
     return W, m, ybar, Za.T @ Z, Za.T @ z, float(z @ (a * z))

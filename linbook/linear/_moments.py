@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sps
 from scipy.linalg import lapack
 
+from .._design import constant_columns
 from .._kernels.csr import divide_columns
 from .._kernels.numpy_budget import numpy_pass
 from .._kernels.threads import factorisation_threads, map_row_chunks
@@ -71,6 +72,7 @@ class Moments:
         self.X, self.sw, self.fit_intercept = X, sw, fit_intercept
         self.n, self.d = X.shape
         self.x_mean_delta = np.zeros(self.d)      # set by _x_means for weighted X
+        self.constant, self.constant_value = constant_columns(X)   # centred exactly on their value
         self.n_eff = self.n if sw is None else int(np.count_nonzero(sw))
         big = max(float(y.max(initial=0.0)), -float(y.min(initial=0.0)))
         # y is rescaled only where its squares could overflow or underflow (exactly: a power of 2)
@@ -96,7 +98,7 @@ class Moments:
             # column means and X^T yc in one pass over X (a GEMM with the two columns [yc, 1])
             with np.errstate(over="ignore", invalid="ignore"):
                 T = X.T @ np.column_stack([yc, np.ones(self.n)])
-            self._raw_c, self.x_mean_s = T[:, 0], T[:, 1] / self.n
+            self._raw_c, self.x_mean_s = T[:, 0], self._exact_constant_means(T[:, 1] / self.n)
         else:
             self.x_mean_s = self._x_means()
         ok = self._gram()
@@ -167,7 +169,19 @@ class Moments:
         w_stored = np.bincount(cols, weights=w, minlength=self.d)
         return (stored - m * (self.sum_w - w_stored)) / self.sum_w
 
+    def _exact_constant_means(self, m):
+        """``m`` with the means of the constant columns set to their value (see
+        :func:`linbook._design.constant_columns`; ``x_scale`` is a power of two: exact)."""
+        if self.fit_intercept and np.any(self.constant):
+            m = np.where(self.constant, self.constant_value / self.x_scale, m)
+            self.x_mean_delta = np.where(self.constant, 0.0, self.x_mean_delta)
+        return m
+
     def _x_means(self):
+        """Weighted column means of ``X / x_scale`` (constant columns: exactly their value)."""
+        return self._exact_constant_means(self._summed_x_means())
+
+    def _summed_x_means(self):
         """Weighted column means of ``X / x_scale``, summed blockwise so nothing overflows (dense weighted
         ``X``: also ``x_mean_delta``, see :meth:`_weighted_mean_residual`)."""
         self.x_mean_delta = np.zeros(self.d)

@@ -11,6 +11,7 @@ Derived in: chapter "Logistic regression" § "Negative log-likelihood, gradient 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse
 from scipy.special import expit
 
 from ..base import all_or_nothing, dask_blocks, is_dask, validate_predict
@@ -44,6 +45,7 @@ def logistic_loss(w, X, y, lam=0.0, *, sample_weight=None, penalised=None, hessi
 
     Derived in: chapter "Logistic regression" § "Negative log-likelihood, gradient and Hessian".
     """
+    w, X, y = _loss_arguments("logistic_loss", w, X, y)
     sw = 1.0 if sample_weight is None else sample_weight
     r = lam * (np.ones_like(w) if penalised is None else penalised)
     z = X @ w
@@ -55,6 +57,17 @@ def logistic_loss(w, X, y, lam=0.0, *, sample_weight=None, penalised=None, hessi
     s = sw * mu * sigmoid(-z)                 # mu (1 - mu), exact also where mu rounds to 1
     H = X.T @ (s[:, None] * X) + np.diag(r)   # X' S X + lam diag(r), never an N x N matrix
     return F, g, H
+
+
+def _loss_arguments(name, w, X, y):
+    """``w``, ``X`` (dense as float, sparse as it is) and ``y`` as arrays whose shapes agree, or a clear error:
+    a list ``X`` failed on ``X.T`` (AttributeError), a 3-d one deep inside matmul."""
+    w, y = np.asarray(w, dtype=float), np.asarray(y, dtype=float)
+    X = X if scipy.sparse.issparse(X) else np.asarray(X, dtype=float)
+    if X.ndim != 2 or w.shape != (X.shape[1],) or y.shape != (X.shape[0],):
+        raise ValueError(f"{name} needs X of shape (N, D), w of shape (D,) and y of shape (N,); got X {X.shape}, "
+                         f"w {w.shape} and y {y.shape}. Pass X as a 2-D array, and w and y as 1-D arrays that match it")
+    return w, X, y
 
 
 def softmax_loss(theta, X, y, n_classes, lam=0.0, *, sample_weight=None, penalised=None, hessian=True):

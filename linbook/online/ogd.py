@@ -12,7 +12,7 @@ from .._predictor import finite_scores, linear_predictor
 from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not overflow
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from ..base import POSITIVE, StrOptions, check_param_values, check_params, dask_blocks, predict_input
+from ..base import POSITIVE, StrOptions, _with_advice, check_param_values, check_params, dask_blocks, predict_input
 from ..numerics import log1pexp, sigmoid
 from ._stream import diverged, numpy_pass, transactional, validate_chunk
 from .schedules import curvature_bound, scaled_fixed_step, scaled_rows
@@ -109,11 +109,13 @@ def best_fixed_parameter(X, y, *, loss="squared_error", radius=None):
     """
     check_param_values("best_fixed_parameter", {"loss": [StrOptions(set(_LOSSES))], "radius": _RADIUS},
                        {"loss": loss, "radius": radius})
-    X = check_array(X, dtype=np.float64)
-    y = check_array(y, dtype=np.float64, ensure_2d=False, ensure_min_samples=0, input_name="y")
-    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+    with _with_advice():                     # scikit-learn's "Found array with dim 3" names no input
+        X = check_array(X, dtype=np.float64)
+    if np.ndim(y) == 1:
+        y = check_array(y, dtype=np.float64, ensure_2d=False, ensure_min_samples=0, input_name="y")
+    if np.ndim(y) != 1 or np.shape(y)[0] != X.shape[0]:
         raise ValueError(f"best_fixed_parameter: y must be 1-D with one value per row of X ({X.shape[0]}); "
-                         f"got shape {y.shape}.")
+                         f"got shape {np.shape(y)}. Pass y as a 1-D array of shape (n_samples,).")
     _check_targets(loss, y, "best_fixed_parameter")
     if loss == "squared_error" and radius is None:
         theta = np.linalg.lstsq(X, y, rcond=None)[0]

@@ -84,6 +84,9 @@ def _reference_inputs(X, y, loss, sample_weight):
     and that its labels are 0/1."""
     check_param_values("sgd_per_sample", {"loss": [StrOptions(set(_LOSSES))]}, {"loss": loss})
     X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+    if X.ndim != 2 or y.shape != (X.shape[0],):
+        raise ValueError(f"sgd_per_sample needs X of shape (N, D) and y of shape (N,); got X {X.shape} and y "
+                         f"{y.shape}. Pass X as a 2-D array and y as a 1-D array with one value per row")
     if loss != "squared_error" and not np.all((y == 0) | (y == 1)):
         raise ValueError(f"sgd_per_sample: loss={loss!r} needs labels y in {{0, 1}}; got "
                          f"{np.unique(y[(y != 0) & (y != 1)])[:5].tolist()}. Encode the classes as 0 and 1.")

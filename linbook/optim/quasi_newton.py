@@ -169,12 +169,21 @@ def _two_loop(g, S, Y, rho, gamma=None):
         alpha[i] = rho[i] * float(S[i] @ q)
         q -= alpha[i] * Y[i]
     if gamma is None:
-        gamma = 1.0 / (rho[-1] * float(Y[-1] @ Y[-1])) if m else 1.0
+        gamma = _initial_scaling(S[-1], Y[-1]) if m else 1.0
     r = gamma * q
     for i in range(m):
         beta = rho[i] * float(Y[i] @ r)
         r += (alpha[i] - beta) * S[i]
     return r
+
+
+def _initial_scaling(s, y):
+    """``s'y / y'y`` of the newest pair, with ``y`` divided by its largest entry first: a gradient
+    difference near 1e-160 (an objective of ~1e-100, e.g. a logistic loss under sample weights that
+    small) has ``y'y`` underflow to 0, and ``1 / (rho y'y)`` raised ZeroDivisionError."""
+    top = float(np.max(np.abs(y)))
+    u = y / top
+    return float(s @ u) / float(u @ u) / top
 
 
 def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=0.0, gscale=None):

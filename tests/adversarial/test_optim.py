@@ -130,3 +130,19 @@ def test_irls_bad_input(bad):
     else:
         kw, corrupts = {"lam": -1.0}, "lam"
     assert answer_or_clear_error(lambda: optim.irls(X, y, **kw), corrupts=corrupts) is None
+
+
+@pytest.mark.parametrize("a", [1e-140, 1e-160])
+def test_lbfgs_on_a_tiny_objective_reaches_the_minimiser(a):
+    """L-BFGS's first scaling ``s'y / y'y`` with gradient differences near 1e-160: ``y'y`` underflows to 0.
+
+    ``f(x) = a/2 (x - x*)' A (x - x*)`` has the minimiser ``x*`` for every ``a > 0`` (``gscale=a`` makes the
+    gradient test relative). Before, ``1 / (rho y'y)`` raised ZeroDivisionError from inside the two-loop
+    recursion (seen through LogisticRegression(solver="lbfgs", lam=1) with sample weights of 1e-100). Below
+    ~1e-165 ``g'd`` itself underflows and the line search reports that f cannot resolve a decrease."""
+    A = np.diag([1.0, 3.0, 10.0])
+    x_star = np.array([1.0, -2.0, 0.5])
+    res = optim.lbfgs(lambda x: (0.5 * a * (x - x_star) @ A @ (x - x_star), a * A @ (x - x_star)),
+                      np.zeros(3), grad=True, gtol=1e-10, gscale=a)
+    assert res.converged
+    np.testing.assert_allclose(res.x, x_star, rtol=0, atol=1e-9)

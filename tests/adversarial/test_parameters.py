@@ -4,7 +4,7 @@ raw numpy error, a ComplexWarning, or a result computed from a mangled argument.
 Generators: out-of-range constants of the line searches; complex and sparse arrays handed
 to every optimiser, irls and the line searches (a list must work like an array);
 non-symmetric, complex covariances and non-triangular Cholesky factors for the Gaussian
-helpers.
+helpers; 0-d and 3-d arrays (and lists) handed to the public helpers.
 """
 
 import warnings
@@ -216,3 +216,55 @@ def test_hyperparameters_out_of_range_get_the_one_wording(call, name):
         call()
     assert_clear_error(info.value, name)
     assert f"The '{name}' parameter of " in str(info.value) and f"Set {name} to " in str(info.value)
+
+
+def _shape_cases():
+    import linbook
+    from linbook.online import best_fixed_parameter, sgd_per_sample
+
+    X, y, C, mu = np.ones((5, 3)), np.array([0.0, 1.0, 0.0, 1.0, 1.0]), np.eye(3), np.zeros(3)
+    X3 = X[:, :, None]
+    return {
+        "gaussian_mle X 3-d": (lambda: linbook.gaussian_mle(X3), "X"),
+        "mvn_mle X 3-d": (lambda: linbook.mvn_mle(X3), "X"),
+        "mvn_log_likelihood X 3-d": (lambda: linbook.mvn_log_likelihood(X3, mu, C), "X"),
+        "mvn_log_likelihood mean 3-d": (lambda: linbook.mvn_log_likelihood(X, mu[:, None, None], C), "mean"),
+        "bernoulli_mle x 3-d": (lambda: linbook.bernoulli_mle(y[:, None, None]), "x"),
+        "kl_divergence p 0-d": (lambda: linbook.kl_divergence(1.0, np.ones(3) / 3), "p"),
+        "mahalanobis X 3-d": (lambda: mahalanobis(X3, mu, C), "X"),
+        "mahalanobis cov 3-d": (lambda: mahalanobis(X, mu, C[:, :, None]), "cov"),
+        "mvn_cholesky cov 3-d": (lambda: mvn_cholesky(C[:, :, None]), "cov"),
+        "mvn_logpdf X 3-d": (lambda: mvn_logpdf(X3, mu, C), "X"),
+        "logistic_loss X 3-d": (lambda: linbook.logistic_loss(mu, X3, y), "X"),
+        "logistic_loss y 0-d": (lambda: linbook.logistic_loss(mu, X, 1.0), "y"),
+        "perceptron_reference X 3-d": (lambda: linbook.perceptron_reference(X3, 2 * y - 1), "X"),
+        "perceptron_reference X 0-d": (lambda: linbook.perceptron_reference(1.0, 2 * y - 1), "X"),
+        "sgd_per_sample X 0-d": (lambda: sgd_per_sample(1.0, y), "X"),
+        "sgd_per_sample y 3-d": (lambda: sgd_per_sample(X, y[:, None, None]), "y"),
+        "best_fixed_parameter X 3-d": (lambda: best_fixed_parameter(X3, y), "X"),
+        "best_fixed_parameter y 3-d": (lambda: best_fixed_parameter(X, y[:, None, None]), "y"),
+        "mutual_information_scores X 3-d": (lambda: linbook.mutual_information_scores(X3, y), "X"),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_shape_cases()))
+def test_wrong_dimensions_are_named_with_what_to_do(case):
+    """0-d and 3-d arrays handed to the public helpers: an error naming the argument and saying what to do.
+    Before, most named it but advised nothing ("X must be 2-D; got shape (5, 3, 1)"), and logistic_loss,
+    perceptron_reference and sgd_per_sample failed inside numpy (matmul, IndexError)."""
+    call, name = _shape_cases()[case]
+    _refused(call, name)
+
+
+def test_logistic_loss_takes_a_list_X():
+    """A nested list is an array to every other public function; logistic_loss raised AttributeError on ``X.T``."""
+    import linbook
+
+    rng = np.random.default_rng(0)
+    X, w = rng.standard_normal((6, 2)), np.array([0.5, -1.0])
+    y = np.array([0.0, 1.0, 1.0, 0.0, 1.0, 0.0])
+    want = linbook.logistic_loss(w, X, y, 0.5)
+    got = linbook.logistic_loss(w.tolist(), X.tolist(), y.tolist(), 0.5)
+    assert got[0] == want[0]
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(got[2], want[2])
