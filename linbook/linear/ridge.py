@@ -130,8 +130,8 @@ class Ridge(LinearModel):
         lam = float(self.lam)
         sparse = sps.issparse(X)
         dense_wide = not sparse and X.shape[1] > X.shape[0]
+        # sparse X: conjugate gradients on X itself while they cost less than the D x D Gram matrix;
         # lam = 0 is least squares, whose minimum-norm solution needs one scale for all columns
-        # sparse X: conjugate gradients on X itself while they cost less than the D x D Gram matrix
         cg_budget = sparse_cg_budget(X)
         mom = moments(self, X, y, sw, gram=not (dense_wide or cg_budget), common_scale=lam == 0)
         self._df, self._svd_df = None, None
@@ -160,13 +160,7 @@ class Ridge(LinearModel):
             v = self._kernel_cholesky(Z, z, pen, mom.fit_intercept, sw) if dense_wide else None
             self.solver_ = "cholesky"
             if v is None:
-                try:
-                    v = self._svd(Z, z, pen)
-                except np.linalg.LinAlgError as exc:
-                    raise ValueError(f"Ridge: the SVD of the centred X failed ({exc}). X is finite, so it "
-                                     "holds columns of wildly different magnitudes or near-duplicates: "
-                                     "standardise the features (StandardScaler) or increase lam.") from None
-                self.solver_ = "svd"
+                v, self.solver_ = self._svd(Z, z, pen), "svd"
         return self._finish(mom, v, "Ridge")
 
     def _kernel_cholesky(self, Z, z, pen, centred, sw):
@@ -180,6 +174,16 @@ class Ridge(LinearModel):
         return v
 
     def _svd(self, Z, z, pen):
+        """The ridge solution from the thin SVD of the centred copy (or, where the column scales differ,
+        the stacked least-squares problem), or a clear error where LAPACK's SVD fails."""
+        try:
+            return self._svd_solution(Z, z, pen)
+        except np.linalg.LinAlgError as exc:
+            raise ValueError(f"Ridge: the SVD of the centred X failed ({exc}). X is finite, so it "
+                             "holds columns of wildly different magnitudes or near-duplicates: "
+                             "standardise the features (StandardScaler) or increase lam.") from None
+
+    def _svd_solution(self, Z, z, pen):
         n, d = Z.shape
         if d and not np.all(pen == pen[0]):
             # column scales differ (features near 1e300 and near 1 together): solve the
