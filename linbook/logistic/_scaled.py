@@ -196,6 +196,8 @@ class BinaryLoss:
         self.t = 2 * np.asarray(y).astype(np.int8) - 1
         self.sample_weight, self.lam, self.fit_intercept = sample_weight, lam, fit_intercept
         self.weights_differ = weights_differ(sample_weight)    # solvers.minimise: the first-order step test
+        # solvers.minimise: the objective's unit for the first-order methods (the mean weight)
+        self.mean_weight = 1.0 if sample_weight is None or np.size(sample_weight) == 0 else float(np.mean(sample_weight))
         self.terms, self.link = terms, link
         self._single = approximate_hessian and not scipy.sparse.issparse(self._Xk)
         self._Xk_squared = None

@@ -190,3 +190,22 @@ def test_numpy_scalar_lam_is_the_same_number(name, dtype, classes):
         got = ESTIMATORS[name](lam=lam).fit(X, y).predict_proba(X)
         want = ESTIMATORS[name](lam=float(lam)).fit(X, y).predict_proba(X)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("solver", ["gd", "lbfgs", "bfgs", "newton-cg"])
+@pytest.mark.parametrize("scale", [1e-150, 1e-60, 1e-30, 1e-6, 0.3, 3.0, 1e50, 1e150])
+def test_first_order_solvers_do_not_depend_on_the_scale_of_equal_weights(solver, scale):
+    """Equal weights ``s`` give the unweighted minimiser (lam = 0). Gradient descent's first trial step
+    was 1 whatever the weights: at ``s = 1e-6`` it crawled for 20,000 iterations and stopped 0.8 away,
+    at 1e-30 .. 1e-99 and 1e50 it stopped at once (not converged). The first-order methods now minimise
+    ``F / unit`` with ``unit`` the power of two nearest the mean weight."""
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((200, 3))
+    y = (X @ np.array([1.0, -2.0, 0.5]) + rng.standard_normal(200) > 0).astype(int)
+    want = linbook.LogisticRegression(lam=0.0, solver="newton").fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                   # no ConvergenceWarning
+        got = linbook.LogisticRegression(lam=0.0, solver=solver).fit(X, y, sample_weight=np.full(200, scale))
+    assert got.converged_
+    np.testing.assert_allclose(got.coef_, want.coef_, rtol=1e-5)
+    assert got.intercept_[0] == pytest.approx(want.intercept_[0], rel=1e-5, abs=1e-6)
