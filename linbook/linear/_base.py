@@ -95,7 +95,10 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         value), this is ``-N/2 log(2 pi sigma2_) + 1/2 sum_i log w_i - sum_i w_i r_i^2 / (2 sigma2_)``;
         on the training data it equals statsmodels' ``OLS(...).fit().llf`` (``WLS`` with
         ``weights=sample_weight``). Rows of zero weight are left out (``N`` counts the others).
-        Computed in log space, so it is finite even when ``y`` is near 1e300.
+        Computed in log space, so it is finite even when ``y`` is near 1e300. A fit within rounding of
+        ``y`` (an exact fit) has ``sigma2_`` floored at ``(eps max|y|)^2``: the likelihood is unbounded as
+        ``sigma^2 -> 0``, and residuals below the resolution of ``y`` carry no information, so this
+        (and ``aic``/``bic``) is then finite, the value at that floor.
 
         Parameters
         ----------

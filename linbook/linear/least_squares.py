@@ -68,7 +68,8 @@ class LinearRegression(LinearModel):
         ``"cholesky"`` (the ``D x D`` or, for wide ``X``, the ``N x N`` form), ``"gelsd"``, ``"cg"`` or
         ``"lsqr"``: which of the above was used.
     sigma2_ : float
-        Maximum-likelihood noise variance ``sum_i s_i r_i^2 / N`` on the training data.
+        Maximum-likelihood noise variance ``sum_i s_i r_i^2 / N`` on the training data (floored at
+        ``(eps max|y|)^2``, see :meth:`log_likelihood`).
     n_params_ : int
         ``rank_ + fit_intercept`` (the noise variance is profiled out and not counted,
         as in statsmodels' OLS).
