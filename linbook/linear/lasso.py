@@ -156,7 +156,7 @@ class Lasso(LinearModel):
         stopping rule compares it with ``tol``).
     converged_ : bool
     sigma2_ : float
-        ``sum_i s_i r_i^2 / N`` on the training data (floored at ``(eps max|y|)^2``, see :meth:`log_likelihood`).
+        ``sum_i s_i r_i^2 / N`` on the training data (floored at ``(eps max|y|)^2``, see ``log_likelihood``).
     n_params_ : int
         Number of non-zero coefficients (the lasso's degrees of freedom) + intercept.
     n_features_in_ : int

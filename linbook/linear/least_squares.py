@@ -69,7 +69,7 @@ class LinearRegression(LinearModel):
         ``"lsqr"``: which of the above was used.
     sigma2_ : float
         Maximum-likelihood noise variance ``sum_i s_i r_i^2 / N`` on the training data (floored at
-        ``(eps max|y|)^2``, see :meth:`log_likelihood`).
+        ``(eps max|y|)^2``, see ``log_likelihood``).
     n_params_ : int
         ``rank_ + fit_intercept`` (the noise variance is profiled out and not counted,
         as in statsmodels' OLS).

@@ -89,7 +89,7 @@ class Ridge(LinearModel):
         ``"cholesky"``, ``"svd"``, ``"cg"`` (sparse ``X``) or ``"lsqr"`` (sparse ``X``).
     sigma2_ : float
         ``sum_i s_i r_i^2 / N`` on the training data (plug-in Gaussian noise variance; floored at
-        ``(eps max|y|)^2``, see :meth:`log_likelihood`).
+        ``(eps max|y|)^2``, see ``log_likelihood``).
     df_ : float
         Effective degrees of freedom ``sum_k s_k^2 / (s_k^2 + lam)`` (computed on access; after
         ``"cg"`` from the training Gram matrix, formed then from a copy of ``X`` kept by the fit; not
