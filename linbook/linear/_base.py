@@ -137,6 +137,17 @@ def moments(est, X, y, sw, gram=True, common_scale=True):
     return Moments(X, y, sw, est.fit_intercept, gram=gram, common_scale=common_scale)
 
 
+def ridge_penalty(mom, lam):
+    """``lam`` in the scaled coordinates of ``mom``: ``lam / x_scale_j^2`` per column."""
+    with np.errstate(over="ignore"):
+        pen = (np.sqrt(lam) / mom.x_scale) ** 2
+    if not np.all(np.isfinite(pen)):
+        raise ValueError(f"Ridge: lam / (feature scale)^2 overflows float64 (features below ~1e-150 "
+                         f"with lam = {lam:g}): the penalty swamps the data completely. Rescale the "
+                         "columns of X (e.g. StandardScaler) and lam with them.")
+    return pen
+
+
 def original_gram(G, x_scale):
     """The Gram matrix in original units, or ``None`` when it overflows float64."""
     with np.errstate(over="ignore", invalid="ignore"):

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..base import check_params, require_y
 from ..numerics import _power_of_two_scale
-from ._base import original_gram
+from ._base import original_gram, ridge_penalty
 from ._moments import Moments
 from .._dask.blocks import map_reduce, row_blocks, summarise
 from .._design import constant_columns
@@ -171,10 +171,8 @@ def fit_linear_regression(est, X, y, sample_weight=None):
 
 def fit_ridge(est, X, y, sample_weight=None):
     """``Ridge.fit`` on dask collections (the in-memory Cholesky path, penalty ``lam`` on ``G``)."""
-    from .ridge import _penalty
-
     blocks, _, mom = _prepare(est, X, y, sample_weight)
-    pen = _penalty(mom, float(est.lam))           # the penalty in scaled coordinates, as in memory
+    pen = ridge_penalty(mom, float(est.lam))           # the penalty in scaled coordinates, as in memory
     v = mom.cholesky_solve(pen)
     if v is None:
         raise _ill_conditioned("Ridge")

@@ -11,7 +11,7 @@ import scipy.sparse as sps
 from scipy.sparse.linalg import LinearOperator
 
 from ..base import NON_NEGATIVE, all_or_nothing, is_dask
-from ._base import LinearModel, lsqr_solve, moments, sparse_cg_budget, sparse_cg_solve, wide_normal_solve
+from ._base import LinearModel, lsqr_solve, moments, ridge_penalty, sparse_cg_budget, sparse_cg_solve, wide_normal_solve
 from ._moments import MAX_GRAM_FEATURES, TrainingGram
 
 __all__ = ["Ridge"]
@@ -36,17 +36,6 @@ def _df_from_gram(G, pen, n):
         return float(np.sum(e[keep] / (e[keep] + pen[0])))
     A = G + np.diag(pen)
     return float(np.trace(scipy.linalg.solve(A, G, assume_a="pos")))
-
-
-def _penalty(mom, lam):
-    """``lam`` in the scaled coordinates of ``mom``: ``lam / x_scale_j^2`` per column."""
-    with np.errstate(over="ignore"):
-        pen = (np.sqrt(lam) / mom.x_scale) ** 2
-    if not np.all(np.isfinite(pen)):
-        raise ValueError(f"Ridge: lam / (feature scale)^2 overflows float64 (features below ~1e-150 "
-                         f"with lam = {lam:g}): the penalty swamps the data completely. Rescale the "
-                         "columns of X (e.g. StandardScaler) and lam with them.")
-    return pen
 
 
 class Ridge(LinearModel):
@@ -137,7 +126,7 @@ class Ridge(LinearModel):
         mom = moments(self, X, y, sw, gram=not (dense_wide or cg_budget), common_scale=lam == 0)
         self._df, self._svd_df = None, None
         if cg_budget:
-            v = sparse_cg_solve(mom, _penalty(mom, lam), lam > 0, cg_budget)
+            v = sparse_cg_solve(mom, ridge_penalty(mom, lam), lam > 0, cg_budget)
             if v is not None:
                 self.solver_ = "cg"
                 if mom.gram_possible:
@@ -145,7 +134,7 @@ class Ridge(LinearModel):
                 return self._finish(mom, v, "Ridge")
             if mom.gram_possible:
                 mom.build_gram()
-        pen = _penalty(mom, lam)
+        pen = ridge_penalty(mom, lam)
         v = None if dense_wide else mom.cholesky_solve(pen)
         if v is not None:
             self.solver_, self._df = "cholesky", (mom.G, pen, mom.n)
