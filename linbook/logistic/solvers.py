@@ -127,25 +127,30 @@ def minimise(solver, loss, theta0, *, max_iter, tol, callback=None, reuse_hessia
                             max_iter=max_iter, gtol=tol, gscale=loss.gscale)
 
 
+def _objective_unit(loss):
+    """The power of two the first-order methods divide the objective by (same minimiser, same stopping test).
+
+    The objective grows with the sample weights; quasi-Newton and gradient steps square the gradient
+    (g'g, y's), which overflows for weights near 1e300 and underflows near 1e-300 (both stopped at the
+    start with a wrong answer), and gradient descent's first trial step is 1 whatever the weights (at
+    weights of 1e-6 it crawled for 20,000 iterations; at 1e-30 or 1e50 it stopped at once, not
+    converged). So: the power of two nearest the mean weight (1 without weights: ordinary fits are
+    unchanged), where the loss knows it; else nearest the gradient's own scale (proportional to
+    sum(sample_weight)) beyond 1e+-100.
+    """
+    mean_weight = getattr(loss, "mean_weight", None)
+    if mean_weight is not None and mean_weight > 0:
+        return float(2.0 ** np.round(np.log2(mean_weight)))
+    unit = float(np.max(loss.gscale))
+    return 1.0 if 1e-100 <= unit <= 1e100 else float(2.0 ** np.round(np.log2(unit)))
+
+
 def _first_order(solver, loss, theta0, max_iter, tol, callback):
     """:func:`minimise` with L-BFGS, BFGS, gradient descent or Newton-CG."""
     if solver == "newton-cg" and not hasattr(loss, "with_hessian_product"):
         raise ValueError("solver='newton-cg' needs in-memory X with two classes (it is not written for dask "
                          "collections). Set solver to 'newton' or 'lbfgs'.")
-    # The objective grows with the sample weights; quasi-Newton and gradient steps square the
-    # gradient (g'g, y's), which overflows for weights near 1e300 and underflows near 1e-300 (both
-    # stopped at the start with a wrong answer), and gradient descent's first trial step is 1 whatever
-    # the weights (at weights of 1e-6 it crawled for 20,000 iterations; at 1e-30 or 1e50 it stopped at
-    # once, not converged). Minimise F / unit instead, unit = the power of two nearest the mean weight
-    # (1 without weights: ordinary fits are unchanged), where the loss knows it; else nearest the
-    # gradient's own scale (proportional to sum(sample_weight)) beyond 1e+-100: same minimiser, same
-    # stopping test, exact division.
-    mean_weight = getattr(loss, "mean_weight", None)
-    if mean_weight is not None and mean_weight > 0:
-        unit = float(2.0 ** np.round(np.log2(mean_weight)))
-    else:
-        unit = float(np.max(loss.gscale))
-        unit = 1.0 if 1e-100 <= unit <= 1e100 else float(2.0 ** np.round(np.log2(unit)))
+    unit = _objective_unit(loss)
 
     def fg_in_units(theta):
         f, g = loss.value_and_gradient(theta)
