@@ -242,9 +242,12 @@ def sparse_cg_solve(mom, pen, precondition, budget):
     otherwise ``None``, and the caller forms the Gram (and, past that test, an orthogonal method).
     Also ``None`` where a column's mean dominates its spread (the implicit centring would lose more
     than two digits; the Gram path centres such columns exactly).
-    ``precondition``: Jacobi (``diag(G) + pen``), for a unique solution (``pen > 0``). Least squares
-    runs unpreconditioned from ``v = 0`` on one common column scale: its iterates stay in the row space
-    of ``X``, so it converges to the minimum-norm solution.
+    ``precondition`` (for a unique solution, ``pen > 0``): by Jacobi (``diag(G) + pen``) when ``N >= D``;
+    by ``pen`` itself when ``D > N``, where ``D - N`` eigenvalues of ``G + pen`` are the penalty alone and
+    preconditioning by ``pen`` keeps them one cluster (plain CG in the original units; Jacobi spreads
+    them: 2000 x 20000 sparse took 260 steps with Jacobi, 30 with ``pen``). Least squares runs
+    unpreconditioned from ``v = 0`` on one common column scale: its iterates stay in the row space of
+    ``X``, so it converges to the minimum-norm solution.
     """
     d = mom.d
     if not precondition and np.max(mom.column_scales) > 2.0 ** 200 * np.min(mom.column_scales):
@@ -261,7 +264,8 @@ def sparse_cg_solve(mom, pen, precondition, budget):
     # each iteration is two sparse products and a few vector operations: one BLAS thread (see lsqr_solve)
     steps = {"alpha": [], "beta": []}
     with single_threaded_blas(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        v = conjugate_gradient_step(H, -c, 1e-14, budget, diag if precondition else None, steps=steps)
+        preconditioner = None if not precondition else diag if mom.n >= d else np.broadcast_to(pen, (d,))
+        v = conjugate_gradient_step(H, -c, 1e-14, budget, preconditioner, steps=steps)
         residual = np.linalg.norm(H(v) - c)
         accurate = residual <= CG_BACKWARD_ERROR * (np.max(diag) * np.linalg.norm(v) + np.linalg.norm(c))
         # the Cholesky path's rule: where the (equilibrated) normal equations are this ill-conditioned they

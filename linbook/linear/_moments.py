@@ -215,8 +215,12 @@ class Moments:
 
     def _column_scales(self):
         X = self.X
-        if sps.issparse(X):
-            big = np.asarray(abs(X).max(axis=0).todense()).ravel()
+        if sps.issparse(X):          # the largest |x| of each column from the stored entries (no CSC copy)
+            if not X.has_canonical_format:
+                X = X.copy()
+                X.sum_duplicates()
+            big = np.zeros(self.d)
+            np.maximum.at(big, X.indices, np.abs(X.data))
         else:
             big = np.max(np.abs(X), axis=0, initial=0.0)
         return _power_of_two_scale(big, below=True)
