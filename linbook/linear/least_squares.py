@@ -175,8 +175,9 @@ class LinearRegression(LinearModel):
         if self._sv is not None:
             return self._sv
         if self._gram is None:
-            raise AttributeError("singular_ is not available after the LSQR solver (sparse X), or "
-                                 "when X^T X overflows float64; use scipy.sparse.linalg.svds on X.")
+            raise AttributeError("singular_ is not available after LSQR, or after CG on sparse X with more "
+                                 f"than {MAX_GRAM_FEATURES} columns, or when X^T X overflows float64; use "
+                                 "scipy.sparse.linalg.svds on X.")
         with np.errstate(over="ignore", invalid="ignore"):
             return np.sqrt(np.clip(np.linalg.eigvalsh(self._gram), 0, None))[::-1]
 
