@@ -21,7 +21,7 @@ from .._kernels.threads import blas_threads_for_one_call, factorisation_threads,
 from ..numerics import _power_of_two_scale
 from ..optim.newton_cg import conjugate_gradient_step, lanczos_condition
 from .._predictor import finite_scores, linear_predictor
-from ._moments import RCOND_MIN, Moments
+from ._moments import RCOND_MIN, Moments, gram_pairs
 
 
 def log_sum_squares(r, sw=None):
@@ -219,14 +219,14 @@ def sparse_cg_budget(X):
     """The CG iterations sparse ``X`` may spend before forming its Gram matrix would have been cheaper
     (the cost model above; ``0``: not worth starting; sparse ``X`` too wide for a Gram: a fixed cap).
     Decided from the shape and the stored entries alone, before any pass over ``X``."""
-    from ._moments import MAX_GRAM_FEATURES
+    from . import _moments                   # read at call time (tests lower the limit)
+
     n, d = X.shape
     if not sps.issparse(X) or d == 0:
         return 0
-    if d > MAX_GRAM_FEATURES:
+    if d > _moments.MAX_GRAM_FEATURES:
         return _CG_MAX_ITER_WITHOUT_GRAM
-    row_nnz = (np.diff(X.indptr) if X.format == "csr" else np.bincount(X.tocoo().row, minlength=n)).astype(float)
-    gram_s = _GRAM_PAIR_S * float(row_nnz @ row_nnz) / 2 + _GRAM_ROW_S * n + _GRAM_CUBE_S * d ** 3 + _GRAM_SQUARE_S * d * d
+    gram_s = _GRAM_PAIR_S * gram_pairs(X) + _GRAM_ROW_S * n + _GRAM_CUBE_S * d ** 3 + _GRAM_SQUARE_S * d * d
     budget = int(gram_s / (_CG_ENTRY_S * X.nnz + _CG_VECTOR_S * (n + d) + _CG_CALL_S))
     return budget if budget >= 5 else 0
 

@@ -44,6 +44,14 @@ _GRAM_PAIRS_PER_STEP = 600
 _THREADED_NNZ = 1 << 18
 
 
+def gram_pairs(X):
+    """``sum_i nnz_i^2 / 2`` for sparse ``X`` (CSR or CSC; ``nnz_i`` the stored entries of row ``i``): the
+    products that forming its Gram matrix costs (the solvers' cost models start from it)."""
+    rows = np.diff(X.indptr) if X.format == "csr" else np.bincount(X.tocoo().row, minlength=X.shape[0])
+    rows = rows.astype(float)
+    return 0.5 * float(rows @ rows)
+
+
 def _blocks(n, d):
     step = max(64, BLOCK_BYTES // (8 * max(d, 1)))
     return range(0, n, step), step
@@ -69,6 +77,9 @@ class Moments:
     def __init__(self, X, y, sw, fit_intercept, gram=True, common_scale=True):
         if sps.issparse(X):
             X = X.tocsr()
+            if not X.has_canonical_format:        # duplicates summed, indices sorted: once, for every pass
+                X = X.copy()
+                X.sum_duplicates()
         self.X, self.sw, self.fit_intercept = X, sw, fit_intercept
         self.n, self.d = X.shape
         self.x_mean_delta = np.zeros(self.d)      # set by _x_means for weighted X
@@ -161,8 +172,7 @@ class Moments:
     def _sparse_mean_residual(self, m):
         """``mean_w(X / x_scale - m)`` of CSR ``X`` from its stored entries: ``sum_stored w (x - m)`` minus
         ``m`` times the weight of the rows where the column is 0 (no dense pass)."""
-        X = self.X if self.X.has_canonical_format else self.X.copy()
-        X.sum_duplicates()
+        X = self.X
         cols = X.indices
         w = np.repeat(self.sw, np.diff(X.indptr))
         stored = np.bincount(cols, weights=w * (X.data / self.x_scale[cols] - m[cols]), minlength=self.d)
@@ -216,9 +226,6 @@ class Moments:
     def _column_scales(self):
         X = self.X
         if sps.issparse(X):          # the largest |x| of each column from the stored entries (no CSC copy)
-            if not X.has_canonical_format:
-                X = X.copy()
-                X.sum_duplicates()
             big = np.zeros(self.d)
             np.maximum.at(big, X.indices, np.abs(X.data))
         else:
@@ -308,9 +315,8 @@ class Moments:
         X, m, s = self.X, self.x_mean_s, self.x_scale
         Xs = divide_columns(X, s) if not np.all(s == 1.0) else X
         sw = np.empty(0) if self.sw is None else self.sw
-        row_nnz = np.diff(Xs.indptr).astype(float)
         with np.errstate(over="ignore", invalid="ignore"):
-            if numpy_pass(int(row_nnz @ row_nnz) // _GRAM_PAIRS_PER_STEP + 1):
+            if numpy_pass(int(2 * gram_pairs(Xs)) // _GRAM_PAIRS_PER_STEP + 1):
                 # a small Gram by scipy's sparse product, so that a first small fit loads no compiled code
                 # (symmetrised: with weights, x_ij s_i x_ik and x_ik s_i x_ij may round apart)
                 XtS = Xs.T if self.sw is None else Xs.T @ sps.diags(self.sw)
@@ -354,8 +360,7 @@ class Moments:
         the stored entries: where a mean dominates the spread of its column (``diag(G)`` far below the
         plain sum of squares) that loses digits, and so would any product with the implicitly centred X.
         """
-        X = self.X if self.X.has_canonical_format else self.X.copy()
-        X.sum_duplicates()
+        X = self.X
         scaled = X.data / self.x_scale[X.indices]
         weights = scaled * scaled if self.sw is None else np.repeat(self.sw, np.diff(X.indptr)) * scaled * scaled
         squares = np.bincount(X.indices, weights=weights, minlength=self.d)

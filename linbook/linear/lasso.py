@@ -18,7 +18,7 @@ from ..base import NON_NEGATIVE, POSITIVE_INT, Interval, all_or_nothing, check_f
 from .._kernels.numpy_budget import numpy_pass
 from .._kernels.threads import single_threaded_blas
 from ._base import LinearModel, moments
-from ._moments import MAX_GRAM_FEATURES
+from ._moments import MAX_GRAM_FEATURES, gram_pairs
 
 __all__ = ["Lasso"]
 
@@ -40,8 +40,7 @@ def descent_mode(X):
         return "gram" if n > 2 * d else "residual"
     if d > MAX_GRAM_FEATURES:
         return "sparse_residual"
-    row_nnz = (np.diff(X.indptr) if X.format == "csr" else np.bincount(X.tocoo().row, minlength=n)).astype(float)
-    gram_cost = 0.5 * float(row_nnz @ row_nnz) + float(d) * d
+    gram_cost = gram_pairs(X) + float(d) * d
     return "sparse_residual" if _EXPECTED_SWEEPS * (X.nnz + n) < gram_cost else "gram"
 
 
