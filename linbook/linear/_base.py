@@ -21,7 +21,7 @@ from .._kernels.threads import blas_threads_for_one_call, factorisation_threads,
 from ..numerics import _power_of_two_scale
 from ..optim.newton_cg import conjugate_gradient_step, lanczos_condition
 from .._predictor import finite_scores, linear_predictor
-from ._moments import RCOND_MIN, Moments, gram_pairs
+from ._moments import RCOND_MIN, Moments, TrainingGram, gram_pairs
 
 
 def log_sum_squares(r, sw=None):
@@ -67,6 +67,21 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         with np.errstate(over="ignore"):
             self.sigma2_ = float(np.exp(self._log_sigma2))
         return self
+
+    def _cg_first(self, X, sw, mom, pen, precondition, budget):
+        """Sparse ``X``: ``(G + diag(pen)) v = c`` by conjugate gradients on ``X`` itself, before any Gram matrix.
+
+        Returns ``(v, training_gram)`` where :func:`sparse_cg_solve` settles the equations within ``budget``
+        iterations (then ``solver_ = "cg"``, and ``training_gram`` forms the Gram matrix for the statistics of
+        its spectrum on first use, or is ``None`` where ``X`` is too wide for one); else ``(None, None)``, with
+        the Gram matrix formed, where it may be, for the solver that comes next."""
+        v = sparse_cg_solve(mom, pen, precondition, budget) if budget else None
+        if v is None:
+            if budget and mom.gram_possible:
+                mom.build_gram()
+            return None, None
+        self.solver_ = "cg"
+        return v, (TrainingGram(X, sw, self.fit_intercept) if mom.gram_possible else None)
 
     @dask_blocks
     def predict(self, X):

@@ -11,8 +11,8 @@ import scipy.sparse as sps
 
 from ..base import all_or_nothing, is_dask
 from .._kernels.cholesky import equilibrated_cholesky
-from ._base import LinearModel, lsqr_solve, moments, original_gram, sparse_cg_budget, sparse_cg_solve, wide_normal_solve
-from ._moments import MAX_GRAM_FEATURES, RCOND_MIN, TrainingGram
+from ._base import LinearModel, lsqr_solve, moments, original_gram, sparse_cg_budget, wide_normal_solve
+from ._moments import MAX_GRAM_FEATURES, RCOND_MIN
 
 __all__ = ["LinearRegression"]
 
@@ -106,16 +106,10 @@ class LinearRegression(LinearModel):
         # sparse X: conjugate gradients on X itself while they cost less than the D x D Gram matrix
         cg_budget = sparse_cg_budget(X)
         mom = moments(self, X, y, sw, gram=not cg_budget and (sparse or X.shape[0] >= X.shape[1]))
-        self._sv, self._gram, self._training_gram = None, None, None
-        if cg_budget:
-            v = sparse_cg_solve(mom, 0.0, False, cg_budget)
-            if v is not None:
-                self.solver_, self._rank = "cg", None
-                if mom.gram_possible:
-                    self._training_gram = TrainingGram(X, sw, self.fit_intercept)
-                return self._finish(mom, v, "LinearRegression")
-            if mom.gram_possible:
-                mom.build_gram()
+        self._sv, self._gram, self._rank = None, None, None
+        v, self._training_gram = self._cg_first(X, sw, mom, 0.0, False, cg_budget)
+        if v is not None:
+            return self._finish(mom, v, "LinearRegression")
         v = mom.cholesky_solve(0.0)
         if v is not None:
             self.solver_, self._rank = "cholesky", mom.d

@@ -11,7 +11,7 @@ import scipy.sparse as sps
 from scipy.sparse.linalg import LinearOperator
 
 from ..base import NON_NEGATIVE, all_or_nothing, is_dask
-from ._base import LinearModel, lsqr_solve, moments, ridge_penalty, sparse_cg_budget, sparse_cg_solve, wide_normal_solve
+from ._base import LinearModel, lsqr_solve, moments, ridge_penalty, sparse_cg_budget, wide_normal_solve
 from ._moments import MAX_GRAM_FEATURES, TrainingGram
 
 __all__ = ["Ridge"]
@@ -125,16 +125,11 @@ class Ridge(LinearModel):
         cg_budget = sparse_cg_budget(X)
         mom = moments(self, X, y, sw, gram=not (dense_wide or cg_budget), common_scale=lam == 0)
         self._df, self._svd_df = None, None
-        if cg_budget:
-            v = sparse_cg_solve(mom, ridge_penalty(mom, lam), lam > 0, cg_budget)
-            if v is not None:
-                self.solver_ = "cg"
-                if mom.gram_possible:
-                    self._df = (TrainingGram(X, sw, self.fit_intercept), lam)
-                return self._finish(mom, v, "Ridge")
-            if mom.gram_possible:
-                mom.build_gram()
-        pen = ridge_penalty(mom, lam)
+        v, training_gram = self._cg_first(X, sw, mom, ridge_penalty(mom, lam), lam > 0, cg_budget)
+        if v is not None:
+            self._df = None if training_gram is None else (training_gram, lam)
+            return self._finish(mom, v, "Ridge")
+        pen = ridge_penalty(mom, lam)          # (forming the Gram matrix may have rescaled the columns)
         v = None if dense_wide else mom.cholesky_solve(pen)
         if v is not None:
             self.solver_, self._df = "cholesky", (mom.G, pen, mom.n)
