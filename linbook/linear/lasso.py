@@ -268,8 +268,7 @@ class _SparseColumns:
     """
 
     def __init__(self, mom):
-        C = mom.X.tocsc(copy=True)
-        C.sum_duplicates()
+        C = mom.X.tocsc()           # canonical already (Moments); its arrays are only read, the values divided below
         col = np.repeat(np.arange(mom.d), np.diff(C.indptr))
         self.n, self.d = mom.n, mom.d
         self.indptr, self.indices, self.x = C.indptr, C.indices, C.data / mom.x_scale[col]
