@@ -284,7 +284,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         # vectorised over rows (3x faster softmax for small C)
         s = np.asfortranarray(s)
         s += np.log(self.priors_)
-        far = np.isnan(s).any(axis=1) | ~np.isfinite(s.max(axis=1))
+        far = ~np.isfinite(s.max(axis=1))          # (a NaN score makes its row's max NaN)
         scalable = scale_far_rows and complete and self._row_scaled_log_density is not None
         if far.any() and not scalable:
             raise ValueError(f"{type(self).__name__}: the log-density of some rows of X overflows float64 "
