@@ -6,8 +6,8 @@ Conventions (equal to statsmodels' ``llf``, ``aic``, ``bic`` on the same model):
   inputs, in nats, summed over samples (not averaged).
 * ``n_params`` counts the free coefficients of the mean / linear predictor, intercept
   included. For least squares the noise variance is profiled out (sigma^2 = RSS/N) and,
-  as in statsmodels' OLS, *not* counted. For multinomial models with C classes and the
-  last class as reference, it is (C - 1) x (D + 1).
+  as in statsmodels' OLS, *not* counted. For multinomial models with C classes (one class,
+  ``classes_[0]``, the reference: only C - 1 score vectors are identified), it is (C - 1) x (D + 1).
 * ``AIC = -2 log L + 2 k`` and ``BIC = -2 log L + k log N`` (lower is better). The book's
   chapter 7 writes BIC as the log-evidence approximation ``log L - (k/2) log N``, which is
   ``-BIC / 2``.

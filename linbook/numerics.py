@@ -51,7 +51,7 @@ def log1pexp(z):
     asymptote, the second is in [0, log 2] and computed with ``log1p`` so
     that tiny values keep full relative precision.
 
-    Derived in: chapter "Logistic regression" § "Negative log-likelihood".
+    Derived in: chapter "Logistic regression" § "The sigmoid and its logarithm".
     """
     z = np.asarray(z, dtype=float)
     with np.errstate(under="ignore"):  # exp(-|z|) underflows to 0 by design
@@ -63,7 +63,7 @@ def log1pexp(z):
 def log_sigmoid(z):
     """``log sigmoid(z) = -log1pexp(-z)``, exact for every float64 ``z``.
 
-    Derived in: chapter "Logistic regression" § "Negative log-likelihood".
+    Derived in: chapter "Logistic regression" § "The sigmoid and its logarithm".
     """
     return -log1pexp(-np.asarray(z, dtype=float))
 

@@ -368,8 +368,14 @@ def check_hessian(grad_f, hess_f, x, label="Hessian", *, eps=1e-6, rtol=1e-5, at
     return _passed(label, "finite differences", f"{n.shape[0]}x{n.shape[1]}")
 
 
-def check_close(actual, expected, label="values", *, rtol=1e-8, atol=1e-10):
-    """Check two arrays (or numbers) agree within tolerance.
+_CHECK_ATOL = 1e-10
+
+
+def check_close(actual, expected, label="values", *, rtol=1e-8, atol=_CHECK_ATOL):
+    """Check two arrays (or numbers) agree within tolerance: ``|actual - expected| <= atol + rtol |expected|``.
+
+    The printed result names ``rtol``, and ``atol`` too when a cell set its own (a looser ``atol`` may be
+    what lets a check pass, e.g. a Monte Carlo estimate near 0).
 
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """
@@ -378,7 +384,7 @@ def check_close(actual, expected, label="values", *, rtol=1e-8, atol=1e-10):
         _fail(label, f"shapes differ: {a.shape} vs {b.shape}", a, b)
     if not np.allclose(a, b, rtol=rtol, atol=atol):
         _fail(label, f"max abs difference {np.max(np.abs(a - b)):.3g}", a, b)
-    return _passed(label, "numeric", f"rtol {rtol:g}")
+    return _passed(label, "numeric", f"rtol {rtol:g}" + ("" if atol == _CHECK_ATOL else f", atol {atol:g}"))
 
 
 def check_true(condition, label="claim", *, detail=""):

@@ -541,3 +541,18 @@ def test_predict_proba_is_exp_of_predict_log_proba_on_near_and_far_rows(make):
     assert np.all(np.isfinite(P))
     np.testing.assert_allclose(P, np.exp(L), rtol=1e-13, atol=1e-300)
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-14)
+
+
+@pytest.mark.parametrize("labels, shown", [((0, 1), "class 0 of y"), (("a", "b"), "class 'a' of y"),
+                                           ((2.0, 7.0), "class 2.0 of y")])
+@pytest.mark.parametrize("model", ["LDA", "QDA", "GaussianNaiveBayes"])
+def test_errors_name_a_class_as_it_was_written_in_y(model, labels, shown):
+    """A class of weight 0 is named as the user wrote it, not by numpy's repr of its scalar (``np.int64(0)``)."""
+    import linbook
+
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    y = np.array([labels[0]] * 10 + [labels[1]] * 10)
+    weights = np.r_[np.zeros(10), np.ones(10)]
+    with pytest.raises(ValueError) as err:
+        getattr(linbook, model)().fit(X, y, sample_weight=weights)
+    assert shown in str(err.value) and "np." not in str(err.value)

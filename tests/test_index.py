@@ -6,6 +6,7 @@ Regenerate the page after chapters, docstrings, tests or the registry change:
 
 import ast
 import json
+import re
 
 import gen_index
 import pytest
@@ -36,6 +37,25 @@ def test_derived_in_names_a_chapter():
         if text and not gen_index.DERIVED.search(text) and "not a derivation" not in text:
             bad.append(f"{public}: 'Derived in: {text}'")
     assert not bad, "'Derived in' lines that name no chapter (\"chapter \\\"<title>\\\" § ...\"):\n  " + "\n  ".join(bad)
+
+
+def test_derived_in_names_a_heading_of_that_chapter():
+    """Every ``Derived in: chapter "<title>" § "<section>"`` in linbook's sources (public or private, class,
+    function or module docstring) names a chapter title and one of its headings in full, as a reader
+    searching the chapter would type it (a prefix such as "Regret" for "Regret and online gradient
+    descent" resolved in the index but names no heading)."""
+    from pathlib import Path
+
+    chapters = {chapter["title"]: chapter for chapter in gen_index.load_chapters().values()}
+    norm = lambda text: " ".join(text.replace("`", " ").replace("*", " ").split()).lower()  # noqa: E731
+    bad = []
+    for path in sorted((gen_index.ROOT / "linbook").rglob("*.py")):
+        for title, section in re.findall(r'chapter\s+"([^"]+)"\s*§\s*"([^"]+)"', path.read_text(encoding="utf-8")):
+            chapter = chapters.get(title)
+            headings = [] if chapter is None else [norm(sec["title"]) for sec in chapter["sections"]]
+            if norm(section) not in headings:
+                bad.append(f"{Path(path).relative_to(gen_index.ROOT)}: chapter \"{title}\" § \"{section}\"")
+    assert not bad, "'Derived in' lines naming no heading of their chapter:\n  " + "\n  ".join(bad)
 
 
 @pytest.mark.parametrize("title, slug", [

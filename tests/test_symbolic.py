@@ -130,3 +130,15 @@ def test_a_check_as_the_last_expression_adds_no_result(capsys):
     r = check_true(True, "last")
     data, _ = DisplayFormatter().format(r)
     assert data == {} and capsys.readouterr().out == "ok  last  [claim]\n"
+
+
+def test_check_close_prints_the_tolerance_that_decided(capsys):
+    """The printed result names the cell's own ``atol`` when it set one (a looser ``atol`` may be what let
+    the check pass); with the default it names ``rtol`` alone, as before."""
+    from linbook.symbolic import check_close
+
+    check_close(0.004, 0.0, "a Monte Carlo mean near 0", atol=5e-3)
+    check_close(1.0, 1.0 + 1e-12, "an identity")
+    printed = capsys.readouterr().out
+    assert "rtol 1e-08, atol 0.005" in printed
+    assert "an identity" in printed and "atol" not in printed.split("an identity")[1]

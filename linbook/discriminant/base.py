@@ -50,6 +50,12 @@ SINGULAR_CURE = ("use a regularised model instead: linbook.RDA(shrinkage=0.1) (s
                  "duplicated / collinear columns")
 
 
+def class_name(label):
+    """A class label as the user wrote it in ``y`` (``0``, ``'a'``), for messages: numpy's ``repr`` of its
+    scalars reads ``np.int64(0)``."""
+    return repr(label.item() if isinstance(label, np.generic) else label)
+
+
 def check_priors(priors, n_classes):
     """``None`` or a valid prior vector (finite, positive, one entry per class, summing to 1)."""
     if priors is None:
@@ -106,7 +112,7 @@ def require_class_rows(model, classes, n, min_per_class=1):
         c = small[0]
         need = ("at least one sample of positive weight" if min_per_class <= 1 else
                 f"at least {min_per_class} samples per class to estimate its covariance")
-        raise ValueError(f"{model}: class {classes[c]!r} of y has {int(n[c])} sample(s) "
+        raise ValueError(f"{model}: class {class_name(classes[c])} of y has {int(n[c])} sample(s) "
                          f"of positive weight (sample_weight); this model needs {need}. Collect more "
                          "data, merge or drop the class, or use a model with a shared covariance (linbook.LDA, linbook.RDA).")
 
@@ -193,7 +199,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         name, keep, C = type(self).__name__, self._keep, self.classes_.size
         if np.any(counts <= 0):
             c, j = np.argwhere(counts <= 0)[0]
-            raise ValueError(f"{name}: class {self.classes_[c]!r} has no observed value of feature "
+            raise ValueError(f"{name}: class {class_name(self.classes_[c])} has no observed value of feature "
                              f"{np.flatnonzero(keep)[j]} (all NaN), so its mean is undefined; drop the "
                              "feature or impute it")
         self._means_z = sums / counts                               # mu_c in standardised units

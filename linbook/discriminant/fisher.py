@@ -1,6 +1,6 @@
 """Fisher's linear discriminant: the projection that best separates the class means.
 
-Derived in: chapter "Generative vs discriminative classifiers" § "Fisher's linear discriminant".
+Derived in: chapter "Generative vs discriminative classifiers" § "Fisher's linear discriminant (8.6.3)".
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class FisherLDA(TransformerMixin, BaseEstimator):
     mean_ : ndarray, shape (D,)
     classes_ : ndarray
 
-    Derived in: chapter "Generative vs discriminative classifiers" § "Fisher's linear discriminant".
+    Derived in: chapter "Generative vs discriminative classifiers" § "Fisher's linear discriminant (8.6.3)".
     """
 
     _parameter_constraints = {"n_components": [POSITIVE_INT, None]}

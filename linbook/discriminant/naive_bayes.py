@@ -17,7 +17,7 @@ from .._kernels.scatter import class_square_sums
 from .._kernels.scores import diagonal_log_density
 from ..base import NON_NEGATIVE
 from ..numerics import _binary_exponent
-from .base import ZERO_VARIANCE, GaussianClassifier
+from .base import ZERO_VARIANCE, GaussianClassifier, class_name
 
 __all__ = ["DiagonalLDA", "GaussianNaiveBayes"]
 
@@ -170,7 +170,7 @@ class GaussianNaiveBayes(DiagonalGaussianClassifier):
         A zero variance (a one-sample class or a feature constant within a class) with
         ``var_smoothing = 0``.
 
-    Derived in: chapter "Generative vs discriminative classifiers" § "Missing data".
+    Derived in: chapter "Generative vs discriminative classifiers" § "Missing data (8.6.2)".
     """
 
     _parameter_constraints = {**GaussianClassifier._parameter_constraints, "var_smoothing": [NON_NEGATIVE]}
@@ -191,7 +191,7 @@ class GaussianNaiveBayes(DiagonalGaussianClassifier):
         var = within / counts + eps
         if np.any(var <= ZERO_VARIANCE):
             c, j = np.argwhere(var <= ZERO_VARIANCE)[0]
-            raise ValueError(f"GaussianNaiveBayes: class {self.classes_[c]!r} of y, feature {j} (column of X) "
+            raise ValueError(f"GaussianNaiveBayes: class {class_name(self.classes_[c])} of y, feature {j} (column of X) "
                              "has zero variance (one sample, or constant within the class); set var_smoothing > 0")
         self._set_diagonal(self._means_z, var)
         self.n_params_ = int((C - 1) + 2 * C * D)

@@ -10,7 +10,7 @@ from scipy import linalg
 
 from .._kernels.scores import class_sq_distances, stack_whitening
 from .._kernels.scatter import within_scatter
-from .base import GaussianClassifier, cholesky
+from .base import GaussianClassifier, cholesky, class_name
 
 __all__ = ["QDA"]
 
@@ -75,7 +75,7 @@ class QDA(GaussianClassifier):
         chol = np.empty((C, D, D))
         for c in range(C):
             S_c = scatter[c] / self.class_count_[c]
-            chol[c] = cholesky(S_c, model="QDA", what=f"the covariance of class {self.classes_[c]!r}")
+            chol[c] = cholesky(S_c, model="QDA", what=f"the covariance of class {class_name(self.classes_[c])}")
         self._chol = chol
         self._logdet = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)     # log|Sigma_c|
         # for the prediction kernel: W_c = L_c^{-T}, rows centred on the overall mean

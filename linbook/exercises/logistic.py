@@ -90,7 +90,7 @@ def _check_softmax(fn):
     out = fn(X, Y, 300.0 * W)
     yield Property("finite for large scores", _close(out, X.T @ (softmax(X @ (300.0 * W), axis=1) - Y)),
                    "a sample's softmax does not change when the same constant is subtracted from all its scores")
-    yield Property("columns sum to zero (softmax is shift invariant)",
+    yield Property("each row sums to zero over the classes (softmax is shift invariant)",
                    _close(np.sum(out, axis=1), np.zeros(d), atol=1e-8),
                    "each sample's class probabilities sum to one, like its one-hot label")
 

@@ -1,6 +1,6 @@
 """Projected online gradient descent (8.78) and the regret it is judged by (8.77).
 
-Derived in: chapter "Online learning and stochastic optimisation" § "Regret".
+Derived in: chapter "Online learning and stochastic optimisation" § "Regret and online gradient descent".
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _ogd_rounds(X, y, theta, loss, radius, eta0, auto, state, losses):
     stopped being finite, or -1, as ``linbook._kernels.online.ogd_rounds``, which runs this loop
     compiled and is tested equal to it.
 
-    Derived in: chapter "Online learning and stochastic optimisation" § "Regret".
+    Derived in: chapter "Online learning and stochastic optimisation" § "Regret and online gradient descent".
     """
     c = 0.25 if loss == 1 else 1.0
     for i in range(X.shape[0]):
@@ -105,7 +105,7 @@ def best_fixed_parameter(X, y, *, loss="squared_error", radius=None):
     total : float
         ``sum_t f(theta, z_t)``.
 
-    Derived in: chapter "Online learning and stochastic optimisation" § "Regret".
+    Derived in: chapter "Online learning and stochastic optimisation" § "Regret and online gradient descent".
     """
     check_param_values("best_fixed_parameter", {"loss": [StrOptions(set(_LOSSES))], "radius": _RADIUS},
                        {"loss": loss, "radius": radius})
@@ -165,7 +165,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
     t_ : int
         Rounds played.
 
-    Derived in: chapter "Online learning and stochastic optimisation" § "Regret".
+    Derived in: chapter "Online learning and stochastic optimisation" § "Regret and online gradient descent".
     """
 
     def __init__(self, *, loss="squared_error", radius=None, eta0="auto"):

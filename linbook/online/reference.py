@@ -2,7 +2,7 @@
 
 The readable reference that ``SGDRegressor`` / ``SGDClassifier`` are tested equal to.
 
-Derived in: chapter "Online learning and stochastic optimisation" § "Algorithm 8.3".
+Derived in: chapter "Online learning and stochastic optimisation" § "Algorithm 8.3: epochs and minibatches".
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def sgd_per_sample(X, y, *, loss="squared_error", eta=0.1, n_epochs=1, shuffle=T
     theta, path : ndarray (D,) and (n_updates + 1, D)
         The last iterate (the average when ``average``); every iterate, from ``theta0`` on.
 
-    Derived in: chapter "Online learning and stochastic optimisation" § "Algorithm 8.3".
+    Derived in: chapter "Online learning and stochastic optimisation" § "Algorithm 8.3: epochs and minibatches".
     """
     X, y, sw = _reference_inputs(X, y, loss, sample_weight)
     rng = as_rng(random_state)

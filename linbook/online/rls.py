@@ -1,6 +1,6 @@
 """Recursive least squares: the Kalman filter for a constant weight vector (recursive Bayes, 8.93).
 
-Derived in: chapter "Online learning and stochastic optimisation" § "The Bayesian view".
+Derived in: chapter "Online learning and stochastic optimisation" § "The Bayesian view: recursive Bayes, the Kalman filter and RLS".
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def _sherman_morrison_rows(Xa, y, sw, P, m, A, r, gain_limit):
     when a diagonal entry of ``P`` ends up not positive; ``(i, OVERFLOW)`` when ``A`` overflowed at
     row ``i``. ``linbook._kernels.online.rls_pass`` runs this loop compiled and is tested equal to it.
 
-    Derived in: chapter "Online learning and stochastic optimisation" § "The Bayesian view".
+    Derived in: chapter "Online learning and stochastic optimisation" § "The Bayesian view: recursive Bayes, the Kalman filter and RLS".
     """
     n, outcome = Xa.shape[0], DONE
     for i in range(n):
@@ -163,7 +163,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     feature_names_in_ : ndarray of str
         Column names, when ``X`` was a DataFrame with string column names.
 
-    Derived in: chapter "Online learning and stochastic optimisation" § "The Bayesian view".
+    Derived in: chapter "Online learning and stochastic optimisation" § "The Bayesian view: recursive Bayes, the Kalman filter and RLS".
     """
 
     def __init__(self, *, prior_precision=0.0, fit_intercept=True, noise_variance=1.0, alpha=DEPRECATED,

@@ -1,6 +1,6 @@
 """Step sizes of stochastic gradient methods: the schedules and the data-scaled default.
 
-Derived in: chapter "Online learning and stochastic optimisation" § "Step sizes".
+Derived in: chapter "Online learning and stochastic optimisation" § "Step sizes: the Robbins–Monro conditions".
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def learning_rate_schedule(k, schedule="robbins_monro", *, eta0=0.1, tau0=1.0, k
     -------
     float or ndarray
 
-    Derived in: chapter "Online learning and stochastic optimisation" § "Step sizes".
+    Derived in: chapter "Online learning and stochastic optimisation" § "Step sizes: the Robbins–Monro conditions".
     """
     k = np.asarray(k, dtype=float)
     if schedule == "constant":
