@@ -337,6 +337,17 @@ def validate_data(X, y, *, y_numeric=False, min_samples=1):
     return X, y
 
 
+def label_type(y, *, raise_unknown=False):
+    """scikit-learn's ``type_of_target(y, input_name="y", raise_unknown=raise_unknown)``, in ~1/20 of its
+    time for the common labels: a non-empty 1-D integer or boolean ndarray is ``"binary"`` (at most two
+    distinct values) or ``"multiclass"``, whatever else ``type_of_target`` looks at (it costs ~0.2 ms a
+    call, more than a small fit's other checks together). Any other ``y`` goes to ``type_of_target``:
+    its answer and its errors."""
+    if type(y) is np.ndarray and y.ndim == 1 and y.size > 0 and y.dtype.kind in "biu":
+        return "binary" if np.unique(y).size <= 2 else "multiclass"
+    return type_of_target(y, input_name="y", raise_unknown=raise_unknown)
+
+
 def encode_labels(y, *, min_classes=2, max_classes=None, model="this model", more_classes=None, target_type=None):
     """Map arbitrary labels to ``0..K-1``.
 
@@ -348,7 +359,7 @@ def encode_labels(y, *, min_classes=2, max_classes=None, model="this model", mor
     model ``more_classes`` names, when given). ``target_type``: scikit-learn's
     ``type_of_target(y)`` when the caller has it already (it costs more than the rest).
     """
-    kind = type_of_target(y) if target_type is None else target_type
+    kind = label_type(y) if target_type is None else target_type
     if kind not in ("binary", "multiclass"):
         raise ValueError(
             f"Unknown label type: {kind!r}. {model} needs class labels, but y looks {kind!r}. "

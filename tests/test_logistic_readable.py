@@ -368,3 +368,53 @@ def test_symmetric_multinomial_loss_in_row_chunks_is_the_softmax_loss(weighted, 
     f_fast, g_fast = fg(theta)
     assert f_fast == pytest.approx(F, rel=1e-10)
     np.testing.assert_allclose(g_fast, g.ravel(), rtol=1e-10, atol=1e-10 * np.max(np.abs(g)))
+
+
+@pytest.mark.parametrize("name", ["small", "extreme", "breast_cancer_raw", "separable"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("intercept", [False, True])
+@pytest.mark.parametrize("terms", [logit_terms, probit_terms])
+def test_small_pass_is_the_blocked_pass(name, weighted, intercept, terms):
+    """Small dense X is passed over whole (``small_pass`` on ``X~ = [1, X / c]``): the same F, g and H as the
+    blocked kernel, to rounding, also for features of 1e+-200 and offsets of 1e8."""
+    from linbook._kernels.hessian import binary_pass
+    from linbook.logistic._scaled import small_pass
+
+    X, y = _data(name)
+    rng = np.random.default_rng(6)
+    a = rng.uniform(0.5, 2.0, len(y)) if weighted else None
+    loss = BinaryLoss(X, y, a, 0.3, intercept, terms)
+    assert loss._small is not None
+    off = int(intercept)
+    theta = rng.standard_normal(X.shape[1] + off) / np.sqrt(X.shape[1])
+    f, g, H = small_pass(loss._small, loss.t, theta, terms, a, True)
+    f0, g0, H0, _ = binary_pass(loss._Xk, loss.t, theta[off:], theta[0] if off else 0.0, terms, weights=a,
+                                col_scale=loss._ck, fit_intercept=intercept)
+    assert f == pytest.approx(f0, rel=1e-12)
+    np.testing.assert_allclose(g, g0, rtol=1e-10, atol=1e-12 * np.abs(g0).max())
+    np.testing.assert_allclose(H, H0, rtol=1e-10, atol=1e-12 * np.abs(H0).max())
+    np.testing.assert_array_equal(H, H.T)
+    assert small_pass(loss._small, loss.t, theta, terms, a, False)[2] is None
+
+
+@pytest.mark.parametrize("name", ["small", "breast_cancer", "separable"])
+@pytest.mark.parametrize("lam", [0.0, 1.0])
+def test_small_fit_is_the_blocked_fit(name, lam, monkeypatch):
+    """LogisticRegression on small dense X (the whole-design pass) and through the blocked kernel: the same
+    fit, iterations, convergence and separation verdict."""
+    import warnings
+
+    from linbook.logistic import _scaled
+
+    X, y = _data(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        small = linbook.LogisticRegression(lam=lam).fit(X, y)
+        monkeypatch.setattr(_scaled, "SMALL_PASS_ENTRIES", 0)
+        blocked = linbook.LogisticRegression(lam=lam).fit(X, y)
+    assert (small.converged_, small.separable_, small.n_iter_) == (blocked.converged_, blocked.separable_,
+                                                                    blocked.n_iter_)
+    scale = max(1.0, np.abs(blocked.coef_).max())
+    np.testing.assert_allclose(small.coef_, blocked.coef_, rtol=0, atol=1e-7 * scale)
+    np.testing.assert_allclose(small.intercept_, blocked.intercept_, rtol=0, atol=1e-7 * scale)
+    np.testing.assert_allclose(small.predict_proba(X), blocked.predict_proba(X), rtol=0, atol=1e-9)

@@ -62,3 +62,33 @@ def test_finite_values_whose_sum_overflows_are_accepted():
     X = np.array([[1e308], [1e308], [-1e308], [0.0]])
     m = linbook.LDA().fit(X, np.array([0, 0, 1, 1]))
     np.testing.assert_array_equal(m.predict(X[:2]), [0, 0])
+
+
+@pytest.mark.parametrize("y", [
+    np.array([0, 1, 1, 0]), np.array([3, 3, 3]), np.array([2, 0, 1, 2]), np.array([True, False, True]),
+    np.array([5, 7], dtype=np.uint8), np.array([-1, 1, -1], dtype=np.int16), np.array([0.0, 1.0, 1.0]),
+    np.array([0.5, 1.0]), np.array(["a", "b"]), np.array([1, 2], dtype=object), [0, 1, 2], np.array([[0], [1]]),
+    np.array([[0, 1], [1, 0]]), np.array([], dtype=int),
+])
+def test_label_type_is_type_of_target(y):
+    """The shortcut for 1-D integer and boolean labels answers as scikit-learn's ``type_of_target``."""
+    from sklearn.utils.multiclass import type_of_target
+
+    from linbook.base import label_type
+
+    assert label_type(y) == type_of_target(y, input_name="y")
+
+
+@pytest.mark.parametrize("y, match", [
+    (np.array([0.5, 1.5, 2.5, 0.5, 1.5, 2.5]), "continuous"),
+    (np.zeros(6, dtype=int), "at least 2 classes"),
+    (np.array([0.0, 1.0, np.nan, 0.0, 1.0, 0.0]), "NaN"),
+    (np.array([[0, 1]] * 6), "1d array"),
+    (np.array([1, "a", 2.0, 1, "a", 2.0], dtype=object), "Unknown label type"),
+])
+def test_logistic_label_errors_unchanged(y, match):
+    X = np.random.default_rng(3).standard_normal((6, 2))
+    m = linbook.LogisticRegression()
+    with pytest.raises(ValueError, match=match):
+        m.fit(X, y)
+    assert not hasattr(m, "coef_")

@@ -24,11 +24,11 @@ import scipy.sparse
 from scipy.special import log_ndtr
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.multiclass import type_of_target
 
 from .._kernels.hessian import binary_pass
 from ..base import (NON_NEGATIVE, POSITIVE_INT, Interval, StrOptions, _with_advice, check_finite_fit,
-                    check_params, check_sample_weight, dask_blocks, encode_labels, require_weighted_classes, require_y,
+                    check_params, check_sample_weight, dask_blocks, encode_labels, label_type, require_weighted_classes,
+                    require_y,
                     validate_fit, validate_predict)
 from .._predictor import finite_scores, linear_predictor
 from ..criteria import InformationCriteriaMixin
@@ -87,7 +87,7 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         require_y(self, y)
         X, y = validate_fit(self, X, y, accept_sparse=True)
         with _with_advice(self):
-            type_of_target(y, input_name="y", raise_unknown=True)
+            kind = label_type(y, raise_unknown=True)
         sw = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
         if sw is not None and np.all(sw == 1.0):
             sw = None          # unit weights are no weights (scikit-learn's contract): the same fit, bit for bit
@@ -96,7 +96,7 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"{name} needs samples of at least 2 classes; y has 1 class "
                              f"({np.unique(y).tolist()}). A single class cannot be learned: pass "
                              "samples of at least two classes (check the data or its split).")
-        classes, yidx = encode_labels(y, model=name, max_classes=max_classes,
+        classes, yidx = encode_labels(y, model=name, max_classes=max_classes, target_type=kind,
                                       more_classes="linbook.LogisticRegression (multinomial)")
         if sw is not None:
             require_weighted_classes(name, classes, np.bincount(yidx, weights=sw, minlength=classes.size),
