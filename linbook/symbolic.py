@@ -384,7 +384,7 @@ def check_close(actual, expected, label="values", *, rtol=1e-8, atol=_CHECK_ATOL
         _fail(label, f"shapes differ: {a.shape} vs {b.shape}", a, b)
     if not np.allclose(a, b, rtol=rtol, atol=atol):
         _fail(label, f"max abs difference {np.max(np.abs(a - b)):.3g}", a, b)
-    return _passed(label, "numeric", f"rtol {rtol:g}" + ("" if atol == _CHECK_ATOL else f", atol {atol:g}"))
+    return _passed(label, "numeric", f"rtol {rtol:g}" + ("" if atol == _CHECK_ATOL else f", atol {atol:.2g}"))
 
 
 def check_true(condition, label="claim", *, detail=""):
