@@ -80,6 +80,17 @@ def test_every_check_is_one_line(source):
     assert not spread, f"{source.name}: checks over several lines (cell, first line, where): {spread}"
 
 
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_only_checks_print_ok_lines(source):
+    """An "ok  ..." line in an output comes from a check function that tested it, never from a ``print``
+    (a printed summary after real checks read as one more check, and named ids no check carried)."""
+    import re
+
+    code = "\n".join(c.source for c in jupytext.read(source, fmt="md:myst").cells if c.cell_type == "code")
+    printed = re.findall(r"print\(\s*f?[\"']ok\b[^\n]*", code)
+    assert not printed, f"{source.name}: prints that look like checks; put the claim in the checks' labels: {printed}"
+
+
 @pytest.mark.parametrize("source", [_marked(s, NOT_YET_ONE_CLAIM_PER_CELL) for s in SOURCES])
 def test_one_claim_per_check_cell(source):
     """At most MAX_CHECKS_PER_CELL checks in a code cell, unless the cell says why in a

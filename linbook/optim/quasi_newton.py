@@ -43,7 +43,7 @@ def bfgs_update_B(B, s, y):
 
 
 def bfgs_update_H(H, s, y):
-    """BFGS update of the inverse-Hessian approximation (MLAPP eq. 8.28).
+    """BFGS update of the inverse-Hessian approximation (MLAPP eq. 8.29).
 
     ``H_new = (I - rho s y') H (I - rho y s') + rho s s'`` with ``rho = 1/(y's)``; this is
     the inverse of :func:`bfgs_update_B` applied to ``B = H^{-1}``. Skipped (a copy of
