@@ -18,24 +18,37 @@ __all__ = ["Ridge"]
 
 
 def _augmented(A, pen):
-    """``[A; diag(sqrt(pen))]`` as an operator: LSQR on it minimises ``||A v - z||^2 + sum pen_j v_j^2``."""
+    """``[A Q^(1/2); sqrt(p) I]`` as an operator, with ``p = min(pen)`` and ``Q = diag(p / pen)`` (powers of
+    four: exact), and the map ``u -> v = Q^(1/2) u`` back.
+
+    LSQR on it minimises ``||A Q^(1/2) u - z||^2 + p ||u||^2``, which is ``||A v - z||^2 + sum pen_j v_j^2``.
+    The damping is uniform so that where it falls below the rounding of ``A v`` (``lam`` ~1e-300) LSQR's
+    limit, the minimum-norm ``u``, is still the ridge limit; with ``sqrt(pen_j)`` per column it was the
+    minimum-norm ``v`` instead (``v`` is scaled per column), another problem's coefficients.
+    """
     n, d = A.shape
-    r = np.sqrt(pen)
-    return LinearOperator((n + d, d), dtype=float,
-                          matvec=lambda v: np.concatenate([A.matvec(np.ravel(v)), r * np.ravel(v)]),
-                          rmatvec=lambda u: A.rmatvec(np.ravel(u)[:n]) + r * np.ravel(u)[n:])
+    p = float(np.min(pen)) if d else 0.0
+    q = np.sqrt(np.maximum(p / pen, np.finfo(float).tiny)) if p > 0 else np.ones(d)
+    r = np.sqrt(p)
+    op = LinearOperator((n + d, d), dtype=float,
+                        matvec=lambda u: np.concatenate([A.matvec(q * np.ravel(u)), r * np.ravel(u)]),
+                        rmatvec=lambda t: q * A.rmatvec(np.ravel(t)[:n]) + r * np.ravel(t)[n:])
+    return op, lambda u: q * u
 
 
 def _df_from_gram(G, pen, n):
-    """``tr(G (G + diag(pen))^{-1})``: by eigenvalues for a uniform penalty, else by a solve."""
+    """``tr(G (G + diag(pen))^{-1})`` from eigenvalues: with ``p = min(pen)`` and ``Q = diag(p / pen)`` (powers
+    of four: exact) it is ``sum_k e_k / (e_k + p)`` over the eigenvalues ``e_k`` of ``Q^(1/2) G Q^(1/2)``
+    (eigenvalues at the rounding of the largest count as zero, as singular values in the SVD path). A
+    solve with ``G + diag(pen)`` instead failed (LinAlgError) where ``G`` is singular (wide X) and the
+    penalty below its rounding."""
     if G.shape[0] == 0:
         return 0.0
-    if np.all(pen == pen[0]):
-        e = np.clip(np.linalg.eigvalsh(G), 0, None)
-        keep = e > e.max(initial=0.0) * max(n, G.shape[0]) * np.finfo(float).eps
-        return float(np.sum(e[keep] / (e[keep] + pen[0])))
-    A = G + np.diag(pen)
-    return float(np.trace(scipy.linalg.solve(A, G, assume_a="pos")))
+    p = float(np.min(pen))
+    q = np.sqrt(np.maximum(p / pen, np.finfo(float).tiny)) if p > 0 else np.ones(G.shape[0])
+    e = np.clip(np.linalg.eigvalsh(G * np.outer(q, q)), 0, None)
+    keep = e > e.max(initial=0.0) * max(n, G.shape[0]) * np.finfo(float).eps
+    return float(np.sum(e[keep] / (e[keep] + p)))
 
 
 class Ridge(LinearModel):
@@ -140,7 +153,8 @@ class Ridge(LinearModel):
             self.solver_, self._df = "cholesky", (mom.G, pen, mom.n)
         elif sparse:
             A, z = mom.operator()
-            v = lsqr_solve(_augmented(A, pen), np.concatenate([z, np.zeros(mom.d)]), 0.0, "Ridge")
+            op, back = _augmented(A, pen)
+            v = back(lsqr_solve(op, np.concatenate([z, np.zeros(mom.d)]), 0.0, "Ridge"))
             self.solver_ = "lsqr"
             if mom.gram_built:
                 self._df = (mom.G, pen, mom.n)
