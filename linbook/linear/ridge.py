@@ -18,37 +18,35 @@ __all__ = ["Ridge"]
 
 
 def _augmented(A, pen):
-    """``[A Q^(1/2); sqrt(p) I]`` as an operator, with ``p = min(pen)`` and ``Q = diag(p / pen)`` (powers of
-    four: exact), and the map ``u -> v = Q^(1/2) u`` back.
-
-    LSQR on it minimises ``||A Q^(1/2) u - z||^2 + p ||u||^2``, which is ``||A v - z||^2 + sum pen_j v_j^2``.
-    The damping is uniform so that where it falls below the rounding of ``A v`` (``lam`` ~1e-300) LSQR's
-    limit, the minimum-norm ``u``, is still the ridge limit; with ``sqrt(pen_j)`` per column it was the
-    minimum-norm ``v`` instead (``v`` is scaled per column), another problem's coefficients.
-    """
+    """``[A; diag(sqrt(pen))]`` as an operator: LSQR on it minimises ``||A v - z||^2 + sum pen_j v_j^2``."""
     n, d = A.shape
-    p = float(np.min(pen)) if d else 0.0
-    q = np.sqrt(np.maximum(p / pen, np.finfo(float).tiny)) if p > 0 else np.ones(d)
-    r = np.sqrt(p)
-    op = LinearOperator((n + d, d), dtype=float,
-                        matvec=lambda u: np.concatenate([A.matvec(q * np.ravel(u)), r * np.ravel(u)]),
-                        rmatvec=lambda t: q * A.rmatvec(np.ravel(t)[:n]) + r * np.ravel(t)[n:])
-    return op, lambda u: q * u
+    r = np.sqrt(pen)
+    return LinearOperator((n + d, d), dtype=float,
+                          matvec=lambda v: np.concatenate([A.matvec(np.ravel(v)), r * np.ravel(v)]),
+                          rmatvec=lambda u: A.rmatvec(np.ravel(u)[:n]) + r * np.ravel(u)[n:])
 
 
 def _df_from_gram(G, pen, n):
-    """``tr(G (G + diag(pen))^{-1})`` from eigenvalues: with ``p = min(pen)`` and ``Q = diag(p / pen)`` (powers
-    of four: exact) it is ``sum_k e_k / (e_k + p)`` over the eigenvalues ``e_k`` of ``Q^(1/2) G Q^(1/2)``
-    (eigenvalues at the rounding of the largest count as zero, as singular values in the SVD path). A
-    solve with ``G + diag(pen)`` instead failed (LinAlgError) where ``G`` is singular (wide X) and the
-    penalty below its rounding."""
+    """``tr(G (G + diag(pen))^{-1})``: by eigenvalues for a uniform penalty, else by a solve.
+
+    Where that solve fails (``G`` singular, for wide X, and the penalty below its rounding), by the
+    eigenvalues ``e_k`` of ``Q^(1/2) G Q^(1/2)`` with ``Q = diag(p / pen)``, ``p = min(pen)`` (powers of four:
+    exact): ``sum_k e_k / (e_k + p)``, the same trace (it raised LinAlgError).
+    """
     if G.shape[0] == 0:
         return 0.0
-    p = float(np.min(pen))
-    q = np.sqrt(np.maximum(p / pen, np.finfo(float).tiny)) if p > 0 else np.ones(G.shape[0])
-    e = np.clip(np.linalg.eigvalsh(G * np.outer(q, q)), 0, None)
+    if not np.all(pen == pen[0]):
+        try:
+            return float(np.trace(scipy.linalg.solve(G + np.diag(pen), G, assume_a="pos")))
+        except np.linalg.LinAlgError:
+            p = float(np.min(pen))
+            if p == 0:                       # a penalty of 0 beside positive ones: the pseudo-inverse
+                return float(np.trace(np.linalg.lstsq(G + np.diag(pen), G, rcond=None)[0]))
+            q = np.sqrt(p / pen)
+            G, pen = G * np.outer(q, q), np.full(G.shape[0], p)
+    e = np.clip(np.linalg.eigvalsh(G), 0, None)
     keep = e > e.max(initial=0.0) * max(n, G.shape[0]) * np.finfo(float).eps
-    return float(np.sum(e[keep] / (e[keep] + p)))
+    return float(np.sum(e[keep] / (e[keep] + pen[0])))
 
 
 class Ridge(LinearModel):
@@ -153,8 +151,7 @@ class Ridge(LinearModel):
             self.solver_, self._df = "cholesky", (mom.G, pen, mom.n)
         elif sparse:
             A, z = mom.operator()
-            op, back = _augmented(A, pen)
-            v = back(lsqr_solve(op, np.concatenate([z, np.zeros(mom.d)]), 0.0, "Ridge"))
+            v = lsqr_solve(_augmented(A, pen), np.concatenate([z, np.zeros(mom.d)]), 0.0, "Ridge")
             self.solver_ = "lsqr"
             if mom.gram_built:
                 self._df = (mom.G, pen, mom.n)
