@@ -174,6 +174,11 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         self.classes_, yi = encode_labels(y, model=name)
         C = self.classes_.size
         self._check_class_sizes(np.bincount(yi if sw is None else yi[sw > 0], minlength=C))
+        if sw is not None and not np.all(sw > 0):
+            # a row of weight 0 counts for nothing, but its values would still enter the sums as
+            # 0 * x^2: 0 * inf = NaN for x ~1e300 (its class is kept in classes_, counted 0)
+            held = sw > 0
+            X, yi, sw = X[held], yi[held], sw[held]
         lo, hi = column_range(X, sw)
         keep = self._set_priors_and_scale(np.bincount(yi, weights=sw, minlength=C).astype(float), lo, hi)
         Xk = X if keep.all() else X[:, keep]

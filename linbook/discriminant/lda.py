@@ -217,6 +217,10 @@ class RDA(LDA):
         logdet = (2.0 * np.log(sd).sum() + np.log(self._mid).sum()
                   + (D - e.size) * (np.log(lam) if lam > 0 else 0.0))
         self._set_discriminants(self._apply_inverse, logdet)
+        if not (np.all(np.isfinite(self._betas)) and np.all(np.isfinite(self._quad_mu))):
+            raise ValueError(f"RDA: shrinkage = {lam:g} is too small for this pooled covariance (rank {e.size} < "
+                             f"D = {D}): its inverse, 1 / shrinkage off the rank's span, overflows float64. "
+                             "Set shrinkage to 1e-200 or more, or drop features.")
 
     def _apply_inverse(self, A):
         """Rows of A (standardised units) times ``Sigma^{-1}``, without forming ``Sigma``."""
@@ -224,7 +228,9 @@ class RDA(LDA):
         V = self.components_.T
         P = U @ V
         out = (P / self._mid) @ V.T
-        if self._shrinkage > 0:
+        if self._shrinkage > 0 and V.shape[1] < V.shape[0]:
+            # the complement of span(V), where the regularised R is shrinkage * I; with every direction kept,
+            # U - P V^T is rounding alone, and divided by shrinkage ~1e-300 it swamped the scores (or overflowed)
             out += (U - P @ V.T) / self._shrinkage
         return out / self._sd
 

@@ -282,7 +282,10 @@ def sparse_cg_solve(mom, pen, precondition, budget):
         preconditioner = None if not precondition else diag if mom.n >= d else np.broadcast_to(pen, (d,))
         v = conjugate_gradient_step(H, -c, 1e-14, budget, preconditioner, steps=steps)
         residual = np.linalg.norm(H(v) - c)
-        accurate = residual <= CG_BACKWARD_ERROR * (np.max(diag) * np.linalg.norm(v) + np.linalg.norm(c))
+        # a bound that overflowed accepts anything (inf <= inf): with lam ~1e-300 the preconditioner 1 / pen
+        # overflowed, CG stopped before its first step and returned a vector of ~1e300s
+        bound = CG_BACKWARD_ERROR * (np.max(diag) * np.linalg.norm(v) + np.linalg.norm(c))
+        accurate = len(steps["alpha"]) > 0 and np.isfinite(bound) and residual <= bound
         # the Cholesky path's rule: where the (equilibrated) normal equations are this ill-conditioned they
         # lose more than half of the digits, and an orthogonal method on X itself takes over
         return v if accurate and lanczos_condition(steps) * RCOND_MIN <= 1.0 else None

@@ -73,6 +73,11 @@ class LeastAbsoluteDeviation(LinearModel):
         self
         """
         X, y, sw = self._validate(X, y, sample_weight)
+        if sw is not None and not np.all(sw > 0):
+            # a row of weight 0 costs nothing in the LP, but its values would still set the column
+            # scales and offsets (a row of 1e300 left the other rows ~1e-300, zeros to HiGHS): drop it
+            held = sw > 0
+            X, y, sw = X[held], y[held], sw[held]
         n, d = X.shape
         sw = np.ones(n) if sw is None else sw
         Xs, sx, shift = self._scaled_columns(X)

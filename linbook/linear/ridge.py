@@ -27,15 +27,26 @@ def _augmented(A, pen):
 
 
 def _df_from_gram(G, pen, n):
-    """``tr(G (G + diag(pen))^{-1})``: by eigenvalues for a uniform penalty, else by a solve."""
+    """``tr(G (G + diag(pen))^{-1})``: by eigenvalues for a uniform penalty, else by a solve.
+
+    Where that solve fails (``G`` singular, for wide X, and the penalty below its rounding), by the
+    eigenvalues ``e_k`` of ``Q^(1/2) G Q^(1/2)`` with ``Q = diag(p / pen)``, ``p = min(pen)`` (powers of four:
+    exact): ``sum_k e_k / (e_k + p)``, the same trace (it raised LinAlgError).
+    """
     if G.shape[0] == 0:
         return 0.0
-    if np.all(pen == pen[0]):
-        e = np.clip(np.linalg.eigvalsh(G), 0, None)
-        keep = e > e.max(initial=0.0) * max(n, G.shape[0]) * np.finfo(float).eps
-        return float(np.sum(e[keep] / (e[keep] + pen[0])))
-    A = G + np.diag(pen)
-    return float(np.trace(scipy.linalg.solve(A, G, assume_a="pos")))
+    if not np.all(pen == pen[0]):
+        try:
+            return float(np.trace(scipy.linalg.solve(G + np.diag(pen), G, assume_a="pos")))
+        except np.linalg.LinAlgError:
+            p = float(np.min(pen))
+            if p == 0:                       # a penalty of 0 beside positive ones: the pseudo-inverse
+                return float(np.trace(np.linalg.lstsq(G + np.diag(pen), G, rcond=None)[0]))
+            q = np.sqrt(p / pen)
+            G, pen = G * np.outer(q, q), np.full(G.shape[0], p)
+    e = np.clip(np.linalg.eigvalsh(G), 0, None)
+    keep = e > e.max(initial=0.0) * max(n, G.shape[0]) * np.finfo(float).eps
+    return float(np.sum(e[keep] / (e[keep] + pen[0])))
 
 
 class Ridge(LinearModel):

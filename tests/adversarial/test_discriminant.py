@@ -175,3 +175,27 @@ def test_features_of_very_different_scales(est):
         assert_all_finite(out)
     else:
         np.testing.assert_allclose(out, ref.predict_proba(X), atol=1e-9)
+
+
+@pytest.mark.parametrize("shrinkage", [5e-324, 1e-300, 1e-200])
+def test_rda_with_a_tiny_shrinkage_is_lda(shrinkage):
+    """Full-rank pooled covariance: ``RDA(shrinkage -> 0)`` is LDA. The part of the scores off the kept
+    eigenvectors was added even when none was dropped: rounding divided by ``shrinkage`` gave probabilities
+    [0, 0, 1] at 1e-300 and NaN at 5e-324, silently."""
+    X, y = _data()
+    want = linbook.LDA().fit(X, y).predict_proba(X)
+    got = answer_or_clear_error(lambda: linbook.RDA(shrinkage=shrinkage).fit(X, y).predict_proba(X),
+                                corrupts="shrinkage")
+    assert got is not None
+    assert np.max(np.abs(got - want)) <= 1e-9
+
+
+@pytest.mark.parametrize("shrinkage", [5e-324, 1e-300, 1e-12])
+def test_rda_with_a_tiny_shrinkage_on_wide_data_answers_or_says_so(shrinkage):
+    """More features than rows (a singular pooled covariance): 1 / shrinkage off its span may overflow; then a
+    clear error naming shrinkage, never NaN probabilities (as at 5e-324 before)."""
+    X, y = _data(n=12, d=30)
+    got = answer_or_clear_error(lambda: linbook.RDA(shrinkage=shrinkage).fit(X, y).predict_proba(X),
+                                corrupts="shrinkage")
+    if got is not None:
+        assert_all_finite(got)

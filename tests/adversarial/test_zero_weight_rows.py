@@ -1,0 +1,67 @@
+"""A row of weight 0 changes nothing, whatever values it holds.
+
+Appending a row of ``1e300`` (or ``-1e300``, ``1e-300``) with ``sample_weight`` 0 must leave every fit as
+it was. Before, such a row still entered the statistics the fits compute before weighting:
+``LeastAbsoluteDeviation`` took its column scales and offsets from it (the other rows, divided by 1e300,
+became zeros to HiGHS: ``coef_ = [1, 0, 0]``, no warning), and the diagonal Gaussian classifiers
+(``DiagonalLDA``, ``GaussianNaiveBayes``, ``NearestShrunkenCentroids``) summed ``0 * inf`` = NaN squared
+residuals (NaN probabilities, or a ``ValueError`` about unrepresentable variances).
+
+Deterministic estimators with ``sample_weight``, dense and CSR where they accept it: predictions (or
+probabilities, or the transform) agree with the fit without the row to 1e-9 (relative).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+
+from linbook import (LDA, QDA, RDA, DiagonalLDA, FisherLDA, GaussianNaiveBayes, Lasso, LeastAbsoluteDeviation,
+                     LinearRegression, LogisticRegression, NearestShrunkenCentroids, Ridge)
+
+REGRESSORS = [LinearRegression(), Ridge(lam=1.5), Lasso(lam=4.0), LeastAbsoluteDeviation()]
+CLASSIFIERS = [LogisticRegression(lam=1.0), LDA(), QDA(), RDA(shrinkage=0.3), DiagonalLDA(), GaussianNaiveBayes(),
+               NearestShrunkenCentroids(shrink_threshold=0.2), FisherLDA()]
+VALUES = [1e300, -1e300, 1e-300]
+
+
+def _data(regression, seed=0, n=40, d=3):
+    rng = np.random.default_rng(seed)
+    if regression:
+        X = rng.standard_normal((n, d)) * np.linspace(1.0, 2.5, d) + np.linspace(-1.0, 2.0, d)
+        return X, X @ np.linspace(1.0, -0.5, d) + 0.7 + 0.5 * rng.standard_normal(n)
+    y = np.arange(n) % 3
+    return rng.standard_normal((n, d)) + np.outer(y, np.linspace(1.0, 0.5, d)), y
+
+
+def _output(model, X):
+    for method in ("predict_proba", "predict", "transform"):
+        if hasattr(model, method):
+            return np.asarray(getattr(model, method)(X), dtype=float)
+
+
+def _fit(est, X, y, sample_weight=None):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return clone(est).fit(X, y, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("value", VALUES)
+@pytest.mark.parametrize("est", REGRESSORS + CLASSIFIERS, ids=lambda e: type(e).__name__)
+def test_a_row_of_weight_zero_changes_nothing(est, value, sparse):
+    regression = est in REGRESSORS
+    X, y = _data(regression)
+    X_more = np.vstack([X, np.full(X.shape[1], value)])
+    y_more = np.r_[y, value if regression else y[0]]
+    weights = np.r_[np.ones(len(y)), 0.0]
+    if sparse:
+        if not regression and est not in CLASSIFIERS[:1]:
+            pytest.skip("the Gaussian classifiers take dense X")
+        X, X_more = sp.csr_matrix(X), sp.csr_matrix(X_more)
+    want = _output(_fit(est, X, y), X)
+    got = _output(_fit(est, X_more, y_more, sample_weight=weights), X)
+    assert np.all(np.isfinite(got))
+    assert np.max(np.abs(got - want)) <= 1e-9 * np.max(np.abs(want))
