@@ -278,7 +278,13 @@ class _BaseSGD(BaseEstimator):
                               accept_sparse=True)
         if not sp.issparse(X):
             X = np.ascontiguousarray(X)
-        return X, y, check_sample_weight(sample_weight, X, estimator=self)
+        sw = check_sample_weight(sample_weight, X, estimator=self)
+        if sample_weight is not None and not np.all(sw > 0):
+            # a row of weight 0 moves nothing, but its values would still set the step sizes and the
+            # feature scale (a row of 1e300 made every step ~1e-600: nothing learned, silently): left out
+            held = sw > 0
+            X, y, sw = X[held], y[held], sw[held]
+        return X, y, sw
 
     def _decision(self, X):
         """``X w + b``, with a row beyond float64 as an infinity, or, for several classes, shifted by its

@@ -65,3 +65,24 @@ def test_a_row_of_weight_zero_changes_nothing(est, value, sparse):
     got = _output(_fit(est, X_more, y_more, sample_weight=weights), X)
     assert np.all(np.isfinite(got))
     assert np.max(np.abs(got - want)) <= 1e-9 * np.max(np.abs(want))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("value", VALUES)
+@pytest.mark.parametrize("regression", [False, True], ids=["SGDClassifier", "SGDRegressor"])
+def test_a_row_of_weight_zero_changes_no_stochastic_fit(regression, value, sparse):
+    """The SGD models took their step sizes and feature scale from every row: a weight-0 row of 1e300 made
+    each step ~1e-600 (SGDClassifier learned nothing, its predictions agreed with the fit without the row on
+    half the rows; SGDRegressor raised a divergence). The row is left out, so the fit, shuffles included,
+    is the one without it."""
+    from linbook.online import SGDClassifier, SGDRegressor
+
+    est = SGDRegressor(random_state=0) if regression else SGDClassifier(random_state=0)
+    X, y = _data(regression)
+    X_more = np.vstack([X, np.full(X.shape[1], value)])
+    y_more = np.r_[y, value if regression else y[0]]
+    if sparse:
+        X, X_more = sp.csr_matrix(X), sp.csr_matrix(X_more)
+    want = _output(_fit(est, X, y), X)
+    got = _output(_fit(est, X_more, y_more, sample_weight=np.r_[np.ones(len(y)), 0.0]), X)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
