@@ -323,7 +323,14 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         if not self.fit_intercept:
             return 0.0
         if self.intercept_scaling != "auto":
-            return float(self.intercept_scaling) ** 2
+            with np.errstate(over="ignore"):
+                c2 = float(np.float64(self.intercept_scaling) ** 2)
+                step = c2 * float(self.eta)
+            if not np.isfinite(step):                      # b's step eta c^2 y_i would be infinite
+                raise ValueError(f"Perceptron: eta * intercept_scaling^2 overflows float64 (intercept_scaling="
+                                 f"{float(self.intercept_scaling):g}, eta={float(self.eta):g}). Set intercept_scaling "
+                                 "to 1.0 or 'auto', or scale it down.")
+            return c2
         return R2 if R2 > 0 else 1.0
 
     @property

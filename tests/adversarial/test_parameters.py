@@ -268,3 +268,14 @@ def test_logistic_loss_takes_a_list_X():
     assert got[0] == want[0]
     np.testing.assert_array_equal(got[1], want[1])
     np.testing.assert_array_equal(got[2], want[2])
+
+
+@pytest.mark.parametrize("intercept_scaling", [1e155, 1e300])
+def test_perceptron_intercept_scaling_whose_square_overflows_is_a_clear_error(intercept_scaling):
+    """``b`` moves by ``eta c^2 y_i``: with ``c^2`` beyond float64 the fit raised a raw ``OverflowError``."""
+    import linbook
+
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    with pytest.raises(ValueError, match="intercept_scaling") as err:
+        linbook.Perceptron(intercept_scaling=intercept_scaling).fit(X, (X[:, 0] > 0).astype(int))
+    assert_clear_error(err.value, "intercept_scaling")
