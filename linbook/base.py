@@ -258,6 +258,18 @@ def validate_predict(estimator, X, *, accept_sparse=False, allow_nan=False):
                                  ensure_all_finite="allow-nan" if allow_nan else True)
 
 
+def validate_predict_missing(estimator, X):
+    """:func:`validate_predict` with ``allow_nan=True``, and the mask of the missing (NaN) entries of ``X``, or
+    ``None`` when it has none: for plain finite input the fast path's one finiteness pass says so (a second
+    pass over ``X`` looking for NaN cost 10 ms of LDA's 0.1 s predict on 1e6 x 20)."""
+    check_is_fitted(estimator)
+    if _plain_input(estimator, X, None, reset=False):
+        return X, None
+    X = validate_predict(estimator, X, allow_nan=True)
+    with np.errstate(over="ignore", invalid="ignore"):      # rows near 1e308 sum to inf or NaN: then look
+        return X, (np.isnan(X) if np.isnan(X.sum()) else None)
+
+
 def predict_input(est, X, accept_sparse=False):
     """:func:`validate_predict` (advised) with the sparse formats of the streaming models.
 

@@ -36,7 +36,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from .._kernels.scatter import class_sums, column_range
 from ..base import (LinbookWarning, all_or_nothing, check_params, check_sample_weight, dask_blocks, encode_labels,
-                    is_dask, require_y, validate_fit, validate_predict, weight_spread, _with_advice)
+                    is_dask, require_y, validate_fit, validate_predict_missing, weight_spread, _with_advice)
 from ..criteria import InformationCriteriaMixin
 from .._kernels.cholesky import equilibrated_cholesky
 from ..gaussian import tiny_pivot
@@ -280,11 +280,10 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         differences), returns ``(s, far, e)``: the rows ``far`` whose scores overflow hold the scores of
         ``x / 2^e`` instead (:meth:`_row_scaled_scores`), with ``s = 4^e s_far`` up to class-free terms.
         """
-        X = validate_predict(self, X, allow_nan=True)
+        X, missing = validate_predict_missing(self, X)
         if not self._keep.all():
             X = X[:, self._keep]
-        with np.errstate(over="ignore", invalid="ignore"):      # rows near 1e308 sum to inf or NaN: then look
-            missing = np.isnan(X) if np.isnan(X.sum()) else None  # one cheap pass when nothing is missing
+            missing = None if missing is None else missing[:, self._keep]
         complete = missing is None or not missing.any()      # (X.sum() can be NaN from +-inf alone)
         with np.errstate(over="ignore", invalid="ignore"):      # overflowing rows are found below
             if complete or self._nan_in_fit:
