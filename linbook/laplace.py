@@ -381,7 +381,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         sw = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
         Phi = self._design(X)
         m, alpha = Phi.shape[1], float(self._prior_precision())
-        const = 0.5 * m * np.log(2 * np.pi / alpha)
+        const = 0.5 * m * (np.log(2 * np.pi) - np.log(alpha))   # (2 pi / alpha overflows for alpha < ~1e-308)
 
         def energy(w):   # E(w) = NLL(w) + (alpha/2) ||w||^2 + (M/2) log(2 pi / alpha), its g and H
             # g = Phi'(s (mu - t)) + alpha w,  H = Phi' S Phi + alpha I

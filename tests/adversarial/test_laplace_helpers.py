@@ -47,3 +47,19 @@ def test_probit_kappa_of_an_array_is_elementwise():
     got = linbook.probit_kappa(var)
     np.testing.assert_array_equal(got[:3], 1.0 / np.sqrt(1.0 + np.pi * var[:3] / 8.0))
     assert got[3] == pytest.approx(_kappa_far(var[3]), rel=1e-14)
+
+
+@pytest.mark.parametrize("alpha", [5e-324, 1e-310])
+def test_bayesian_logistic_regression_with_a_subnormal_prior_precision(alpha):
+    """The evidence's ``(M/2) log(2 pi / alpha)`` overflowed for ``alpha`` below ~1e-308 (the fit refused with
+    "the energy E(x0) is not finite"); in log space it is finite: the fit is the one at 1e-300 (a flat prior
+    either way), with the evidence lower by ``(M/2) log(1e-300 / alpha)``."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    y = (X[:, 0] + rng.standard_normal(40) > 0).astype(int)
+    flat = linbook.BayesianLogisticRegression(prior_precision=1e-300).fit(X, y)
+    tiny = linbook.BayesianLogisticRegression(prior_precision=alpha).fit(X, y)
+    np.testing.assert_allclose(tiny.coef_, flat.coef_, rtol=1e-8)
+    shift = 0.5 * 4 * (np.log(1e-300) - np.log(alpha))
+    assert np.isfinite(tiny.log_evidence_)
+    np.testing.assert_allclose(flat.log_evidence_ - tiny.log_evidence_, shift, rtol=1e-6)
