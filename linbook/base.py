@@ -258,6 +258,19 @@ def validate_predict(estimator, X, *, accept_sparse=False, allow_nan=False):
                                  ensure_all_finite="allow-nan" if allow_nan else True)
 
 
+def without_zero_weight_rows(X, y, sw):
+    """``(X, y, sw)`` without the rows of ``sample_weight`` 0 (unchanged when there are none, or ``sw`` is None).
+
+    Such a row counts for nothing in a weighted fit, but its values would still enter what a fit computes
+    before the weights apply: column scales and offsets (LAD: a row of 1e300 left the others ~1e-300, zeros
+    to HiGHS), step sizes (SGD: every step ~1e-600, nothing learned), ``0 * x^2`` (``0 * inf`` = NaN).
+    """
+    if sw is None or np.all(sw > 0):
+        return X, y, sw
+    held = sw > 0
+    return X[held], y[held], sw[held]
+
+
 def validate_predict_missing(estimator, X):
     """:func:`validate_predict` with ``allow_nan=True``, and the mask of the missing (NaN) entries of ``X``, or
     ``None`` when it has none: for plain finite input the fast path's one finiteness pass says so (a second

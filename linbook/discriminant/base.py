@@ -36,7 +36,8 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from .._kernels.scatter import class_sums, column_range
 from ..base import (LinbookWarning, all_or_nothing, check_params, check_sample_weight, dask_blocks, encode_labels,
-                    is_dask, require_y, validate_fit, validate_predict_missing, weight_spread, _with_advice)
+                    is_dask, require_y, validate_fit, validate_predict_missing, weight_spread, without_zero_weight_rows,
+                    _with_advice)
 from ..criteria import InformationCriteriaMixin
 from .._kernels.cholesky import equilibrated_cholesky
 from ..gaussian import tiny_pivot
@@ -174,11 +175,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         self.classes_, yi = encode_labels(y, model=name)
         C = self.classes_.size
         self._check_class_sizes(np.bincount(yi if sw is None else yi[sw > 0], minlength=C))
-        if sw is not None and not np.all(sw > 0):
-            # a row of weight 0 counts for nothing, but its values would still enter the sums as
-            # 0 * x^2: 0 * inf = NaN for x ~1e300 (its class is kept in classes_, counted 0)
-            held = sw > 0
-            X, yi, sw = X[held], yi[held], sw[held]
+        X, yi, sw = without_zero_weight_rows(X, yi, sw)    # (0 * x^2 sums; its class stays in classes_)
         lo, hi = column_range(X, sw)
         keep = self._set_priors_and_scale(np.bincount(yi, weights=sw, minlength=C).astype(float), lo, hi)
         Xk = X if keep.all() else X[:, keep]

@@ -10,7 +10,7 @@ import scipy.sparse as sps
 from scipy.optimize import linprog
 
 from .._design import centre_offsets
-from ..base import all_or_nothing, validate_predict
+from ..base import all_or_nothing, validate_predict, without_zero_weight_rows
 from .._kernels.csr import divide_columns
 from ..numerics import _power_of_two_scale
 from ._base import LinearModel, log_sum_squares  # noqa: F401  (shared validation and tags)
@@ -73,11 +73,7 @@ class LeastAbsoluteDeviation(LinearModel):
         self
         """
         X, y, sw = self._validate(X, y, sample_weight)
-        if sw is not None and not np.all(sw > 0):
-            # a row of weight 0 costs nothing in the LP, but its values would still set the column
-            # scales and offsets (a row of 1e300 left the other rows ~1e-300, zeros to HiGHS): drop it
-            held = sw > 0
-            X, y, sw = X[held], y[held], sw[held]
+        X, y, sw = without_zero_weight_rows(X, y, sw)     # (they would still set the column scales)
         n, d = X.shape
         sw = np.ones(n) if sw is None else sw
         Xs, sx, shift = self._scaled_columns(X)

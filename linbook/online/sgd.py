@@ -19,7 +19,8 @@ from sklearn.utils import metadata_routing
 from sklearn.utils.metaestimators import available_if
 
 from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, as_rng, check_params,
-                    check_sample_weight, dask_blocks, encode_labels, predict_input, renamed_param)
+                    check_sample_weight, dask_blocks, encode_labels, predict_input, renamed_param,
+                    without_zero_weight_rows)
 from .._predictor import finite_scores, linear_predictor
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
@@ -278,13 +279,8 @@ class _BaseSGD(BaseEstimator):
                               accept_sparse=True)
         if not sp.issparse(X):
             X = np.ascontiguousarray(X)
-        sw = check_sample_weight(sample_weight, X, estimator=self)
-        if sample_weight is not None and not np.all(sw > 0):
-            # a row of weight 0 moves nothing, but its values would still set the step sizes and the
-            # feature scale (a row of 1e300 made every step ~1e-600: nothing learned, silently): left out
-            held = sw > 0
-            X, y, sw = X[held], y[held], sw[held]
-        return X, y, sw
+        # a row of weight 0 moves nothing, but its values would still set the step sizes and the feature scale
+        return without_zero_weight_rows(X, y, check_sample_weight(sample_weight, X, estimator=self))
 
     def _decision(self, X):
         """``X w + b``, with a row beyond float64 as an infinity, or, for several classes, shifted by its
