@@ -291,7 +291,9 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         # vectorised over rows (3x faster softmax for small C)
         s = np.asfortranarray(s)
         s += np.log(self.priors_)
-        far = ~np.isfinite(s.max(axis=1))          # (a NaN score makes its row's max NaN)
+        # a row is far when any of its scores is not finite: a partial sum that overflowed gives -inf to a class
+        # whose exact score may still be the largest (the row-scaled scores below are exact)
+        far = ~np.isfinite(s).all(axis=1)
         scalable = scale_far_rows and complete and self._row_scaled_log_density is not None
         if far.any() and not scalable:
             raise ValueError(f"{type(self).__name__}: the log-density of some rows of X overflows float64 "
