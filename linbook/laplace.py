@@ -22,11 +22,10 @@ import warnings
 import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, Integral, StrOptions, all_or_nothing,
-                   check_param_values, check_params, check_sample_weight, encode_labels, renamed_param, require_y,
+                   check_param_values, check_params, check_sample_weight, encode_labels, label_type, renamed_param, require_y,
                    validate_fit, validate_predict, weight_spread)
 from ._predictor import finite_scores
 from .criteria import aic, bic  # noqa: F401  (re-exported for ``from linbook.laplace import bic``)
@@ -367,7 +366,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         check_params(self)
         require_y(self, y)
         X, y = validate_fit(self, X, y)
-        kind = type_of_target(y)
+        kind = label_type(y)
         if kind == "unknown":
             raise ValueError("Unknown label type: BayesianLogisticRegression needs two class labels in y. Pass "
                              "them as numbers, strings or booleans (an object array of other or mixed types: "
