@@ -28,14 +28,13 @@ def main():
     import scipy.sparse as sp
 
     import linbook
-    from linbook import base, online, perceptron
+    from linbook import online, perceptron
     from linbook.online import sgd
 
     # small fits run numpy loops (no numba load in a chapter's first cells); here every fit must
     # take its compiled path, so that larger fits later load compiled code instead of compiling it
     sgd._numpy_steps_left[0] = 0        # the budget shared by SGD, LMS, RLS, online gradient descent and Lasso
     perceptron._numpy_updates_left[0] = 0
-    base._NUMPY_STATS_MAX = -1
 
     start = time.perf_counter()
     compile_bytecode()

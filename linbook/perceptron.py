@@ -21,8 +21,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ._predictor import finite_scores, linear_predictor
 from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, all_or_nothing, as_rng, check_params,
-                   check_sample_weight, encode_labels, predict_input, renamed_kwargs, renamed_param,
-                   require_weighted_classes, require_y, row_stats, validate_fit)
+                   check_sample_weight, encode_labels, max_sq_row_norm, predict_input, renamed_kwargs,
+                   renamed_param, require_weighted_classes, require_y, validate_fit)
 
 __all__ = ["Perceptron", "perceptron_reference"]
 
@@ -316,7 +316,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     def _intercept_c2(self, X):
         """``c^2`` for the intercept's constant column: ``intercept_scaling`` squared, or
         ``R2 = max_i ||x_i||^2`` for ``"auto"``; 0 without an intercept. Records ``R2``."""
-        self._R2 = R2 = _max_sq_norm(X)
+        self._R2 = R2 = max_sq_row_norm(X)
         if not np.isfinite(R2):              # the scores would overflow: every test y (w.x + b) <= 0 fails
             raise ValueError("The squared norms of the rows of X overflow (features of order 1e154 or larger): "
                              "scale the features before fitting.")
@@ -390,14 +390,6 @@ def _scatter(values, kept):
     full = np.zeros(kept.size)
     full[kept] = values
     return full
-
-
-def _max_sq_norm(X):
-    """``max_i ||x_i||^2`` (inf when it overflows)."""
-    if not sp.issparse(X) and X.shape[0] < _NUMPY_MAX_ROWS:     # no compiled kernel to load
-        with np.errstate(over="ignore"):
-            return float(np.max(np.einsum("ij,ij->i", X, X), initial=0.0))
-    return row_stats(X)[0]
 
 
 def _row_layout(X, sorted_rows):

@@ -21,8 +21,7 @@ import numpy as np
 import linbook
 from linbook import base, perceptron
 
-perceptron._numpy_updates_left[0] = 0      # the compiled epochs and row statistics, as linbook._warm does
-base._NUMPY_STATS_MAX = -1
+perceptron._numpy_updates_left[0] = 0      # the compiled epochs, as linbook._warm does
 rng = np.random.default_rng(0)
 X = rng.standard_normal((500, 6))
 y = (X @ rng.standard_normal(6) + 0.3 * rng.standard_normal(500) > 0).astype(int)

@@ -2,7 +2,7 @@
 
 * The numpy SGD epoch (``linbook.online.sgd._numpy_epoch``, what a chapter's small fit runs) makes
   the same steps as the compiled one (``linbook._kernels.sgd.sgd_epoch_dense``).
-* ``row_stats`` in numpy equals the compiled pass.
+* ``row_stats`` of dense X (numpy) equals that of CSR X (the compiled pass).
 * A fresh process fitting the main estimators on small data never imports numba.
 * ``fit``'s stop rule: it fires on noisy data, ``tol=None`` runs every epoch, and the squared
   error's rule does not depend on the scale of ``y``.
@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 
 from linbook.online import LMS, OnlineGradientDescent, RecursiveLeastSquares, SGDClassifier, SGDRegressor
@@ -102,16 +103,17 @@ def test_numpy_epoch_reports_divergence(monkeypatch):
         SGDRegressor(eta0=10.0, average=False, max_iter=3, tol=None).fit(X * 100, y)
 
 
-def test_row_stats_numpy_equals_compiled(monkeypatch):
+def test_row_stats_dense_and_csr_agree():
     X, *_ = _data(seed=4)
     X[3] = 0.0
     X[5, 2] = 0.0
-    got = base_module.row_stats(X)
-    monkeypatch.setattr(base_module, "_NUMPY_STATS_MAX", 0)
-    want = base_module.row_stats(X)
-    assert got[1] == want[1] == np.count_nonzero(X)
-    assert got[0] == pytest.approx(want[0], rel=1e-13)
-    assert got[0] == pytest.approx(np.max(np.sum(X * X, axis=1)), rel=1e-13)
+    dense, csr = base_module.row_stats(X), base_module.row_stats(sp.csr_matrix(X))
+    assert dense[1] == csr[1] == np.count_nonzero(X)
+    assert dense[0] == pytest.approx(csr[0], rel=1e-13)
+    assert dense[0] == pytest.approx(np.max(np.sum(X * X, axis=1)), rel=1e-13)
+    assert base_module.max_sq_row_norm(X) == dense[0]
+    with np.errstate(over="ignore"):
+        assert base_module.row_stats(np.full((2, 3), 1e200))[0] == np.inf
 
 
 def test_small_first_fits_load_no_compiled_code():

@@ -273,24 +273,9 @@ def _epoch_loop(LOSS, MULTICLASS, ADAGRAD, MINIBATCH, AVERAGE):
     return epoch
 
 
-@njit(cache=True, fastmath=_FAST)
-def dense_row_stats(X):
-    """``(max_i ||x_i||^2, number of nonzero entries)`` of a dense matrix in one pass."""
-    top, nnz = 0.0, 0
-    for i in range(X.shape[0]):
-        x = X[i]
-        s = 0.0
-        for j in range(x.shape[0]):
-            s += x[j] * x[j]
-            nnz += x[j] != 0.0
-        if s > top:
-            top = s
-    return top, nnz
-
-
 @njit(cache=True)
 def csr_row_stats(data, indptr):
-    """``dense_row_stats`` of a CSR matrix from its arrays, without a temporary of ``nnz`` squares.
+    """``(max_i ||x_i||^2, number of nonzero entries)`` of a CSR matrix from its arrays, without a temporary of ``nnz`` squares.
 
     Each row's squares are summed in stored order (as before: the same bits). The positions are
     unsigned, so ``data[p]`` carries no wrap-around test for a negative ``p``, and the nonzeros
