@@ -119,6 +119,21 @@ def test_scores_kernels_equal_their_references():
     np.testing.assert_allclose(D2, ref, rtol=1e-9)
 
 
+@pytest.mark.parametrize("order", ["F", "C"])
+@pytest.mark.parametrize("n_classes", [1, 2, 3, 10])
+def test_row_argmax_is_numpys_argmax(order, n_classes):
+    """Ties go to the first column, a NaN to the first NaN (numpy's rule), and any layout or size."""
+    rng = np.random.default_rng(n_classes)
+    s = rng.integers(-3, 3, size=(4000, n_classes)).astype(float)      # many ties
+    s[::17] = -np.inf
+    s[5::19, -1] = np.inf
+    s[7::23, n_classes // 2] = np.nan
+    s[11::29] = np.nan
+    s = np.asfortranarray(s) if order == "F" else np.ascontiguousarray(s)
+    np.testing.assert_array_equal(scores.row_argmax(s), np.argmax(s, axis=1))
+    assert scores.row_argmax(s[:0]).shape == (0,)
+
+
 @pytest.mark.parametrize("nan", [False, True])
 def test_diagonal_log_density_equals_the_sum_over_observed_features(path, nan):
     X, y, _ = _data(n=9000, d=6, nan=nan)

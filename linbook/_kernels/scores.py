@@ -3,6 +3,7 @@
 Readable references (tested equal in ``tests/test_kernels_scatter.py``)::
 
     linear_scores(X, B, b)                                   == X @ B.T + b
+    row_argmax(s)                                            == np.argmax(s, axis=1)
     diagonal_log_density(X, inv_scale, mu, prec, const)[i, c]
         == -1/2 sum_{j: x_ij observed} ((x_ij * inv_scale_j - mu_cj)^2 prec_cj + const_cj)
     class_sq_distances(X, inv_scale, center, W, offsets)[i, c]
@@ -28,7 +29,7 @@ import numpy as np
 from . import scatter
 from .threads import map_row_chunks
 
-__all__ = ["linear_scores", "diagonal_log_density", "stack_whitening", "class_sq_distances"]
+__all__ = ["linear_scores", "row_argmax", "diagonal_log_density", "stack_whitening", "class_sq_distances"]
 
 
 def linear_scores(X, B, b):
@@ -43,6 +44,28 @@ def linear_scores(X, B, b):
 
     map_row_chunks(scores, X.shape[0])
     return out
+
+
+def row_argmax(s):
+    """``np.argmax(s, axis=1)``: the first column holding each row's largest score.
+
+    For column-major ``s`` (the class scores above) one column at a time: the rows whose maximum
+    has not appeared up to column ``c`` add one to their index. A handful of vectorised passes
+    over contiguous columns, where ``np.argmax`` over a row of a few classes pays a call per row
+    (1e6 x 10: ~20 ms against ~65 ms). A row whose maximum is NaN takes ``np.argmax``'s answer.
+    """
+    if not s.flags.f_contiguous or s.shape[1] < 2:
+        return np.argmax(s, axis=1)
+    top = s.max(axis=1)
+    first = np.zeros(s.shape[0], dtype=np.int32)     # (int32: half the memory traffic of intp)
+    not_yet = np.ones(s.shape[0], dtype=bool)
+    for c in range(s.shape[1] - 1):
+        not_yet &= s[:, c] != top
+        first += not_yet
+    nan_rows = np.isnan(top)
+    if nan_rows.any():
+        first[nan_rows] = np.argmax(s[nan_rows], axis=1)
+    return first
 
 
 def diagonal_log_density(X, inv_scale, mu, prec, const):

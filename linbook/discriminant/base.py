@@ -35,6 +35,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._kernels.scatter import class_sums, column_range
+from .._kernels.scores import row_argmax
 from ..base import (LinbookWarning, all_or_nothing, check_params, check_sample_weight, dask_blocks, encode_labels,
                     is_dask, require_y, validate_fit, validate_predict_missing, weight_spread, without_zero_weight_rows,
                     _with_advice)
@@ -423,7 +424,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         y : ndarray, shape (N,)
         """
         s = self._joint_log_likelihood(X, scale_far_rows=True)[0]    # first: it raises NotFittedError before fit
-        return self.classes_[np.argmax(s, axis=1)]
+        return self.classes_[row_argmax(s)]
 
     def log_likelihood(self, X, y):
         """Joint log-likelihood ``sum_i log p(x_i, y_i)`` in nats (eq. (4.52)).

@@ -15,6 +15,7 @@ import scipy.sparse
 from scipy.special import expit
 
 from ..base import all_or_nothing, dask_blocks, is_dask, validate_predict
+from .._kernels.scores import row_argmax
 from .._predictor import finite_scores, linear_predictor
 from ..numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid, softmax
 from . import multinomial, solvers
@@ -289,7 +290,7 @@ class LogisticRegression(BinaryGLM):
         """Most probable class label."""
         scores = self._scores(X)
         if self._multi:
-            return self.classes_[np.argmax(scores, axis=1)]
+            return self.classes_[row_argmax(scores)]
         return self.classes_[(scores > 0).astype(int)]
 
     @dask_blocks

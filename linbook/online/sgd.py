@@ -21,6 +21,7 @@ from sklearn.utils.metaestimators import available_if
 from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, as_rng, check_params,
                     check_sample_weight, dask_blocks, encode_labels, predict_input, renamed_param,
                     without_zero_weight_rows)
+from .._kernels.scores import row_argmax
 from .._predictor import finite_scores, linear_predictor
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
@@ -609,5 +610,5 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
     def predict(self, X):
         """Most probable class."""
         Z = self._decision(X)
-        idx = (Z[:, 0] > 0).astype(int) if Z.shape[1] == 1 else np.argmax(Z, axis=1)
+        idx = (Z[:, 0] > 0).astype(int) if Z.shape[1] == 1 else row_argmax(Z)
         return self.classes_[idx]
