@@ -61,6 +61,9 @@ def main():
         online.SGDClassifier(random_state=0).fit(X, y_three).predict(X)   # each loss and number of outputs
         online.SGDClassifier(loss="perceptron", random_state=0).fit(X, y_bin).predict(X)   # compiles its own loop
         linbook.Perceptron(form="dual", max_iter=1).fit(X[:300], y_bin[:300])
+        _with_prefetch(lambda: [model.fit(X, target) for model, target in (
+            (online.SGDRegressor(random_state=0), y_real), (online.SGDClassifier(random_state=0), y_bin),
+            (online.SGDClassifier(random_state=0), y_three), (linbook.Perceptron(random_state=0, max_iter=2), y_bin))])
         linbook.Lasso(lam=0.1).fit(X[:10], y_real[:10])      # wide: the residual sweep (tall: the Gram sweep)
         wide_csr = sp.random(30, 4200, density=0.01, format="csr", random_state=0)   # over 4096 columns:
         _try(lambda: linbook.Lasso(lam=0.1).fit(wide_csr, y_real[:30]))          # the sparse residual sweep
@@ -70,6 +73,17 @@ def main():
                       linbook.Perceptron(form="dual", max_iter=1), online.SGDClassifier(random_state=0)):
             _try(lambda m=model: m.fit(X_csr, y_bin).predict(X_csr))
     print(f"linbook: numba cache warm ({time.perf_counter() - start:.1f} s)")
+
+
+def _with_prefetch(fits):
+    """The default fits' dense loops again, compiled with the prefetch of rows that large ``X`` takes."""
+    from linbook._kernels import prefetch
+
+    default, prefetch.PREFETCH_MIN_BYTES = prefetch.PREFETCH_MIN_BYTES, 0
+    try:
+        fits()
+    finally:
+        prefetch.PREFETCH_MIN_BYTES = default
 
 
 def _try(fit):

@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 import pytest
 
+from linbook import Perceptron
 from linbook.online import LMS, OnlineGradientDescent, RecursiveLeastSquares, SGDClassifier, SGDRegressor
 from linbook import base as base_module
 from linbook.online import _stream
@@ -155,7 +156,7 @@ rng = np.random.default_rng(0)
 X = rng.standard_normal((300, 4)); y = X @ rng.standard_normal(4)
 three = sys.argv[1] == "three"
 SGDClassifier(random_state=0, max_iter=2, tol=None).fit(X, np.digitize(y, [-0.5, 0.5]) if three else y > 0)
-loop = kernels._epoch_loop(kernels.LOG, three, False, False, True)   # the default fit's configuration
+loop = kernels._epoch_loop(kernels.LOG, three, False, False, True, False)   # the default fit on small X
 # the residuals are inlined: their variables in the compiled loop's types say which were built
 typed = [getattr(c.type_annotation, "typemap", ()) for c in loop.overloads.values()]   # none when loaded
 built = sorted({name.split("_residual_v")[0] + "_residual" for names in typed for name in names if "_residual_v" in name})
@@ -399,3 +400,25 @@ def test_small_lasso_fits_stay_in_numpy(numpy_budget):
     numpy_budget[0] = 1000
     model = Lasso(lam=0.1).fit(X, y)
     assert numpy_budget[0] == 1000 - 5 * model.n_iter_ > 0
+
+
+@pytest.mark.parametrize("make, target", [(lambda: SGDClassifier(random_state=0, max_iter=3, tol=None), "binary"),
+                                          (lambda: SGDClassifier(random_state=0, max_iter=3, tol=None), "three"),
+                                          (lambda: SGDRegressor(random_state=0, max_iter=3, tol=None), "real"),
+                                          (lambda: Perceptron(random_state=0, max_iter=3, tol=None), "binary")])
+def test_the_prefetching_loops_make_the_same_steps(monkeypatch, make, target):
+    """Large X takes loops compiled with the prefetch of later rows (a hint: no value may change), small X
+    loops without it; the tests' small data would otherwise never run the first kind."""
+    from linbook import perceptron as perceptron_module
+    from linbook._kernels import prefetch
+
+    monkeypatch.setattr(sgd_module, "_numpy_steps_left", [0])            # the compiled epochs from the first
+    monkeypatch.setattr(perceptron_module, "_numpy_updates_left", [0])
+    X, y, binary, *_ = _data(seed=6, n=600)
+    y = {"binary": binary, "three": np.digitize(y, [-0.5, 0.5]), "real": y}[target]
+    assert X.nbytes < prefetch.PREFETCH_MIN_BYTES
+    without = make().fit(X, y)
+    monkeypatch.setattr(prefetch, "PREFETCH_MIN_BYTES", 0)
+    with_prefetch = make().fit(X, y)
+    np.testing.assert_array_equal(with_prefetch.coef_, without.coef_)
+    np.testing.assert_array_equal(with_prefetch.intercept_, without.intercept_)

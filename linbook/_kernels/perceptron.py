@@ -8,9 +8,11 @@ read from a dense ``X`` or, when ``indptr`` is non-empty, from the CSR arrays
 ``linbook.perceptron.perceptron_reference``.
 """
 
+import functools
+
 from numba import njit
 
-from .prefetch import AHEAD, prefetch_csr_row, prefetch_dense_row
+from .prefetch import AHEAD, prefetch_csr_row, prefetch_dense_row, worth_prefetching
 
 _FAST = {"reassoc", "contract", "nsz"}
 
@@ -85,32 +87,37 @@ def primal_epoch(X, data, indices, indptr, t, order, w, b, eta, eta_b, updates):
     """
     if indptr.shape[0] > 0:
         return _primal_csr(data, indices, indptr, t, order, w, b, eta, eta_b, updates)
-    return _primal_dense(X, t, order, w, b, eta, eta_b, updates)
+    return _primal_dense(worth_prefetching(X))(X, t, order, w, b, eta, eta_b, updates)
 
 
-@njit(cache=True, fastmath=_FAST)
-def _primal_dense(X, t, order, w, b, eta, eta_b, updates):
-    """``primal_epoch`` on dense rows."""
-    mistakes = 0
-    bias = b[0]                              # a local: keeps the dot products vectorised
-    n = order.shape[0]
-    for pos in range(n):
-        if pos + AHEAD < n:                  # start loading a later row: rows come in random order
-            prefetch_dense_row(X, order[pos + AHEAD])
-        i = order[pos]
-        x = X[i]
-        s = bias
-        for j in range(x.shape[0]):
-            s += w[j] * x[j]
-        if t[i] * s <= 0.0:
-            c = eta * t[i]
+@functools.cache
+def _primal_dense(PREFETCH):
+    """``primal_epoch`` on dense rows, compiled with or without the prefetch of later rows (a constant of
+    the compiled function, as ``sgd._epoch_loop``'s switches: small ``X`` needs none)."""
+    @njit(cache=True, fastmath=_FAST)
+    def primal_dense(X, t, order, w, b, eta, eta_b, updates):
+        mistakes = 0
+        bias = b[0]                              # a local: keeps the dot products vectorised
+        n = order.shape[0]
+        for pos in range(n):
+            if PREFETCH and pos + AHEAD < n:     # start loading a later row: rows come in random order
+                prefetch_dense_row(X, order[pos + AHEAD])
+            i = order[pos]
+            x = X[i]
+            s = bias
             for j in range(x.shape[0]):
-                w[j] += c * x[j]
-            bias += eta_b * t[i]
-            updates[mistakes] = i
-            mistakes += 1
-    b[0] = bias
-    return mistakes
+                s += w[j] * x[j]
+            if t[i] * s <= 0.0:
+                c = eta * t[i]
+                for j in range(x.shape[0]):
+                    w[j] += c * x[j]
+                bias += eta_b * t[i]
+                updates[mistakes] = i
+                mistakes += 1
+        b[0] = bias
+        return mistakes
+
+    return primal_dense
 
 
 @njit(cache=True)   # no reassociation: vectorised gathers are slower than scalar loads

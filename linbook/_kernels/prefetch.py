@@ -16,6 +16,15 @@ from numba.extending import intrinsic
 from . import _cache_load  # noqa: F401  (linbook's cached kernels load without numba's registry refresh)
 
 AHEAD = 2          # samples ahead; 1-8 measured equal on the benchmark, 2 leaves slack
+#: Arrays smaller than this are not prefetched: their rows stay in the cache from one epoch to the next,
+#: and leaving the prefetch out of such a loop saves its compile time (~0.1 s of a first fit with a cold
+#: cache: the loops take it as a compile-time switch, ``worth_prefetching``).
+PREFETCH_MIN_BYTES = 1 << 22
+
+
+def worth_prefetching(X):
+    """Whether a loop visiting the rows of ``X`` in random order should prefetch them."""
+    return X.nbytes >= PREFETCH_MIN_BYTES
 
 
 @intrinsic

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from .finite import is_finite
-from .prefetch import AHEAD, prefetch_dense_row
+from .prefetch import AHEAD, prefetch_dense_row, worth_prefetching
 
 # reassociation lets LLVM vectorise the dot products (results differ in the last bits only)
 _FAST = {"reassoc", "contract", "nsz"}
@@ -157,17 +157,19 @@ def sgd_epoch_dense(X, y, sw, order, batch, W, b, G2W, G2b, Wbar, bbar, state, l
     gradient of row ``m`` is ``gb[m] x`` and is used without being stored.
     """
     M, D = W.shape
-    loop = _epoch_loop(int(loss), bool(M > 1), bool(adagrad), bool(batch > 1), bool(avg_start > 0))
+    loop = _epoch_loop(int(loss), bool(M > 1), bool(adagrad), bool(batch > 1), bool(avg_start > 0),
+                       worth_prefetching(X))
     work = (np.empty(M), np.empty(M), np.zeros(M), np.zeros((M, D) if batch > 1 else (0, 0)), np.zeros(M))
     return loop(X, y, sw, order, batch, W, b, G2W, G2b, Wbar, bbar, state, schedule, eta0, tau0, kappa, lam_n,
                 b_ratio, fit_intercept, ada_eps, avg_start, *work)
 
 
 @functools.cache
-def _epoch_loop(LOSS, MULTICLASS, ADAGRAD, MINIBATCH, AVERAGE):
-    """``sgd_epoch_dense``'s loop, compiled for one loss, one or several outputs and one kind of step.
+def _epoch_loop(LOSS, MULTICLASS, ADAGRAD, MINIBATCH, AVERAGE, PREFETCH):
+    """``sgd_epoch_dense``'s loop, compiled for one loss, one or several outputs and one kind of step
+    (and with the rows prefetched only for ``X`` large enough: ``prefetch.worth_prefetching``).
 
-    The five switches are constants of the compiled function (Python ints and bools: numba's cache
+    The six switches are constants of the compiled function (Python ints and bools: numba's cache
     keys a closure by their pickled values, so each configuration has its own cache entry), and
     numba builds only the branches a fit takes. The residual is picked the same way, from the
     per-loss functions ``residual`` dispatches to at run time. The buffers ``z, r, zmag`` (scores,
@@ -193,7 +195,7 @@ def _epoch_loop(LOSS, MULTICLASS, ADAGRAD, MINIBATCH, AVERAGE):
         for start in range(0, n, batch):
             stop = start + batch if start + batch < n else n
             for pos in range(start, stop):
-                if pos + AHEAD < n:          # start loading a later row: rows come in random order
+                if PREFETCH and pos + AHEAD < n:     # start loading a later row: rows come in random order
                     prefetch_dense_row(X, order[pos + AHEAD])
                 x = X[order[pos]]
                 for m in range(M):
