@@ -32,7 +32,8 @@ from .criteria import aic, bic  # noqa: F401  (re-exported for ``from linbook.la
 from .logistic.logistic_regression import logistic_loss
 from .numerics import _binary_exponent, sigmoid
 from .optim.newton import newton
-from .optim.result import MSG_NONFINITE, MSG_UNBOUNDED, _x0
+from .optim.resume import resume_until_step_is_short
+from .optim.result import MSG_NONFINITE, MSG_STEP_STILL_LONG, MSG_UNBOUNDED, _x0
 
 __all__ = ["LaplaceResult", "laplace_approximation", "probit_kappa", "moderated_sigmoid",
            "BayesianLogisticRegression"]
@@ -110,7 +111,9 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
     x0 : float or array-like of shape (M,)
         Starting point.
     tol : float, default=1e-14
-        Stop when the Newton decrement ``g^T A^{-1} g / 2`` falls below ``tol``.
+        Stop when the Newton decrement ``g^T A^{-1} g / 2`` falls below ``tol`` and Newton's next step
+        ``A^{-1} g`` is short: at most ``max(sqrt(tol), 1e-5)`` times ``max(1, max_j |z_j|)`` (on a flat
+        energy the decrement is small far from the mode; Newton then goes on).
     max_iter : int, default=200
         Iteration cap; a ``ValueError`` naming it is raised if the mode is not reached.
 
@@ -130,8 +133,15 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
     e0 = energy(z)[0]
     if not np.isfinite(e0):
         raise ValueError(f"the energy E(x0) is not finite ({e0}); start where the density is positive")
-    # the mode: Newton's method with backtracking (linbook.optim.newton), stopped by the decrement
-    res = newton(energy, z, grad=True, hess=True, max_iter=max_iter, gtol=0.0, xtol=0.0, decrement_tol=tol)
+    # the mode: Newton's method with backtracking (linbook.optim.newton), stopped by the decrement where the
+    # next step is short as well: on a flat energy (separable classes under a prior of precision 1e-50, say)
+    # the decrement ~ E'^2 / E'' falls below tol while the mode is still many steps away
+    def run(x, decrement_tol, max_iter):
+        return newton(energy, x, grad=True, hess=True, max_iter=max_iter, gtol=0.0, xtol=0.0,
+                      decrement_tol=decrement_tol)
+
+    res = resume_until_step_is_short(run, z, lambda x: _relative_newton_step(energy, x),
+                                     step_tol=max(np.sqrt(tol), _STEP_TOL_MIN), gtol=tol, max_iter=max_iter)
     z0, (e, g, A) = res.x, energy(res.x)
     A, L = _precision_and_factor(res, e, g, A, max_iter)       # A = hess E(z0) = L L'
     cov = linalg.cho_solve((L, True), np.eye(m), check_finite=False)   # L: the factor of a finite A
@@ -139,6 +149,22 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
     log_z = -e + 0.5 * m * np.log(2 * np.pi) - 0.5 * logdet    # log Z ~= -E(z0) + (M/2) log 2pi - log|A|/2
     return LaplaceResult(mode=z0, energy=e, precision=A, covariance=0.5 * (cov + cov.T), chol=L,
                          log_det_precision=logdet, log_evidence=log_z, n_iter=res.n_iter)
+
+
+# A step of at most this, relative to max |z|, counts as short whatever tol: at a well-conditioned mode the
+# decrement test leaves steps of ~1e-7, but along a nearly flat direction (a posterior standard deviation of
+# 1e6, say) the gradient's rounding alone moves Newton's step by ~1e-6 of |z|, and no shorter step is found.
+_STEP_TOL_MIN = 1e-5
+
+
+def _relative_newton_step(energy, x):
+    """``max_j |(H^{-1} g)_j| / max(1, max_j |x_j|)`` at ``x``; NaN where ``H`` is not positive definite."""
+    _, g, H = energy(x)
+    try:
+        step = linalg.cho_solve(linalg.cho_factor(H, lower=True), g, check_finite=False)
+    except (linalg.LinAlgError, ValueError):
+        return np.nan
+    return float(np.max(np.abs(step), initial=0.0) / max(1.0, np.max(np.abs(x), initial=0.0)))
 
 
 def _energy_at_last_point(neg_log_density, grad, hess, m, scalar):
@@ -179,6 +205,10 @@ def _precision_and_factor(res, e, g, A, max_iter):
     except np.linalg.LinAlgError:
         raise _NotPositiveDefinite("the Hessian of E at the mode is not positive definite: the point is not a "
                          "strict local maximum of the density, so no Gaussian approximation exists") from None
+    if not res.converged and res.message.endswith(MSG_STEP_STILL_LONG):
+        raise ValueError("laplace_approximation: the line search stalled at the rounding level of E while "
+                         "Newton's next step is still long (E is too flat to locate the mode at its precision); "
+                         "subtract a large constant from E, or scale the variables.")
     if not res.converged:
         _check_stalled_at_mode(L, g, e)
     return A, L
@@ -223,6 +253,19 @@ def _moderated_logit(mu_n, var_n, exponent):
     limit ``mu_n / sqrt(pi var_n / 8)``; for ordinary rows it equals ``probit_kappa(var) * mu`` exactly."""
     kappa_n = 1.0 / np.sqrt(np.ldexp(1.0, -2 * exponent) + np.pi * var_n / 8.0)    # = kappa(var) 2^e
     return kappa_n * mu_n
+
+
+def _prior_too_weak(exc, alpha):
+    """``exc``, or the error naming ``prior_precision`` when the mode was not reached under a weak prior.
+
+    Classes that (nearly) separate put the mode where the margins are about ``log(1 / alpha)``, and Newton's
+    step on ``log(1 + exp(-margin))`` grows them by about 1: ``log(1 / alpha)`` steps.
+    """
+    if "did not reach the mode" not in str(exc) or alpha >= 1e-8:
+        return exc
+    return ValueError(f"BayesianLogisticRegression: {exc} With prior_precision={alpha:.1e}, classes that (nearly) "
+                      f"separate have their mode at margins of about log(1/prior_precision) = {-np.log(alpha):.0f}, "
+                      "which takes Newton about as many steps: increase max_iter, or prior_precision.")
 
 
 def _weights_too_spread(exc, sw):
@@ -395,7 +438,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
                              f"{_LARGE_COLUMNS} Centre and scale the features (e.g. StandardScaler) before "
                              "fitting.") from None
         except ValueError as exc:
-            raise _weights_too_spread(exc, sw) from exc
+            raise _weights_too_spread(_prior_too_weak(exc, alpha), sw) from exc
         _warn_if_ill_conditioned(res)
         self.laplace_ = res
         self.posterior_mean_ = res.mode

@@ -251,6 +251,37 @@ def test_separable_data_gives_finite_posterior():
     np.testing.assert_array_equal(m.predict(X), y)
 
 
+def _stable_gradient(model, X, y, alpha):
+    """The energy's gradient at the fitted mode, each residual ``mu - t`` without cancelling."""
+    Phi = np.column_stack([np.ones(len(y)), X])
+    w = np.r_[model.intercept_, model.coef_.ravel()]
+    z = Phi @ w
+    return Phi.T @ ((1 - y) * sigmoid(z) - y * sigmoid(-z)) + alpha * w, w
+
+
+@pytest.mark.parametrize("alpha", [1e-15, 1e-20, 1e-50])
+def test_separable_data_under_a_weak_prior_reach_the_mode(alpha):
+    """On separable classes the mode moves out as log(1/alpha); the Newton decrement fell below tol far before
+    it (at |w| = 265 for every alpha from 1e-20 down), and the gradient's residuals mu - 1 rounded to 0."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 2))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    model = linbook.BayesianLogisticRegression(prior_precision=alpha).fit(X, y)
+    g, w = _stable_gradient(model, X, y, alpha)
+    assert np.max(np.abs(g)) <= 1e-3 * alpha * np.max(np.abs(w))      # the likelihood's pull balances the prior's
+
+
+def test_a_mode_beyond_max_iter_is_a_clear_error_naming_the_prior():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 2))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    with pytest.raises(ValueError, match="prior_precision=1.0e-300.*increase max_iter"):
+        linbook.BayesianLogisticRegression(prior_precision=1e-300).fit(X, y)
+    model = linbook.BayesianLogisticRegression(prior_precision=1e-300, max_iter=2000).fit(X, y)
+    g, w = _stable_gradient(model, X, y, 1e-300)
+    assert np.max(np.abs(g)) <= 1e-2 * 1e-300 * np.max(np.abs(w))     # margins of ~690
+
+
 def test_sklearn_api_and_labels():
     X, y = _data()
     labels = np.where(y == 1, "pass", "fail")

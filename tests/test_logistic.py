@@ -14,6 +14,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import linbook
+from linbook.logistic.logistic_regression import logistic_loss
 from linbook.base import SeparableDataWarning
 from linbook.symbolic import numeric_grad, numeric_hessian
 
@@ -783,3 +784,14 @@ def test_predict_proba_is_exp_of_predict_log_proba(n_classes):
     assert P.shape == (55, n_classes) and np.all(np.isfinite(P))
     np.testing.assert_allclose(P, np.exp(L), rtol=1e-13, atol=1e-300)
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-14)
+
+
+def test_logistic_loss_gradient_keeps_the_residuals_of_confident_rows():
+    """mu - y for y = 1 and z = 40 is -sigmoid(-40) ~ -4.2e-18; computed as sigmoid(40) - 1 it was 0."""
+    X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    y = np.array([1.0, 0.0])
+    w = np.array([40.0, -45.0])
+    _, g, H = logistic_loss(w, X, y)
+    np.testing.assert_allclose(g, [-np.exp(-40.0) / (1 + np.exp(-40.0)), np.exp(-45.0) / (1 + np.exp(-45.0))],
+                               rtol=1e-13)
+    np.testing.assert_allclose(np.diag(H), [np.exp(-40.0), np.exp(-45.0)], rtol=1e-12)

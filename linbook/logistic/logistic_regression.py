@@ -50,12 +50,13 @@ def logistic_loss(w, X, y, lam=0.0, *, sample_weight=None, penalised=None, hessi
     sw = 1.0 if sample_weight is None else sample_weight
     r = lam * (np.ones_like(w) if penalised is None else penalised)
     z = X @ w
-    mu = sigmoid(z)
+    mu, one_minus_mu = sigmoid(z), sigmoid(-z)      # 1 - mu, exact also where mu rounds to 1
     F = float(np.sum(sw * (log1pexp(z) - y * z)) + 0.5 * np.sum(r * w * w))
-    g = X.T @ (sw * (mu - y)) + r * w
+    # mu - y as (1 - y) mu - y (1 - mu): for y = 1 and z > 37, mu - 1 rounds to 0 while 1 - mu is ~1e-17
+    g = X.T @ (sw * ((1.0 - y) * mu - y * one_minus_mu)) + r * w
     if not hessian:
         return F, g, None
-    s = sw * mu * sigmoid(-z)                 # mu (1 - mu), exact also where mu rounds to 1
+    s = sw * mu * one_minus_mu                # mu (1 - mu)
     H = X.T @ (s[:, None] * X) + np.diag(r)   # X' S X + lam diag(r), never an N x N matrix
     return F, g, H
 

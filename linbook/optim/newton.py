@@ -44,8 +44,8 @@ import scipy.linalg
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from .line_search import _armijo
 from .newton_cg import newton_cg
-from .result import (MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted, _msg_max_iter,
-                     _no_decrease, _small_grad, _small_step, _start, _x0, real_array)
+from .result import (MSG_DECREMENT, MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted,
+                     _msg_max_iter, _no_decrease, _small_grad, _small_step, _start, _x0, real_array)
 
 __all__ = ["levenberg_marquardt", "newton", "truncated_newton"]
 
@@ -54,7 +54,6 @@ __all__ = ["levenberg_marquardt", "newton", "truncated_newton"]
 # that shrinks the gradient 4x gains about as much per pass as a Newton step shrinking it
 # 4^4 = 256x (Newton's own ratios were 0.2-0.01 on the benchmark problems).
 CHORD_CONTRACTION = 0.25
-MSG_DECREMENT = "Newton decrement g'H^{-1}g/2 below decrement_tol"
 
 
 def _newton_direction(H, g, damping=0.0):

@@ -195,6 +195,7 @@ MSG_UNBOUNDED = ("stopped: the objective reached -inf, so it is unbounded below 
 MSG_ZERO_GRAD = "the gradient is zero at the starting point (x0 is stationary)"
 MSG_GTOL = "gradient below gtol (relative to its size at the start)"
 MSG_XTOL = "step below xtol (relative to |x|)"
+MSG_DECREMENT = "Newton decrement g'H^{-1}g/2 below decrement_tol"
 
 
 MSG_NO_DECREASE = ("line search failed: no decrease of f at rounding level (x is optimal to the "

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .result import MSG_GTOL, MSG_NO_DECREASE, MSG_STEP_STILL_LONG, _msg_max_iter
+from .result import MSG_DECREMENT, MSG_GTOL, MSG_NO_DECREASE, MSG_STEP_STILL_LONG, _msg_max_iter
 
 __all__ = ["resume_until_step_is_short"]
 
@@ -31,7 +31,8 @@ def resume_until_step_is_short(run, x0, step_size, *, step_tol, gtol=1e-8, max_i
     run : callable
         ``run(x, gtol, max_iter) -> OptimizeResult``: a first-order method started at ``x`` with that
         gradient tolerance and iteration budget, e.g.
-        ``lambda x, gtol, max_iter: lbfgs(fg, x, grad=True, gtol=gtol, gscale=s, max_iter=max_iter)``.
+        ``lambda x, gtol, max_iter: lbfgs(fg, x, grad=True, gtol=gtol, gscale=s, max_iter=max_iter)``
+        (or Newton's method with ``gtol`` its ``decrement_tol``: :func:`linbook.laplace_approximation`).
     x0 : (d,) array
         The start.
     step_size : callable
@@ -57,7 +58,7 @@ def resume_until_step_is_short(run, x0, step_size, *, step_tol, gtol=1e-8, max_i
     res = run(x0, gtol, max_iter)
     n_iter, n_fev, paths, resumed = res.n_iter, res.n_fev, [res.path], False
     # a resumed run that ends at rounding level (no decrease) counts if its step is now short
-    while (res.converged or resumed) and res.message in (MSG_GTOL, MSG_NO_DECREASE):
+    while (res.converged or resumed) and res.message in (MSG_GTOL, MSG_DECREMENT, MSG_NO_DECREASE):
         excess = step_size(res.x) / step_tol
         if not excess > 1.0:                    # short (or nan: not judged)
             res.converged = True
