@@ -298,11 +298,17 @@ class Ridge(LinearModel):
 
     def _orthogonal(self, mom, Z, z, pen):
         """The fallback's orthogonal method: ``(v, solver_)``. The SVD of the centred copy, unless the sample
-        weights span more than float64 resolves (:func:`_weights_beyond_rounding`): then the QR of the
-        stacked rows, sorted by size (:func:`_ridge_by_sorted_rows`)."""
+        weights span more than float64 resolves (:func:`_weights_beyond_rounding`): then, for tall ``X`` (the
+        stacked rows at most twice the copy), the QR of the stacked rows sorted by size
+        (:func:`_ridge_by_sorted_rows`); for wide ``X`` (``D x D`` stacked rows) the SVD with a warning."""
         if _weights_beyond_rounding(mom.sw) and mom.d and np.min(pen) > 0:
-            self._df = (Z.T @ Z, pen, mom.n)
-            return _ridge_by_sorted_rows(mom, pen), "qr"
+            if mom.d <= mom.n:
+                self._df = (Z.T @ Z, pen, mom.n)
+                return _ridge_by_sorted_rows(mom, pen), "qr"
+            warnings.warn("Ridge: the sample weights span more than 1e16 and the penalised equations of this "
+                          "wide X are ill-conditioned; the SVD rounds the light rows away, so the coefficients "
+                          "may be inaccurate. Merge or rescale the extreme weights.", ConvergenceWarning,
+                          stacklevel=4)
         return self._svd(Z, z, pen, mom.x_scale), "svd"
 
     def _svd(self, Z, z, pen, x_scale):
