@@ -32,13 +32,8 @@ def _augmented(A, pen):
 def _ridge_by_lsqr(mom, pen):
     """Sparse ``X`` past the Cholesky test: LSQR on the damped, implicitly centred operator, then the least
     ``||w||`` among the solutions with its fit (:func:`_least_norm_in_fit_class`). Warns where the sample
-    weights span more than float64 resolves: LSQR mixes all rows, and rounds the light rows away (on dense
-    ``X`` a row-sorted QR solves that case, :func:`_ridge_by_sorted_rows`; sparse ``X`` is never densified)."""
-    if _weights_beyond_rounding(mom.sw):
-        warnings.warn("Ridge: the sample weights span more than 1e16 and the penalised normal equations are "
-                      "ill-conditioned; LSQR on sparse X rounds the light rows away, so the coefficients may be "
-                      "inaccurate. Pass X as a dense array (solved by a row-sorted QR), or merge or rescale the "
-                      "extreme weights.", ConvergenceWarning, stacklevel=4)
+    weights span more than float64 resolves (:func:`_warn_if_weights_beyond_rounding`)."""
+    _warn_if_weights_beyond_rounding(mom.sw, "LSQR on sparse X")
     A, z = mom.operator()
     v = lsqr_solve(_augmented(A, pen), np.concatenate([z, np.zeros(mom.d)]), 0.0, "Ridge")
     return _least_norm_in_fit_class(A, v, pen, mom.x_scale, mom.gram_diagonal()[0])
@@ -78,41 +73,25 @@ def _least_norm_in_fit_class(A, v, pen, x_scale, gram_diagonal):
     return u if moved_fit and smaller and np.all(np.isfinite(u)) else v
 
 
-def _weights_beyond_rounding(sw):
-    """Whether the positive sample weights span more than ``1 / eps``: the rows of ``sqrt(sw) X`` then differ by
-    more than 1e8, and an orthogonal factorisation that mixes all rows (the SVD's bidiagonalisation) rounds the
-    light rows away, though with ``lam > 0`` they still decide the directions the heavy rows leave open."""
+def _warn_if_weights_beyond_rounding(sw, solver):
+    """A ``ConvergenceWarning`` where the positive sample weights span more than ``1 / eps`` and the fallback runs.
+
+    Why: the rows of ``sqrt(sw) X`` then differ by more than 1e8, and an orthogonal method that mixes all rows
+    (the SVD's bidiagonalisation, LSQR's products) rounds the light rows away, though with ``lam > 0`` they
+    still decide the directions the heavy rows leave open: with ``10 ** uniform(-150, 150)`` weights and
+    ``lam = 1`` the SVD's coefficients were 99 % off a 700-digit solution, silently. No method here certifies
+    such a fit (a QR of the rows sorted by size reached that solution to 1e-15, but on another such problem
+    stopped 1e9 times above the SVD's objective, and the objective itself cannot be evaluated in float64
+    there: the heavy rows' residuals are below their rounding); the Cholesky path does not need this, its
+    condition test bounds what the light rows can change."""
     if sw is None:
-        return False
+        return
     positive = sw[sw > 0]
-    return positive.size > 0 and float(np.max(positive)) > float(np.min(positive)) / np.finfo(float).eps
-
-
-def _ridge_by_sorted_rows(mom, pen):
-    """The ridge solution (scaled coordinates) from Householder QR with column pivoting of the stacked rows
-    ``[sqrt(s_i) [x_i / x_scale, 1]]`` and ``[diag(sqrt(pen)), 0]``, sorted by decreasing size.
-
-    Why: with weights over 300 decades (``10 ** uniform(-150, 150)``, ``lam = 1``) the SVD of the centred
-    ``sqrt(S) Xc`` stopped far off the optimum, silently (coefficients 99 % wrong against a 700-digit
-    reference). Householder QR with column pivoting on rows sorted by size is *row-wise* backward stable
-    (Powell and Reid; Cox and Higham, 1998): the result is the exact ridge solution for every row (each
-    weighted observation, each penalty row) perturbed relative to its own size, so a light row counts as
-    itself, not relative to the heaviest. The intercept is an unpenalised column of the same problem
-    (uncentred: centring by a weighted mean mixes the rows). Matches a 700-digit solution to 1e-14 there.
-    """
-    X = mom.X / mom.x_scale
-    root_w = np.sqrt(mom.sw)
-    d = mom.d
-    ones = [np.ones((mom.n, 1))] if mom.fit_intercept else []
-    data = root_w[:, None] * np.hstack([X] + ones)
-    penalty = np.hstack([np.diag(np.sqrt(pen))] + ([np.zeros((d, 1))] if mom.fit_intercept else []))
-    M = np.vstack([data, penalty])
-    rhs = np.concatenate([root_w * mom.ys, np.zeros(d)])
-    order = np.argsort(-np.max(np.abs(M), axis=1), kind="stable")
-    Q, R, piv = scipy.linalg.qr(M[order], mode="economic", pivoting=True, check_finite=False)
-    x = np.empty(M.shape[1])
-    x[piv] = scipy.linalg.solve_triangular(R, Q.T @ rhs[order], check_finite=False)
-    return x[:d]
+    if positive.size and float(np.max(positive)) > float(np.min(positive)) / np.finfo(float).eps:
+        warnings.warn(f"Ridge: the sample weights span more than 1e16 and the penalised normal equations are "
+                      f"ill-conditioned; the {solver} rounds the light rows away, so the coefficients may be off "
+                      "the optimum. Merge or rescale the extreme weights (or drop the negligible rows).",
+                      ConvergenceWarning, stacklevel=4)
 
 
 def _df_from_gram(G, pen, n):
@@ -192,8 +171,8 @@ class Ridge(LinearModel):
     ``w = V diag(s / (s^2 + lam)) U^T yc`` (``lam = 0``: the minimum-norm least-squares solution). Singular
     values below ``s_max max(N, D) eps`` are rounding: there the penalty alone decides, however small, so as
     ``lam -> 0`` the fit tends to the least-squares solution of least ``||w||`` in the user's coordinates
-    (also where the columns were scaled apart). Sample weights spanning more than ``1 / eps``: a QR of the
-    rows sorted by size instead of the SVD (``solver_ = "qr"``; sparse ``X``: a ``ConvergenceWarning``). Sparse
+    (also where the columns were scaled apart). Sample weights spanning more than ``1 / eps`` there: a
+    ``ConvergenceWarning`` (the SVD and LSQR round the light rows away). Sparse
     ``X`` (CSR/CSC) is never densified: conjugate gradients on ``X`` itself (each step ``Xc^T S (Xc p)``,
     two sparse products with ``Xc`` centred implicitly; Jacobi-preconditioned for ``lam > 0``) run first
     while their steps cost less than forming the Gram matrix, and count where they reach a backward error
@@ -214,8 +193,7 @@ class Ridge(LinearModel):
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
     solver_ : str
-        ``"cholesky"``, ``"svd"``, ``"qr"`` (dense ``X``, extreme sample weights), ``"cg"`` (sparse ``X``)
-        or ``"lsqr"`` (sparse ``X``).
+        ``"cholesky"``, ``"svd"``, ``"cg"`` (sparse ``X``) or ``"lsqr"`` (sparse ``X``).
     sigma2_ : float
         ``sum_i s_i r_i^2 / N`` on the training data (plug-in Gaussian noise variance; floored at
         ``(eps max|y|)^2``, see ``log_likelihood``).
@@ -283,7 +261,8 @@ class Ridge(LinearModel):
             v = self._kernel_cholesky(Z, z, pen, mom.fit_intercept, sw) if dense_wide else None
             self.solver_ = "cholesky"
             if v is None:
-                v, self.solver_ = self._orthogonal(mom, Z, z, pen)
+                _warn_if_weights_beyond_rounding(sw, "SVD")
+                v, self.solver_ = self._svd(Z, z, pen, mom.x_scale), "svd"
         return self._finish(mom, v, "Ridge")
 
     def _kernel_cholesky(self, Z, z, pen, centred, sw):
@@ -295,21 +274,6 @@ class Ridge(LinearModel):
         v, K, pen_min = solved
         self._df = (K, np.full(len(z), pen_min), len(z))   # tr(K (K + pen_min I)^-1) = the df of the D x D form
         return v
-
-    def _orthogonal(self, mom, Z, z, pen):
-        """The fallback's orthogonal method: ``(v, solver_)``. The SVD of the centred copy, unless the sample
-        weights span more than float64 resolves (:func:`_weights_beyond_rounding`): then, for tall ``X`` (the
-        stacked rows at most twice the copy), the QR of the stacked rows sorted by size
-        (:func:`_ridge_by_sorted_rows`); for wide ``X`` (``D x D`` stacked rows) the SVD with a warning."""
-        if _weights_beyond_rounding(mom.sw) and mom.d and np.min(pen) > 0:
-            if mom.d <= mom.n:
-                self._df = (Z.T @ Z, pen, mom.n)
-                return _ridge_by_sorted_rows(mom, pen), "qr"
-            warnings.warn("Ridge: the sample weights span more than 1e16 and the penalised equations of this "
-                          "wide X are ill-conditioned; the SVD rounds the light rows away, so the coefficients "
-                          "may be inaccurate. Merge or rescale the extreme weights.", ConvergenceWarning,
-                          stacklevel=4)
-        return self._svd(Z, z, pen, mom.x_scale), "svd"
 
     def _svd(self, Z, z, pen, x_scale):
         """The ridge solution from the thin SVD of the centred copy (where the column scales differ, with the
