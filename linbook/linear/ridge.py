@@ -5,10 +5,13 @@ Derived in: chapter "Linear regression" § "Ridge, lasso and least absolute devi
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sps
 from scipy.sparse.linalg import LinearOperator
+from sklearn.exceptions import ConvergenceWarning
 
 from ..base import NON_NEGATIVE, all_or_nothing, is_dask
 from ._base import LinearModel, lsqr_solve, moments, ridge_penalty, sparse_cg_budget, wide_normal_solve
@@ -24,6 +27,71 @@ def _augmented(A, pen):
     return LinearOperator((n + d, d), dtype=float,
                           matvec=lambda v: np.concatenate([A.matvec(np.ravel(v)), r * np.ravel(v)]),
                           rmatvec=lambda u: A.rmatvec(np.ravel(u)[:n]) + r * np.ravel(u)[n:])
+
+
+def _ridge_by_lsqr(mom, pen):
+    """Sparse ``X`` past the Cholesky test: LSQR on the damped, implicitly centred operator, then the least
+    ``||w||`` among the solutions with its fit (:func:`_least_norm_in_fit_class`). Warns where the sample
+    weights span more than float64 resolves (:func:`_warn_if_weights_beyond_rounding`)."""
+    _warn_if_weights_beyond_rounding(mom.sw, "LSQR on sparse X")
+    A, z = mom.operator()
+    v = lsqr_solve(_augmented(A, pen), np.concatenate([z, np.zeros(mom.d)]), 0.0, "Ridge")
+    return _least_norm_in_fit_class(A, v, pen, mom.x_scale, mom.gram_diagonal()[0])
+
+
+#: LSQR (tolerances 1e-14) resolves a penalty only while the damped operator ``[A; diag(sqrt(pen))]`` has a
+#: condition number below ~1e7, i.e. ``min(pen) >= 1e-14 ||A||^2`` (``||A||^2 <= trace(G)``, the scaled Gram).
+LSQR_RESOLVED_PENALTY = 1e-14
+
+
+def _least_norm_in_fit_class(A, v, pen, x_scale, gram_diagonal):
+    """LSQR's ridge solution ``v`` (scaled coordinates), moved within ``{u : A u = A v}`` to the least ``||w||``
+    in the user's coordinates (``w_j = v_j / x_scale_j``) where LSQR cannot have resolved the penalty.
+
+    Why: LSQR damps each scaled column by its own ``sqrt(pen_j)``; a penalty below
+    :data:`LSQR_RESOLVED_PENALTY` times ``trace(G)`` is below the rounding of ``A v``, and LSQR (from 0) stops at
+    the least ``||v||``: with column scales that differ that is another problem's answer (norm 71 where the
+    ridge limit, the least-norm interpolant in the user's coordinates, has 1.45). The ridge solution is the
+    least penalty ``||L u||`` (``L ~ diag(1 / x_scale)``) among all ``u`` with its own fit ``A u``, so this
+    move can only lower the objective: it is LSQR, from 0, on the consistent system ``A diag(q) t = A v``
+    (``q = x_scale / max(x_scale)``, exact powers of two), whose least-norm ``t`` gives ``u = q t``. Uniform
+    scales need no move (LSQR's own iterates are then least-norm). Kept only where it reproduces the fit
+    ``A v`` to 1e-10 and lowers ``||L u||``; else (a column of 1e200 beside ordinary ones: ``q`` underflows
+    for those, and the full-rank fit is unique anyway) ``v`` is returned unchanged.
+    """
+    if np.all(x_scale == x_scale[0]) or np.min(pen) >= LSQR_RESOLVED_PENALTY * float(np.sum(gram_diagonal)):
+        return v
+    q = x_scale / np.max(x_scale)
+    Aq = LinearOperator(A.shape, dtype=float, matvec=lambda t: A.matvec(q * np.ravel(t)),
+                        rmatvec=lambda u: q * A.rmatvec(np.ravel(u)))
+    fit = A.matvec(v)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        u = q * lsqr_solve(Aq, fit, 0.0, "Ridge")
+    moved_fit = np.linalg.norm(A.matvec(u) - fit) <= 1e-10 * np.linalg.norm(fit)
+    smaller = np.linalg.norm(u / x_scale) <= np.linalg.norm(v / x_scale)
+    return u if moved_fit and smaller and np.all(np.isfinite(u)) else v
+
+
+def _warn_if_weights_beyond_rounding(sw, solver):
+    """A ``ConvergenceWarning`` where the positive sample weights span more than ``1 / eps`` and the fallback runs.
+
+    Why: the rows of ``sqrt(sw) X`` then differ by more than 1e8, and an orthogonal method that mixes all rows
+    (the SVD's bidiagonalisation, LSQR's products) rounds the light rows away, though with ``lam > 0`` they
+    still decide the directions the heavy rows leave open: with ``10 ** uniform(-150, 150)`` weights and
+    ``lam = 1`` the SVD's coefficients were 99 % off a 700-digit solution, silently. No method here certifies
+    such a fit (a QR of the rows sorted by size reached that solution to 1e-15, but on another such problem
+    stopped 1e9 times above the SVD's objective, and the objective itself cannot be evaluated in float64
+    there: the heavy rows' residuals are below their rounding); the Cholesky path does not need this, its
+    condition test bounds what the light rows can change."""
+    if sw is None:
+        return
+    positive = sw[sw > 0]
+    if positive.size and float(np.max(positive)) > float(np.min(positive)) / np.finfo(float).eps:
+        warnings.warn(f"Ridge: the sample weights span more than 1e16 and the penalised normal equations are "
+                      f"ill-conditioned; the {solver} rounds the light rows away, so the coefficients may be off "
+                      "the optimum. Merge or rescale the extreme weights (or drop the negligible rows).",
+                      ConvergenceWarning, stacklevel=4)
 
 
 def _df_from_gram(G, pen, n):
@@ -49,6 +117,41 @@ def _df_from_gram(G, pen, n):
     return float(np.sum(e[keep] / (e[keep] + pen[0])))
 
 
+def _ridge_in_original_norm(s, V, g, pen, x_scale):
+    """The ridge solution ``argmin ||Z v - z||^2 + sum_j pen_j v_j^2`` from the kept part of the SVD of
+    ``Z = U diag(s) V^T`` (``g = U^T z``), for penalties that differ per column (``pen_j = lam / x_scale_j^2``).
+
+    Why not the stacked problem ``[Z; diag(sqrt(pen))]``: a penalty below the rounding of ``Z`` (``lam`` of
+    1e-30 or less beside columns of ~1) is lost in it, and its solution is then *some* least-squares
+    solution (coefficients of +-4e12 on a duplicated pair of columns whose answer is 0.30 each). The penalty
+    is resolved only against the singular values of ``Z`` above its rounding, ``s_max max(N, D) eps``; the
+    directions below that (the rank decision, made in the equilibrated scaled coordinates, where a column of
+    1e200 beside ordinary ones is full rank) are null, and there the penalty alone decides, *whatever its
+    size*: as ``lam -> 0`` the ridge solution tends to the least-squares solution of least ``||w||`` in the
+    user's coordinates (``w_j = v_j / x_scale_j``), not of least ``||v||``. Solved exactly, for any ``lam``:
+    with ``v = V a + N b`` (``N`` spanning the null space), the best ``b`` for a given ``a`` is the least
+    ``||L v||`` (``L = diag(sqrt(pen))``) with ``V^T v = a``: ``v = L^-1 Q R^-T a`` from ``L^-1 V = Q R``
+    (no basis of the null space needed); what remains of the penalty on ``a`` is ``||Q^T L V a||^2``, so
+    ``c = diag(s) a`` solves the well-conditioned ``[I; Q^T L V diag(1/s)] c ~ [g; 0]``. ``L`` enters
+    through the exact powers of two ``x_scale_j / min(x_scale)`` (a penalty that underflowed to 0 is still
+    ordered); the QR sorts the rows by them and pivots the columns (row-wise stable for rows of any scale).
+    Uniform ``pen`` gives the usual filter ``s / (s^2 + pen)``.
+    """
+    d, r = V.shape
+    if r == 0:
+        return np.zeros(d)
+    omega = x_scale / np.min(x_scale)                # L^-1 up to a constant: >= 1, exact
+    root_pen_max = float(np.sqrt(np.max(pen)))
+    order = np.argsort(-omega, kind="stable")
+    Q, R, piv = scipy.linalg.qr(omega[order, None] * V[order], mode="economic", pivoting=True, check_finite=False)
+    Q[order] = Q.copy()                              # L^-1 V[:, piv] = Q R
+    T = Q.T @ (V / omega[:, None])                   # Q^T L V / sqrt(max pen)
+    K = (root_pen_max * T) / s
+    c = scipy.linalg.lstsq(np.vstack([np.eye(r), K]), np.concatenate([g, np.zeros(r)]), check_finite=False)[0]
+    y = scipy.linalg.solve_triangular(R, (c / s)[piv], trans="T", check_finite=False)
+    return omega * (Q @ y)
+
+
 class Ridge(LinearModel):
     """Ridge regression: minimises ``1/2 sum_i s_i (y_i - x_i . w - b)^2 + (lam/2) ||w||^2``.
 
@@ -65,7 +168,11 @@ class Ridge(LinearModel):
     condition check). **Fallbacks:** when the equilibrated matrix has reciprocal condition number
     below ``1e-8`` (``lam`` tiny and ``X`` nearly collinear, where the normal equations would lose
     more than half the digits), the thin SVD ``Xc = U S V^T`` of a centred copy gives
-    ``w = V diag(s / (s^2 + lam)) U^T yc`` (``lam = 0``: the minimum-norm least-squares solution). Sparse
+    ``w = V diag(s / (s^2 + lam)) U^T yc`` (``lam = 0``: the minimum-norm least-squares solution). Singular
+    values below ``s_max max(N, D) eps`` are rounding: there the penalty alone decides, however small, so as
+    ``lam -> 0`` the fit tends to the least-squares solution of least ``||w||`` in the user's coordinates
+    (also where the columns were scaled apart). Sample weights spanning more than ``1 / eps`` there: a
+    ``ConvergenceWarning`` (the SVD and LSQR round the light rows away). Sparse
     ``X`` (CSR/CSC) is never densified: conjugate gradients on ``X`` itself (each step ``Xc^T S (Xc p)``,
     two sparse products with ``Xc`` centred implicitly; Jacobi-preconditioned for ``lam > 0``) run first
     while their steps cost less than forming the Gram matrix, and count where they reach a backward error
@@ -145,9 +252,7 @@ class Ridge(LinearModel):
         if v is not None:
             self.solver_, self._df = "cholesky", (mom.G, pen, mom.n)
         elif sparse:
-            A, z = mom.operator()
-            v = lsqr_solve(_augmented(A, pen), np.concatenate([z, np.zeros(mom.d)]), 0.0, "Ridge")
-            self.solver_ = "lsqr"
+            v, self.solver_ = _ridge_by_lsqr(mom, pen), "lsqr"
             if mom.gram_built:
                 self._df = (mom.G, pen, mom.n)
         else:
@@ -156,7 +261,8 @@ class Ridge(LinearModel):
             v = self._kernel_cholesky(Z, z, pen, mom.fit_intercept, sw) if dense_wide else None
             self.solver_ = "cholesky"
             if v is None:
-                v, self.solver_ = self._svd(Z, z, pen), "svd"
+                _warn_if_weights_beyond_rounding(sw, "SVD")
+                v, self.solver_ = self._svd(Z, z, pen, mom.x_scale), "svd"
         return self._finish(mom, v, "Ridge")
 
     def _kernel_cholesky(self, Z, z, pen, centred, sw):
@@ -169,27 +275,25 @@ class Ridge(LinearModel):
         self._df = (K, np.full(len(z), pen_min), len(z))   # tr(K (K + pen_min I)^-1) = the df of the D x D form
         return v
 
-    def _svd(self, Z, z, pen):
-        """The ridge solution from the thin SVD of the centred copy (or, where the column scales differ,
-        the stacked least-squares problem), or a clear error where LAPACK's SVD fails."""
+    def _svd(self, Z, z, pen, x_scale):
+        """The ridge solution from the thin SVD of the centred copy (where the column scales differ, with the
+        tie-break in the user's coordinates: :func:`_ridge_in_original_norm`), or a clear error where LAPACK's
+        SVD fails."""
         try:
-            return self._svd_solution(Z, z, pen)
+            return self._svd_solution(Z, z, pen, x_scale)
         except np.linalg.LinAlgError as exc:
             raise ValueError(f"Ridge: the SVD of the centred X failed ({exc}). X is finite, so it "
                              "holds columns of wildly different magnitudes or near-duplicates: "
                              "standardise the features (StandardScaler) or increase lam.") from None
 
-    def _svd_solution(self, Z, z, pen):
+    def _svd_solution(self, Z, z, pen, x_scale):
         n, d = Z.shape
-        if d and not np.all(pen == pen[0]):
-            # column scales differ (features near 1e300 and near 1 together): solve the
-            # stacked least-squares problem [Z; sqrt(pen) I] v ~ [z; 0] instead
-            A = np.vstack([Z, np.diag(np.sqrt(pen))])
-            v = scipy.linalg.lstsq(A, np.concatenate([z, np.zeros(d)]), check_finite=False)[0]
-            self._df = (Z.T @ Z, pen, n)
-            return v
         U, s, Vt = scipy.linalg.svd(Z, full_matrices=False, check_finite=False)
         keep = s > s.max(initial=0.0) * max(n, d) * np.finfo(float).eps
+        if d and not np.all(pen == pen[0]):
+            # column scales differ (features near 1e300 and near 1 together, or a penalty below rounding)
+            self._df = (Z.T @ Z, pen, n)
+            return _ridge_in_original_norm(s[keep], Vt[keep].T, U[:, keep].T @ z, pen, x_scale)
         lam_s = float(pen[0]) if d else 0.0
         f = np.zeros_like(s)
         f[keep] = s[keep] / (s[keep] ** 2 + lam_s)

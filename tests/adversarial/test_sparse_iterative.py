@@ -1,7 +1,6 @@
 """Ridge's iterative solvers on sparse ``X`` (conjugate gradients, LSQR) give the dense fit, down to ``lam = 1e-300``.
 
-Three defects on wide sparse ``X`` with a tiny penalty (the first and third fixed, the second a known defect,
-strict xfail below):
+Three defects on wide sparse ``X`` with a tiny penalty (all fixed):
 
 * CG is preconditioned by the penalty when ``D > N``; at ``lam = 1e-300`` its reciprocal overflowed, CG
   stopped before its first step with a vector of ~1e300s, and the acceptance test compared ``inf <= inf``:
@@ -9,8 +8,9 @@ strict xfail below):
 * LSQR damps each (scaled) column by its own ``sqrt(pen_j)``; a damping below the rounding of ``X v``
   leaves LSQR at the minimum-norm ``v``, and ``v`` is scaled per column, so the coefficients are those
   of another problem (norm 71 where the ridge limit, the minimum-norm interpolant, has 1.45). One
-  uniform damping on ``X Q^(1/2)`` fixes that but loses a column of 1e200 beside ordinary ones (LSQR
-  then stops before resolving the ordinary columns): not fixed.
+  uniform damping on ``X Q^(1/2)`` alone would lose a column of 1e200 beside ordinary ones (LSQR then
+  stops before resolving the ordinary columns); fixed by a second step that keeps LSQR's fit and moves
+  within it to the least ``||w||`` (``linbook.linear.ridge._least_norm_in_fit_class``).
 * ``df_`` after LSQR solved with ``G + diag(pen)``: ``LinAlgError`` (singular) for wide ``X`` and such ``lam``.
 
 Oracle: the same model on the dense array (its ``N x N`` Cholesky or SVD). Columns of very different
@@ -88,7 +88,6 @@ def test_df_after_lsqr_with_a_tiny_penalty(lam, weighted, monkeypatch):
     assert sparse_fit.df_ == pytest.approx(dense_fit.df_, rel=1e-6), sparse_fit.solver_
 
 
-@pytest.mark.xfail(strict=True, reason="known defect: LSQR's per-column damping below rounding (see the docstring)")
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("lam", [1e-300, 1e-30])
 def test_lsqr_with_a_tiny_penalty_reaches_the_ridge_limit(lam, weighted, monkeypatch):
