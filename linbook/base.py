@@ -231,7 +231,9 @@ def check_sample_weight(sample_weight, X, *, estimator=None):
     named after ``estimator`` (when given) and ending with what to do.
     """
     if sample_weight is None:
-        return np.ones(X.shape[0])
+        ones = np.empty(X.shape[0])     # np.ones, without its Python wrapper (~1 us of a streamed chunk's ~20)
+        ones.fill(1.0)
+        return ones
     with _with_advice(estimator):
         w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         if not np.all(np.isfinite(w)):

@@ -292,15 +292,20 @@ def test_rls_numpy_normal_equations_equal_compiled(fit_intercept):
     p = Z.shape[1]
     A0, r0 = np.diag(np.r_[np.full(X.shape[1], 0.3), np.zeros(p - X.shape[1])]), np.full(p, 0.1)
 
-    def both(rows, A_start):
-        A, r, factor, m, outcome = rls_module._normal_equations(A_start, r0, Z[rows].copy(), y[rows], sw[rows])
+    def both(rows, A_start, ceiling=np.zeros(0)):
+        A, r, factor, m, outcome = rls_module._normal_equations(A_start, r0, Z[rows].copy(), y[rows], sw[rows],
+                                                                ceiling)
         A_c, r_c, C, e, m_c = A_start.copy(), r0.copy(), np.empty((p, p)), np.empty(p), np.full(p, 7.0)
-        outcome_c = online_kernels.rls_normal_solve(X[rows], shift, y[rows], sw[rows], A_c, r_c, C, e, m_c)
+        outcome_c = online_kernels.rls_normal_solve(X[rows], shift, y[rows], sw[rows], A_c, r_c, ceiling, C, e,
+                                                    m_c)
         assert outcome_c == outcome
         return (A, r, factor, m), (A_c, r_c, (C, e), m_c), outcome
 
     (A, r, (C, e), m), (A_c, r_c, (C_c, e_c), m_c), outcome = both(slice(0, 120), A0)
-    assert outcome == rls_module.DONE
+    assert outcome == rls_module.CONDITION_UNKNOWN                      # no ceiling yet
+    top = A.diagonal()
+    assert both(slice(0, 120), A0, ceiling=2 * top)[2] == rls_module.DONE      # every A_jj below its ceiling
+    assert both(slice(0, 120), A0, ceiling=np.r_[2 * top[:-1], top[-1]])[2] == rls_module.CONDITION_UNKNOWN
     for u, v in [(A, A_c), (r, r_c), (C, C_c), (e, e_c), (m, m_c)]:
         np.testing.assert_allclose(v, u, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(A_c, A0 + Z.T @ (sw[:, None] * Z), rtol=1e-12)

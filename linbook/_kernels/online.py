@@ -135,7 +135,7 @@ def rls_pass(X, shift, y, sw, P, m, A, r, gain_limit):
 
 
 @njit(cache=True, fastmath=_FAST)
-def rls_normal_solve(X, shift, y, sw, A, r, C, e, m):
+def rls_normal_solve(X, shift, y, sw, A, r, ceiling, C, e, m):
     """Add a chunk to the normal equations and solve them: ``linbook.online.rls._normal_equations``, compiled.
 
     With ``Z`` the augmented rows (``[X_i - shift, 1]`` when ``shift`` has one entry per column of ``X``,
@@ -146,9 +146,10 @@ def rls_normal_solve(X, shift, y, sw, A, r, C, e, m):
     then into ``C``, ``e`` the factor of ``linbook._kernels.cholesky.equilibrated_cholesky(A)`` (upper ``C``
     with ``C^T C = A / outer(e, e)``, ``e = sqrt(diag A)``, 1 where ``diag A <= 0``) and into ``m`` the
     solution of ``A m = r``. For a small ``p``: one call instead of a dozen numpy and LAPACK calls of
-    ~1-5 microseconds each. Returns the codes of ``linbook.online.rls``: 0 solved, 3 ``A`` or ``r``
-    overflowed, 4 the scaled ``A`` is not numerically positive definite (no factor, ``m`` untouched).
-    No condition estimate: the caller makes it.
+    ~1-5 microseconds each. Returns the codes of ``linbook.online.rls``: 0 solved and every ``A_jj`` below
+    ``ceiling_j`` (the caller's bound on the condition), 5 solved but not so (or ``ceiling`` empty: the caller
+    estimates the condition), 3 ``A`` or ``r`` overflowed, 4 the scaled ``A`` is not numerically positive
+    definite (no factor, ``m`` untouched).
     """
     p, D, n = A.shape[0], X.shape[1], X.shape[0]
     Zt = np.ones((p, n))        # Z transposed: each sum over the rows runs along a contiguous line
@@ -168,9 +169,12 @@ def rls_normal_solve(X, shift, y, sw, A, r, C, e, m):
             for i in range(n):
                 t += SZt[a, i] * Zt[c, i]
             A[a, c] += t
+    bounded = ceiling.shape[0] == p
     for a in range(p):
         if not (is_finite(A[a, a]) and is_finite(r[a])):      # |A_jk| <= sqrt(A_jj A_kk)
             return 3
+        if bounded and not A[a, a] < ceiling[a]:
+            bounded = False
         e[a] = np.sqrt(A[a, a]) if A[a, a] > 0.0 else 1.0
         for c in range(a):
             A[a, c] = A[c, a]
@@ -198,7 +202,7 @@ def rls_normal_solve(X, shift, y, sw, A, r, C, e, m):
         m[a] = t / C[a, a]
     for a in range(p):
         m[a] /= e[a]
-    return 0
+    return 0 if bounded else 5
 
 
 @njit(cache=True, fastmath=_FAST)

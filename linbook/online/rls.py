@@ -25,12 +25,14 @@ _SOLVE_COND = 1e8       # A m = r is solved by Cholesky only while cond(A) (colu
 _FINAL_COND = 1e12      # beyond this at the end of a chunk, with no mean yet, the design is rank deficient
 _GAIN_LIMIT = 1e3       # a row with s x^T P x above this is not put through the recursion (see below)
 _NO_SHIFT = np.zeros(0)     # rls_pass's shift without an intercept
+_NO_CEILING = np.zeros(0)   # no bound on the condition yet (_estimate_condition)
 _COMPILED_SOLVE_MAX_P = 40  # up to this many parameters a chunk's solve is one compiled call (beyond, LAPACK's
                             # blocked Cholesky and BLAS's X^T X are faster than the compiled loops)
 
-# how the recursion over a chunk ended (linbook._kernels.online.rls_pass returns the same codes), and
-# the normal equations (_normal_equations, rls_normal_solve): DONE, OVERFLOW or NOT_POSITIVE_DEFINITE
-DONE, LARGE_GAIN, LOST_DEFINITENESS, OVERFLOW, NOT_POSITIVE_DEFINITE = 0, 1, 2, 3, 4
+# how the recursion over a chunk ended (linbook._kernels.online.rls_pass returns the same codes), and the
+# solve of the normal equations (_normal_equations, rls_normal_solve): DONE (the condition known to be below
+# _SOLVE_COND), CONDITION_UNKNOWN (solved; estimate it), OVERFLOW or NOT_POSITIVE_DEFINITE (no factor)
+DONE, LARGE_GAIN, LOST_DEFINITENESS, OVERFLOW, NOT_POSITIVE_DEFINITE, CONDITION_UNKNOWN = 0, 1, 2, 3, 4, 5
 
 
 def _solving_is_cheaper(n_rows, p):
@@ -93,10 +95,12 @@ def _sherman_morrison_rows(Xa, y, sw, P, m, A, r, gain_limit):
     return n, outcome
 
 
-def _normal_equations(A, r, Z, y, sw):
+def _normal_equations(A, r, Z, y, sw, ceiling):
     """A chunk added to the normal equations, which are then solved, in numpy: ``(A', r', factor, m, outcome)``
     with ``A' = A + Z^T S Z``, ``r' = r + Z^T S y`` (``Z`` the augmented rows, ``S = diag(sw)``), ``factor``
-    the equilibrated Cholesky factor of ``A'`` and ``m = A'^-1 r'`` from it; ``outcome`` is ``DONE``,
+    the equilibrated Cholesky factor of ``A'`` and ``m = A'^-1 r'`` from it; ``outcome`` is ``DONE`` when
+    every ``A'_jj`` is below ``ceiling_j`` (the condition is then known to be small enough, see
+    ``RecursiveLeastSquares._estimate_condition``), ``CONDITION_UNKNOWN`` when not (or ``ceiling`` is empty),
     ``OVERFLOW`` (``A'`` or ``r'`` overflowed) or ``NOT_POSITIVE_DEFINITE`` (no factor, ``m`` is ``None``).
     ``Z`` is written into. ``linbook._kernels.online.rls_normal_solve`` is the same, compiled, for small ``p``.
     """
@@ -107,12 +111,13 @@ def _normal_equations(A, r, Z, y, sw):
     with np.errstate(over="ignore", invalid="ignore"):      # reported by the outcome
         A = A + Z.T @ Z
         r = r + Z.T @ (y if root is None else root * y)
-    if not (np.isfinite(A.diagonal()).all() and np.isfinite(r).all()):     # |A_jk| <= sqrt(A_jj A_kk)
+    if not (_finite(A.diagonal()) and _finite(r)):     # |A_jk| <= sqrt(A_jj A_kk)
         return A, r, None, None, OVERFLOW
     factor = equilibrated_cholesky(A)
     if factor is None:
         return A, r, None, None, NOT_POSITIVE_DEFINITE
-    return A, r, factor, equilibrated_solve(factor, r), DONE
+    bounded = len(ceiling) == len(r) and (A.diagonal() < ceiling).all()
+    return A, r, factor, equilibrated_solve(factor, r), DONE if bounded else CONDITION_UNKNOWN
 
 
 def _compiled(loaded=[]):
@@ -241,7 +246,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         # no mean m until A is invertible; A and r are always those of the rows seen, and with m either
         # the Cholesky factor of A (after a solve) or P = A^{-1} (after the recursion) is kept
         self._m = self._P = self._factor = None
-        self._ceiling = None      # diag A below which A is known well conditioned (_well_conditioned)
+        self._ceiling = _NO_CEILING     # diag A below which A is known well conditioned (_estimate_condition)
 
     @staticmethod
     def _centre(X, sw):
@@ -287,14 +292,15 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         is too ill-conditioned for that and there is a mean (the recursion continues from it)."""
         p = X.shape[1] + int(self.fit_intercept)
         if p > _COMPILED_SOLVE_MAX_P or numpy_pass(X.shape[0]):      # the readable statement
-            A, r, factor, m, outcome = _normal_equations(self._A, self._r, self._augment(X), y, sw)
+            A, r, factor, m, outcome = _normal_equations(self._A, self._r, self._augment(X), y, sw, self._ceiling)
         else:
             A, r, C, e, m = self._A.copy(), self._r.copy(), np.empty((p, p)), np.empty(p), np.empty(p)
-            outcome = _compiled().rls_normal_solve(X, self._shift if self.fit_intercept else _NO_SHIFT, y, sw, A, r, C, e, m)
-            factor = (C, e) if outcome == DONE else None
+            shift = self._shift if self.fit_intercept else _NO_SHIFT
+            outcome = _compiled().rls_normal_solve(X, shift, y, sw, A, r, self._ceiling, C, e, m)
+            factor = (C, e)
         if outcome == OVERFLOW:
             raise _overflow()
-        if factor is not None and self._well_conditioned(A, factor):
+        if outcome == DONE or (outcome == CONDITION_UNKNOWN and self._estimate_condition(A, factor)):
             self._A, self._r, self._factor, self._P, self._m = A, r, factor, None, m
             return True
         if self._m is not None:
@@ -302,18 +308,16 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         self._A, self._r = A, r                # no mean yet: keep the rows and wait for more
         return True
 
-    def _well_conditioned(self, A, factor):
+    def _estimate_condition(self, A, factor):
         """Whether ``cond(A)`` with its columns scaled (``As = A / outer(e, e)``, unit diagonal) is below
-        ``_SOLVE_COND``: LAPACK's estimate of ``||As^-1||_1`` from the factor, or, without that call, a bound
-        from the last estimate. Rows only add to ``A`` (``A' - A = Z^T S Z >= 0``), so
+        ``_SOLVE_COND``, from LAPACK's estimate of ``||As^-1||_1``; then also the ceiling of the diagonal below
+        which later solves need no estimate (they check it). Rows only add to ``A`` (``A' - A = Z^T S Z >= 0``), so
         ``lambda_min(As') >= lambda_min(As) min_j A_jj / A'_jj`` with ``lambda_min(As) >= 1 / ||As^-1||_1``,
         and ``cond_1(As') <= p^1.5 / lambda_min(As')`` (the entries of ``As'`` are at most 1): that bound
         stays below the limit while every ``A'_jj`` stays below ``ceiling_j = A_jj _SOLVE_COND / (p^1.5
         ||As^-1||_1)``. A stream of like chunks is estimated once, then again when the diagonal has grown
         by that factor (~1e6 for a well-conditioned design)."""
         diag = A.diagonal()
-        if self._ceiling is not None and np.count_nonzero(diag < self._ceiling) == len(diag):
-            return True
         C, e = factor
         norm = np.abs(A / np.outer(e, e)).sum(axis=0).max()
         rcond, info = lapack.dpocon(C, norm)
@@ -370,7 +374,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         self.coef_ = mean[:d].copy()
         self.intercept_ = 0.0
         if self.fit_intercept:      # back from the shifted columns: b = b_c - w^T c
-            self.intercept_ = float(mean[-1] - self.coef_ @ self._shift)
+            self.intercept_ = float(mean[-1] - self.coef_.dot(self._shift))
         self._P_published = None    # P_ of this update, computed when first read
 
     @property
