@@ -131,9 +131,10 @@ def _with_advice(estimator=None):
 def _finite(a):
     """Whether the float array ``a`` is all finite, in one pass and no large temporary: NaN and inf
     propagate into the sum, so a finite sum proves it; a sum that overflowed from finite values
-    is told apart by the extremes. A small array is tested directly (the error state costs more), its
-    finite entries counted (``count_nonzero`` is one C call; ``.all()`` goes through a Python wrapper)."""
-    if a.size <= 4096:
+    is told apart by the extremes. An array of up to 2^16 entries is tested directly, its finite entries
+    counted (the error state and the sum cost more: 7 us against 4 us on 10^4 entries; ``count_nonzero`` is
+    one C call, ``.all()`` goes through a Python wrapper)."""
+    if a.size <= 1 << 16:
         return np.count_nonzero(np.isfinite(a)) == a.size
     with np.errstate(over="ignore", invalid="ignore"):
         if np.isfinite(a.sum()):

@@ -26,8 +26,9 @@ _FINAL_COND = 1e12      # beyond this at the end of a chunk, with no mean yet, t
 _GAIN_LIMIT = 1e3       # a row with s x^T P x above this is not put through the recursion (see below)
 _NO_SHIFT = np.zeros(0)     # rls_pass's shift without an intercept
 _NO_CEILING = np.zeros(0)   # no bound on the condition yet (_estimate_condition)
-_COMPILED_SOLVE_MAX_P = 40  # up to this many parameters a chunk's solve is one compiled call (beyond, LAPACK's
-                            # blocked Cholesky and BLAS's X^T X are faster than the compiled loops)
+_COMPILED_SOLVE_MAX_P = 64  # up to this many parameters a chunk's solve is one compiled call: 100 rows, one thread,
+                            # 6 / 65 / 138 us against numpy's 105 / 157 / 212 at p = 11 / 41 / 61, but 388
+                            # against 295 at p = 101 (there LAPACK's Cholesky and BLAS's X^T X win)
 
 # how the recursion over a chunk ended (linbook._kernels.online.rls_pass returns the same codes), and the
 # solve of the normal equations (_normal_equations, rls_normal_solve): DONE (the condition known to be below
@@ -37,7 +38,7 @@ DONE, LARGE_GAIN, LOST_DEFINITENESS, OVERFLOW, NOT_POSITIVE_DEFINITE, CONDITION_
 
 def _solving_is_cheaper(n_rows, p):
     """Whether solving ``A m = r`` again costs less time than ``n_rows`` steps of the recursion: a step
-    costs ~``p^2`` units (of ~1.3 ns in the compiled loop). Up to ``_COMPILED_SOLVE_MAX_P`` parameters the
+    costs ~``p^2`` units (of ~1 ns in the compiled loop). Up to ``_COMPILED_SOLVE_MAX_P`` parameters the
     solve is one compiled call (``rls_normal_solve``): ~``n p^2 / 4 + p^3 / 6`` plus a fixed ~2,000; beyond,
     ``p^3 / 20`` units (its ``p^3 / 3`` flops run in BLAS) plus a fixed ~30,000 (numpy and LAPACK calls
     and their checks). Measured on 2-core x86."""
