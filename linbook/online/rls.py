@@ -5,17 +5,17 @@ Derived in: chapter "Online learning and stochastic optimisation" § "The Bayesi
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
+from scipy.linalg import lapack
 from sklearn.base import BaseEstimator
 from .._predictor import finite_scores, linear_predictor
 from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not overflow
 
 from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, _finite, check_params,
                     check_sample_weight, dask_blocks, predict_input, renamed_param)
-from scipy.linalg import lapack
-
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from ._stream import numpy_pass, transactional, validate_chunk
 
@@ -26,9 +26,9 @@ _FINAL_COND = 1e12      # beyond this at the end of a chunk, with no mean yet, t
 _GAIN_LIMIT = 1e3       # a row with s x^T P x above this is not put through the recursion (see below)
 _NO_SHIFT = np.zeros(0)     # rls_pass's shift without an intercept
 _NO_CEILING = np.zeros(0)   # no bound on the condition yet (_estimate_condition)
-_COMPILED_SOLVE_MAX_P = 64  # up to this many parameters a chunk's solve is one compiled call: 100 rows, one thread,
-                            # 6 / 65 / 138 us against numpy's 105 / 157 / 212 at p = 11 / 41 / 61, but 388
-                            # against 295 at p = 101 (there LAPACK's Cholesky and BLAS's X^T X win)
+# up to this many parameters a chunk's solve is one compiled call: 100 rows, one thread, 6 / 65 / 138 us against
+# numpy's 105 / 157 / 212 at p = 11 / 41 / 61, but 388 against 295 at p = 101 (LAPACK's Cholesky and BLAS's X^T X)
+_COMPILED_SOLVE_MAX_P = 64
 
 # how the recursion over a chunk ended (linbook._kernels.online.rls_pass returns the same codes), and the
 # solve of the normal equations (_normal_equations, rls_normal_solve): DONE (the condition known to be below
@@ -121,14 +121,13 @@ def _normal_equations(A, r, Z, y, sw, ceiling):
     return A, r, factor, equilibrated_solve(factor, r), DONE if bounded else CONDITION_UNKNOWN
 
 
-def _compiled(loaded=[]):
-    """``linbook._kernels.online`` (imported on first use, so that ``import linbook`` loads no numba; a chunk's
-    ``from ... import`` statement cost ~1 microsecond of its ~20)."""
-    if not loaded:
-        from .._kernels import online
+@functools.cache
+def _compiled():
+    """``linbook._kernels.online``, imported on first use (``import linbook`` loads no numba) and then kept:
+    a ``from ... import`` statement in the chunk's path cost ~1 microsecond of its ~20."""
+    from .._kernels import online
 
-        loaded.append(online)
-    return loaded[0]
+    return online
 
 
 def _overflow():
@@ -293,7 +292,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         is too ill-conditioned for that and there is a mean (the recursion continues from it)."""
         p = X.shape[1] + int(self.fit_intercept)
         if p > _COMPILED_SOLVE_MAX_P or numpy_pass(X.shape[0]):      # the readable statement
-            A, r, factor, m, outcome = _normal_equations(self._A, self._r, self._augment(X), y, sw, self._ceiling)
+            Z = self._augment(X)
+            A, r, factor, m, outcome = _normal_equations(self._A, self._r, Z, y, sw, self._ceiling)
         else:
             A, r, C, e, m = self._A.copy(), self._r.copy(), np.empty((p, p)), np.empty(p), np.empty(p)
             shift = self._shift if self.fit_intercept else _NO_SHIFT
@@ -311,8 +311,9 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
 
     def _estimate_condition(self, A, factor):
         """Whether ``cond(A)`` with its columns scaled (``As = A / outer(e, e)``, unit diagonal) is below
-        ``_SOLVE_COND``, from LAPACK's estimate of ``||As^-1||_1``; then also the ceiling of the diagonal below
-        which later solves need no estimate (they check it). Rows only add to ``A`` (``A' - A = Z^T S Z >= 0``), so
+        ``_SOLVE_COND``, from LAPACK's estimate of ``||As^-1||_1``; then also the ceiling of the diagonal
+        below which later solves need no estimate (they check it). Rows only add to ``A``
+        (``A' - A = Z^T S Z >= 0``), so
         ``lambda_min(As') >= lambda_min(As) min_j A_jj / A'_jj`` with ``lambda_min(As) >= 1 / ||As^-1||_1``,
         and ``cond_1(As') <= p^1.5 / lambda_min(As')`` (the entries of ``As'`` are at most 1): that bound
         stays below the limit while every ``A'_jj`` stays below ``ceiling_j = A_jj _SOLVE_COND / (p^1.5
@@ -336,8 +337,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             with np.errstate(over="ignore", invalid="ignore"):    # reported by the outcome
                 row, outcome = _sherman_morrison_rows(self._augment(X), y, sw, P, m, A, r, gain_limit)
         else:
-            row, outcome = _compiled().rls_pass(X, self._shift if self.fit_intercept else _NO_SHIFT, y, sw, P, m, A, r,
-                                    gain_limit)
+            shift = self._shift if self.fit_intercept else _NO_SHIFT
+            row, outcome = _compiled().rls_pass(X, shift, y, sw, P, m, A, r, gain_limit)
         if outcome == LOST_DEFINITENESS:
             raise _lost_definiteness(row)
         if outcome == OVERFLOW:
