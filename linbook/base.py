@@ -131,9 +131,11 @@ def _with_advice(estimator=None):
 def _finite(a):
     """Whether the float array ``a`` is all finite, in one pass and no large temporary: NaN and inf
     propagate into the sum, so a finite sum proves it; a sum that overflowed from finite values
-    is told apart by the extremes. A small array is tested directly (the error state costs more)."""
-    if a.size <= 4096:
-        return bool(np.isfinite(a).all())
+    is told apart by the extremes. An array of up to 2^16 entries is tested directly, its finite entries
+    counted (the error state and the sum cost more: 7 us against 4 us on 10^4 entries; ``count_nonzero`` is
+    one C call, ``.all()`` goes through a Python wrapper)."""
+    if a.size <= 1 << 16:
+        return np.count_nonzero(np.isfinite(a)) == a.size
     with np.errstate(over="ignore", invalid="ignore"):
         if np.isfinite(a.sum()):
             return True
@@ -230,7 +232,9 @@ def check_sample_weight(sample_weight, X, *, estimator=None):
     named after ``estimator`` (when given) and ending with what to do.
     """
     if sample_weight is None:
-        return np.ones(X.shape[0])
+        ones = np.empty(X.shape[0])     # np.ones, without its Python wrapper (~1 us of a streamed chunk's ~20)
+        ones.fill(1.0)
+        return ones
     with _with_advice(estimator):
         w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         if not np.all(np.isfinite(w)):
@@ -497,8 +501,12 @@ def require_weighted_classes(model, classes, class_weight, fit_intercept=True):
 # A dask array or DataFrame passed to ``fit`` or a predict method goes to linbook._dask (a
 # map-reduce over its row blocks), imported only then: ``import linbook`` never imports dask.
 def is_dask(*values):
-    """Whether any of ``values`` is a dask collection (array, DataFrame, Series), without importing dask."""
-    return any(hasattr(v, "__dask_graph__") for v in values)
+    """Whether any of ``values`` is a dask collection (array, DataFrame, Series), without importing dask.
+    An ndarray or ``None`` is not (told apart first: a missing attribute costs an exception)."""
+    for v in values:
+        if v is not None and type(v) is not np.ndarray and hasattr(v, "__dask_graph__"):
+            return True
+    return False
 
 
 def dask_blocks(method):

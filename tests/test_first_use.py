@@ -284,6 +284,46 @@ def test_rls_numpy_rows_equal_compiled_rows(gain_limit):
         assert run(bad_P.copy()) == (0, rls_module.LOST_DEFINITENESS)
 
 
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_rls_numpy_normal_equations_equal_compiled(fit_intercept):
+    """A chunk added to A m = r and solved: the numpy statement and the compiled call agree on A, r, the
+    equilibrated factor, m and the outcome (solved, singular, overflow)."""
+    X, y, *_, sw = _data(seed=11, n=120)
+    sw[[3, 50]] = 0.0                                 # skipped rows
+    shift = X.mean(axis=0) + 5.0 if fit_intercept else np.zeros(0)
+    Z = np.c_[X - shift, np.ones(len(y))] if fit_intercept else X.copy()
+    p = Z.shape[1]
+    A0, r0 = np.diag(np.r_[np.full(X.shape[1], 0.3), np.zeros(p - X.shape[1])]), np.full(p, 0.1)
+
+    def both(rows, A_start, ceiling=np.zeros(0)):
+        A, r, factor, m, outcome = rls_module._normal_equations(A_start, r0, Z[rows].copy(), y[rows], sw[rows],
+                                                                ceiling)
+        A_c, r_c, C, e, m_c = A_start.copy(), r0.copy(), np.empty((p, p)), np.empty(p), np.full(p, 7.0)
+        outcome_c = online_kernels.rls_normal_solve(X[rows], shift, y[rows], sw[rows], A_c, r_c, ceiling, C, e,
+                                                    m_c)
+        assert outcome_c == outcome
+        return (A, r, factor, m), (A_c, r_c, (C, e), m_c), outcome
+
+    (A, r, (C, e), m), (A_c, r_c, (C_c, e_c), m_c), outcome = both(slice(0, 120), A0)
+    assert outcome == rls_module.CONDITION_UNKNOWN                      # no ceiling yet
+    top = A.diagonal()
+    assert both(slice(0, 120), A0, ceiling=2 * top)[2] == rls_module.DONE      # every A_jj below its ceiling
+    assert both(slice(0, 120), A0, ceiling=np.r_[2 * top[:-1], top[-1]])[2] == rls_module.CONDITION_UNKNOWN
+    for u, v in [(A, A_c), (r, r_c), (C, C_c), (e, e_c), (m, m_c)]:
+        np.testing.assert_allclose(v, u, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(A_c, A0 + Z.T @ (sw[:, None] * Z), rtol=1e-12)
+    np.testing.assert_allclose(A_c @ m_c, r_c, rtol=1e-9, atol=1e-9)     # m solves A m = r
+    X[:, 1] = 0.0                                                        # a zero column, no prior: singular
+    if fit_intercept:
+        shift[1] = 0.0
+    Z = np.c_[X - shift, np.ones(len(y))] if fit_intercept else X.copy()
+    _, (*_, m_c), outcome = both(slice(0, 120), np.zeros((p, p)))
+    assert outcome == rls_module.NOT_POSITIVE_DEFINITE and (m_c == 7.0).all()
+    X[5] *= 1e200                                                        # x x^T overflows
+    Z = np.c_[X - shift, np.ones(len(y))] if fit_intercept else X.copy()
+    assert both(slice(0, 120), A0)[2] == rls_module.OVERFLOW
+
+
 @pytest.mark.parametrize("loss", [0, 1, 2])
 @pytest.mark.parametrize("radius, eta0, auto", [(-1.0, 1.0, True), (1.5, 0.2, False), (0.5, 1.0, True)])
 def test_ogd_numpy_rounds_equal_compiled_rounds(loss, radius, eta0, auto):

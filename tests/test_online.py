@@ -688,6 +688,32 @@ def test_solving_and_the_recursion_give_the_same_posterior(monkeypatch, d, prior
         np.testing.assert_allclose(model.covariance_, model.P_)
 
 
+@pytest.mark.parametrize("d", [8, 80])
+def test_a_stream_of_like_chunks_estimates_the_condition_once(monkeypatch, d):
+    """Solving A m = r after each chunk needs cond(A) below _SOLVE_COND: rows only add to A, so one LAPACK
+    estimate bounds it for the chunks after (until the diagonal has grown ~1e6-fold); a chunk that makes A
+    ill-conditioned is still caught (test_a_heavy_row_in_a_large_late_chunk_goes_through_the_recursion)."""
+    from scipy.linalg import lapack
+
+    X, y, s = _rls_data(3000, d, seed=3)
+    estimates = []
+
+    def counted(*args, **kwargs):
+        estimates.append(1)
+        return dpocon(*args, **kwargs)
+
+    dpocon = lapack.dpocon
+    monkeypatch.setattr(lapack, "dpocon", counted)
+    model = RecursiveLeastSquares(prior_precision=0.5)
+    for a in range(0, 3000, 100):
+        model.partial_fit(X[a:a + 100], y[a:a + 100], sample_weight=s[a:a + 100])
+    assert len(estimates) == 1
+    Xa = np.c_[X, np.ones(len(y))]
+    A = Xa.T @ (s[:, None] * Xa) + np.diag(np.r_[np.full(d, 0.5), 0.0])
+    np.testing.assert_allclose(np.r_[model.coef_, model.intercept_], np.linalg.solve(A, Xa.T @ (s * y)),
+                               rtol=1e-9, atol=1e-10)
+
+
 def test_a_heavy_row_in_a_large_late_chunk_goes_through_the_recursion():
     """Weight 1e200 on one row of a later chunk: A is then too ill-conditioned to solve, so that chunk takes
     the recursion, which fits exactly through the row (the limit of the weighted ridge fit)."""
@@ -735,6 +761,7 @@ def test_rows_of_large_gain_are_solved_for_not_cancelled(monkeypatch, seed):
     scale = np.abs(Xa @ want).max()
     assert np.abs(stream() - Xa @ want).max() < 1e-9 * scale
     monkeypatch.setattr(rls_module, "_GAIN_LIMIT", np.inf)     # every row through the recursion
+    monkeypatch.setattr(rls_module, "_solving_is_cheaper", lambda n_rows, p: False)
     assert np.abs(stream() - Xa @ want).max() > 1e-6 * scale
 
 

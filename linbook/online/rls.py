@@ -5,15 +5,17 @@ Derived in: chapter "Online learning and stochastic optimisation" § "The Bayesi
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
+from scipy.linalg import lapack
 from sklearn.base import BaseEstimator
 from .._predictor import finite_scores, linear_predictor
 from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not overflow
 
-from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, check_params, check_sample_weight,
-                    dask_blocks, predict_input, renamed_param)
+from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, _finite, check_params,
+                    check_sample_weight, dask_blocks, predict_input, renamed_param)
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from ._stream import numpy_pass, transactional, validate_chunk
 
@@ -23,15 +25,25 @@ _SOLVE_COND = 1e8       # A m = r is solved by Cholesky only while cond(A) (colu
 _FINAL_COND = 1e12      # beyond this at the end of a chunk, with no mean yet, the design is rank deficient
 _GAIN_LIMIT = 1e3       # a row with s x^T P x above this is not put through the recursion (see below)
 _NO_SHIFT = np.zeros(0)     # rls_pass's shift without an intercept
+_NO_CEILING = np.zeros(0)   # no bound on the condition yet (_estimate_condition)
+# up to this many parameters a chunk's solve is one compiled call: 100 rows, one thread, 6 / 65 / 138 us against
+# numpy's 105 / 157 / 212 at p = 11 / 41 / 61, but 388 against 295 at p = 101 (LAPACK's Cholesky and BLAS's X^T X)
+_COMPILED_SOLVE_MAX_P = 64
 
-# how the recursion over a chunk ended (linbook._kernels.online.rls_pass returns the same codes)
-DONE, LARGE_GAIN, LOST_DEFINITENESS, OVERFLOW = 0, 1, 2, 3
+# how the recursion over a chunk ended (linbook._kernels.online.rls_pass returns the same codes), and the
+# solve of the normal equations (_normal_equations, rls_normal_solve): DONE (the condition known to be below
+# _SOLVE_COND), CONDITION_UNKNOWN (solved; estimate it), OVERFLOW or NOT_POSITIVE_DEFINITE (no factor)
+DONE, LARGE_GAIN, LOST_DEFINITENESS, OVERFLOW, NOT_POSITIVE_DEFINITE, CONDITION_UNKNOWN = 0, 1, 2, 3, 4, 5
 
 
 def _solving_is_cheaper(n_rows, p):
     """Whether solving ``A m = r`` again costs less time than ``n_rows`` steps of the recursion: a step
-    costs ~``p^2`` units (of ~1.3 ns in the compiled loop); the solve ``p^3 / 20`` units (its ``p^3 / 3``
-    flops run in BLAS) plus a fixed ~30,000 (a few LAPACK calls and their checks). Measured on 2-core x86."""
+    costs ~``p^2`` units (of ~1 ns in the compiled loop). Up to ``_COMPILED_SOLVE_MAX_P`` parameters the
+    solve is one compiled call (``rls_normal_solve``): ~``n p^2 / 4 + p^3 / 6`` plus a fixed ~2,000; beyond,
+    ``p^3 / 20`` units (its ``p^3 / 3`` flops run in BLAS) plus a fixed ~30,000 (numpy and LAPACK calls
+    and their checks). Measured on 2-core x86."""
+    if p <= _COMPILED_SOLVE_MAX_P:
+        return n_rows * p * p > 2_000 + n_rows * p * p / 4 + p ** 3 / 6
     return n_rows * p * p > 30_000 + p ** 3 / 20
 
 
@@ -82,6 +94,40 @@ def _sherman_morrison_rows(Xa, y, sw, P, m, A, r, gain_limit):
     if outcome == DONE and not (P.diagonal() > 0).all():
         return n - 1, LOST_DEFINITENESS
     return n, outcome
+
+
+def _normal_equations(A, r, Z, y, sw, ceiling):
+    """A chunk added to the normal equations, which are then solved, in numpy: ``(A', r', factor, m, outcome)``
+    with ``A' = A + Z^T S Z``, ``r' = r + Z^T S y`` (``Z`` the augmented rows, ``S = diag(sw)``), ``factor``
+    the equilibrated Cholesky factor of ``A'`` and ``m = A'^-1 r'`` from it; ``outcome`` is ``DONE`` when
+    every ``A'_jj`` is below ``ceiling_j`` (the condition is then known to be small enough, see
+    ``RecursiveLeastSquares._estimate_condition``), ``CONDITION_UNKNOWN`` when not (or ``ceiling`` is empty),
+    ``OVERFLOW`` (``A'`` or ``r'`` overflowed) or ``NOT_POSITIVE_DEFINITE`` (no factor, ``m`` is ``None``).
+    ``Z`` is written into. ``linbook._kernels.online.rls_normal_solve`` is the same, compiled, for small ``p``.
+    """
+    root = None
+    if not (sw == 1.0).all():
+        root = np.sqrt(sw)
+        Z *= root[:, None]
+    with np.errstate(over="ignore", invalid="ignore"):      # reported by the outcome
+        A = A + Z.T @ Z
+        r = r + Z.T @ (y if root is None else root * y)
+    if not (_finite(A.diagonal()) and _finite(r)):     # |A_jk| <= sqrt(A_jj A_kk)
+        return A, r, None, None, OVERFLOW
+    factor = equilibrated_cholesky(A)
+    if factor is None:
+        return A, r, None, None, NOT_POSITIVE_DEFINITE
+    bounded = len(ceiling) == len(r) and (A.diagonal() < ceiling).all()
+    return A, r, factor, equilibrated_solve(factor, r), DONE if bounded else CONDITION_UNKNOWN
+
+
+@functools.cache
+def _compiled():
+    """``linbook._kernels.online``, imported on first use (``import linbook`` loads no numba) and then kept:
+    a ``from ... import`` statement in the chunk's path cost ~1 microsecond of its ~20."""
+    from .._kernels import online
+
+    return online
 
 
 def _overflow():
@@ -200,6 +246,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         # no mean m until A is invertible; A and r are always those of the rows seen, and with m either
         # the Cholesky factor of A (after a solve) or P = A^{-1} (after the recursion) is kept
         self._m = self._P = self._factor = None
+        self._ceiling = _NO_CEILING     # diag A below which A is known well conditioned (_estimate_condition)
 
     @staticmethod
     def _centre(X, sw):
@@ -243,23 +290,42 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     def _solve(self, X, y, sw):
         """Add the rows to ``A`` and ``r`` and solve ``A m = r``. ``False``, and nothing stored, when ``A``
         is too ill-conditioned for that and there is a mean (the recursion continues from it)."""
-        Z, root = self._augment(X), None
-        if not (sw == 1.0).all():
-            root = np.sqrt(sw)
-            Z *= root[:, None]
-        with np.errstate(over="ignore", invalid="ignore"):      # reported just below
-            A = self._A + Z.T @ Z
-            r = self._r + Z.T @ (y if root is None else root * y)
-        if not (np.isfinite(A.diagonal()).all() and np.isfinite(r).all()):     # |A_jk| <= sqrt(A_jj A_kk)
+        p = X.shape[1] + int(self.fit_intercept)
+        if p > _COMPILED_SOLVE_MAX_P or numpy_pass(X.shape[0]):      # the readable statement
+            Z = self._augment(X)
+            A, r, factor, m, outcome = _normal_equations(self._A, self._r, Z, y, sw, self._ceiling)
+        else:
+            A, r, C, e, m = self._A.copy(), self._r.copy(), np.empty((p, p)), np.empty(p), np.empty(p)
+            shift = self._shift if self.fit_intercept else _NO_SHIFT
+            outcome = _compiled().rls_normal_solve(X, shift, y, sw, A, r, self._ceiling, C, e, m)
+            factor = (C, e)
+        if outcome == OVERFLOW:
             raise _overflow()
-        factor = equilibrated_cholesky(A, rcond_min=1.0 / _SOLVE_COND)
-        if factor is not None:
-            self._A, self._r, self._factor, self._P = A, r, factor, None
-            self._m = equilibrated_solve(factor, r)
+        if outcome == DONE or (outcome == CONDITION_UNKNOWN and self._estimate_condition(A, factor)):
+            self._A, self._r, self._factor, self._P, self._m = A, r, factor, None, m
             return True
         if self._m is not None:
             return False
         self._A, self._r = A, r                # no mean yet: keep the rows and wait for more
+        return True
+
+    def _estimate_condition(self, A, factor):
+        """Whether ``cond(A)`` with its columns scaled (``As = A / outer(e, e)``, unit diagonal) is below
+        ``_SOLVE_COND``, from LAPACK's estimate of ``||As^-1||_1``; then also the ceiling of the diagonal
+        below which later solves need no estimate (they check it). Rows only add to ``A``
+        (``A' - A = Z^T S Z >= 0``), so
+        ``lambda_min(As') >= lambda_min(As) min_j A_jj / A'_jj`` with ``lambda_min(As) >= 1 / ||As^-1||_1``,
+        and ``cond_1(As') <= p^1.5 / lambda_min(As')`` (the entries of ``As'`` are at most 1): that bound
+        stays below the limit while every ``A'_jj`` stays below ``ceiling_j = A_jj _SOLVE_COND / (p^1.5
+        ||As^-1||_1)``. A stream of like chunks is estimated once, then again when the diagonal has grown
+        by that factor (~1e6 for a well-conditioned design)."""
+        diag = A.diagonal()
+        C, e = factor
+        norm = np.abs(A / np.outer(e, e)).sum(axis=0).max()
+        rcond, info = lapack.dpocon(C, norm)
+        if info != 0 or not rcond >= 1.0 / _SOLVE_COND:
+            return False
+        self._ceiling = diag * (_SOLVE_COND * rcond * norm / len(diag) ** 1.5)
         return True
 
     def _recursion(self, X, y, sw, gain_limit):
@@ -271,10 +337,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             with np.errstate(over="ignore", invalid="ignore"):    # reported by the outcome
                 row, outcome = _sherman_morrison_rows(self._augment(X), y, sw, P, m, A, r, gain_limit)
         else:
-            from .._kernels.online import rls_pass
-
-            row, outcome = rls_pass(X, self._shift if self.fit_intercept else _NO_SHIFT, y, sw, P, m, A, r,
-                                    gain_limit)
+            shift = self._shift if self.fit_intercept else _NO_SHIFT
+            row, outcome = _compiled().rls_pass(X, shift, y, sw, P, m, A, r, gain_limit)
         if outcome == LOST_DEFINITENESS:
             raise _lost_definiteness(row)
         if outcome == OVERFLOW:
@@ -305,14 +369,14 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
                 warnings.warn(f"{self._rank_deficient()} Until then coef_ and intercept_ are the minimum-norm "
                               "solution and P_ is not defined.", UserWarning, stacklevel=4)
                 mean = np.linalg.lstsq(self._A, self._r, rcond=None)[0]
-        if not np.isfinite(mean).all():
+        if not _finite(mean):
             raise DivergenceError("RecursiveLeastSquares: the posterior mean became non-finite. Cure: scale "
                                   "the features X (e.g. StandardScaler) or set prior_precision > 0.")
         d = self.n_features_in_
         self.coef_ = mean[:d].copy()
         self.intercept_ = 0.0
         if self.fit_intercept:      # back from the shifted columns: b = b_c - w^T c
-            self.intercept_ = float(mean[-1] - self.coef_ @ self._shift)
+            self.intercept_ = float(mean[-1] - self.coef_.dot(self._shift))
         self._P_published = None    # P_ of this update, computed when first read
 
     @property
