@@ -117,3 +117,20 @@ def test_a_first_partial_fit_without_classes_says_to_pass_them():
     with pytest.raises(ValueError) as info:
         SGDClassifier(random_state=0).partial_fit(X, y)
     assert_clear_error(info.value, "classes")
+
+
+def test_shrunken_centroids_with_a_class_of_weight_1e_300():
+    """Beside a class of total weight ~1e-299, ``1/n_c - 1/n`` and ``mu_c - m`` of the heavy class cancelled
+    to 0 (spread 0, offset 0, d = 0/0): the fit refused with "deviations_ is not representable". Both are
+    ordinary small numbers; for two classes ``d_c = +-(mu_1 - mu_0)/S sqrt(n_0 n_1 / n)``, so as the light
+    class's weight ``w`` shrinks every ``d`` scales as ``sqrt(w)``: ``d(1e-300) = 1e-135 d(1e-30)``."""
+    from linbook import NearestShrunkenCentroids
+
+    X, y = _data(2)
+    deviations = []
+    for w in (1e-30, 1e-300):
+        est = _fit(NearestShrunkenCentroids(), X, y, sample_weight=np.where(y == 1, w, 1.0))
+        P = est.predict_proba(X)
+        assert np.all(np.isfinite(P)) and np.allclose(P.sum(axis=1), 1.0)
+        deviations.append(est.deviations_)
+    np.testing.assert_allclose(deviations[1], 1e-135 * deviations[0], rtol=1e-9)
