@@ -87,8 +87,11 @@ _ADVICE = (
       "(e.g. sklearn.preprocessing.OneHotEncoder).")),
     (("Complex data",), "X must be real: split complex values into real and imaginary columns."),
     (("features as input", "feature names", "was fitted with"),
-     "Pass the same columns, in the same order, as in fit."),
+     "Pass X with the same columns, in the same order, as in fit."),
     (("target y is None",), "Call fit(X, y) with the targets."),
+    (("not supported between instances of",),     # np.unique sorting labels: None, or numbers and strings
+     "y holds labels that cannot be sorted together (None, or a mix of types such as numbers and strings): "
+     "drop the samples without a label, or convert the labels to one type, e.g. y.astype(str)."),
     (("Unknown label type",),
      "y must hold class labels: pass them as numbers, strings or booleans (an object array of other or mixed "
      "types: convert it, e.g. y.astype(bool) or y.astype(str)); use a regression model for a continuous target."),
@@ -376,7 +379,8 @@ def label_type(y, *, raise_unknown=False):
     its answer and its errors."""
     if type(y) is np.ndarray and y.ndim == 1 and y.size > 0 and y.dtype.kind in "biu":
         return "binary" if np.unique(y).size <= 2 else "multiclass"
-    return type_of_target(y, input_name="y", raise_unknown=raise_unknown)
+    with _with_advice():        # labels numpy cannot sort (None beside strings) raise a bare TypeError
+        return type_of_target(y, input_name="y", raise_unknown=raise_unknown)
 
 
 def encode_labels(y, *, min_classes=2, max_classes=None, model="this model", more_classes=None, target_type=None):

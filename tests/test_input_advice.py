@@ -104,9 +104,9 @@ AFTER_FIT_CASES = {
     "inf_at_predict": (lambda est: _predict(est, _with(_X, np.inf)), ValueError,
                        "Input X contains infinity", "Remove the infinite values"),
     "width_at_predict": (lambda est: _predict(est, _X[:, :2]), ValueError,
-                         "X has 2 features, but", "Pass the same columns, in the same order, as in fit"),
+                         "X has 2 features, but", "Pass X with the same columns, in the same order, as in fit"),
     "width_at_partial_fit": (lambda est: _partial_fit(est, _X[:, :2]), ValueError,
-                             "X has 2 features, but", "Pass the same columns, in the same order, as in fit"),
+                             "X has 2 features, but", "Pass X with the same columns, in the same order, as in fit"),
 }
 
 
@@ -225,7 +225,7 @@ def test_partial_fit_column_names_get_advice():
         est.partial_fit(df.rename(columns={"a": "z"}), _Y_REAL)
     msg = str(info.value)
     assert msg.startswith("RecursiveLeastSquares: The feature names should match those that were passed")
-    assert "Pass the same columns, in the same order, as in fit." in msg
+    assert "Pass X with the same columns, in the same order, as in fit." in msg
 
 
 @pytest.mark.parametrize("model", ["LogisticRegression", "BayesianLogisticRegression", "LDA", "Perceptron"])

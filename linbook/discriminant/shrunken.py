@@ -82,9 +82,14 @@ class NearestShrunkenCentroids(DiagonalGaussianClassifier):
         # s_0 is a median over features, so it is taken in the units of X (not per-feature units)
         s0 = np.median(s * self._scale) * self._inv_scale
         m = (counts * self._means_z).sum(axis=0) / n
-        mc = np.sqrt(1.0 / counts - 1.0 / n)
+        # 1/n_c - 1/n = n_other / (n_c n) and mu_c - m = sum_k (n_k / n) (mu_c - mu_k), n_other summed over
+        # the other classes: the differences as written cancel to 0 when those classes weigh ~1e-300
+        # beside the rest (then spread 0 and d = 0/0), where both are ordinary small numbers
+        others = (1.0 - np.eye(C)) @ counts
+        mc = np.sqrt(others / (counts * n))
         spread = mc * (s + s0)
-        d = (self._means_z - m) / spread
+        offsets = np.stack([(counts / n * (mu - self._means_z)).sum(axis=0) for mu in self._means_z])
+        d = offsets / spread
         d = np.sign(d) * np.maximum(np.abs(d) - threshold, 0.0)
         centroids = m + spread * d
         self.deviations_ = self._in_units_of_X(d, "deviations_", power=0)

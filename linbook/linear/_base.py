@@ -14,7 +14,8 @@ from sklearn.base import BaseEstimator
 from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not overflow
 from sklearn.exceptions import ConvergenceWarning
 
-from ..base import check_params, check_sample_weight, dask_blocks, require_y, validate_fit, validate_predict
+from ..base import (check_params, check_sample_weight, dask_blocks, require_y, validate_fit, validate_predict,
+                    without_zero_weight_rows)
 from ..criteria import InformationCriteriaMixin
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from .._kernels.threads import blas_threads_for_one_call, factorisation_threads, single_threaded_blas
@@ -51,7 +52,9 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         require_y(self, y)
         X, y = validate_fit(self, X, y, y_numeric=True, accept_sparse=["csr", "csc"])
         sw = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
-        return X, y, sw
+        # a row of weight 0 counts for nothing, but its y would still set y's scale and the variance floor
+        # (a y of 1e300 made sigma2_ inf), and 0 * its square overflowed to NaN in the sums
+        return without_zero_weight_rows(X, y, sw)
 
     def _finish(self, mom, v, model):
         """Set ``coef_``, ``intercept_`` and the plug-in noise variance from the scaled solution."""
@@ -61,7 +64,9 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         # log sigma^2 = log(RSS / n), kept in log space (y may be near 1e300 or 1e-300). A fit
         # within rounding of y is floored at sigma = eps * max|y|: the likelihood is unbounded at
         # sigma^2 = 0, and residuals below the resolution of y carry no information.
-        floor = 2.0 * np.log(np.finfo(float).eps * mom.y_scale)
+        # (from max|y| itself: y_scale is 1 for |y| within 1e+-100, and a floor of eps^2 swallowed the noise
+        # variance of any y below ~1e-8, 1e-20 -> sigma2_ ~1e-32 where it was 1e-42; y = 0: eps^2)
+        floor = 2.0 * (np.log(np.finfo(float).eps) + np.log(mom.y_abs_max if mom.y_abs_max > 0 else 1.0))
         log_rss = np.log(rss) + 2.0 * np.log(mom.y_scale) if rss > 0 else -np.inf
         self._log_sigma2 = max(float(log_rss - np.log(mom.n_eff)), float(floor))
         with np.errstate(over="ignore"):

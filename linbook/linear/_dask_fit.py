@@ -106,6 +106,7 @@ class BlockMoments(Moments):
         self.n, self.d = summary.n, blocks.n_features
         self.n_eff = summary.n_positive
         self.x_scale, self.y_scale = _scales(summary)
+        self.y_abs_max = float(summary.yabs)
         scales = (self.x_scale, self.y_scale)
         if fit_intercept:
             W, m, ybar, G, c, yy = map_reduce(_gram_block, blocks, *scales, combine=_combine_grams)

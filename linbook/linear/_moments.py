@@ -88,6 +88,7 @@ class Moments:
         big = max(float(y.max(initial=0.0)), -float(y.min(initial=0.0)))
         # y is rescaled only where its squares could overflow or underflow (exactly: a power of 2)
         self.y_scale = float(_power_of_two_scale(big, below=True)) if not 1e-100 <= big <= 1e100 else 1.0
+        self.y_abs_max = big        # the resolution of y: the noise-variance floor (LinearModel._finish)
         self.ys = y / self.y_scale if self.y_scale != 1.0 else y
         self.sum_w = float(self.n if sw is None else sw.sum())
         self.y_mean_s = float(self._wmean(self.ys)) if fit_intercept else 0.0

@@ -20,7 +20,7 @@ from sklearn.utils.metaestimators import available_if
 
 from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, as_rng, check_params,
                     check_sample_weight, dask_blocks, encode_labels, predict_input, renamed_param,
-                    without_zero_weight_rows)
+                    require_weighted_classes, without_zero_weight_rows)
 from .._kernels.scores import row_argmax
 from .._predictor import finite_scores, linear_predictor
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
@@ -275,13 +275,16 @@ class _BaseSGD(BaseEstimator):
                     if big_y else CURE)
             raise diverged(self, "the loss" if status >= 0 else "the weights", cure)
 
-    def _prepare(self, X, y, sample_weight, first):
+    def _prepare(self, X, y, sample_weight, first, drop_zero_weight_rows=True):
         X, y = validate_chunk(self, X, y, first=first, y_numeric=self._loss_name() == "squared_error",
                               accept_sparse=True)
         if not sp.issparse(X):
             X = np.ascontiguousarray(X)
+        sw = check_sample_weight(sample_weight, X, estimator=self)
+        if not drop_zero_weight_rows:
+            return X, y, sw
         # a row of weight 0 moves nothing, but its values would still set the step sizes and the feature scale
-        return without_zero_weight_rows(X, y, check_sample_weight(sample_weight, X, estimator=self))
+        return without_zero_weight_rows(X, y, sw)
 
     def _decision(self, X):
         """``X w + b``, with a row beyond float64 as an infinity, or, for several classes, shifted by its
@@ -521,9 +524,15 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
     def fit(self, X, y, sample_weight=None):
         """Run epochs from zero parameters until the stop rule (``tol``) or ``max_iter``. Returns ``self``."""
         self._checked_lam()
-        X, y, sw = self._prepare(X, y, sample_weight, first=True)
+        X, y, sw = self._prepare(X, y, sample_weight, first=True, drop_zero_weight_rows=False)
+        # classes_ from every row of y (scikit-learn's); a class whose rows all have weight 0 is refused
+        # with an intercept, as in LogisticRegression: its intercept would only fall for ever
         self.classes_, codes = encode_labels(y, model=type(self).__name__)
         K = self.classes_.size
+        if sw is not None:
+            require_weighted_classes(type(self).__name__, self.classes_, np.bincount(codes, weights=sw, minlength=K),
+                                     self.fit_intercept)
+        X, codes, sw = without_zero_weight_rows(X, codes, sw)
         self._init_state(X.shape[1], 1 if K == 2 else K)
         self.n_iter_ = self._run(X, codes.astype(np.float64), sw, epochs=int(self.max_iter), shuffle=self.shuffle,
                                  rng=as_rng(self.random_state), stop=True)
@@ -551,8 +560,8 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
         if first:
             self._checked_lam()
             if classes is None:
-                raise ValueError("classes must be passed on the first call to partial_fit "
-                                 "(the full list of labels the stream can contain).")
+                raise ValueError("classes must be passed on the first call to partial_fit: pass classes, the "
+                                 "full list of labels the stream can contain.")
             all_classes = np.unique(np.asarray(classes))
             if all_classes.size < 2:
                 raise ValueError(f"{type(self).__name__} needs at least 2 classes; got {all_classes.tolist()}. "
