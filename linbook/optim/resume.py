@@ -32,7 +32,7 @@ def resume_until_step_is_short(run, x0, step_size, *, step_tol, gtol=1e-8, max_i
         ``run(x, gtol, max_iter) -> OptimizeResult``: a first-order method started at ``x`` with that
         gradient tolerance and iteration budget, e.g.
         ``lambda x, gtol, max_iter: lbfgs(fg, x, grad=True, gtol=gtol, gscale=s, max_iter=max_iter)``
-        (or Newton's method with ``gtol`` its ``decrement_tol``: :func:`linbook.laplace_approximation`).
+        (or Newton's method with ``gtol`` its ``decrement_tol``: :func:`linbook.laplace.laplace_approximation`).
     x0 : (d,) array
         The start.
     step_size : callable
