@@ -53,12 +53,15 @@ def test_noise_variance_and_likelihood_follow_the_scale_of_y(model, scale):
 
 
 def test_the_floor_of_an_exact_fit_is_eps_max_abs_y():
+    """An exact fit's residuals are rounding, a few ``eps max|y|`` (how many depends on the BLAS kernel: 2.6 under
+    OpenBLAS Prescott), so ``sigma2_`` is between the floor and 100 times it; the old floor, ``eps^2`` for ``y``
+    of 1e-30, was 1e57 times that."""
     X, _ = _data()
     for scale in (1e-30, 1.0, 1e30):
         y = scale * (X @ np.array([1.0, 2.0, 3.0]) + 1.0)
         est = _fit(LinearRegression(), X, y)
         floor = (np.finfo(float).eps * np.max(np.abs(y))) ** 2
-        assert floor <= est.sigma2_ <= 4 * floor, (scale, est.sigma2_, floor)
+        assert floor <= est.sigma2_ <= 100 * floor, (scale, est.sigma2_, floor)
 
 
 @pytest.mark.parametrize("value", [1e300, -1e300, 1e120])
