@@ -31,7 +31,7 @@ from ._predictor import finite_scores
 from .criteria import aic, bic  # noqa: F401  (re-exported for ``from linbook.laplace import bic``)
 from .logistic.logistic_regression import logistic_loss
 from .numerics import _binary_exponent, sigmoid
-from .optim.newton import newton
+from .optim.newton import _newton_direction, newton
 from .optim.resume import resume_until_step_is_short
 from .optim.result import MSG_NONFINITE, MSG_STEP_STILL_LONG, MSG_UNBOUNDED, _x0
 
@@ -158,11 +158,14 @@ _STEP_TOL_MIN = 1e-5
 
 
 def _relative_newton_step(energy, x):
-    """``max_j |(H^{-1} g)_j| / max(1, max_j |x_j|)`` at ``x``; NaN where ``H`` is not positive definite."""
+    """``max_j |(H^{-1} g)_j| / max(1, max_j |x_j|)`` at ``x`` (Newton's own direction,
+    :func:`linbook.optim.newton._newton_direction`); NaN where ``H`` is not positive definite."""
     _, g, H = energy(x)
     try:
-        step = linalg.cho_solve(linalg.cho_factor(H, lower=True), g, check_finite=False)
-    except (linalg.LinAlgError, ValueError):
+        step, tau, _ = _newton_direction(H, g)
+    except ValueError:
+        return np.nan
+    if tau != 0.0:
         return np.nan
     return float(np.max(np.abs(step), initial=0.0) / max(1.0, np.max(np.abs(x), initial=0.0)))
 
