@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sps
+import scipy.linalg
 from scipy.linalg import lapack
 
 from .._design import constant_columns
@@ -516,3 +517,40 @@ class TrainingGram:
             mom = Moments(X, np.zeros(X.shape[0]), sw, fit_intercept)
             self._stats, self._data = (mom.G, mom.x_scale, mom.n), None
         return self._stats
+
+
+def design_rank(X, sw, fit_intercept):
+    """The numerical rank of the design ``[1, X]`` (``X`` without an intercept) over the rows of positive
+    weight: how many parameters a likelihood of ``X w + b`` has (statsmodels' ``df_model + 1``, its
+    ``matrix_rank`` of the design); ``None`` for sparse ``X`` of more than :data:`MAX_GRAM_FEATURES` columns.
+
+    The weights do not enter (a row of weight 1e-300 spans a direction as a row of weight 1 does), and every
+    column is scaled to unit norm first (a feature in kilometres is not "smaller" than one in millimetres).
+    The equilibrated Gram matrix settles a well-conditioned design (rcond at least :data:`RCOND_MIN`);
+    otherwise the singular values of the centred copy are counted above ``max(N, D) eps`` of the largest,
+    as ``numpy.linalg.matrix_rank`` and ``LinearRegression``'s ``gelsd`` do. For sparse ``X`` the Gram's
+    eigenvalues resolve only singular values above ``sqrt(max(N, D) eps)`` of the largest: those are counted.
+    """
+    if sw is not None and not np.all(sw > 0):
+        X = X[np.flatnonzero(sw > 0)]
+    n, d = X.shape
+    intercept = int(fit_intercept and n > 0)
+    sparse = sps.issparse(X)
+    if sparse and d > MAX_GRAM_FEATURES:
+        return None
+    tall = sparse or n >= d
+    mom = Moments(X, np.zeros(n), None, fit_intercept, gram=tall)
+    if tall:
+        from .._kernels.cholesky import equilibrated_cholesky
+        if equilibrated_cholesky(mom.G, RCOND_MIN) is not None:
+            return d + intercept
+    if sparse:
+        norms = np.sqrt(np.maximum(mom.G.diagonal(), 0.0))
+        unit = np.where(norms > 0, norms, 1.0)
+        eig = np.linalg.eigvalsh(mom.G / unit[:, None] / unit[None, :])
+        return int(np.count_nonzero(eig > eig[-1] * max(n, d) * np.finfo(float).eps)) + intercept
+    Z = mom.design()[0]
+    norms = np.linalg.norm(Z, axis=0)
+    Z /= np.where(norms > 0, norms, 1.0)
+    s = scipy.linalg.svd(Z, compute_uv=False, check_finite=False)
+    return int(np.count_nonzero(s > s[:1] * max(n, d) * np.finfo(float).eps)) + intercept

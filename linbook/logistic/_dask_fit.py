@@ -275,6 +275,8 @@ def _set_separation(est, res, separation, sep):
 def _set_common(est, blocks, classes, solver):
     est.classes_ = classes
     est.solver_ = solver
+    # n_params_: every coefficient counts under a penalty; with lam = 0 the design's rank is not computed here
+    est._free_columns = blocks.n_features + int(est.fit_intercept) if est.lam > 0 else None
     est.n_features_in_ = blocks.n_features
     if blocks.feature_names is not None:
         est.feature_names_in_ = blocks.feature_names

@@ -32,6 +32,7 @@ from ..base import (NON_NEGATIVE, POSITIVE_INT, Interval, StrOptions, _with_advi
                     validate_fit, validate_predict)
 from .._predictor import finite_scores, linear_predictor
 from ..criteria import InformationCriteriaMixin
+from ..linear._moments import design_rank
 from . import solvers
 from .separation import warn_separable
 
@@ -80,6 +81,7 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         solver = solvers.choose_solver(self.solver, *X.shape, classes.size, self.fit_intercept, sparse,
                                        density=X.nnz / max(X.shape[0] * X.shape[1], 1) if sparse else None)
         self.classes_, self.solver_ = classes, solver      # set only once the call can go on
+        self._set_free_columns(X, sw)
         return X, sw, yidx, self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]
 
     def _validate(self, X, y, sample_weight, max_classes=None):
@@ -179,8 +181,28 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
 
     @property
     def n_params_(self):
-        """Number of free parameters: ``D + 1`` (``D`` without intercept)."""
-        return self.n_features_in_ + int(self.fit_intercept)
+        """Free parameters of the likelihood, the ``k`` of :meth:`aic` and :meth:`bic`: ``D + 1`` (``D``
+        without intercept) times ``C - 1`` classes. With ``lam = 0`` a design ``[1, X]`` of rank ``r < D + 1``
+        (collinear or constant columns) has ``r (C - 1)``, as statsmodels counts (``df_model + 1``): the
+        likelihood depends on the coefficients only through ``X w + b``. With ``lam > 0`` the penalty fixes
+        every coefficient, and each counts.
+
+        Raises ``AttributeError`` for ``lam = 0`` on sparse ``X`` with more than 4096 columns or on dask
+        collections, where the fit does not compute the rank.
+        """
+        free = getattr(self, "_free_columns", self.n_features_in_ + int(self.fit_intercept))
+        if free is None:
+            raise AttributeError("n_params_ (and so aic/bic) needs the rank of the design, which a fit with "
+                                 "lam = 0 computes only for in-memory X, and for sparse X of at most 4096 "
+                                 "columns. Fit on such X, or count the parameters yourself.")
+        return free * (self.classes_.size - 1)
+
+    def _set_free_columns(self, X, sw):
+        """``_free_columns`` for :attr:`n_params_`: the design's rank where ``lam = 0`` (``None``: unknown)."""
+        if self.lam > 0:
+            self._free_columns = X.shape[1] + int(self.fit_intercept)
+        else:
+            self._free_columns = design_rank(X, sw, self.fit_intercept)
 
     def _pass_at_fit(self, X, y, need_hess):
         X = validate_predict(self, X, accept_sparse=True)

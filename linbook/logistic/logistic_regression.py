@@ -333,11 +333,6 @@ class LogisticRegression(BinaryGLM):
             raise ValueError("X and y have different numbers of samples")
         return float(L[np.arange(L.shape[0]), yi].sum())
 
-    @property
-    def n_params_(self):
-        """Free parameters: ``D + 1`` (binary), ``(C - 1)(D + 1)`` (multinomial); ``D`` for ``D + 1`` without intercept."""
-        return (self.n_features_in_ + int(self.fit_intercept)) * (self.classes_.size - 1)
-
     def nll_gradient(self, X, y):
         """Gradient of the penalised NLL at the fit (parameter order as :meth:`nll_hessian`)."""
         if not self._multi:

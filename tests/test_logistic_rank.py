@@ -1,0 +1,117 @@
+"""``n_params_`` of the GLM classifiers: the rank of the design with ``lam = 0``, as statsmodels counts.
+
+The likelihood depends on the coefficients only through ``X w + b``: collinear or constant columns add no
+parameter, and AIC/BIC charged one for each (2 per redundant column, silently) until the fits counted the
+rank (session 18).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse
+import statsmodels.api as sm
+
+import linbook
+
+
+def _collinear(n=300, seed=0):
+    """Four columns of rank 3 (the last is the sum of the first two), binary and three-class labels."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    X = np.c_[X, X[:, 0] + X[:, 1]]
+    z = X[:, 0] - X[:, 2]
+    y = (rng.random(n) < 1 / (1 + np.exp(-z))).astype(float)
+    y3 = np.digitize(z + rng.standard_normal(n), [-1.0, 1.0]).astype(float)
+    return X, y, y3
+
+
+def test_collinear_columns_count_once_as_statsmodels_logit():
+    X, y, _ = _collinear()
+    m = linbook.LogisticRegression(lam=0).fit(X, y)
+    ref = sm.Logit(y, sm.add_constant(X)).fit(disp=0)
+    assert m.n_params_ == ref.df_model + 1 == 4
+    np.testing.assert_allclose(m.aic(X, y), ref.aic, rtol=1e-9)
+    np.testing.assert_allclose(m.bic(X, y), ref.bic, rtol=1e-9)
+
+
+def test_collinear_columns_multinomial_as_mnlogit():
+    X, _, y3 = _collinear()
+    m = linbook.LogisticRegression(lam=0).fit(X, y3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # statsmodels cannot invert its singular Hessian (only its bse)
+        ref = sm.MNLogit(y3, sm.add_constant(X)).fit(disp=0, method="bfgs", maxiter=5000, gtol=1e-10)
+    assert m.n_params_ == (ref.df_model + 2) == 2 * 4       # df_model of MNLogit: K (rank - 1)
+    np.testing.assert_allclose(m.aic(X, y3), ref.aic, rtol=1e-7)
+
+
+def test_probit_collinear_as_statsmodels():
+    X, y, _ = _collinear()
+    m = linbook.ProbitRegression().fit(X, y)
+    ref = sm.Probit(y, sm.add_constant(X)).fit(disp=0)
+    assert m.n_params_ == ref.df_model + 1
+    np.testing.assert_allclose(m.aic(X, y), ref.aic, rtol=1e-9)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_constant_column_is_the_intercept(sparse):
+    X, y, _ = _collinear()
+    X = np.c_[X[:, :3], np.full(X.shape[0], 2.5)]
+    Xs = scipy.sparse.csr_matrix(X) if sparse else X
+    assert linbook.LogisticRegression(lam=0).fit(Xs, y).n_params_ == 4
+    assert linbook.LogisticRegression(lam=0, fit_intercept=False).fit(Xs, y).n_params_ == 4
+
+
+def test_full_rank_and_penalised_fits_count_every_coefficient():
+    X, y, y3 = _collinear()
+    full = X[:, :3]
+    assert linbook.LogisticRegression(lam=0).fit(full, y).n_params_ == 4
+    assert linbook.LogisticRegression(lam=0, fit_intercept=False).fit(full, y).n_params_ == 3
+    assert linbook.LogisticRegression(lam=1.0).fit(X, y).n_params_ == 5        # the penalty fixes all five
+    assert linbook.LogisticRegression(lam=1.0).fit(X, y3).n_params_ == 10
+
+
+def test_rank_is_over_rows_of_positive_weight_whatever_their_size():
+    X, y, _ = _collinear()
+    X = X[:, :3].copy()
+    sw = np.ones(X.shape[0])
+    sw[:5] = 0.0
+    X_only_dropped = np.c_[X, np.r_[np.ones(5), np.zeros(X.shape[0] - 5)]]    # nonzero only in weight-0 rows
+    assert linbook.LogisticRegression(lam=0).fit(X_only_dropped, y, sample_weight=sw).n_params_ == 4
+    sw[:5] = 1e-300                                          # tiny, but these rows span the fifth direction
+    assert linbook.LogisticRegression(lam=0).fit(X_only_dropped, y, sample_weight=sw).n_params_ == 5
+
+
+def test_column_scales_do_not_decide_the_rank():
+    X, y, _ = _collinear()
+    X = X[:, :3] * np.array([1e-150, 1.0, 1e150])
+    assert linbook.LogisticRegression(lam=0).fit(X, y).n_params_ == 4
+
+
+def test_wide_design_has_at_most_n_parameters():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((6, 20))
+    y = np.r_[np.zeros(3), np.ones(3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", linbook.SeparableDataWarning)
+        assert linbook.LogisticRegression(lam=0).fit(X, y).n_params_ == 6
+        assert linbook.LogisticRegression(lam=0).fit(scipy.sparse.csr_matrix(X), y).n_params_ == 6
+
+
+def test_refit_on_another_design_recounts():
+    X, y, _ = _collinear()
+    m = linbook.LogisticRegression(lam=0).fit(X, y)
+    assert m.n_params_ == 4
+    assert m.fit(X[:, :2], y).n_params_ == 3
+
+
+def test_rank_unknown_is_an_error_not_a_guess():
+    rng = np.random.default_rng(2)
+    X = scipy.sparse.random(400, 5000, density=0.002, format="csr", random_state=2)
+    y = (rng.random(400) < 0.5).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = linbook.LogisticRegression(lam=0, max_iter=5).fit(X, y)
+    with pytest.raises(AttributeError, match="rank of the design"):
+        m.n_params_
+    assert linbook.LogisticRegression(lam=1.0).fit(X, y).n_params_ == 5001
