@@ -27,7 +27,7 @@ from scipy.linalg import lapack
 from .._design import constant_columns
 from .._kernels.csr import divide_columns
 from .._kernels.numpy_budget import numpy_pass
-from .._kernels.threads import factorisation_threads, map_row_chunks
+from .._kernels.threads import factorisation_threads, map_row_chunks, single_threaded_blas
 from ..numerics import _power_of_two_scale
 
 #: Bytes of the largest dense temporary (one block of rows of X).
@@ -539,7 +539,8 @@ def design_rank(X, sw, fit_intercept):
     if sparse and d > MAX_GRAM_FEATURES:
         return None
     tall = sparse or n >= d
-    mom = Moments(X, np.zeros(n), None, fit_intercept, gram=tall)
+    with single_threaded_blas():       # one SYRK: BLAS's threads cost more than they save on a busy machine
+        mom = Moments(X, np.zeros(n), None, fit_intercept, gram=tall)
     if tall:
         from .._kernels.cholesky import equilibrated_cholesky
         if equilibrated_cholesky(mom.G, RCOND_MIN) is not None:
