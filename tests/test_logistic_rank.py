@@ -105,7 +105,7 @@ def test_refit_on_another_design_recounts():
     assert m.fit(X[:, :2], y).n_params_ == 3
 
 
-def test_rank_unknown_is_an_error_not_a_guess():
+def test_rank_of_wide_sparse_is_an_error_not_a_guess():
     rng = np.random.default_rng(2)
     X = scipy.sparse.random(400, 5000, density=0.002, format="csr", random_state=2)
     y = (rng.random(400) < 0.5).astype(float)
@@ -115,3 +115,18 @@ def test_rank_unknown_is_an_error_not_a_guess():
     with pytest.raises(AttributeError, match="rank of the design"):
         m.n_params_
     assert linbook.LogisticRegression(lam=1.0).fit(X, y).n_params_ == 5001
+
+
+def test_dask_counts_the_rank_as_in_memory():
+    da = pytest.importorskip("dask.array")
+    X, y, y3 = _collinear()
+    X = np.c_[X, np.full(X.shape[0], 1e6)]                   # a constant column beside the sum: rank 4 of 6
+    sw = np.r_[np.zeros(10), np.ones(X.shape[0] - 10)]
+    for labels in (y, y3):
+        for kw in ({}, {"fit_intercept": False}):
+            mem = linbook.LogisticRegression(lam=0, **kw).fit(X, labels, sample_weight=sw)
+            lazy = linbook.LogisticRegression(lam=0, **kw).fit(da.from_array(X, chunks=100),
+                                                               da.from_array(labels, chunks=100),
+                                                               sample_weight=da.from_array(sw, chunks=100))
+            assert lazy.n_params_ == mem.n_params_
+    assert mem.n_params_ == 4 * 2 and linbook.LogisticRegression(lam=0).fit(X, y).n_params_ == 4

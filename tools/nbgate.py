@@ -11,6 +11,9 @@ every other numeric configuration this machine can emulate:
 * numba compiled for this CPU and for a generic x86-64 / aarch64 CPU
   (``NUMBA_CPU_NAME=generic``, with its own cache directory, so SIMD width changes too).
 
+The number of cores is not a configuration: linbook's results are bit-identical whatever it is
+(the row chunks depend on the rows only; ``tests/test_core_count.py`` fakes 1, 3 and 16 cores).
+
 The comparison is nbval itself - the sanitizers of ``tests/nbval_sanitize.cfg`` and the
 figure tolerance of ``chapters/conftest.py`` - so what passes here is exactly what passes
 in ``make test`` and in a reader's CI. A cell that prints differently anywhere is an error

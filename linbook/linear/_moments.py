@@ -546,12 +546,25 @@ def design_rank(X, sw, fit_intercept):
         if equilibrated_cholesky(mom.G, RCOND_MIN) is not None:
             return d + intercept
     if sparse:
-        norms = np.sqrt(np.maximum(mom.G.diagonal(), 0.0))
-        unit = np.where(norms > 0, norms, 1.0)
-        eig = np.linalg.eigvalsh(mom.G / unit[:, None] / unit[None, :])
-        return int(np.count_nonzero(eig > eig[-1] * max(n, d) * np.finfo(float).eps)) + intercept
+        return gram_rank(mom.G, n) + intercept
     Z = mom.design()[0]
     norms = np.linalg.norm(Z, axis=0)
     Z /= np.where(norms > 0, norms, 1.0)
     s = scipy.linalg.svd(Z, compute_uv=False, check_finite=False)
     return int(np.count_nonzero(s > s[:1] * max(n, d) * np.finfo(float).eps)) + intercept
+
+
+def gram_rank(G, n_rows):
+    """The numerical rank of a design from its Gram matrix ``G = Z^T Z`` (``n_rows`` rows): ``G``'s size where
+    its equilibrated Cholesky factor has rcond at least :data:`RCOND_MIN`, else the eigenvalues of the
+    equilibrated ``G`` above ``max(N, D) eps`` of the largest (singular values of ``Z`` above
+    ``sqrt(max(N, D) eps)`` of the largest: what the Gram resolves). :func:`design_rank`'s rule for sparse
+    ``X``, and for dask collections."""
+    from .._kernels.cholesky import equilibrated_cholesky
+    d = G.shape[0]
+    if d == 0 or equilibrated_cholesky(G, RCOND_MIN) is not None:
+        return d
+    norms = np.sqrt(np.maximum(G.diagonal(), 0.0))
+    unit = np.where(norms > 0, norms, 1.0)
+    eig = np.linalg.eigvalsh(G / unit[:, None] / unit[None, :])
+    return int(np.count_nonzero(eig > eig[-1] * max(n_rows, d) * np.finfo(float).eps))

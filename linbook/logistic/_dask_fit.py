@@ -33,6 +33,7 @@ from .solvers import DEFAULT_MAX_ITER, SeparationWatch, choose_solver, minimise
 from ._scaled import _SATURATED, _jacobi, gradient_scale, predictor_scale
 from .binary import logit_terms, probit_terms
 from .._dask.blocks import map_reduce, row_blocks, summarise
+from ..linear._moments import gram_rank
 
 __all__ = ["fit_logistic", "fit_probit"]
 
@@ -163,7 +164,7 @@ def _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, m
     W, b = frame.to_units(res.x[None, int(fi):], np.array([res.x[0] if fi else 0.0]))
     est._check_result(res, W)
     sep = separation is not None and separation.after(W, b, res, watch)
-    _set_common(est, blocks, classes, solver)
+    _set_common(est, blocks, classes, solver, frame)
     est.coef_ = W.copy()
     est.intercept_ = np.array([float(b[0]) if fi else 0.0])
     _set_separation(est, res, separation, sep)
@@ -272,16 +273,33 @@ def _set_separation(est, res, separation, sep):
         separation.warn_probable(type(est).__name__)
 
 
-def _set_common(est, blocks, classes, solver):
+def _set_common(est, blocks, classes, solver, frame):
     est.classes_ = classes
     est.solver_ = solver
-    # n_params_: every coefficient counts under a penalty; with lam = 0 the design's rank is not computed here
-    est._free_columns = blocks.n_features + int(est.fit_intercept) if est.lam > 0 else None
+    # n_params_: every coefficient counts under a penalty; with lam = 0 the rank of the design
+    est._free_columns = blocks.n_features + int(est.fit_intercept) if est.lam > 0 else _design_rank(blocks, frame)
     est.n_features_in_ = blocks.n_features
     if blocks.feature_names is not None:
         est.feature_names_in_ = blocks.feature_names
     elif "feature_names_in_" in vars(est):
         del est.feature_names_in_
+
+
+def _design_rank(blocks, frame):
+    """The rank of ``[1, X]`` over the rows of positive weight (``X`` without an intercept), as the in-memory
+    ``design_rank`` decides it from a Gram matrix: of the columns centred and scaled to at most 1 (``frame``)."""
+    n_rows, G = map_reduce(_design_gram_block, blocks, frame)
+    return gram_rank(G, n_rows)
+
+
+def _design_gram_block(Xb, yb, swb, frame):
+    """``(rows, Z^T Z)`` of the block's rows of positive weight, ``Z = [1, (X - shift) / m]``."""
+    Z = frame.centred(Xb) / frame.m
+    if swb is not None:
+        Z = Z[np.asarray(swb) > 0]
+    if frame.fit_intercept:
+        Z = np.column_stack([np.ones(Z.shape[0]), Z])
+    return Z.shape[0], Z.T @ Z
 
 
 # ------------------------------------------------------------------------------- multinomial
@@ -323,7 +341,7 @@ def _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter):
     W, b = frame.to_units(V, b)
     est._check_result(res, W, b)
     sep = separation is not None and bool(np.all(np.isfinite(W))) and separation.after(W, b, res, watch)
-    _set_common(est, blocks, classes, solver)
+    _set_common(est, blocks, classes, solver, frame)
     est.coef_ = W - W.mean(0)
     est.intercept_ = b - b.mean()
     _set_separation(est, res, separation, sep)

@@ -187,14 +187,14 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         likelihood depends on the coefficients only through ``X w + b``. With ``lam > 0`` the penalty fixes
         every coefficient, and each counts.
 
-        Raises ``AttributeError`` for ``lam = 0`` on sparse ``X`` with more than 4096 columns or on dask
-        collections, where the fit does not compute the rank.
+        Raises ``AttributeError`` for ``lam = 0`` on sparse ``X`` with more than 4096 columns, where the fit
+        does not compute the rank.
         """
         free = getattr(self, "_free_columns", self.n_features_in_ + int(self.fit_intercept))
         if free is None:
             raise AttributeError("n_params_ (and so aic/bic) needs the rank of the design, which a fit with "
-                                 "lam = 0 computes only for in-memory X, and for sparse X of at most 4096 "
-                                 "columns. Fit on such X, or count the parameters yourself.")
+                                 "lam = 0 computes for sparse X of at most 4096 columns only. Count the "
+                                 "parameters yourself (rank of [1, X]), or fit on dense X.")
         return free * (self.classes_.size - 1)
 
     def _set_free_columns(self, X, sw):
