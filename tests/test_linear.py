@@ -696,3 +696,21 @@ def test_dense_gram_blocks_run_with_one_blas_thread(monkeypatch):
     X = rng.standard_normal((20_000, 30))
     Ridge(lam=1.0).fit(X, X[:, 0] + rng.standard_normal(20_000), sample_weight=rng.uniform(0.1, 10, 20_000))
     assert seen and max(seen) == 1
+
+
+def test_lasso_gap_is_never_negative_and_its_warning_names_the_failed_test():
+    """Session 18: with lam = 0 (or below rounding) an unconverged fit reported dual_gap_ = -0.032 and warned
+    "relative duality gap -3.2e-02 > tol": the dual point was infeasible, so that number bounded nothing."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 5))
+    X[:, 1] = X[:, 0] + 0.01 * X[:, 1]
+    y = X @ np.ones(5) + rng.standard_normal(200)
+    for lam in (0.0, 1e-300):
+        with pytest.warns(ConvergenceWarning, match="normal equations") as record:
+            m = linbook.Lasso(lam=lam, max_iter=1).fit(X, y)
+        assert "duality gap -" not in str(record[0].message)
+        assert m.dual_gap_ == np.inf and not m.converged_
+        m = linbook.Lasso(lam=lam).fit(X, y)
+        assert m.converged_ and 0.0 <= m.dual_gap_ <= m.tol
+    with pytest.warns(ConvergenceWarning, match="relative duality gap 6"):
+        assert linbook.Lasso(lam=1.0, max_iter=1).fit(X, y).dual_gap_ > 0

@@ -152,7 +152,9 @@ class Lasso(LinearModel):
         The descent's state: ``"gram"``, ``"residual"`` or ``"sparse_residual"`` (see above).
     dual_gap_ : float
         Duality gap at the returned solution relative to ``||yc||^2`` (scale-free; the
-        stopping rule compares it with ``tol``).
+        stopping rule compares it with ``tol``); at least 0. ``inf`` where coefficients without an
+        effective penalty (``lam = 0``, or ``lam`` below the rounding of ``x_j'r``) do not yet solve
+        their normal equations: the dual point is then infeasible and certifies no gap.
     converged_ : bool
     sigma2_ : float
         ``sum_i s_i r_i^2 / N`` on the training data (floored at ``(eps max|y|)^2``, see ``log_likelihood``).
@@ -218,8 +220,10 @@ class Lasso(LinearModel):
         self.n_iter_, self.converged_, self.solver_ = it, ok, mode
         self.dual_gap_ = float(gap / max(mom.yy, np.finfo(float).tiny))
         if not ok:
-            warnings.warn(f"Lasso did not converge in {it} sweeps (relative duality gap "
-                          f"{self.dual_gap_:.1e} > tol = {self.tol:g}). "
+            reason = (f"relative duality gap {self.dual_gap_:.1e} > tol = {self.tol:g}" if np.isfinite(gap) else
+                      "the coefficients without an effective penalty (lam_j below the rounding of x_j'r) do not "
+                      f"yet solve their normal equations x_j'r = 0 to tol = {self.tol:g}: no duality gap is certified")
+            warnings.warn(f"Lasso did not converge in {it} sweeps ({reason}). "
                           "Increase max_iter, or scale the features.", ConvergenceWarning, stacklevel=2)
         return self._finish(mom, v, "Lasso")
 
@@ -472,6 +476,8 @@ class _CoordinateDescent:
             yc_r, rr = cols.weighted_sum(cols.yc * self.r), cols.weighted_sum(self.r * self.r)
         if not np.isfinite(rr):
             return None
-        gap = duality_gap(self.lam_j, yy, yc_r, rr, self.grad, w, self.free)
-        kkt = np.abs(self.grad[self.free]) <= tol * self.norms[self.free] * self.root_yy
-        return gap, bool(np.all(kkt)) and (unpenalised or gap <= tol * max(yy, tiny))
+        kkt = np.all(np.abs(self.grad[self.free]) <= tol * self.norms[self.free] * self.root_yy)
+        # the dual point leaves the free coordinates out: it is feasible (and the gap a bound) only once their
+        # normal equations hold; a gap below 0 is rounding (the true gap is at least 0)
+        gap = max(duality_gap(self.lam_j, yy, yc_r, rr, self.grad, w, self.free), 0.0) if kkt else np.inf
+        return gap, bool(kkt) and (unpenalised or gap <= tol * max(yy, tiny))
