@@ -539,19 +539,25 @@ def design_rank(X, sw, fit_intercept):
     if sparse and d > MAX_GRAM_FEATURES:
         return None
     tall = sparse or n >= d
-    with single_threaded_blas():       # one SYRK: BLAS's threads cost more than they save on a busy machine
+    # one SYRK and one Cholesky: BLAS's threads cost more than they save on a busy machine (20,000 x 200 on
+    # 2 busy cores: the 200 x 200 Cholesky took 0.24 s with them)
+    with single_threaded_blas():
         mom = Moments(X, np.zeros(n), None, fit_intercept, gram=tall)
-    if tall:
-        from .._kernels.cholesky import equilibrated_cholesky
-        if equilibrated_cholesky(mom.G, RCOND_MIN) is not None:
+        if sparse:
+            return gram_rank(mom.G, n) + intercept
+        if tall and _well_conditioned(mom.G):
             return d + intercept
-    if sparse:
-        return gram_rank(mom.G, n) + intercept
-    Z = mom.design()[0]
-    norms = np.linalg.norm(Z, axis=0)
-    Z /= np.where(norms > 0, norms, 1.0)
-    s = scipy.linalg.svd(Z, compute_uv=False, check_finite=False)
+        Z = mom.design()[0]
+        norms = np.linalg.norm(Z, axis=0)
+        Z /= np.where(norms > 0, norms, 1.0)
+        s = scipy.linalg.svd(Z, compute_uv=False, check_finite=False)
     return int(np.count_nonzero(s > s[:1] * max(n, d) * np.finfo(float).eps)) + intercept
+
+
+def _well_conditioned(G):
+    """Whether the equilibrated Cholesky factor of ``G`` has rcond at least :data:`RCOND_MIN` (full rank)."""
+    from .._kernels.cholesky import equilibrated_cholesky
+    return equilibrated_cholesky(G, RCOND_MIN) is not None
 
 
 def gram_rank(G, n_rows):
@@ -560,9 +566,8 @@ def gram_rank(G, n_rows):
     equilibrated ``G`` above ``max(N, D) eps`` of the largest (singular values of ``Z`` above
     ``sqrt(max(N, D) eps)`` of the largest: what the Gram resolves). :func:`design_rank`'s rule for sparse
     ``X``, and for dask collections."""
-    from .._kernels.cholesky import equilibrated_cholesky
     d = G.shape[0]
-    if d == 0 or equilibrated_cholesky(G, RCOND_MIN) is not None:
+    if d == 0 or _well_conditioned(G):
         return d
     norms = np.sqrt(np.maximum(G.diagonal(), 0.0))
     unit = np.where(norms > 0, norms, 1.0)
