@@ -13,6 +13,8 @@ enough).
 import numpy as np
 from scipy.linalg import lapack
 
+from .threads import factorisation_threads
+
 
 def equilibrated_cholesky(A, rcond_min=0.0, ridge=0.0):
     """``(C, e)``: the upper Cholesky factor ``C`` of ``A / outer(e, e) + ridge I``, ``e = sqrt(diag A)``.
@@ -29,13 +31,14 @@ def equilibrated_cholesky(A, rcond_min=0.0, ridge=0.0):
     As = A / e[:, None] / e[None, :]
     if ridge:
         As[np.diag_indices_from(As)] += ridge
-    C, info = lapack.dpotrf(As, lower=0, clean=1)
-    if info != 0:
-        return None
-    if rcond_min > 0:
-        rcond, info = lapack.dpocon(C, np.abs(As).sum(axis=0).max())
-        if info != 0 or not rcond >= rcond_min:
+    with factorisation_threads(len(As)):
+        C, info = lapack.dpotrf(As, lower=0, clean=1)
+        if info != 0:
             return None
+        if rcond_min > 0:
+            rcond, info = lapack.dpocon(C, np.abs(As).sum(axis=0).max())
+            if info != 0 or not rcond >= rcond_min:
+                return None
     return C, e
 
 

@@ -67,14 +67,15 @@ def blas_threads_for_one_call(flops):
 
 
 def factorisation_threads(n):
-    """One BLAS thread for a LAPACK factorisation (Cholesky, triangular solves) of ``n >= 64`` columns.
+    """One BLAS thread for a LAPACK factorisation (Cholesky, triangular solves) of ``n >= 128`` columns.
 
     A blocked factorisation is many mid-sized BLAS calls, each synchronising BLAS's threads: on 2 shared
-    busy cores a 2000 x 2000 Cholesky took 1.6-2.9 s with two threads against 0.10-0.14 s with one, and a
-    1000 x 1000 one 1.2 s against ~0.03 s. Below 64 columns BLAS runs one thread anyway (and the limit's
-    ~30 us would be the cost).
+    busy cores a 2000 x 2000 Cholesky took 1.6-2.9 s with two threads against 0.10-0.14 s with one, a
+    1000 x 1000 one 1.2 s against ~0.03 s, and (session 18, ``equilibrated_cholesky``) 400 x 400 20 ms
+    against 3.3 ms, 200 x 200 1.9 ms against 0.6 ms. At 101 columns two threads were as fast (67 us against
+    88 us with the limit's ~15-30 us), and below BLAS runs about one thread anyway.
     """
-    return single_threaded_blas() if n >= 64 else nullcontext()
+    return single_threaded_blas() if n >= 128 else nullcontext()
 
 
 #: The most row chunks of a pass: a fixed number (see the module docstring), the cores of most machines
