@@ -130,3 +130,69 @@ def test_dask_counts_the_rank_as_in_memory():
                                                                sample_weight=da.from_array(sw, chunks=100))
             assert lazy.n_params_ == mem.n_params_
     assert mem.n_params_ == 4 * 2 and linbook.LogisticRegression(lam=0).fit(X, y).n_params_ == 4
+
+
+# ------------------------------------------------------------------ the least-norm MLE of a collinear design
+NULL = np.array([1.0, 1.0, 0.0, -1.0]) / np.sqrt(3.0)      # X @ NULL = 0 for _collinear's X
+
+
+def _least_norm_from_reduced(model, X, y, **kw):
+    """The expected coefficients: the fit on the three independent columns, spread along NULL to least norm."""
+    reduced = model(lam=0, **kw).fit(X[:, :3], y)
+    a = reduced.coef_
+    t = (a[:, 0] + a[:, 1]) / 3.0                          # argmin_t (a0 - t)^2 + (a1 - t)^2 + t^2
+    return np.column_stack([a[:, 0] - t, a[:, 1] - t, a[:, 2], t]), reduced.intercept_
+
+
+@pytest.mark.parametrize("solver", ["newton", "lbfgs", "bfgs", "newton-cg"])
+def test_every_solver_returns_the_least_norm_mle(solver):
+    X, y, _ = _collinear()
+    m = linbook.LogisticRegression(lam=0, solver=solver, tol=1e-10).fit(X, y)
+    W, b = _least_norm_from_reduced(linbook.LogisticRegression, X, y, tol=1e-10)
+    np.testing.assert_allclose(m.coef_, W, atol=1e-6)
+    np.testing.assert_allclose(m.intercept_, b, atol=1e-6)
+    assert abs(float(m.coef_[0] @ NULL)) < 1e-9
+
+
+@pytest.mark.parametrize("solver", ["newton", "lbfgs"])
+def test_multinomial_and_probit_least_norm(solver):
+    X, y, y3 = _collinear()
+    m = linbook.LogisticRegression(lam=0, solver=solver, tol=1e-10).fit(X, y3)
+    assert np.max(np.abs(m.coef_ @ NULL)) < 1e-9
+    W, b = _least_norm_from_reduced(linbook.LogisticRegression, X, y3, tol=1e-10)
+    np.testing.assert_allclose(m.coef_, W, atol=1e-6)
+    np.testing.assert_allclose(m.intercept_, b, atol=1e-6)
+    p = linbook.ProbitRegression(solver=solver, tol=1e-10).fit(X, y)
+    np.testing.assert_allclose(p.coef_, _least_norm_from_reduced(linbook.ProbitRegression, X, y, tol=1e-10)[0],
+                               atol=1e-6)
+
+
+def test_least_norm_with_offsets_and_weights_keeps_the_scores():
+    X, y, _ = _collinear()
+    X = X + np.array([50.0, -7.0, 3.0, 43.0])               # offset columns (centred inside); still x3 = x0 + x1
+    sw = np.random.default_rng(3).uniform(0.0, 2.0, X.shape[0])
+    sw[:7] = 0.0
+    plain = linbook.LogisticRegression(lam=0, solver="lbfgs", tol=1e-10).fit(X, y, sample_weight=sw)
+    newton = linbook.LogisticRegression(lam=0, tol=1e-10).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(plain.coef_, newton.coef_, atol=1e-6)
+    np.testing.assert_allclose(plain.intercept_, newton.intercept_, atol=1e-5)
+    assert abs(float(newton.coef_[0] @ NULL)) < 1e-9
+    reduced = linbook.LogisticRegression(lam=0, tol=1e-10).fit(X[:, :3], y, sample_weight=sw)
+    np.testing.assert_allclose(newton.decision_function(X), reduced.decision_function(X[:, :3]), atol=1e-6)
+
+
+def test_dask_returns_the_in_memory_least_norm_fit():
+    da = pytest.importorskip("dask.array")
+    X, y, y3 = _collinear()
+    X = X + np.array([50.0, -7.0, 3.0, 43.0])
+    sw = np.r_[np.zeros(10), np.ones(X.shape[0] - 10)]
+    for labels in (y, y3):
+        mem = linbook.LogisticRegression(lam=0, tol=1e-10).fit(X, labels, sample_weight=sw)
+        lazy = linbook.LogisticRegression(lam=0, tol=1e-10).fit(
+            da.from_array(X, chunks=100), da.from_array(labels, chunks=100), sample_weight=da.from_array(sw, chunks=100))
+        np.testing.assert_allclose(lazy.coef_, mem.coef_, atol=1e-6)
+        np.testing.assert_allclose(lazy.intercept_, mem.intercept_, atol=1e-5)
+        assert np.max(np.abs(lazy.coef_ @ NULL)) < 1e-9
+    p_mem = linbook.ProbitRegression(tol=1e-10).fit(X, y)
+    p_lazy = linbook.ProbitRegression(tol=1e-10).fit(da.from_array(X, chunks=100), da.from_array(y, chunks=100))
+    np.testing.assert_allclose(p_lazy.coef_, p_mem.coef_, atol=1e-6)

@@ -33,9 +33,6 @@ ESTIMATORS = [
     RecursiveLeastSquares(), RecursiveLeastSquares(prior_precision=1.0), OnlineGradientDescent(),
 ]
 
-_SEPARABLE = ("the check's data (15 samples, 30 features) are separable, so the unpenalised "
-              "(lam=0) probit MLE does not exist: both fits warn (SeparableDataWarning) and stop "
-              "at different finite iterates; with lam > 0 the check passes")
 _LAD_NOT_UNIQUE = ("the LAD minimiser is generally not unique (the objective is piecewise linear): weights "
                    "and repeated rows give the same optimal objective value, but the LP may return another "
                    "optimal vertex; test_linear checks the objective values instead")
@@ -116,8 +113,6 @@ def _expected_failures(estimator):
 
 def _expected_failures_here(estimator):
     name = type(estimator).__name__
-    if name == "ProbitRegression" and estimator.lam == 0:
-        return dict.fromkeys(_WEIGHT_EQUIVALENCE, _SEPARABLE)
     if name == "RecursiveLeastSquares" and estimator.prior_precision == 0:
         return {"check_sample_weight_equivalence_on_dense_data": _RLS_NOT_UNIQUE}
     if name == "RecursiveLeastSquares":

@@ -531,6 +531,22 @@ def design_rank(X, sw, fit_intercept):
     as ``numpy.linalg.matrix_rank`` and ``LinearRegression``'s ``gelsd`` do. For sparse ``X`` the Gram's
     eigenvalues resolve only singular values above ``sqrt(max(N, D) eps)`` of the largest: those are counted.
     """
+    found = _design_spectrum(X, sw, fit_intercept, row_space=False)
+    return None if found is None else found[0]
+
+
+def design_row_space(X, sw, fit_intercept):
+    """``(Q, m)``: an orthonormal basis ``Q`` (D, r) of the row space of the centred design ``X - 1 m'`` over
+    the rows of positive weight, in the units of ``X`` (``m``: the centre, zeros without an intercept; ``r``
+    as :func:`design_rank` decides it). ``w - Q Q' w`` is then a direction ``d`` with ``X d`` constant on those
+    rows (equal to ``m' d``): the coefficients can move along it without changing any fitted score."""
+    _, Q, m = _design_spectrum(X, sw, fit_intercept, row_space=True)
+    return Q, m
+
+
+def _design_spectrum(X, sw, fit_intercept, row_space):
+    """``(rank of [1, X], Q, m)`` for :func:`design_rank` and :func:`design_row_space` (``Q``: ``None`` unless
+    ``row_space``, or full rank); ``None`` for sparse ``X`` beyond :data:`MAX_GRAM_FEATURES` columns."""
     if sw is not None and not np.all(sw > 0):
         X = X[np.flatnonzero(sw > 0)]
     n, d = X.shape
@@ -543,33 +559,46 @@ def design_rank(X, sw, fit_intercept):
     # 2 busy cores: the 200 x 200 Cholesky took 0.24 s with them)
     with single_threaded_blas():
         mom = Moments(X, np.zeros(n), None, fit_intercept, gram=tall)
+        centre = mom.x_mean_s * mom.x_scale
         if sparse:
-            return gram_rank(mom.G, n) + intercept
+            rank, Q = gram_row_space(mom.G, n, mom.x_scale, row_space)
+            return rank + intercept, Q, centre
         if tall and _well_conditioned(mom.G):
-            return d + intercept
+            return d + intercept, None, centre
         Z = mom.design()[0]
-        norms = np.linalg.norm(Z, axis=0)
-        Z /= np.where(norms > 0, norms, 1.0)
-        s = scipy.linalg.svd(Z, compute_uv=False, check_finite=False)
-    return int(np.count_nonzero(s > s[:1] * max(n, d) * np.finfo(float).eps)) + intercept
+        unit = _unit_scale(np.linalg.norm(Z, axis=0))
+        _, s, Vt = scipy.linalg.svd(Z / unit, full_matrices=False, check_finite=False)
+    kept = s > s[:1] * max(n, d) * np.finfo(float).eps
+    return int(np.count_nonzero(kept)) + intercept, _row_space(Vt[kept].T, mom.x_scale * unit, row_space), centre
+
+
+def gram_row_space(G, n_rows, scale, row_space=True):
+    """``(rank, Q)`` of a design ``Z diag(scale)`` from the Gram matrix ``G = Z^T Z`` of ``Z`` (``n_rows``
+    rows; :func:`design_rank`'s rule for sparse ``X``, and for dask collections): ``G``'s size where its
+    equilibrated Cholesky factor has rcond at least :data:`RCOND_MIN`, else the number of eigenvalues of the
+    equilibrated ``G`` above ``max(N, D) eps`` of the largest (singular values of ``Z`` above
+    ``sqrt(max(N, D) eps)`` of the largest: what the Gram resolves). ``Q``: an orthonormal basis of the row
+    space in the units of ``Z diag(scale)`` (``None`` at full rank, or without ``row_space``)."""
+    d = G.shape[0]
+    if d == 0 or _well_conditioned(G):
+        return d, None
+    unit = _unit_scale(np.sqrt(np.maximum(G.diagonal(), 0.0)))
+    eig, vectors = np.linalg.eigh(G / unit[:, None] / unit[None, :])
+    kept = eig > eig[-1] * max(n_rows, d) * np.finfo(float).eps
+    return int(np.count_nonzero(kept)), _row_space(vectors[:, kept], scale * unit, row_space)
+
+
+def _row_space(basis, scale, wanted):
+    """An orthonormal basis of ``diag(scale) basis``: the row space of ``Z diag(scale)`` from that of ``Z``
+    (rows of ``Z`` spanned by the columns of ``basis``)."""
+    return np.linalg.qr(scale[:, None] * basis)[0] if wanted else None
+
+
+def _unit_scale(norms):
+    return np.where(norms > 0, norms, 1.0)
 
 
 def _well_conditioned(G):
     """Whether the equilibrated Cholesky factor of ``G`` has rcond at least :data:`RCOND_MIN` (full rank)."""
     from .._kernels.cholesky import equilibrated_cholesky
     return equilibrated_cholesky(G, RCOND_MIN) is not None
-
-
-def gram_rank(G, n_rows):
-    """The numerical rank of a design from its Gram matrix ``G = Z^T Z`` (``n_rows`` rows): ``G``'s size where
-    its equilibrated Cholesky factor has rcond at least :data:`RCOND_MIN`, else the eigenvalues of the
-    equilibrated ``G`` above ``max(N, D) eps`` of the largest (singular values of ``Z`` above
-    ``sqrt(max(N, D) eps)`` of the largest: what the Gram resolves). :func:`design_rank`'s rule for sparse
-    ``X``, and for dask collections."""
-    d = G.shape[0]
-    if d == 0 or _well_conditioned(G):
-        return d
-    norms = np.sqrt(np.maximum(G.diagonal(), 0.0))
-    unit = np.where(norms > 0, norms, 1.0)
-    eig = np.linalg.eigvalsh(G / unit[:, None] / unit[None, :])
-    return int(np.count_nonzero(eig > eig[-1] * max(n_rows, d) * np.finfo(float).eps))

@@ -33,7 +33,8 @@ from .solvers import DEFAULT_MAX_ITER, SeparationWatch, choose_solver, minimise
 from ._scaled import _SATURATED, _jacobi, gradient_scale, predictor_scale
 from .binary import logit_terms, probit_terms
 from .._dask.blocks import map_reduce, row_blocks, summarise
-from ..linear._moments import gram_rank
+from ..linear._dask_fit import _combine_grams, _gram_block, _uncentred_block
+from ..linear._moments import gram_row_space
 
 __all__ = ["fit_logistic", "fit_probit"]
 
@@ -164,9 +165,7 @@ def _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, m
     W, b = frame.to_units(res.x[None, int(fi):], np.array([res.x[0] if fi else 0.0]))
     est._check_result(res, W)
     sep = separation is not None and separation.after(W, b, res, watch)
-    _set_common(est, blocks, classes, solver, frame)
-    est.coef_ = W.copy()
-    est.intercept_ = np.array([float(b[0]) if fi else 0.0])
+    _set_common(est, blocks, classes, solver, summary, W.copy(), np.array([float(b[0]) if fi else 0.0]))
     _set_separation(est, res, separation, sep)
     return est
 
@@ -273,33 +272,45 @@ def _set_separation(est, res, separation, sep):
         separation.warn_probable(type(est).__name__)
 
 
-def _set_common(est, blocks, classes, solver, frame):
+def _set_common(est, blocks, classes, solver, summary, W, b):
+    """Set what every fit sets, and the coefficients ``(W, b)``: with ``lam = 0`` and a design of lower rank
+    the least-norm member of the maximum-likelihood family, as in memory (``BinaryGLM._least_norm``)."""
     est.classes_ = classes
     est.solver_ = solver
-    # n_params_: every coefficient counts under a penalty; with lam = 0 the rank of the design
-    est._free_columns = blocks.n_features + int(est.fit_intercept) if est.lam > 0 else _design_rank(blocks, frame)
     est.n_features_in_ = blocks.n_features
     if blocks.feature_names is not None:
         est.feature_names_in_ = blocks.feature_names
     elif "feature_names_in_" in vars(est):
         del est.feature_names_in_
+    est._free_columns = blocks.n_features + int(est.fit_intercept)     # n_params_: each counts under a penalty
+    if est.lam == 0:
+        est._free_columns, Q, centre = _design_row_space(blocks, summary, est.fit_intercept)
+        W, b = est._least_norm(W, b, lambda: (Q, centre))
+    est.coef_, est.intercept_ = W, b
 
 
-def _design_rank(blocks, frame):
-    """The rank of ``[1, X]`` over the rows of positive weight (``X`` without an intercept), as the in-memory
-    ``design_rank`` decides it from a Gram matrix: of the columns centred and scaled to at most 1 (``frame``)."""
-    n_rows, G = map_reduce(_design_gram_block, blocks, frame)
-    return gram_rank(G, n_rows)
+def _design_row_space(blocks, summary, fit_intercept):
+    """``(rank of [1, X], Q, centre)`` over the rows of positive weight, as the in-memory
+    ``design_row_space`` decides them: from the Gram matrix of the columns scaled to at most 1 and centred at
+    their mean (``LinearRegression``'s block statistics, combined exactly)."""
+    scale = np.maximum(np.abs(summary.xmax), np.abs(summary.xmin))
+    scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+    if fit_intercept:
+        _, centre, _, G, _, _ = map_reduce(_positive_rows_gram, blocks, scale, True, combine=_combine_grams)
+    else:
+        _, G, _, _ = map_reduce(_positive_rows_gram, blocks, scale, False)
+        centre = np.zeros(scale.size)
+    rank, Q = gram_row_space(G, summary.n_positive, scale)
+    return rank + int(fit_intercept), Q, centre * scale
 
 
-def _design_gram_block(Xb, yb, swb, frame):
-    """``(rows, Z^T Z)`` of the block's rows of positive weight, ``Z = [1, (X - shift) / m]``."""
-    Z = frame.centred(Xb) / frame.m
+def _positive_rows_gram(Xb, yb, swb, scale, centred):
+    """The block statistics of ``LinearRegression`` on the block's rows of positive weight, unweighted."""
+    X = np.asarray(Xb, dtype=np.float64)
     if swb is not None:
-        Z = Z[np.asarray(swb) > 0]
-    if frame.fit_intercept:
-        Z = np.column_stack([np.ones(Z.shape[0]), Z])
-    return Z.shape[0], Z.T @ Z
+        X = X[np.asarray(swb) > 0]
+    block = _gram_block if centred else _uncentred_block
+    return block(X, np.zeros(X.shape[0]), None, scale, 1.0)
 
 
 # ------------------------------------------------------------------------------- multinomial
@@ -341,9 +352,7 @@ def _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter):
     W, b = frame.to_units(V, b)
     est._check_result(res, W, b)
     sep = separation is not None and bool(np.all(np.isfinite(W))) and separation.after(W, b, res, watch)
-    _set_common(est, blocks, classes, solver, frame)
-    est.coef_ = W - W.mean(0)
-    est.intercept_ = b - b.mean()
+    _set_common(est, blocks, classes, solver, summary, W - W.mean(0), b - b.mean())
     _set_separation(est, res, separation, sep)
     return est
 

@@ -32,7 +32,7 @@ from ..base import (NON_NEGATIVE, POSITIVE_INT, Interval, StrOptions, _with_advi
                     validate_fit, validate_predict)
 from .._predictor import finite_scores, linear_predictor
 from ..criteria import InformationCriteriaMixin
-from ..linear._moments import design_rank
+from ..linear._moments import design_rank, design_row_space
 from . import solvers
 from .separation import warn_separable
 
@@ -111,9 +111,29 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         w, b = loss.coefficients(res.x)
         self._check_result(res, w)
         separable = bool(self.lam == 0 and loss.separated_at(res.x, res.converged, watch))
-        self.coef_ = w[None, :].copy()
-        self.intercept_ = np.array([b if self.fit_intercept else 0.0])
+        W, b = self._least_norm(w[None, :], np.array([b]), lambda: _shifted_row_space(loss))
+        self.coef_ = W.copy()
+        self.intercept_ = np.array([b[0] if self.fit_intercept else 0.0])
         self._set_convergence(res, separable)
+
+    def _least_norm(self, W, b, row_space):
+        """``(W, b)`` moved to the maximum-likelihood fit of least ``||w_c||`` where the design has lower rank.
+
+        With ``lam = 0`` and collinear columns the MLE is a family: any direction ``d`` with ``X d`` constant
+        adds to ``w`` (the intercept taking ``-m'd``) without changing a score. Each solver stopped at another
+        member (Newton and L-BFGS: 0.69 and 0.82 on one coefficient). The member of least norm, the
+        ``lam -> 0`` limit of the penalised fits and what ``LinearRegression`` returns, is ``Q Q' w``, with
+        ``(Q, m) = row_space()`` the row space of the design centred at ``m``
+        (:func:`linbook.linear._moments.design_row_space`).
+        """
+        full = self.n_features_in_ + int(self.fit_intercept)
+        if self.lam > 0 or self._free_columns is None or self._free_columns == full or not np.all(np.isfinite(W)):
+            return W, b
+        Q, centre = row_space()
+        least = (W @ Q) @ Q.T
+        if self.fit_intercept:
+            b = b + (W - least) @ centre
+        return least, b
 
     def _set_convergence(self, res, separable):
         """``n_iter_``, ``separable_``, ``converged_`` (true only at a finite optimum), with the warnings."""
@@ -225,3 +245,9 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
     def nll_hessian_xy(self, X, y):
         """Hessian of the penalised NLL at the fit, on data ``(X, y)`` (any binary model)."""
         return self._pass_at_fit(X, y, True)[1]
+
+
+def _shifted_row_space(loss):
+    """``design_row_space`` of the fit's design ``loss.X`` (``X - shift``), its centre in the units of ``X``."""
+    Q, centre = design_row_space(loss.X, loss.sample_weight, loss.fit_intercept)
+    return Q, centre if loss.shift is None else centre + loss.shift

@@ -17,6 +17,7 @@ from scipy.special import expit
 from ..base import all_or_nothing, dask_blocks, is_dask, validate_predict
 from .._kernels.scores import row_argmax
 from .._predictor import finite_scores, linear_predictor
+from ..linear._moments import design_row_space
 from ..numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid, softmax
 from . import multinomial, solvers
 from ._scaled import BinaryLoss
@@ -138,7 +139,9 @@ class LogisticRegression(BinaryGLM):
         l2 penalty strength (the precision of a Gaussian prior on the weights). The
         default equals scikit-learn's default ``C = 1``: a fit always exists, also on
         separable data (e.g. the breast-cancer data, where ``lam = 0`` has no finite
-        MLE and warns). Use ``lam = 0`` for the maximum-likelihood fit.
+        MLE and warns). Use ``lam = 0`` for the maximum-likelihood fit; where columns are
+        collinear that fit is a family, and it returns the member of least ``||w_c||`` (the
+        ``lam -> 0`` limit, whatever the solver), counting the design's rank in ``n_params_``.
     solver : {"auto", "newton", "irls", "newton-cg", "lbfgs", "bfgs", "gd"}, default "auto"
         ``"newton"`` (= ``"irls"``, the same method for this model): :func:`linbook.optim.newton`
         with the exact Hessian, one blocked pass over ``X`` per step. ``"newton-cg"`` (two classes):
@@ -265,6 +268,7 @@ class LogisticRegression(BinaryGLM):
         W, b, res, sep = multinomial.fit_multinomial(X, yidx, sw, self.classes_.size, lam, self.fit_intercept,
                                                      self.solver_, max_iter, self.tol)
         self._check_result(res, W, b)
+        W, b = self._least_norm(W, b, lambda: design_row_space(X, sw, self.fit_intercept))   # collinear: least norm
         self.coef_, self.intercept_ = W, b                  # centred: sum_c w_c = 0, sum_c b_c = 0
         self._set_convergence(res, sep)
         return self

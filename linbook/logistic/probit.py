@@ -60,7 +60,8 @@ class ProbitRegression(BinaryGLM):
     ----------
     lam : float, default 0
         l2 penalty; the default is the maximum-likelihood fit of statsmodels ``Probit``
-        (warns on separable data, where that fit does not exist: then set ``lam > 0``).
+        (warns on separable data, where that fit does not exist: then set ``lam > 0``); collinear
+        columns: the least-norm fit, as :class:`linbook.LogisticRegression`.
     solver : {"auto", "newton", "irls", "newton-cg", "lbfgs", "bfgs", "gd"}, default "auto"
         As :class:`linbook.LogisticRegression` (``"auto"``: Newton unless ``X`` is sparse or wide; then
         Newton-CG for sparse ``X``, L-BFGS for dense).
