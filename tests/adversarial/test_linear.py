@@ -303,3 +303,36 @@ def test_r2_plain_and_scaled_sums_agree_to_the_last_bit():
             if not (np.isfinite(scaled_y).all() and np.isfinite(scaled_yhat).all()):
                 continue
             assert _r2(scaled_y, scaled_yhat, w) == base, (trial, k)
+
+
+
+@pytest.mark.parametrize("predictive", ["plugin", "probit", "mc"])
+def test_bayesian_logistic_probabilities_of_the_unlikely_class_in_the_tails(predictive):
+    """``predict_proba``'s column of the unlikely class, at logits 20 .. 650: ``sigmoid(-a)`` (averaged over
+    the draws for ``"mc"``), a normal double down to ~1e-304. It was ``1 - p1``: 0 for every logit above
+    ~37 (and ``1.843e-14`` for ``1.847e-14`` at 31.6), in silence. Reference: scipy's ``expit``, exact in its
+    tails, of the model's own logits (plug-in, moderated, or those of the same posterior draws). 20000 rows:
+    a posterior narrow enough that the moderated logit, too, goes beyond 37."""
+    from scipy.linalg import solve_triangular
+    from scipy.special import expit
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((20000, 2))
+    y = (X @ [2.0, -1.0] + 0.3 * rng.standard_normal(20000) > 0).astype(int)
+    model = BayesianLogisticRegression(prior_precision=1.0, predictive=predictive, n_samples=50,
+                                       random_state=0).fit(X, y)
+    m = model.posterior_mean_                       # (intercept, w)
+    rows = np.outer(np.r_[-np.geomspace(20, 650, 12), np.geomspace(20, 650, 12)], m[1:] / (m[1:] @ m[1:]))
+    phi = np.c_[np.ones(len(rows)), rows]
+    plugin = phi @ m
+    if predictive == "plugin":
+        logits = plugin[:, None]
+    elif predictive == "probit":
+        var = np.sum(solve_triangular(model.laplace_.chol, phi.T, lower=True) ** 2, axis=0)
+        logits = (plugin / np.sqrt(1 + np.pi * var / 8))[:, None]
+    else:
+        logits = phi @ model.sample_posterior(50, 0).T
+    p_unlikely = np.where(plugin > 0, expit(-logits).mean(axis=1), expit(logits).mean(axis=1))
+    assert np.all(p_unlikely > 1e-300) and np.min(p_unlikely) < 1e-17      # beyond 1 - p1's resolution
+    proba = model.predict_proba(rows)
+    np.testing.assert_allclose(np.where(plugin > 0, proba[:, 0], proba[:, 1]), p_unlikely, rtol=1e-9)
