@@ -336,3 +336,36 @@ def test_bayesian_logistic_probabilities_of_the_unlikely_class_in_the_tails(pred
     assert np.all(p_unlikely > 1e-300) and np.min(p_unlikely) < 1e-17      # beyond 1 - p1's resolution
     proba = model.predict_proba(rows)
     np.testing.assert_allclose(np.where(plugin > 0, proba[:, 0], proba[:, 1]), p_unlikely, rtol=1e-9)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_lad_with_a_far_near_duplicate_row_reaches_the_least_objective(seed, fit_intercept, sparse):
+    """One row 1e9 times another (plus a little noise): the LP's columns were divided by their largest entry,
+    which left every other row's entries near 1e-9, which HiGHS treats as zero; the fit's objective was 1e-3 ..
+    4e-3 (at 1e12: up to 1e-1) above the least one, in silence. Right answer: an objective no higher than that
+    of HiGHS on the unscaled LP (a feasible point; the objectives are compared exactly, in fractions), to 1e-7:
+    the vertex is determined to ~cond * eps, cond ~1e9."""
+    from fractions import Fraction
+
+    import scipy.sparse as sps
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((40, 3))
+    X[-1] = 1e9 * X[0] + 1e-3 * rng.standard_normal(3)
+    y = X @ (rng.standard_normal(3) / np.linalg.norm(X, axis=0) * np.sqrt(40)) + 0.5 + 0.3 * rng.standard_normal(40)
+    design = np.c_[X, np.ones(40)] if fit_intercept else X
+    p = design.shape[1]
+    lp = linprog(np.r_[np.zeros(p), np.ones(80)], A_eq=np.c_[design, np.eye(40), -np.eye(40)], b_eq=y,
+                 bounds=[(None, None)] * p + [(0, None)] * 80, method="highs")
+
+    def objective(theta):
+        return sum(abs(Fraction(yi) - sum(Fraction(a) * Fraction(t) for a, t in zip(row, theta)))
+                   for row, yi in zip(design, y))
+
+    model = LeastAbsoluteDeviation(fit_intercept=fit_intercept).fit(sps.csr_matrix(X) if sparse else X, y)
+    theta = np.r_[model.coef_, model.intercept_] if fit_intercept else model.coef_
+    best = objective(lp.x[:p])
+    assert objective(theta) <= best * (1 + Fraction(1, 10 ** 7))      # the far row: cond ~1e9, times eps
