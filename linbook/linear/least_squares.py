@@ -32,17 +32,22 @@ def _least_squares_by_lsqr(mom):
     but from 0 LSQR reaches the least ``||diag(c) v||`` among the minimisers, not the least ``||v||`` that
     least squares promises (and the dense fit returns) for a rank-deficient ``X``. The fitted values ``A v``
     are unique, so the run on ``A`` is kept where its fitted values are the equilibrated run's (to 1e-12
-    ``||z||``), and the equilibrated run's answer where they differ. (Comparing the residual norms does not
-    tell: near the minimum they differ only by the square of the fits' difference.)
+    ``||z||``); where they differ, the run with the smaller residual. (The residual norms alone would not
+    tell when to look: near the minimum they differ only by the square of the fits' difference.)
     """
     A, z = mom.operator()
     v = lsqr_solve(A, z, 0.0, "LinearRegression")
-    c = _power_of_two_scale(np.sqrt(mom.gram_diagonal()[0]))      # 1 for a zero column
+    centred, uncentred = mom.gram_diagonal()
+    # a constant column centres to rounding noise, which its own scale would blow up to a direction of X
+    c = _power_of_two_scale(np.sqrt(np.where(mom.constant, uncentred, centred)))      # 1 for a zero column
     A_eq = LinearOperator(A.shape, dtype=float, matvec=lambda t: A.matvec(np.ravel(t) / c),
                           rmatvec=lambda u: A.rmatvec(np.ravel(u)) / c)
     v_eq = lsqr_solve(A_eq, z, 0.0, "LinearRegression") / c
-    same_fit = np.linalg.norm(A.matvec(v) - A.matvec(v_eq)) <= 1e-12 * np.linalg.norm(z)
-    return v if same_fit else v_eq
+    fit, fit_eq = A.matvec(v), A.matvec(v_eq)
+    if np.linalg.norm(fit - fit_eq) <= 1e-12 * np.linalg.norm(z):
+        return v
+    # the least-squares fit is the one nearer z (||r||^2 = ||r*||^2 + ||fit - fit*||^2)
+    return v_eq if np.linalg.norm(z - fit_eq) <= np.linalg.norm(z - fit) else v
 
 
 class LinearRegression(LinearModel):
