@@ -496,19 +496,23 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
             return np.ldexp(mu_n, exponent)
 
     def predict_proba(self, X):
-        """Posterior predictive ``p(y | x, D)`` by the chosen ``predictive``; shape (n, 2)."""
+        """Posterior predictive ``p(y | x, D)`` by the chosen ``predictive``; shape (n, 2).
+
+        Each column is computed as itself, ``p(y = 0 | x) = sigmoid(-a)`` beside ``sigmoid(a)``: as ``1 - p1``
+        it lost every digit for logits above ~37 (``p1`` rounds to 1) and came out 0, or ``1.843e-14`` for
+        ``1.847e-14``."""
         if self.predictive == "plugin":
-            p1 = sigmoid(self._plugin_logit(X))
+            logits = self._plugin_logit(X)[:, None]
         elif self.predictive == "probit":
-            p1 = sigmoid(_moderated_logit(*self._row_scaled_moments(X)))
+            logits = _moderated_logit(*self._row_scaled_moments(X))[:, None]
         else:
             W = self.sample_posterior(self.n_samples, self.random_state)
             # logits of scaled rows, scaled back: exact, and a row near 1e308 cannot overflow part-way
             # through its sum (a matrix product then returns an infinity of either sign, or NaN)
             Phi_n, exponent = self._row_scaled_design(X)
             with np.errstate(over="ignore"):            # a logit beyond float64: +-inf, the sign is right
-                p1 = sigmoid(np.ldexp(Phi_n @ W.T, exponent[:, None])).mean(axis=1)
-        return np.column_stack([1 - p1, p1])
+                logits = np.ldexp(Phi_n @ W.T, exponent[:, None])
+        return np.column_stack([sigmoid(-logits).mean(axis=1), sigmoid(logits).mean(axis=1)])
 
     def predict(self, X):
         """Class with ``mu_a > 0`` (the plug-in and probit predictives share this boundary)."""

@@ -17,6 +17,22 @@ from ._base import LinearModel, log_sum_squares  # noqa: F401  (shared validatio
 
 __all__ = ["LeastAbsoluteDeviation"]
 
+#: The largest scaled entry the LP is given: ``2^60 ~ 1e18``, below the 1e20 that HiGHS treats as infinite.
+_LARGEST_SCALED_ENTRY = 2.0 ** 60
+
+
+def _typical_magnitudes(largest, columns):
+    """Per column, a power of two near the median of its non-zero ``|x|`` (``columns``: each one's ``|x|``), but
+    at least ``largest / 2^60``: what the LP's columns are divided by.
+
+    Why not the largest entry: one far row (a near-duplicate of another, times 1e9) then left every other entry
+    of its columns near 1e-9, which HiGHS treats as zero: the LP's optimum was that of another problem, its
+    objective 1e-3 .. 1e-1 above the least one, in silence. Near the median, the ordinary rows' entries are
+    near 1 and the far row's are large, which HiGHS handles up to 1e20.
+    """
+    typical = np.array([np.median(c[c > 0]) if np.any(c > 0) else 0.0 for c in columns])
+    return _power_of_two_scale(np.maximum(typical, largest / _LARGEST_SCALED_ENTRY), below=True)
+
 
 class LeastAbsoluteDeviation(LinearModel):
     """Least absolute deviations: minimises ``sum_i s_i |y_i - x_i . w - b|``.
@@ -118,10 +134,13 @@ class LeastAbsoluteDeviation(LinearModel):
         and leave entries near 1e-9 elsewhere, which HiGHS drops as zeros.
         """
         if sps.issparse(X):
-            sx = _power_of_two_scale(np.asarray(abs(X).max(axis=0).todense()).ravel(), below=True)
+            magnitudes = abs(X).tocsc()
+            sx = _typical_magnitudes(np.asarray(magnitudes.max(axis=0).todense()).ravel(),
+                                     [magnitudes.data[a:b] for a, b in zip(magnitudes.indptr, magnitudes.indptr[1:])])
             return divide_columns(X, sx), sx, None
         Xc, shift = centre_offsets(X, None, self.fit_intercept)
-        sx = _power_of_two_scale(np.max(np.abs(Xc), axis=0, initial=0.0), below=True)
+        magnitudes = np.abs(Xc)
+        sx = _typical_magnitudes(np.max(magnitudes, axis=0, initial=0.0), list(magnitudes.T))
         return sps.csr_matrix(Xc / sx), sx, shift
 
     def log_likelihood(self, X, y):

@@ -303,3 +303,69 @@ def test_r2_plain_and_scaled_sums_agree_to_the_last_bit():
             if not (np.isfinite(scaled_y).all() and np.isfinite(scaled_yhat).all()):
                 continue
             assert _r2(scaled_y, scaled_yhat, w) == base, (trial, k)
+
+
+
+@pytest.mark.parametrize("predictive", ["plugin", "probit", "mc"])
+def test_bayesian_logistic_probabilities_of_the_unlikely_class_in_the_tails(predictive):
+    """``predict_proba``'s column of the unlikely class, at logits 20 .. 650: ``sigmoid(-a)`` (averaged over
+    the draws for ``"mc"``), a normal double down to ~1e-304. It was ``1 - p1``: 0 for every logit above
+    ~37 (and ``1.843e-14`` for ``1.847e-14`` at 31.6), in silence. Reference: scipy's ``expit``, exact in its
+    tails, of the model's own logits (plug-in, moderated, or those of the same posterior draws). 20000 rows:
+    a posterior narrow enough that the moderated logit, too, goes beyond 37."""
+    from scipy.linalg import solve_triangular
+    from scipy.special import expit
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((20000, 2))
+    y = (X @ [2.0, -1.0] + 0.3 * rng.standard_normal(20000) > 0).astype(int)
+    model = BayesianLogisticRegression(prior_precision=1.0, predictive=predictive, n_samples=50,
+                                       random_state=0).fit(X, y)
+    m = model.posterior_mean_                       # (intercept, w)
+    rows = np.outer(np.r_[-np.geomspace(20, 650, 12), np.geomspace(20, 650, 12)], m[1:] / (m[1:] @ m[1:]))
+    phi = np.c_[np.ones(len(rows)), rows]
+    plugin = phi @ m
+    if predictive == "plugin":
+        logits = plugin[:, None]
+    elif predictive == "probit":
+        var = np.sum(solve_triangular(model.laplace_.chol, phi.T, lower=True) ** 2, axis=0)
+        logits = (plugin / np.sqrt(1 + np.pi * var / 8))[:, None]
+    else:
+        logits = phi @ model.sample_posterior(50, 0).T
+    p_unlikely = np.where(plugin > 0, expit(-logits).mean(axis=1), expit(logits).mean(axis=1))
+    assert np.all(p_unlikely > 1e-300) and np.min(p_unlikely) < 1e-17      # beyond 1 - p1's resolution
+    proba = model.predict_proba(rows)
+    np.testing.assert_allclose(np.where(plugin > 0, proba[:, 0], proba[:, 1]), p_unlikely, rtol=1e-9)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_lad_with_a_far_near_duplicate_row_reaches_the_least_objective(seed, fit_intercept, sparse):
+    """One row 1e9 times another (plus a little noise): the LP's columns were divided by their largest entry,
+    which left every other row's entries near 1e-9, which HiGHS treats as zero; the fit's objective was 1e-3 ..
+    4e-3 (at 1e12: up to 1e-1) above the least one, in silence. Right answer: an objective no higher than that
+    of HiGHS on the unscaled LP (a feasible point; the objectives are compared exactly, in fractions), to 1e-7:
+    the vertex is determined to ~cond * eps, cond ~1e9."""
+    from fractions import Fraction
+
+    import scipy.sparse as sps
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((40, 3))
+    X[-1] = 1e9 * X[0] + 1e-3 * rng.standard_normal(3)
+    y = X @ (rng.standard_normal(3) / np.linalg.norm(X, axis=0) * np.sqrt(40)) + 0.5 + 0.3 * rng.standard_normal(40)
+    design = np.c_[X, np.ones(40)] if fit_intercept else X
+    p = design.shape[1]
+    lp = linprog(np.r_[np.zeros(p), np.ones(80)], A_eq=np.c_[design, np.eye(40), -np.eye(40)], b_eq=y,
+                 bounds=[(None, None)] * p + [(0, None)] * 80, method="highs")
+
+    def objective(theta):
+        return sum(abs(Fraction(yi) - sum(Fraction(a) * Fraction(t) for a, t in zip(row, theta)))
+                   for row, yi in zip(design, y))
+
+    model = LeastAbsoluteDeviation(fit_intercept=fit_intercept).fit(sps.csr_matrix(X) if sparse else X, y)
+    theta = np.r_[model.coef_, model.intercept_] if fit_intercept else model.coef_
+    best = objective(lp.x[:p])
+    assert objective(theta) <= best * (1 + Fraction(1, 10 ** 7))      # the far row: cond ~1e9, times eps

@@ -88,3 +88,29 @@ def test_tiny_sparse_column_gets_its_penalised_coefficient():
     reference = LogisticRegression(lam=1.0).fit(np.delete(X, 2, axis=1), y_binary)
     assert abs(fit.coef_[0, 2]) < 1e-300
     np.testing.assert_allclose(np.delete(fit.coef_[0], 2), reference.coef_[0], rtol=1e-6, atol=1e-8)
+
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("noise", [0.0, 1e-3])
+@pytest.mark.parametrize("k", [4, 6])
+@pytest.mark.parametrize("seed", [2, 5, 9])
+def test_sparse_least_squares_on_nearly_collinear_columns_of_different_scales(seed, k, noise, fit_intercept):
+    """Sparse ``LinearRegression`` past its Cholesky test runs LSQR, whose stopping tests are relative to
+    ``||X||``, i.e. to the largest column. Two columns at correlation ``1 - 1e-2k`` beside columns of norms
+    from 1e-5 to 1e7: LSQR on ``X`` itself stopped with the fitted values up to 6 % of ``||y||`` off the
+    least-squares fit (no warning). Right answer: the fitted values of ``numpy.linalg.lstsq`` on the
+    column-equilibrated dense design (backward stable; that design's condition number is at most ~3e6, so
+    both agree to ~1e-9 of ``||y||`` under any BLAS)."""
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((40, 4))
+    X = Z.copy()
+    X[:, 1] = Z[:, 0] + 10.0 ** -k * Z[:, 1]
+    X *= 10.0 ** rng.integers(-6, 7, 4)
+    y = X @ (rng.standard_normal(4) / np.linalg.norm(X, axis=0)) + 0.5 + noise * rng.standard_normal(40)
+    design = np.c_[X, np.ones(40)] if fit_intercept else X
+    norms = np.linalg.norm(design, axis=0)
+    fitted = design @ (np.linalg.lstsq(design / norms, y, rcond=None)[0] / norms)
+    model = LinearRegression(fit_intercept=fit_intercept).fit(sp.csr_matrix(X), y)
+    assert model.solver_ == "lsqr"
+    np.testing.assert_allclose(model.predict(X), fitted, rtol=0, atol=1e-8 * np.linalg.norm(y))
