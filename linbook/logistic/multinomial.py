@@ -59,6 +59,34 @@ def _curvature_times(P, sw, Z):
 def _reduced_objective(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
     """:func:`reduced_objective` on the kernels' design ``(Xk, ck)`` (:class:`ScaledColumns`):
     ``(fgh, fg, with_hessian_product)``, the last for Newton-CG (``F, g, (hessp, diag_H)``)."""
+    off, K = int(fit_intercept), C - 1
+    p = Xk.shape[1] + off
+    value_gradient = _reduced_value_gradient(Xk, ck, c, yidx, sw, C, lam, fit_intercept)
+
+    def evaluate(theta, need_hess):
+        f, G, _ = value_gradient(theta)
+        if not need_hess:
+            return f, G.ravel()
+        T = theta.reshape(K, p)
+        V, b = T[:, off:], (T[:, 0] if fit_intercept else np.zeros(K))
+        H = multinomial_hessian(Xk, V, b, weights=sw, col_scale=ck, fit_intercept=fit_intercept)
+        if lam > 0:
+            pen = np.r_[np.zeros(off), _penalty_curvature(lam, c)]
+            H += np.kron(np.eye(K) - np.ones((K, K)) / C, np.diag(pen))
+        return f, G.ravel(), H
+
+    products = _reduced_hessian_products(Xk, ck, c, sw, C, lam, fit_intercept, value_gradient)
+    return (lambda th: evaluate(th, True)), (lambda th: evaluate(th, False)), products
+
+
+def _penalty_curvature(lam, c):
+    """``lam / c^2``, the penalty's curvature per standardised coefficient (``c >= sqrt(4 lam / sum(sw))``,
+    so at most ``sum(sw) / 4``: no overflow)."""
+    return (lam / c) / c
+
+
+def _reduced_value_gradient(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
+    """``theta -> (F, G, P)``: the objective, its gradient (K, p) and the softmax of the free classes (N, K)."""
     cs = np.ones(Xk.shape[1]) if ck is None else ck     # the design's own column scale
     n, d = Xk.shape
     off = int(fit_intercept)
@@ -68,7 +96,6 @@ def _reduced_objective(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
     free = np.flatnonzero(yidx > 0)                     # rows whose class is not the reference
 
     def value_gradient(theta):
-        """``(F, G, P)``: the objective, its gradient (K, p) and the softmax of the free classes (N, K)."""
         T = theta.reshape(K, p)
         V, b = T[:, off:], (T[:, 0] if fit_intercept else np.zeros(K))
         A = np.zeros((n, C))
@@ -90,25 +117,20 @@ def _reduced_objective(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
             G[:, off:] += (lam / c) * (W - kappa * Ws)
         return f, G, P
 
-    # lam / c^2 <= sum(sw) / 4 (c >= sqrt(4 lam / sum(sw))): no overflow
-    pen = (lam / c) / c if lam > 0 else np.zeros(d)
+    return value_gradient
 
-    def evaluate(theta, need_hess):
-        f, G, _ = value_gradient(theta)
-        if not need_hess:
-            return f, G.ravel()
-        T = theta.reshape(K, p)
-        V, b = T[:, off:], (T[:, 0] if fit_intercept else np.zeros(K))
-        H = multinomial_hessian(Xk, V, b, weights=sw, col_scale=ck, fit_intercept=fit_intercept)
-        if lam > 0:
-            H += np.kron(np.eye(K) - kappa * np.ones((K, K)), np.diag(np.r_[np.zeros(off), pen]))
-        return f, G.ravel(), H
 
+def _reduced_hessian_products(Xk, ck, c, sw, C, lam, fit_intercept, value_gradient):
+    """``theta -> (F, g, (hessp, diag_H))``: :func:`hessian_product` on the scaled design plus the
+    penalty's ``kron(I - 1/C, diag(lam / c^2))``; the diagonal (Jacobi) for sparse ``X``, ``None`` for dense."""
+    cs = np.ones(Xk.shape[1]) if ck is None else ck
+    off, K, kappa = int(fit_intercept), C - 1, 1.0 / C
+    p = Xk.shape[1] + off
+    sw_ones = np.ones(Xk.shape[0]) if sw is None else sw
+    pen = _penalty_curvature(lam, c) if lam > 0 else np.zeros(Xk.shape[1])
     squares = []                                        # sparse Xk's squared entries, made once a fit
 
     def with_hessian_product(theta):
-        """``(F, g, (hessp, diag_H))``: :func:`hessian_product` on the scaled design plus the penalty's
-        ``kron(I - 1/C, diag(lam / c^2))``; the diagonal (Jacobi) for sparse ``X``, ``None`` for dense."""
         f, G, P = value_gradient(theta)
 
         def hessp(u):
@@ -135,7 +157,7 @@ def _reduced_objective(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
             diag = D.ravel()
         return f, G.ravel(), (hessp, diag)
 
-    return ((lambda th: evaluate(th, True)), (lambda th: evaluate(th, False)), with_hessian_product)
+    return with_hessian_product
 
 
 def symmetric_objective(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
