@@ -299,6 +299,34 @@ def test_multinomial_hessian_product_is_softmax_loss_hessian_times_u(name, weigh
         assert diag is None
 
 
+@pytest.mark.parametrize("name", ["iris", "wide", "sparse", "offset"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_symmetric_hessian_product_is_the_symmetric_gradient_derivative(name, weighted, fit_intercept):
+    """Newton-CG with lam > 0 runs in the symmetric parameters (C rows): its product is the derivative of the
+    symmetric objective's gradient along u (central differences, 1e-6), symmetric, with the objective's F and g;
+    for sparse X its Jacobi diagonal is the product's diagonal."""
+    from linbook.logistic.multinomial import symmetric_hessian_products, symmetric_objective
+
+    X, y = _multiclass(name)
+    C, lam = int(y.max()) + 1, 0.7
+    rng = np.random.default_rng(12)
+    sw = rng.uniform(0.5, 2.0, len(y)) if weighted else None
+    cols = ScaledColumns(X, sw, lam, fit_intercept)
+    design = (cols.Xk, cols.ck, cols.c, y, sw, C, lam, fit_intercept)
+    fg, products = symmetric_objective(*design), symmetric_hessian_products(*design)
+    theta = 0.5 * rng.standard_normal(C * (X.shape[1] + int(fit_intercept))) / np.sqrt(X.shape[1])
+    F, g, (hessp, diag) = products(theta)
+    assert (F, g.tolist()) == (fg(theta)[0], fg(theta)[1].tolist())
+    H = np.column_stack([hessp(e) for e in np.eye(theta.size)])
+    np.testing.assert_allclose(H, H.T, rtol=1e-12, atol=1e-12 * np.abs(H).max())
+    u = rng.standard_normal(theta.size)
+    derivative = (fg(theta + 1e-5 * u)[1] - fg(theta - 1e-5 * u)[1]) / 2e-5
+    np.testing.assert_allclose(hessp(u), derivative, rtol=1e-6, atol=1e-6 * np.abs(derivative).max())
+    if scipy.sparse.issparse(X):
+        np.testing.assert_allclose(diag, np.diag(H), rtol=1e-10, atol=1e-10 * np.abs(np.diag(H)).max())
+
+
 def _textbook_newton_step_fit(loss, d, steps=40, **kw):
     """The chapter's loop with a readable loss: theta <- theta - H^{-1} g, full steps from 0."""
     theta = np.zeros(d)

@@ -75,7 +75,7 @@ def _reduced_objective(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
             H += np.kron(np.eye(K) - np.ones((K, K)) / C, np.diag(pen))
         return f, G.ravel(), H
 
-    products = _reduced_hessian_products(Xk, ck, c, sw, C, lam, fit_intercept, value_gradient)
+    products = _hessian_products(Xk, ck, c, sw, C, lam, fit_intercept, value_gradient, reference=True)
     return (lambda th: evaluate(th, True)), (lambda th: evaluate(th, False)), products
 
 
@@ -120,11 +120,15 @@ def _reduced_value_gradient(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
     return value_gradient
 
 
-def _reduced_hessian_products(Xk, ck, c, sw, C, lam, fit_intercept, value_gradient):
+def _hessian_products(Xk, ck, c, sw, C, lam, fit_intercept, value_gradient, reference):
     """``theta -> (F, g, (hessp, diag_H))``: :func:`hessian_product` on the scaled design plus the
-    penalty's ``kron(I - 1/C, diag(lam / c^2))``; the diagonal (Jacobi) for sparse ``X``, ``None`` for dense."""
+    penalty; the diagonal (Jacobi) for sparse ``X``, ``None`` for dense. ``reference``: the reduced
+    parameters (``C - 1`` rows, penalty ``kron(I - 1/C, diag(lam / c^2))``), else the symmetric ones (``C``
+    rows, penalty ``lam / c^2`` on each; ``H`` is singular along the intercepts' common shift, to which the
+    gradient is orthogonal, so CG from 0 never moves along it). ``value_gradient(theta) -> (F, G, P)``, ``P``
+    the softmax of the rows' classes."""
     cs = np.ones(Xk.shape[1]) if ck is None else ck
-    off, K, kappa = int(fit_intercept), C - 1, 1.0 / C
+    off, K, kappa = int(fit_intercept), C - int(reference), (1.0 / C if reference else 0.0)
     p = Xk.shape[1] + off
     sw_ones = np.ones(Xk.shape[0]) if sw is None else sw
     pen = _penalty_curvature(lam, c) if lam > 0 else np.zeros(Xk.shape[1])
@@ -192,6 +196,26 @@ def symmetric_objective(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
     return fg
 
 
+def symmetric_hessian_products(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
+    """Newton-CG's ``theta -> (F, g, (hessp, diag_H))`` in the symmetric standardised parameters (``lam > 0``),
+    where the penalty conditions ``H`` up to ``C`` times better than in the reduced ones (25k x 5000 sparse,
+    50 classes: 78 products over 12 steps against 302 over 14)."""
+    fg = symmetric_objective(Xk, ck, c, yidx, sw, C, lam, fit_intercept)
+    cs = np.ones(Xk.shape[1]) if ck is None else ck
+    off = int(fit_intercept)
+
+    def value_gradient(theta):
+        f, g = fg(theta)
+        T = theta.reshape(C, -1)
+        A = Xk @ (T[:, off:] / cs).T
+        if fit_intercept:
+            A += T[:, 0]
+        P = np.exp(A - logsumexp(A, axis=1)[:, None])
+        return f, g.reshape(C, -1), P
+
+    return _hessian_products(Xk, ck, c, sw, C, lam, fit_intercept, value_gradient, reference=False)
+
+
 def _symmetric_rows(Xb, yb, swb, T, U, sparse, fit_intercept):
     """The rows ``Xb``'s share of the symmetric objective: ``(sum of the (weighted) NLL, (P - Y)^T Xb,
     the column sums of P - Y)`` (``U = V / cs``, the class weights on the design's columns)."""
@@ -230,13 +254,16 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
     counts = np.maximum(counts, 1e-12 * counts.sum())
     start = np.log(counts[1:] / counts[0]) if fit_intercept else None    # the intercept-only MLE
     design = (cols.Xk, cols.ck, cols.c, yidx, sw, C, lam, fit_intercept)
-    if solver not in ("newton", "newton-cg") and lam > 0:
-        loss = _Loss(None, symmetric_objective(*design), cols.gradient_scale(C))    # no Hessian: no step test
+    if solver != "newton" and lam > 0:
+        # no Hessian: no step test (as L-BFGS); Newton-CG's products in these parameters, better conditioned
+        products = symmetric_hessian_products(*design) if solver == "newton-cg" else None
+        loss = _Loss(None, symmetric_objective(*design), cols.gradient_scale(C), hessian_product=products,
+                     sparse=cols.ck is None)
         theta0 = _symmetric_start(start, C, X.shape[1])
     else:
         fgh, fg, products = _reduced_objective(*design)
         # zscale: Newton's step test, as the binary loss's (weights over many decades, see solvers.minimise);
-        # Hessian products for Newton-CG only (L-BFGS at lam = 0 keeps its step check as it was)
+        # Hessian products for Newton-CG (lam = 0 here) only (L-BFGS at lam = 0 keeps its step check as it was)
         loss = _Loss(fgh, fg, cols.gradient_scale(C - 1), cols.predictor_scale(C - 1),
                      weights_differ=weights_differ(sw), hessian_product=products if solver == "newton-cg" else None,
                      sparse=cols.ck is None)
