@@ -143,8 +143,8 @@ class LogisticRegression(BinaryGLM):
         ``"newton"`` (= ``"irls"``, the same method for this model): :func:`linbook.optim.newton`
         with the exact Hessian, one blocked pass over ``X`` per step. ``"newton-cg"``: truncated Newton,
         :func:`linbook.optim.newton_cg`, the Newton system solved by conjugate gradients from products
-        ``H v = X~'(S (X~ v)) + lam v`` (``H`` never formed; multinomial: in the reduced parameters, two
-        passes over ``X`` a product; in-memory ``X`` only).
+        ``H v = X~'(S (X~ v)) + lam v`` (``H`` never formed; multinomial: the softmax's curvature in place of
+        ``S``, two passes over ``X`` a product; in-memory ``X`` only).
         ``"lbfgs"``, ``"bfgs"``, ``"gd"``: the :mod:`linbook.optim` methods. ``"auto"`` chooses by
         shape, with ``p`` the number of free parameters (``D + 1``, or ``(C - 1)(D + 1)``)
         (:func:`linbook.logistic.choose_solver`): binary dense ``X`` with ``p > 48`` and

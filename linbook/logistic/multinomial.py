@@ -10,9 +10,10 @@ Newton works in the reduced parameters (class ``classes_[0]`` as reference,
 ``H_ck = sum_i sw_i p_ic (delta_ck - p_ik) x~_i x~_i'`` is positive definite; the penalty of
 the symmetric model minimised over the free shift is
 ``(lam/2)(sum_c ||v_c||^2 - ||sum_c v_c||^2 / C)``, so the fit is exactly scikit-learn's.
-Newton-CG works there too, from products ``H u`` (:func:`hessian_product`: with ``Z = X~ U'``,
-``H u = X~' [sw * (P * Z - P * rowsum(P * Z))]``, two passes over ``X``, ``H`` never formed).
-The other first-order methods with ``lam > 0`` run in the symmetric parameters (better conditioned).
+First-order methods with ``lam > 0`` run in the symmetric parameters (better conditioned), Newton-CG
+among them; with ``lam = 0`` in the reduced ones. Newton-CG uses products ``H u`` (:func:`hessian_product`:
+with ``Z = X~ U'``, ``H u = X~' [sw * (P * Z - P * rowsum(P * Z))]``, two passes over ``X``, ``H`` never
+formed), the same formula in either parametrisation (``P`` the softmax of its classes) plus its penalty.
 
 Derived in: chapter "Logistic regression" § "Multinomial logistic regression".
 """
@@ -245,8 +246,8 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
     (``sum_c w_c = 0``, ``sum_c b_c = 0``) in the units of ``X``.
 
     Offset columns are centred and the coefficients live in standardised coordinates, as in
-    :mod:`linbook.logistic._scaled`; Newton and Newton-CG in the reduced parameters, the other
-    first-order methods with ``lam > 0`` in the symmetric ones. With ``lam = 0`` the exact separation test runs
+    :mod:`linbook.logistic._scaled`; Newton in the reduced parameters, first-order methods (Newton-CG
+    among them) with ``lam > 0`` in the symmetric ones. With ``lam = 0`` the exact separation test runs
     where the margins saturate or the solver did not converge.
     """
     cols = ScaledColumns(X, sw, lam, fit_intercept)        # centred, standardised coordinates v = c w
