@@ -182,9 +182,9 @@ def test_a_stall_at_rounding_counts_only_where_newtons_step_is_short(solver, mon
 
 def test_the_multinomial_loss_gets_no_bounds_and_its_step_is_the_exact_one():
     """The bounds are proven for the binary loss's H = S + diag(0, lam / c^2) only: the multinomial loss
-    (C - 1 intercepts, the penalty kron(I - 1/C, diag(lam / c^2))) gets None under a penalty too, and its
-    step check (newton-cg) is CG to its 1e-10 residual on the multinomial Hessian products: the length the
-    formed Hessian gives."""
+    (C - 1 intercepts, the penalty kron(I - 1/C, diag(lam / c^2))) gets None under a penalty too (newton-cg's
+    fits use this loss at lam = 0, where no bound exists anyway), and its step check is CG to its 1e-10
+    residual on the multinomial Hessian products: the length the formed Hessian gives."""
     from linbook.logistic import multinomial
     from linbook.logistic._scaled import ScaledColumns
 
