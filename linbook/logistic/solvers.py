@@ -82,11 +82,13 @@ def choose_solver(solver, n, d, n_classes, fit_intercept, sparse, density=None):
 # was 7.9x Newton-CG's time (50k x 10k at 1e-3). The limit is now 1 %, the densest measured; denser
 # "sparse" X keeps L-BFGS.
 # Multinomial (session 18, the same limit): seven sparse problems beyond Newton's Hessian (2k-50k rows,
-# 100-5000 columns, 5-30 classes, densities 1e-3 to 1e-2, load 2-7): Newton-CG took 7-13 steps and 0.03x to
-# 0.33x L-BFGS's time (0.05 s vs 0.15 s at 2000 x 100, 5 classes; 1.1 s vs 52 s at 20k x 5000, 10 classes;
-# 9.6 s vs 213 s at 30k x 3000, 30 classes), its probabilities 1e-8 to 1e-6 from scikit-learn's newton-cg at
-# tol 1e-10 (L-BFGS's 3e-6 to 4e-5). Dense X keeps L-BFGS: 20k x 100, 20 classes 0.94 s vs 0.37 s; 50k x 50,
-# 50 classes 10 s vs 1.2 s; 100k x 50, 10 classes 1.7 s vs 0.5 s (its row-chunked symmetric gradient).
+# 100-5000 columns, 5-30 classes, densities 1e-3 to 1e-2, load 2-7): Newton-CG (symmetric parameters, lam = 1)
+# took 6-17 steps and 0.005x to 0.4x L-BFGS's time (0.06 s vs 0.15 s at 2000 x 100, 5 classes; 0.41 s vs 52 s
+# at 20k x 5000, 10 classes; 2.3 s vs 213 s at 30k x 3000, 30 classes), its probabilities 5e-10 to 6e-7 from
+# scikit-learn's newton-cg at tol 1e-10 (L-BFGS's 3e-6 to 4e-5); the 50k x 5000, 50 classes: 19 s,
+# 0.89x scikit-learn's newton-cg. Dense X keeps L-BFGS (Newton-CG without a preconditioner there; load ~2):
+# 20k x 100, 20 classes 0.45 s vs 0.34 s; 50k x 50, 50 classes 2.1 s vs 1.2 s; 100k x 50, 10 classes 0.88 s vs
+# 0.49 s; 5000 x 200, 10 classes 0.14 s vs 0.11 s.
 NEWTON_CG_MAX_DENSITY = 1e-2
 
 # Newton reuses Hessians (the chord method, ``optim.newton(fun_grad=...)``) when a Hessian
