@@ -54,6 +54,17 @@ def _fitted_equal(m_mem, m_dask, names):
 
 
 # --------------------------------------------------------------------------- logistic and probit
+@pytest.mark.parametrize("classes", [2, 3])
+def test_newton_cg_on_blocks_is_refused_clearly_and_leaves_the_model(client, classes):
+    """Newton-CG fits in-memory X (now with any number of classes); on dask collections it says so
+    and names the solvers that work, and the model is left as it was."""
+    X, y, _ = _classification(n=600, classes=classes)
+    m = linbook.LogisticRegression(solver="newton-cg")
+    with pytest.raises(ValueError, match=r"solver='newton-cg' needs in-memory X.*Set solver to 'newton' or 'lbfgs'"):
+        m.fit(da.from_array(X, chunks=(200, -1)), da.from_array(y, chunks=200))
+    assert not hasattr(m, "coef_") and not hasattr(m, "solver_")
+
+
 def test_logistic_binary_weighted_equals_in_memory(client):
     """Binary, sample weights, y and weights chunked unlike X (rechunked to X's rows)."""
     X, y, a = _classification()

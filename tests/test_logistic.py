@@ -141,14 +141,20 @@ def test_multinomial_mle_equals_mnlogit_and_iris():
     assert rel(mi.coef_, s.coef_) < 1e-8
 
 
-def test_multinomial_separable_warns():
+@pytest.mark.parametrize("solver", ["newton", "lbfgs", "newton-cg", "newton-cg sparse"])
+def test_multinomial_separable_warns(solver):
+    """lam = 0 on separable classes: no finite MLE; every solver warns, says so (separable_, not converged_)
+    and keeps finite coefficients (newton-cg: the same SeparationWatch callback as Newton)."""
     rng = np.random.default_rng(0)
     X = np.r_[rng.normal(size=(20, 2)) + [6, 0], rng.normal(size=(20, 2)) - [6, 0],
               rng.normal(size=(20, 2)) + [0, 8]]
     y = np.repeat([0, 1, 2], 20)
+    if solver.endswith("sparse"):
+        import scipy.sparse
+        X, solver = scipy.sparse.csr_matrix(X), solver.split()[0]
     with pytest.warns(SeparableDataWarning):
-        m = linbook.LogisticRegression(lam=0, solver="lbfgs").fit(X, y)
-    assert np.all(np.isfinite(m.coef_))
+        m = linbook.LogisticRegression(lam=0, solver=solver).fit(X, y)
+    assert np.all(np.isfinite(m.coef_)) and m.separable_ and not m.converged_
 
 
 @pytest.mark.parametrize("solver", ["irls", "lbfgs", "newton-cg", "newton-cg sparse"])
@@ -360,8 +366,6 @@ ALL_SOLVERS = ["auto", "newton", "irls", "newton-cg", "lbfgs", "bfgs", "gd"]
 @pytest.mark.parametrize("solver", ALL_SOLVERS)
 @pytest.mark.parametrize("multi", [False, True])
 def test_sample_weight_equals_sklearn(solver, multi):
-    if multi and solver == "newton-cg":
-        pytest.skip("newton-cg fits two classes (test_newton_cg_refuses_multinomial_and_leaves_the_model)")
     X, y = multi_data(n=150, seed=4) if multi else binary_data(n=150, seed=8)
     w = np.random.default_rng(3).integers(0, 4, X.shape[0]).astype(float)
     lam = 2.0
@@ -398,8 +402,6 @@ def test_a_class_of_zero_weight_has_no_finite_fit(solver, lam):
 @pytest.mark.parametrize("multi", [False, True])
 def test_sparse_equals_dense(solver, multi):
     import scipy.sparse
-    if multi and solver == "newton-cg":
-        pytest.skip("newton-cg fits two classes (test_newton_cg_refuses_multinomial_and_leaves_the_model)")
     X, y = multi_data(n=300, seed=5) if multi else binary_data(n=300, seed=9)
     X = X * (np.random.default_rng(0).random(X.shape) < 0.4)          # 60 % zeros
     md = linbook.LogisticRegression(solver=solver, tol=1e-10).fit(X, y)
@@ -454,21 +456,43 @@ def test_auto_solver_rule():
     assert choose_solver("auto", 100_000, 50_000, 2, True, True, density=1e-3) == "newton-cg"  # text-like
     assert choose_solver("auto", 100_000, 5_000, 2, True, True, density=2e-2) == "lbfgs"       # denser than 1 %
     assert choose_solver("auto", 100_000, 50_000, 2, True, True) == "lbfgs"
-    assert choose_solver("auto", 100_000, 50_000, 3, True, True) == "lbfgs"      # text-like, 3 classes
+    assert choose_solver("auto", 100_000, 50_000, 3, True, True) == "lbfgs"      # text-like, 3 classes, density unknown
+    # sparse multinomial beyond Newton's Hessian, at most 1 % non-zeros: Newton-CG (L-BFGS before)
+    assert choose_solver("auto", 50_000, 5_000, 50, True, True, density=1e-2) == "newton-cg"
+    assert choose_solver("auto", 20_000, 5_000, 10, True, True, density=2e-3) == "newton-cg"
+    assert choose_solver("auto", 50_000, 5_000, 50, True, True, density=2e-2) == "lbfgs"    # denser than 1 %
+    assert choose_solver("auto", 1_000, 20, 3, True, True, density=1e-2) == "newton"         # small: Hessian
+    assert choose_solver("auto", 20_000, 100, 20, True, False) == "lbfgs"        # dense: L-BFGS was faster
     assert choose_solver("auto", 1000, 20, 2, True, True) == "newton"            # small sparse
     assert choose_solver("irls", 10, 2, 2, True, False) == "newton"
     X, y = binary_data()
     assert linbook.LogisticRegression().fit(X, y).solver_ == "newton"
 
 
-def test_newton_cg_refuses_multinomial_and_leaves_the_model():
-    X, y = multi_data()
-    m = linbook.LogisticRegression().fit(*binary_data())
-    before = (m.classes_.copy(), m.coef_.copy(), m.solver_)
-    m.set_params(solver="newton-cg")
-    with pytest.raises(ValueError, match="solver='newton-cg' fits two classes; y has 3. Set solver"):
-        m.fit(X, y)
-    assert np.array_equal(m.classes_, before[0]) and np.array_equal(m.coef_, before[1]) and m.solver_ == before[2]
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("lam", [0.0, 0.5])
+def test_newton_cg_fits_the_multinomial_model(sparse, fit_intercept, weighted, lam):
+    """solver='newton-cg' with 4 classes (it refused more than two before): the fit of Newton, L-BFGS and
+    scikit-learn to the tolerance of the stopping rule, converged, through Newton-CG's own steps."""
+    import scipy.sparse
+    rng = np.random.default_rng(21)
+    X = rng.standard_normal((400, 6)) * (rng.random((400, 6)) < 0.5)
+    y = np.argmax(X @ rng.standard_normal((6, 4)) + rng.gumbel(size=(400, 4)), axis=1)
+    Xf = scipy.sparse.csr_matrix(X) if sparse else X
+    w = rng.uniform(0.2, 3.0, 400) if weighted else None
+    kw = dict(lam=lam, fit_intercept=fit_intercept, tol=1e-10)
+    m = linbook.LogisticRegression(solver="newton-cg", **kw).fit(Xf, y, sample_weight=w)
+    assert m.solver_ == "newton-cg" and m.converged_ and not m.separable_ and m.n_iter_ >= 3
+    for solver in ("newton", "lbfgs"):
+        other = linbook.LogisticRegression(solver=solver, **kw).fit(Xf, y, sample_weight=w)
+        assert rel(m.coef_, other.coef_) < 1e-6 and np.max(np.abs(m.intercept_ - other.intercept_)) < 1e-6
+    if lam > 0:
+        s = SKLogReg(C=1 / lam, fit_intercept=fit_intercept, solver="newton-cholesky", tol=1e-14,
+                     max_iter=1000).fit(X, y, sample_weight=w)
+        assert rel(m.coef_, s.coef_) < 1e-6
+        np.testing.assert_allclose(m.predict_proba(Xf), s.predict_proba(X), atol=1e-7)
 
 
 def test_default_gridsearch_on_breast_cancer_is_quiet():
@@ -708,7 +732,7 @@ def test_spread_weights_other_solvers_reach_the_optimum_or_say_not_converged(sol
         assert solver == "gd"
 
 
-@pytest.mark.parametrize("solver", ["newton", "lbfgs", "bfgs", "gd"])
+@pytest.mark.parametrize("solver", ["newton", "newton-cg", "lbfgs", "bfgs", "gd"])
 @pytest.mark.parametrize("heavy", [1e4, 1e7])
 def test_spread_weights_multinomial(solver, heavy):
     """Three classes: every solver stopped at iteration 0 on the intercept-only start, converged."""
@@ -731,7 +755,9 @@ def test_spread_weights_multinomial(solver, heavy):
     best = min((minimize(nll, th0, method="BFGS", options={"gtol": 1e-12, "maxiter": 10000})
                 for th0 in (np.zeros(4), got)), key=lambda r: r.fun)
     assert m.n_iter_ > 0 and not m.separable_
-    if solver == "newton":
+    # newton-cg at 1e7: the multinomial objective's rounding (eps |A| per heavy row, times 1e7) hides the light
+    # rows' decrease from its line search, and its step check then says not converged (honestly, as L-BFGS)
+    if solver == "newton" or (solver == "newton-cg" and heavy < 1e5):
         assert m.converged_
     if m.converged_:
         assert nll(got) <= best.fun * (1 + 1e-6)
@@ -742,7 +768,8 @@ def test_spread_weights_multinomial(solver, heavy):
 
 @pytest.mark.parametrize("lam", [0.0, 1.0])
 @pytest.mark.parametrize("n_classes,solver", [(2, "newton"), (2, "newton-cg"), (2, "lbfgs"), (2, "bfgs"), (2, "gd"),
-                                              (3, "newton"), (3, "lbfgs"), (3, "bfgs"), (3, "gd")])
+                                              (3, "newton"), (3, "newton-cg"), (3, "lbfgs"), (3, "bfgs"),
+                                              (3, "gd")])
 def test_unit_weights_are_no_weights(n_classes, solver, lam):
     """scikit-learn's contract: sample_weight=np.ones(n) is the fit without weights. Before, unit weights
     gave the first-order methods (and multinomial Newton) the weighted fits' stopping rule."""

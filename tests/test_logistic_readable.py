@@ -12,7 +12,7 @@ import linbook
 from linbook.logistic._scaled import BinaryLoss, ScaledColumns
 from linbook.logistic.binary import logit_terms, probit_terms
 from linbook.logistic.logistic_regression import logistic_loss, softmax_loss
-from linbook.logistic.multinomial import _reduced_objective
+from linbook.logistic.multinomial import _reduced_objective, hessian_product
 from linbook.logistic.probit import probit_loss
 from linbook.optim import newton
 
@@ -252,13 +252,79 @@ def test_fast_multinomial_loss_is_softmax_loss_on_its_columns(name, weighted, la
     rng = np.random.default_rng(7)
     sw = rng.uniform(0.5, 2.0, len(y)) if weighted else None
     cols = ScaledColumns(X, sw, lam, True)
-    fgh, _ = _reduced_objective(cols.Xk, cols.ck, cols.c, y, sw, C, lam, True)
+    fgh, _, _ = _reduced_objective(cols.Xk, cols.ck, cols.c, y, sw, C, lam, True)
     theta = 0.5 * rng.standard_normal((C - 1) * (X.shape[1] + 1)) / np.sqrt(X.shape[1])
     Xs = cols.X.toarray() if scipy.sparse.issparse(cols.X) else cols.X
     r = np.r_[0.0, (1.0 / cols.c) ** 2] if lam > 0 else None
     F, g, H = softmax_loss(theta, np.column_stack([np.ones(len(y)), Xs / cols.c]), y, C, lam,
                            sample_weight=sw, penalised=r)
     _step_equal(F, g, H, *fgh(theta))
+
+
+@pytest.mark.parametrize("name", ["iris", "tall", "wide", "sparse", "offset"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("lam", [0.0, 0.7])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_multinomial_hessian_product_is_softmax_loss_hessian_times_u(name, weighted, lam, fit_intercept):
+    """Newton-CG's multinomial product, never forming H, is the chapter's H (softmax_loss, formed) times
+    random directions: the readable ``hessian_product`` (no penalty) and the fit's ``hessp`` on the centred,
+    scaled design (with the penalty) to 1e-10 relative; for sparse X its Jacobi diagonal is diag(H); F and g
+    are those of the Newton path."""
+    X, y = _multiclass(name)
+    C = int(y.max()) + 1
+    rng = np.random.default_rng(11)
+    sw = rng.uniform(0.5, 2.0, len(y)) if weighted else None
+    cols = ScaledColumns(X, sw, lam, fit_intercept)
+    fgh, _, with_hessian_product = _reduced_objective(cols.Xk, cols.ck, cols.c, y, sw, C, lam, fit_intercept)
+    p = X.shape[1] + int(fit_intercept)
+    theta = 0.5 * rng.standard_normal((C - 1) * p) / np.sqrt(X.shape[1])
+    Xs = cols.X.toarray() if scipy.sparse.issparse(cols.X) else cols.X
+    Xt = np.column_stack([np.ones(len(y)), Xs / cols.c]) if fit_intercept else Xs / cols.c
+    r = np.r_[np.zeros(int(fit_intercept)), (1.0 / cols.c) ** 2]
+    H = softmax_loss(theta, Xt, y, C, lam, sample_weight=sw, penalised=r)[2]
+    H_data = softmax_loss(theta, Xt, y, C, 0.0, sample_weight=sw)[2]
+    A = np.column_stack([np.zeros(len(y)), Xt @ theta.reshape(C - 1, p).T])
+    P = linbook.softmax(A, axis=1)[:, 1:]
+    F, g, (hessp, diag) = with_hessian_product(theta)
+    Fn, gn, _ = fgh(theta)
+    assert F == Fn and np.array_equal(g, gn)
+    for _ in range(3):
+        u = rng.standard_normal(theta.size)
+        readable = hessian_product(Xt, P, np.ones(len(y)) if sw is None else sw, u.reshape(C - 1, p)).ravel()
+        np.testing.assert_allclose(readable, H_data @ u, rtol=1e-10, atol=1e-10 * np.abs(H_data @ u).max())
+        np.testing.assert_allclose(hessp(u), H @ u, rtol=1e-10, atol=1e-10 * np.abs(H @ u).max())
+    if scipy.sparse.issparse(X):
+        np.testing.assert_allclose(diag, np.diag(H), rtol=1e-10, atol=1e-10 * np.abs(np.diag(H)).max())
+    else:
+        assert diag is None
+
+
+@pytest.mark.parametrize("name", ["iris", "wide", "sparse", "offset"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_symmetric_hessian_product_is_the_symmetric_gradient_derivative(name, weighted, fit_intercept):
+    """Newton-CG with lam > 0 runs in the symmetric parameters (C rows): its product is the derivative of the
+    symmetric objective's gradient along u (central differences, 1e-6), symmetric, with the objective's F and g;
+    for sparse X its Jacobi diagonal is the product's diagonal."""
+    from linbook.logistic.multinomial import symmetric_hessian_products, symmetric_objective
+
+    X, y = _multiclass(name)
+    C, lam = int(y.max()) + 1, 0.7
+    rng = np.random.default_rng(12)
+    sw = rng.uniform(0.5, 2.0, len(y)) if weighted else None
+    cols = ScaledColumns(X, sw, lam, fit_intercept)
+    design = (cols.Xk, cols.ck, cols.c, y, sw, C, lam, fit_intercept)
+    fg, products = symmetric_objective(*design), symmetric_hessian_products(*design)
+    theta = 0.5 * rng.standard_normal(C * (X.shape[1] + int(fit_intercept))) / np.sqrt(X.shape[1])
+    F, g, (hessp, diag) = products(theta)
+    assert (F, g.tolist()) == (fg(theta)[0], fg(theta)[1].tolist())
+    H = np.column_stack([hessp(e) for e in np.eye(theta.size)])
+    np.testing.assert_allclose(H, H.T, rtol=1e-12, atol=1e-12 * np.abs(H).max())
+    u = rng.standard_normal(theta.size)
+    derivative = (fg(theta + 1e-5 * u)[1] - fg(theta - 1e-5 * u)[1]) / 2e-5
+    np.testing.assert_allclose(hessp(u), derivative, rtol=1e-6, atol=1e-6 * np.abs(derivative).max())
+    if scipy.sparse.issparse(X):
+        np.testing.assert_allclose(diag, np.diag(H), rtol=1e-10, atol=1e-10 * np.abs(np.diag(H)).max())
 
 
 def _textbook_newton_step_fit(loss, d, steps=40, **kw):

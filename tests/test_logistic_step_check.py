@@ -178,3 +178,25 @@ def test_a_stall_at_rounding_counts_only_where_newtons_step_is_short(solver, mon
     monkeypatch.setattr(optim, "gradient_descent" if solver == "gd" else "lbfgs", stalls_at_the_end)
     late = linbook.LogisticRegression(lam=1.0, solver=solver).fit(X, y)
     assert late.converged_
+
+
+def test_the_multinomial_loss_gets_no_bounds_and_its_step_is_the_exact_one():
+    """The bounds are proven for the binary loss's H = S + diag(0, lam / c^2) only: the multinomial loss
+    (C - 1 intercepts, the penalty kron(I - 1/C, diag(lam / c^2))) gets None under a penalty too (newton-cg's
+    fits use this loss at lam = 0, where no bound exists anyway), and its step check is CG to its 1e-10
+    residual on the multinomial Hessian products: the length the formed Hessian gives."""
+    from linbook.logistic import multinomial
+    from linbook.logistic._scaled import ScaledColumns
+
+    rng = np.random.default_rng(2)
+    X, y, sw = rng.standard_normal((300, 5)), rng.integers(0, 4, 300), rng.uniform(0.1, 10.0, 300)
+    cols = ScaledColumns(X, sw, 1.0, True)
+    fgh, fg, products = multinomial._reduced_objective(cols.Xk, cols.ck, cols.c, y, sw, 4, 1.0, True)
+    loss = multinomial._Loss(fgh, fg, cols.gradient_scale(3), cols.predictor_scale(3), weights_differ=True,
+                             hessian_product=products)
+    theta = 0.1 * rng.standard_normal(18)
+    assert solvers._cg_error_bounds(loss, products(theta)[2][0]) is None
+    _, g, H = fgh(theta)
+    exact = float(np.max(np.abs(np.linalg.solve(H, g)) * loss.zscale))
+    got = solvers._newton_step_size(loss, theta, hessian_products=True, step_tol=STEP_TOL)
+    assert got == pytest.approx(exact, rel=1e-6)

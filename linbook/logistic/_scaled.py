@@ -218,6 +218,8 @@ class BinaryLoss:
     # keep BLAS single-threaded (``solvers.minimise``); ``hessian_by_rows`` (set below) says the same of
     # the Hessian's pass, which Newton then uses.
     parallel_by_rows = True
+    # H = X~' S X~ + diag(0, lam / c^2): the form for which solvers._cg_error_bounds is proven
+    diagonal_penalty = True
 
     def __init__(self, X, y, sample_weight, lam, fit_intercept, terms, *, link="logit",
                  approximate_hessian=False):

@@ -144,16 +144,17 @@ class LogisticRegression(BinaryGLM):
         ``lam -> 0`` limit, whatever the solver), counting the design's rank in ``n_params_``.
     solver : {"auto", "newton", "irls", "newton-cg", "lbfgs", "bfgs", "gd"}, default "auto"
         ``"newton"`` (= ``"irls"``, the same method for this model): :func:`linbook.optim.newton`
-        with the exact Hessian, one blocked pass over ``X`` per step. ``"newton-cg"`` (two classes):
-        truncated Newton, :func:`linbook.optim.newton_cg`, the Newton system solved by
-        conjugate gradients from products ``H v = X~'(S (X~ v)) + lam v`` (``H`` never formed).
+        with the exact Hessian, one blocked pass over ``X`` per step. ``"newton-cg"``: truncated Newton,
+        :func:`linbook.optim.newton_cg`, the Newton system solved by conjugate gradients from products
+        ``H v = X~'(S (X~ v)) + lam v`` (``H`` never formed; multinomial: the softmax's curvature in place of
+        ``S``, two passes over ``X`` a product; in-memory ``X`` only).
         ``"lbfgs"``, ``"bfgs"``, ``"gd"``: the :mod:`linbook.optim` methods. ``"auto"`` chooses by
         shape, with ``p`` the number of free parameters (``D + 1``, or ``(C - 1)(D + 1)``)
         (:func:`linbook.logistic.choose_solver`): binary dense ``X`` with ``p > 48`` and
         ``N p >= 1e6`` -> L-BFGS; otherwise binary with ``p <= 300``, or dense ``X`` with
         ``p <= 1000`` and ``N >= 100 p`` -> Newton; multinomial with ``N p^2 <= 1e8`` -> Newton;
-        binary sparse ``X`` with at most 1 % non-zeros -> Newton-CG; otherwise (many classes, ``D`` comparable to
-        ``N``) -> L-BFGS.
+        beyond those, sparse ``X`` with at most 1 % non-zeros -> Newton-CG; otherwise (dense ``X`` with many
+        classes, ``D`` comparable to ``N``) -> L-BFGS.
     fit_intercept : bool, default True
     max_iter : int, optional
         Default 100 (newton), 200 (newton-cg), 5000 (lbfgs), 2000 (bfgs), 20000 (gd).

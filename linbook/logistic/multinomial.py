@@ -10,7 +10,10 @@ Newton works in the reduced parameters (class ``classes_[0]`` as reference,
 ``H_ck = sum_i sw_i p_ic (delta_ck - p_ik) x~_i x~_i'`` is positive definite; the penalty of
 the symmetric model minimised over the free shift is
 ``(lam/2)(sum_c ||v_c||^2 - ||sum_c v_c||^2 / C)``, so the fit is exactly scikit-learn's.
-First-order methods with ``lam > 0`` run in the symmetric parameters (better conditioned).
+First-order methods with ``lam > 0`` run in the symmetric parameters (better conditioned), Newton-CG
+among them; with ``lam = 0`` in the reduced ones. Newton-CG uses products ``H u`` (:func:`hessian_product`:
+with ``Z = X~ U'``, ``H u = X~' [sw * (P * Z - P * rowsum(P * Z))]``, two passes over ``X``, ``H`` never
+formed), the same formula in either parametrisation (``P`` the softmax of its classes) plus its penalty.
 
 Derived in: chapter "Logistic regression" § "Multinomial logistic regression".
 """
@@ -31,28 +34,79 @@ __all__ = []
 
 def reduced_objective(X, yidx, sw, C, lam, c, fit_intercept):
     """``(fgh, fg)`` in the reduced standardised parameters ``theta = [b_k, v_k]_{k=1..C-1}``."""
-    return _reduced_objective(*scaled_design(X, c), c, yidx, sw, C, lam, fit_intercept)
+    return _reduced_objective(*scaled_design(X, c), c, yidx, sw, C, lam, fit_intercept)[:2]
+
+
+def hessian_product(Xt, P, sw, U):
+    """``H u`` of the reduced NLL (no penalty), never forming ``H``: the chapter's
+    ``H_ck = sum_i sw_i p_ic (delta_ck - p_ik) x~_i x~_i'`` applied to the direction ``U``
+    (``K = C - 1`` rows, one per free class), with ``X~ = Xt`` (N x p) and ``P`` the softmax of the
+    free classes (N x K)::
+
+        Z = X~ U',    H u = X~' [sw * (P * Z - P * rowsum(P * Z))]
+
+    (row ``c`` of the result: ``sum_i sw_i x~_i p_ic (z_ic - sum_k p_ik z_ik)``). Two passes over ``X``.
+    The fits' product (``_reduced_objective``) is this on the scaled design, intercept apart."""
+    return (Xt.T @ _curvature_times(P, sw, Xt @ U.T)).T
+
+
+def _curvature_times(P, sw, Z):
+    """``sw * (P * Z - P * rowsum(P * Z))``: the softmax's per-row curvature applied to the scores ``Z``."""
+    PZ = P * Z
+    PZ -= P * PZ.sum(axis=1, keepdims=True)
+    return sw[:, None] * PZ
 
 
 def _reduced_objective(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
-    """:func:`reduced_objective` on the kernels' design ``(Xk, ck)`` (:class:`ScaledColumns`)."""
+    """:func:`reduced_objective` on the kernels' design ``(Xk, ck)`` (:class:`ScaledColumns`):
+    ``(fgh, fg, with_hessian_product)``, the last for Newton-CG (``F, g, (hessp, diag_H)``)."""
+    off, K = int(fit_intercept), C - 1
+    p = Xk.shape[1] + off
+    value_gradient = _reduced_value_gradient(Xk, ck, c, yidx, sw, C, lam, fit_intercept)
+
+    def evaluate(theta, need_hess):
+        f, G, _ = value_gradient(theta)
+        if not need_hess:
+            return f, G.ravel()
+        T = theta.reshape(K, p)
+        V, b = T[:, off:], (T[:, 0] if fit_intercept else np.zeros(K))
+        H = multinomial_hessian(Xk, V, b, weights=sw, col_scale=ck, fit_intercept=fit_intercept)
+        if lam > 0:
+            pen = np.r_[np.zeros(off), _penalty_curvature(lam, c)]
+            H += np.kron(np.eye(K) - np.ones((K, K)) / C, np.diag(pen))
+        return f, G.ravel(), H
+
+    products = _hessian_products(Xk, ck, c, sw, C, lam, fit_intercept, value_gradient, reference=True)
+    return (lambda th: evaluate(th, True)), (lambda th: evaluate(th, False)), products
+
+
+def _penalty_curvature(lam, c):
+    """``lam / c^2``, the penalty's curvature per standardised coefficient (``c >= sqrt(4 lam / sum(sw))``,
+    so at most ``sum(sw) / 4``: no overflow)."""
+    return (lam / c) / c
+
+
+def _reduced_value_gradient(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
+    """``theta -> (F, G, P)``: the objective, its gradient (K, p) and the softmax of the free classes (N, K)."""
     cs = np.ones(Xk.shape[1]) if ck is None else ck     # the design's own column scale
     n, d = Xk.shape
     off = int(fit_intercept)
     p, K, kappa = d + off, C - 1, 1.0 / C
     rows = np.arange(n)
     sw_ones = np.ones(n) if sw is None else sw
+    free = np.flatnonzero(yidx > 0)                     # rows whose class is not the reference
 
-    def evaluate(theta, need_hess):
+    def value_gradient(theta):
         T = theta.reshape(K, p)
         V, b = T[:, off:], (T[:, 0] if fit_intercept else np.zeros(K))
         A = np.zeros((n, C))
         A[:, 1:] = Xk @ (V / cs).T + b
         lse = logsumexp(A, axis=1)
         f = float(sw_ones @ (lse - A[rows, yidx]))
-        R = np.exp(A - lse[:, None])
-        R[rows, yidx] -= 1.0                        # P - Y
-        R = R[:, 1:] * sw_ones[:, None]
+        P = np.exp(A[:, 1:] - lse[:, None])
+        R = P.copy()
+        R[free, yidx[free] - 1] -= 1.0              # P - Y
+        R *= sw_ones[:, None]
         G = np.empty((K, p))
         G[:, off:] = (Xk.T @ R).T / cs
         if fit_intercept:
@@ -62,16 +116,53 @@ def _reduced_objective(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
             Ws = W.sum(0)
             f += 0.5 * lam * (float(np.sum(W * W)) - kappa * float(Ws @ Ws))
             G[:, off:] += (lam / c) * (W - kappa * Ws)
-        if not need_hess:
-            return f, G.ravel()
-        H = multinomial_hessian(Xk, V, b, weights=sw, col_scale=ck, fit_intercept=fit_intercept)
-        if lam > 0:
-            mask = np.zeros(p)
-            mask[off:] = (lam / c) / c              # lam / c^2 <= sum(sw) / 4 (c >= sqrt(4 lam / sum(sw))): no overflow
-            H += np.kron(np.eye(K) - kappa * np.ones((K, K)), np.diag(mask))
-        return f, G.ravel(), H
+        return f, G, P
 
-    return (lambda th: evaluate(th, True)), (lambda th: evaluate(th, False))
+    return value_gradient
+
+
+def _hessian_products(Xk, ck, c, sw, C, lam, fit_intercept, value_gradient, reference):
+    """``theta -> (F, g, (hessp, diag_H))``: :func:`hessian_product` on the scaled design plus the
+    penalty; the diagonal (Jacobi) for sparse ``X``, ``None`` for dense. ``reference``: the reduced
+    parameters (``C - 1`` rows, penalty ``kron(I - 1/C, diag(lam / c^2))``), else the symmetric ones (``C``
+    rows, penalty ``lam / c^2`` on each; ``H`` is singular along the intercepts' common shift, to which the
+    gradient is orthogonal, so CG from 0 never moves along it). ``value_gradient(theta) -> (F, G, P)``, ``P``
+    the softmax of the rows' classes."""
+    cs = np.ones(Xk.shape[1]) if ck is None else ck
+    off, K, kappa = int(fit_intercept), C - int(reference), (1.0 / C if reference else 0.0)
+    p = Xk.shape[1] + off
+    sw_ones = np.ones(Xk.shape[0]) if sw is None else sw
+    pen = _penalty_curvature(lam, c) if lam > 0 else np.zeros(Xk.shape[1])
+    squares = []                                        # sparse Xk's squared entries, made once a fit
+
+    def with_hessian_product(theta):
+        f, G, P = value_gradient(theta)
+
+        def hessp(u):
+            U = u.reshape(K, p)
+            Z = Xk @ (U[:, off:] / cs).T
+            if fit_intercept:
+                Z += U[:, 0]
+            S = _curvature_times(P, sw_ones, Z)
+            HU = np.empty((K, p))
+            HU[:, off:] = (Xk.T @ S).T / cs + pen * (U[:, off:] - kappa * U[:, off:].sum(0))
+            if fit_intercept:
+                HU[:, 0] = S.sum(0)
+            return HU.ravel()
+
+        diag = None
+        if ck is None:
+            if not squares:
+                squares.append(Xk.multiply(Xk).tocsr())
+            s = sw_ones[:, None] * P * (1.0 - P)
+            D = np.empty((K, p))
+            D[:, off:] = (squares[0].T @ s).T + (1.0 - kappa) * pen
+            if fit_intercept:
+                D[:, 0] = s.sum(0)
+            diag = D.ravel()
+        return f, G.ravel(), (hessp, diag)
+
+    return with_hessian_product
 
 
 def symmetric_objective(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
@@ -106,6 +197,26 @@ def symmetric_objective(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
     return fg
 
 
+def symmetric_hessian_products(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
+    """Newton-CG's ``theta -> (F, g, (hessp, diag_H))`` in the symmetric standardised parameters (``lam > 0``),
+    where the penalty conditions ``H`` up to ``C`` times better than in the reduced ones (25k x 5000 sparse,
+    50 classes: 78 products over 12 steps against 302 over 14)."""
+    fg = symmetric_objective(Xk, ck, c, yidx, sw, C, lam, fit_intercept)
+    cs = np.ones(Xk.shape[1]) if ck is None else ck
+    off = int(fit_intercept)
+
+    def value_gradient(theta):
+        f, g = fg(theta)
+        T = theta.reshape(C, -1)
+        A = Xk @ (T[:, off:] / cs).T
+        if fit_intercept:
+            A += T[:, 0]
+        P = np.exp(A - logsumexp(A, axis=1)[:, None])
+        return f, g.reshape(C, -1), P
+
+    return _hessian_products(Xk, ck, c, sw, C, lam, fit_intercept, value_gradient, reference=False)
+
+
 def _symmetric_rows(Xb, yb, swb, T, U, sparse, fit_intercept):
     """The rows ``Xb``'s share of the symmetric objective: ``(sum of the (weighted) NLL, (P - Y)^T Xb,
     the column sums of P - Y)`` (``U = V / cs``, the class weights on the design's columns)."""
@@ -135,8 +246,8 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
     (``sum_c w_c = 0``, ``sum_c b_c = 0``) in the units of ``X``.
 
     Offset columns are centred and the coefficients live in standardised coordinates, as in
-    :mod:`linbook.logistic._scaled`; Newton in the reduced parameters, first-order methods
-    with ``lam > 0`` in the symmetric ones. With ``lam = 0`` the exact separation test runs
+    :mod:`linbook.logistic._scaled`; Newton in the reduced parameters, first-order methods (Newton-CG
+    among them) with ``lam > 0`` in the symmetric ones. With ``lam = 0`` the exact separation test runs
     where the margins saturate or the solver did not converge.
     """
     cols = ScaledColumns(X, sw, lam, fit_intercept)        # centred, standardised coordinates v = c w
@@ -145,12 +256,18 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
     start = np.log(counts[1:] / counts[0]) if fit_intercept else None    # the intercept-only MLE
     design = (cols.Xk, cols.ck, cols.c, yidx, sw, C, lam, fit_intercept)
     if solver != "newton" and lam > 0:
-        loss = _Loss(None, symmetric_objective(*design), cols.gradient_scale(C))    # no Hessian: no step test
+        # no Hessian: no step test (as L-BFGS); Newton-CG's products in these parameters, better conditioned
+        products = symmetric_hessian_products(*design) if solver == "newton-cg" else None
+        loss = _Loss(None, symmetric_objective(*design), cols.gradient_scale(C), hessian_product=products,
+                     sparse=cols.ck is None)
         theta0 = _symmetric_start(start, C, X.shape[1])
     else:
-        # zscale: Newton's step test, as the binary loss's (weights over many decades, see solvers.minimise)
-        loss = _Loss(*_reduced_objective(*design), cols.gradient_scale(C - 1), cols.predictor_scale(C - 1),
-                     weights_differ=weights_differ(sw))
+        fgh, fg, products = _reduced_objective(*design)
+        # zscale: Newton's step test, as the binary loss's (weights over many decades, see solvers.minimise);
+        # Hessian products for Newton-CG (lam = 0 here) only (L-BFGS at lam = 0 keeps its step check as it was)
+        loss = _Loss(fgh, fg, cols.gradient_scale(C - 1), cols.predictor_scale(C - 1),
+                     weights_differ=weights_differ(sw), hessian_product=products if solver == "newton-cg" else None,
+                     sparse=cols.ck is None)
         theta0 = np.zeros((C - 1, X.shape[1] + int(fit_intercept)))
         if fit_intercept:
             theta0[:, 0] = start
@@ -166,11 +283,17 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
 
 class _Loss:
     """``loss(theta) -> (F, g, H)``, ``loss.value_and_gradient``, ``loss.gscale`` (and, with a Hessian,
-    ``loss.zscale``, ``loss.weights_differ``) for :func:`solvers.minimise`."""
+    ``loss.zscale``, ``loss.weights_differ``; for Newton-CG ``loss.with_hessian_product``) for
+    :func:`solvers.minimise`."""
 
-    def __init__(self, fgh, fg, gscale, zscale=None, *, weights_differ=False):
+    def __init__(self, fgh, fg, gscale, zscale=None, *, weights_differ=False, hessian_product=None, sparse=False):
         self.fgh, self.value_and_gradient, self.gscale = fgh, fg, gscale
         self.zscale, self.weights_differ = zscale, weights_differ
+        if hessian_product is not None:     # solvers.minimise asks hasattr(loss, "with_hessian_product")
+            self.with_hessian_product = hessian_product
+            # scipy's sparse products are serial: BLAS's threads would only slow CG's vector algebra
+            # (10,000 x 2000 sparse, 20 classes, load 2-4: a 38,000-long dot product took 8 ms)
+            self.parallel_by_rows = sparse
 
     def __call__(self, theta):      # Newton calls the loss: the objective with its Hessian
         return self.fgh(theta)

@@ -15,7 +15,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from linbook import LogisticRegression
 
-SOLVERS = ["lbfgs", "bfgs", "gd"]
+SOLVERS = ["lbfgs", "bfgs", "gd", "newton-cg"]
 SCALES = [1e300, 1e200, 1e-200, 1e-300]
 
 
