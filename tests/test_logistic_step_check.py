@@ -4,6 +4,7 @@ whether Newton's step is longer than the tolerance, and decides as CG to a 1e-10
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse
 import pytest
 
 import linbook
@@ -192,7 +193,7 @@ def test_the_multinomial_loss_gets_no_bounds_and_its_step_is_the_exact_one():
     X, y, sw = rng.standard_normal((300, 5)), rng.integers(0, 4, 300), rng.uniform(0.1, 10.0, 300)
     cols = ScaledColumns(X, sw, 1.0, True)
     fgh, fg, products = multinomial._reduced_objective(cols.Xk, cols.ck, cols.c, y, sw, 4, 1.0, True)
-    loss = multinomial._Loss(fgh, fg, cols.gradient_scale(3), cols.predictor_scale(3), weights_differ=True,
+    loss = multinomial._Loss(fgh, fg, cols.gradient_scale(3), cols.predictor_scale(3), uneven_rows=True,
                              hessian_product=products)
     theta = 0.1 * rng.standard_normal(18)
     assert solvers._cg_error_bounds(loss, products(theta)[2][0]) is None
@@ -200,3 +201,41 @@ def test_the_multinomial_loss_gets_no_bounds_and_its_step_is_the_exact_one():
     exact = float(np.max(np.abs(np.linalg.solve(H, g)) * loss.zscale))
     got = solvers._newton_step_size(loss, theta, hessian_products=True, step_tol=STEP_TOL)
     assert got == pytest.approx(exact, rel=1e-6)
+
+
+def _far_row_design(scale=1e6):
+    """60 x 3 Gaussian rows and one more, ``scale`` times the first (plus 1e-3 noise): the far row sets every
+    column's max-abs unit, and the others enter the gradient test at ``1 / scale``."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 3))
+    X[-1] = scale * X[0] + 1e-3 * rng.standard_normal(3)
+    Xs = (X - X.mean(0)) / X.std(0)
+    y = (Xs @ np.linspace(1, -0.5, 3) + rng.standard_normal(60) > 0).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("solver", ["newton-cg", "lbfgs", "bfgs"])
+def test_a_far_row_does_not_let_the_first_order_methods_stop_early(solver):
+    """Session 18 (s18fuzz): without weights the first-order methods skipped Newton's step test, and a row 1e6
+    times the others let them meet the gradient test with probabilities 1e-3 .. 1e-2 off, converged_ true."""
+    X, y = _far_row_design()
+    exact = linbook.LogisticRegression(lam=1e-3, solver="newton", fit_intercept=False, tol=1e-14).fit(X, y)
+    fit = linbook.LogisticRegression(lam=1e-3, solver=solver, fit_intercept=False).fit(X, y)
+    assert fit.converged_
+    assert np.max(np.abs(fit.predict_proba(X) - exact.predict_proba(X))) < 1e-6
+    probit = linbook.ProbitRegression(lam=1e-3, solver=solver, fit_intercept=False).fit(X, y)
+    probit_exact = linbook.ProbitRegression(lam=1e-3, solver="newton", fit_intercept=False, tol=1e-14).fit(X, y)
+    assert np.max(np.abs(probit.predict_proba(X) - probit_exact.predict_proba(X))) < 1e-6
+
+
+def test_uneven_rows_flags_far_rows_and_weights_only():
+    from linbook.logistic._scaled import ScaledColumns, uneven_rows
+    X, _ = _far_row_design()
+    rng = np.random.default_rng(1)
+    for data, expected in [(X, True), (X[:-1], False), (rng.standard_normal((100_000, 1)), False),
+                           (rng.lognormal(0.0, 1.0, (5000, 4)), False),
+                           (scipy.sparse.random(2000, 300, density=0.01, format="csr", random_state=1), False)]:
+        cols = ScaledColumns(data, None, 1.0, True)
+        assert uneven_rows(cols.X, None, cols.m) is expected
+    cols = ScaledColumns(X[:-1], None, 1.0, True)
+    assert uneven_rows(cols.X, np.r_[np.ones(58), 2.0], cols.m)

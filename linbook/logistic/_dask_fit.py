@@ -141,9 +141,9 @@ class BlockLoss:
     """The summed loss with the contract of :func:`linbook.logistic.minimise`:
     ``loss(theta) -> (F, g, H)``, ``loss.value_and_gradient(theta) -> (F, g)``, ``loss.gscale``."""
 
-    def __init__(self, evaluate, gscale, zscale=None, *, weights_differ=False):
+    def __init__(self, evaluate, gscale, zscale=None, *, uneven_rows=False):
         self._evaluate, self.gscale, self.zscale = evaluate, gscale, zscale
-        self.weights_differ = weights_differ    # solvers.minimise: the first-order methods' Newton-step check
+        self.uneven_rows = uneven_rows    # solvers.minimise: the first-order methods' Newton-step check (weights only)
 
     def __call__(self, theta):
         return self._evaluate(theta, True)
@@ -158,7 +158,7 @@ def _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, m
     if fi:
         theta0[0] = b0
     loss = BlockLoss(evaluate, gradient_scale(None, np.array([summary.sw]), frame.c, frame.m, fi),
-                     predictor_scale(frame.c, frame.m, fi), weights_differ=summary.weights_differ())
+                     predictor_scale(frame.c, frame.m, fi), uneven_rows=summary.weights_differ())
     separation = Separation(blocks, summary, classes, frame, evaluate, link) if est.lam == 0 else None
     watch = SeparationWatch(separation) if separation is not None else None     # as in memory
     res = minimise(solver, loss, theta0, max_iter=max_iter, tol=est.tol, callback=watch)
@@ -340,7 +340,7 @@ def _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter):
         th0[:, 0] = np.log(counts[1:] / counts[0])         # start as in memory
     loss = BlockLoss(evaluate, gradient_scale(None, np.array([summary.sw]), frame.c, frame.m, fi, C - 1),
                      predictor_scale(frame.c, frame.m, fi, C - 1),
-                     weights_differ=summary.weights_differ())      # as in memory
+                     uneven_rows=summary.weights_differ())      # as in memory
     separation = Separation(blocks, summary, classes, frame, evaluate, "logit") if est.lam == 0 else None
     watch = SeparationWatch(separation) if separation is not None else None     # as in memory
     res = minimise(solver, loss, th0.ravel(), max_iter=max_iter, tol=est.tol, callback=watch)

@@ -26,7 +26,7 @@ from .._kernels.hessian import CHUNK_MIN_ROWS, multinomial_hessian
 from .._kernels.threads import map_row_chunks
 from ..numerics import logsumexp
 from . import solvers
-from ._scaled import ScaledColumns, scaled_design, weights_differ
+from ._scaled import ScaledColumns, scaled_design, uneven_rows
 from .separation import separable_multinomial
 
 __all__ = []
@@ -266,7 +266,7 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
         # zscale: Newton's step test, as the binary loss's (weights over many decades, see solvers.minimise);
         # Hessian products for Newton-CG (lam = 0 here) only (L-BFGS at lam = 0 keeps its step check as it was)
         loss = _Loss(fgh, fg, cols.gradient_scale(C - 1), cols.predictor_scale(C - 1),
-                     weights_differ=weights_differ(sw), hessian_product=products if solver == "newton-cg" else None,
+                     uneven_rows=uneven_rows(cols.X, sw, cols.m), hessian_product=products if solver == "newton-cg" else None,
                      sparse=cols.ck is None)
         theta0 = np.zeros((C - 1, X.shape[1] + int(fit_intercept)))
         if fit_intercept:
@@ -283,12 +283,12 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
 
 class _Loss:
     """``loss(theta) -> (F, g, H)``, ``loss.value_and_gradient``, ``loss.gscale`` (and, with a Hessian,
-    ``loss.zscale``, ``loss.weights_differ``; for Newton-CG ``loss.with_hessian_product``) for
+    ``loss.zscale``, ``loss.uneven_rows``; for Newton-CG ``loss.with_hessian_product``) for
     :func:`solvers.minimise`."""
 
-    def __init__(self, fgh, fg, gscale, zscale=None, *, weights_differ=False, hessian_product=None, sparse=False):
+    def __init__(self, fgh, fg, gscale, zscale=None, *, uneven_rows=False, hessian_product=None, sparse=False):
         self.fgh, self.value_and_gradient, self.gscale = fgh, fg, gscale
-        self.zscale, self.weights_differ = zscale, weights_differ
+        self.zscale, self.uneven_rows = zscale, uneven_rows
         if hessian_product is not None:     # solvers.minimise asks hasattr(loss, "with_hessian_product")
             self.with_hessian_product = hessian_product
             # scipy's sparse products are serial: BLAS's threads would only slow CG's vector algebra

@@ -112,7 +112,7 @@ def minimise(solver, loss, theta0, *, max_iter, tol, callback=None, reuse_hessia
     ``loss(theta) -> (F, g, H)`` (as :func:`linbook.logistic.logistic_regression.logistic_loss`;
     ``None`` for the first-order methods), ``loss.value_and_gradient(theta) -> (F, g)``;
     ``tol`` is on ``max |g| / loss.gscale`` and on Newton's next step (``loss.zscale``; the first-order
-    methods: where ``loss.weights_differ``). ``solver="newton"`` is :func:`linbook.optim.newton`, the one
+    methods: where ``loss.uneven_rows``). ``solver="newton"`` is :func:`linbook.optim.newton`, the one
     Newton driver (``reuse_hessian``: its chord method, ``fun_grad=``).
     """
     # The gradient test is relative to sum(sample_weight): heavy rows that the start already fits
@@ -187,13 +187,14 @@ def _first_order(solver, loss, theta0, max_iter, tol, callback):
     def newton_step(theta):        # how far Newton's next step moves a linear predictor
         return _newton_step_size(loss, theta, hessian_products=solver == "newton-cg", step_tol=np.sqrt(tol))
 
-    # Newton's step test for the first-order methods (optim.resume_until_step_is_short) where the weights
-    # are not all equal. Equal weights (none, all ones, all 1e300) leave the gradient test relative to the
-    # number of rows, which no few rows can dominate, while the check's Hessian (or CG on Hessian products)
-    # costs a good part of a whole fit (forced on the unweighted `make bench BENCH=logistic` fits: 1.16x to
-    # 1.82x as long, never resumed). They are checked only where the line search stalled, which optim
-    # accepts at 1000 tol (the last digits of F can keep g from tol): rounding only if Newton's step is short.
-    if getattr(loss, "weights_differ", False):
+    # Newton's step test for the first-order methods (optim.resume_until_step_is_short) where a few rows can
+    # dominate the gradient test: weights not all equal, or rows far larger than the rest
+    # (:func:`linbook.logistic._scaled.uneven_rows`). Otherwise the gradient test is relative to the number
+    # of rows, while the check's Hessian (or CG on Hessian products) costs a good part of a whole fit (forced
+    # on the unweighted `make bench BENCH=logistic` fits: 1.16x to 1.82x as long, never resumed). Those are
+    # checked only where the line search stalled, which optim accepts at 1000 tol (the last digits of F can
+    # keep g from tol): rounding only if Newton's step is short.
+    if getattr(loss, "uneven_rows", False):
         res = optim.resume_until_step_is_short(run, theta0, newton_step, step_tol=np.sqrt(tol), gtol=tol,
                                                max_iter=max_iter)
     else:
