@@ -3,8 +3,11 @@ whether Newton's step is longer than the tolerance, and decides as CG to a 1e-10
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse
+from sklearn.exceptions import ConvergenceWarning
 import pytest
 
 import linbook
@@ -239,3 +242,25 @@ def test_uneven_rows_flags_far_rows_and_weights_only():
         assert uneven_rows(cols.X, None, cols.m) is expected
     cols = ScaledColumns(X[:-1], None, 1.0, True)
     assert uneven_rows(cols.X, np.r_[np.ones(58), 2.0], cols.m)
+
+
+@pytest.mark.xfail(strict=True, reason="known defect (session 18): the multinomial model's symmetric parameters "
+                   "(lam > 0, first-order solvers and Newton-CG) have no Newton step test, and a row 1e6 times the "
+                   "others lets them stop with converged_ true and probabilities 5e-6 .. 7.6e-4 off. A step test by "
+                   "CG on the symmetric Hessian products fixed these cases but made weighted fits at 1e200 "
+                   "(test_extreme_weights) stop at F's rounding as 'not converged': left for a later session")
+@pytest.mark.parametrize("solver", ["newton-cg", "lbfgs", "bfgs"])
+@pytest.mark.parametrize("lam", [1e-3, 1.0])
+def test_multinomial_far_row_is_right_or_not_converged(solver, lam):
+    """The binary model's far row (above), with three classes: right, or not converged."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((90, 3))
+    X[-1] = 1e6 * X[0] + 1e-3 * rng.standard_normal(3)
+    Xs = (X - X.mean(0)) / X.std(0)
+    y = np.digitize(Xs @ np.linspace(1, -0.5, 3) + rng.standard_normal(90), [-0.5, 0.5])
+    exact = linbook.LogisticRegression(lam=lam, solver="newton", fit_intercept=False, tol=1e-14).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit = linbook.LogisticRegression(lam=lam, solver=solver, fit_intercept=False).fit(X, y)
+    error = np.max(np.abs(fit.predict_proba(X) - exact.predict_proba(X)))
+    assert error < 1e-6 or not fit.converged_, error
