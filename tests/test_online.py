@@ -1,5 +1,7 @@
 """linbook.online: streaming estimators against batch solutions, scikit-learn and the readable references."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -816,3 +818,28 @@ def test_adagrad_auto_step_takes_its_scale_from_the_first_non_zero_targets():
     for i in range(50, 2000, 50):
         model.partial_fit(X[i:i + 50], y[i:i + 50])
     assert model.score(X, y) > 0.9
+
+
+def test_rls_far_row_in_the_first_chunk_gives_the_answer_of_a_stream_of_rows():
+    """Session 18 (s18fuzz): a row 1e9 times another among the first chunk's 40 moved the centre (then the
+    weighted mean) to it, and left the other rows below the rounding of A: fit refused a well-posed ridge
+    problem, partial_fit warned and published coefficients 95 % off. Now the centre is a weighted median and
+    a chunk that cannot be solved whole is taken in halves: the answer of the stream of single rows."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    X[-1] = 1e9 * X[0] + 1e-3 * rng.standard_normal(3)
+    y = X @ (rng.standard_normal(3) / np.linalg.norm(X, axis=0) * np.sqrt(40)) + 0.5 + 1e-3 * rng.standard_normal(40)
+    rows = RecursiveLeastSquares(prior_precision=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)       # the recursion alone: "may have lost digits"
+        for i in range(40):
+            rows.partial_fit(X[i:i + 1], y[i:i + 1])
+        whole = RecursiveLeastSquares(prior_precision=1.0).fit(X, y)
+        chunk = RecursiveLeastSquares(prior_precision=1.0).partial_fit(X, y)
+    # the ridge problem by orthogonal factorisation (intercept unpenalised): its condition ~1e9 limits it
+    A = np.vstack([np.column_stack([X, np.ones(40)]), np.c_[np.eye(3), np.zeros(3)]])
+    exact = np.linalg.lstsq(A, np.r_[y, np.zeros(3)], rcond=None)[0]
+    for model in (whole, chunk):
+        np.testing.assert_allclose(model.coef_, rows.coef_, rtol=1e-9)
+        np.testing.assert_allclose(model.intercept_, rows.intercept_, rtol=1e-9)
+        np.testing.assert_allclose(model.coef_, exact[:3], rtol=1e-5)

@@ -250,15 +250,21 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
 
     @staticmethod
     def _centre(X, sw):
-        """The shift ``c``: the first chunk's weighted column means (weights scaled to a maximum of 1 so
-        that ``s x`` cannot overflow; plain means when every weight is 0). Any fixed ``c`` gives the same
-        model; this one makes the intercept column orthogonal to the others in the first chunk's ``A``."""
-        top = sw.max()
-        if not top > 0:
-            return X.mean(axis=0)
-        with np.errstate(over="ignore", invalid="ignore"):      # X near the overflow: then no shift
-            centre = np.average(X, axis=0, weights=sw / top)
-        return np.where(np.isfinite(centre), centre, 0.0)
+        """The shift ``c``: the first chunk's weighted column medians, over a strided sample of about 8192 rows
+        and the 64 heaviest. Any fixed ``c`` gives the same model; near the data's centre it keeps ``A`` well
+        conditioned whatever the columns' offsets. A weighted median, not the weighted mean: one row 1e9 times
+        another among 40 moved the mean to ~2.5e7 times the others, which then all entered ``A`` as far from
+        ``c`` as that row, and no chunk of them could be solved; a row of weight 1e200 still sets ``c`` (it is
+        then only the intercept's, and ``A`` stays well conditioned)."""
+        n = X.shape[0]
+        heaviest = np.argpartition(-sw, min(64, n) - 1)[:64] if n > 64 else np.arange(n)
+        rows = np.union1d(np.arange(0, n, max(1, n // 8192)), heaviest)
+        x, top = X[rows], sw.max()
+        w = sw[rows] / top if top > 0 else np.ones(rows.size)        # scaled: their sum cannot overflow
+        order = np.argsort(x, axis=0, kind="stable")
+        below = np.cumsum(w[order], axis=0)
+        middle = np.argmax(below >= 0.5 * below[-1], axis=0)        # the first row past half the weight
+        return x[order[middle, np.arange(x.shape[1])], np.arange(x.shape[1])]
 
     def _augment(self, X):
         """``[x - c, 1]`` per row with an intercept (``c`` the shift fixed by the first chunk), else a copy of
@@ -279,6 +285,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             X, y, sw = X[absorbed:], y[absorbed:], sw[absorbed:]
             if not len(y):
                 return
+        if self._m is None and n >= 2 * p and self._solve_or_halve(X, y, sw):
+            return
         if not self._solve(X, y, sw):          # A too ill-conditioned to solve: the recursion, every row
             self._recursion(X, y, sw, np.inf)
             if equilibrated_cholesky(self._A, rcond_min=1.0 / _FINAL_COND) is None:
@@ -286,6 +294,25 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
                               f"equations (cond > {_FINAL_COND:g} with its columns scaled); the mean comes from the "
                               "recursion alone and may have lost digits. Scale the features, bring sample_weight "
                               "to a narrower range, or set prior_precision > 0.", UserWarning, stacklevel=4)
+
+    def _solve_or_halve(self, X, y, sw):
+        """No mean yet, a chunk of at least ``2 p`` rows: solve the normal equations with it whole, or, where
+        they stay too ill-conditioned, absorb its two halves in turn (each by :meth:`_update`). True: done.
+
+        Why: a row far larger than the rest (1e9 times another) leaves the other rows' share of ``A`` below
+        its rounding, so no solve of the chunk whole can find the mean (``fit`` refused a well-posed ridge
+        problem, ``partial_fit`` published an answer 95 % off). Halved, the rows before the far one give the
+        mean and the recursion takes the far one, as a stream of single rows does. Halves of fewer than
+        ``2 p`` rows are not split again (a rank-deficient chunk costs ``O(n / p)`` solves of ``p x p``)."""
+        A, r = self._A, self._r
+        self._solve(X, y, sw)
+        if self._m is not None:
+            return True
+        self._A, self._r = A, r                # undo (the solve stored new arrays): the halves instead
+        half = X.shape[0] // 2
+        self._update(X[:half], y[:half], sw[:half])
+        self._update(X[half:], y[half:], sw[half:])
+        return True
 
     def _solve(self, X, y, sw):
         """Add the rows to ``A`` and ``r`` and solve ``A m = r``. ``False``, and nothing stored, when ``A``
