@@ -82,9 +82,9 @@ def hat_diagonal(X, *, fit_intercept=False):
 def _loo_from(y, fitted, h, what):
     if np.any(h > 1 - 1e-10):
         i = int(np.argmax(h))
-        raise ValueError(f"row {i} of X has leverage h_ii = 1, so its leave-one-out prediction is not "
-                         f"determined by the other samples ({what}); use fewer columns of X (or more rows), "
-                         "or set lam > 0 in loocv_ridge.")
+        raise ValueError(f"row {i} of X has leverage h_ii = {h[i]:.12g} (within 1e-10 of 1, the leverages' "
+                         "rounding), so its leave-one-out prediction is not determined by the other samples "
+                         f"({what}); use fewer columns of X (or more rows), or set lam > 0 in loocv_ridge.")
     return (y - fitted) / (1 - h)
 
 
