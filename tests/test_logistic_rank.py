@@ -196,3 +196,19 @@ def test_dask_returns_the_in_memory_least_norm_fit():
     p_mem = linbook.ProbitRegression(tol=1e-10).fit(X, y)
     p_lazy = linbook.ProbitRegression(tol=1e-10).fit(da.from_array(X, chunks=100), da.from_array(y, chunks=100))
     np.testing.assert_allclose(p_lazy.coef_, p_mem.coef_, atol=1e-6)
+
+
+@pytest.mark.parametrize("scales", [[1e300, 1.0, 1e-300, 1.0], [1e150, 1e150, 1.0, 1e150], [1e-12] * 4, [1e-300] * 4])
+@pytest.mark.parametrize("solver", ["newton", "lbfgs"])
+def test_least_norm_move_keeps_the_scores_whatever_the_column_scales(scales, solver):
+    """Session 18 review: the least-norm move first projected on a row-space basis in the units of X, which
+    lost the small columns beside 1e150 ones (probabilities 0.8 off); then a null-space basis whose rounding
+    on a 1e-300 column became its largest entry (a coefficient erased). The move must never change a score."""
+    X, y, _ = _collinear()
+    Xs = X * np.array(scales)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = linbook.LogisticRegression(lam=0, solver=solver).fit(Xs, y)
+    plain = linbook.LogisticRegression(lam=0, tol=1e-12).fit(X[:, :3], y)
+    assert m.n_params_ == 4
+    np.testing.assert_allclose(m.predict_proba(Xs), plain.predict_proba(X[:, :3]), atol=1e-7)

@@ -531,22 +531,28 @@ def design_rank(X, sw, fit_intercept):
     as ``numpy.linalg.matrix_rank`` and ``LinearRegression``'s ``gelsd`` do. For sparse ``X`` the Gram's
     eigenvalues resolve only singular values above ``sqrt(max(N, D) eps)`` of the largest: those are counted.
     """
-    found = _design_spectrum(X, sw, fit_intercept, row_space=False)
+    found = _design_spectrum(X, sw, fit_intercept, null_space=False)
     return None if found is None else found[0]
 
 
-def design_row_space(X, sw, fit_intercept):
-    """``(Q, m)``: an orthonormal basis ``Q`` (D, r) of the row space of the centred design ``X - 1 m'`` over
-    the rows of positive weight, in the units of ``X`` (``m``: the centre, zeros without an intercept; ``r``
-    as :func:`design_rank` decides it). ``w - Q Q' w`` is then a direction ``d`` with ``X d`` constant on those
-    rows (equal to ``m' d``): the coefficients can move along it without changing any fitted score."""
-    _, Q, m = _design_spectrum(X, sw, fit_intercept, row_space=True)
-    return Q, m
+def design_null_space(X, sw, fit_intercept):
+    """``(AB, m)``: ``w - (w A) B'`` moves ``w`` to the least norm (in the units of ``X``, see :func:`_null_space`)
+    along the null space of the centred design ``X - 1 m'`` over the rows of positive weight (``m``: the
+    centre, zeros without an intercept; the null space's dimension ``D - r`` as :func:`design_rank` decides
+    it; ``AB = (A, B)``, ``None`` at full rank). Along a null direction ``d``, ``X d`` is constant on those
+    rows (equal to ``m' d``): the coefficients can move along it without changing any fitted score.
+
+    The null space, not the row space: with columns of very different scales (1e150 beside 1) an orthonormal
+    basis of the row space in the units of ``X`` loses the small columns' directions below rounding (a
+    projection on it moved the fit's probabilities by 0.8), while ``w - N N' w`` changes ``w`` only along
+    ``N``, each entry at its own scale."""
+    _, N, m = _design_spectrum(X, sw, fit_intercept, null_space=True)
+    return N, m
 
 
-def _design_spectrum(X, sw, fit_intercept, row_space):
-    """``(rank of [1, X], Q, m)`` for :func:`design_rank` and :func:`design_row_space` (``Q``: ``None`` unless
-    ``row_space``, or full rank); ``None`` for sparse ``X`` beyond :data:`MAX_GRAM_FEATURES` columns."""
+def _design_spectrum(X, sw, fit_intercept, null_space):
+    """``(rank of [1, X], N, m)`` for :func:`design_rank` and :func:`design_null_space` (``N``: ``None`` unless
+    ``null_space``, or at full rank); ``None`` for sparse ``X`` beyond :data:`MAX_GRAM_FEATURES` columns."""
     if sw is not None and not np.all(sw > 0):
         X = X[np.flatnonzero(sw > 0)]
     n, d = X.shape
@@ -561,37 +567,52 @@ def _design_spectrum(X, sw, fit_intercept, row_space):
         mom = Moments(X, np.zeros(n), None, fit_intercept, gram=tall)
         centre = mom.x_mean_s * mom.x_scale
         if sparse:
-            rank, Q = gram_row_space(mom.G, n, mom.x_scale, row_space)
-            return rank + intercept, Q, centre
+            rank, N = gram_null_space(mom.G, n, mom.x_scale, null_space)
+            return rank + intercept, N, centre
         if tall and _well_conditioned(mom.G):
             return d + intercept, None, centre
         Z = mom.design()[0]
         unit = _unit_scale(np.linalg.norm(Z, axis=0))
-        _, s, Vt = scipy.linalg.svd(Z / unit, full_matrices=False, check_finite=False)
-    kept = s > s[:1] * max(n, d) * np.finfo(float).eps
-    return int(np.count_nonzero(kept)) + intercept, _row_space(Vt[kept].T, mom.x_scale * unit, row_space), centre
+        _, s, Vt = scipy.linalg.svd(Z / unit, full_matrices=True, check_finite=False)
+    kept = np.zeros(d, dtype=bool)
+    kept[:s.size] = s > s[:1] * max(n, d) * np.finfo(float).eps
+    return int(np.count_nonzero(kept)) + intercept, _null_space(Vt[~kept].T, mom.x_scale * unit, null_space), centre
 
 
-def gram_row_space(G, n_rows, scale, row_space=True):
-    """``(rank, Q)`` of a design ``Z diag(scale)`` from the Gram matrix ``G = Z^T Z`` of ``Z`` (``n_rows``
+def gram_null_space(G, n_rows, scale, null_space=True):
+    """``(rank, N)`` of a design ``Z diag(scale)`` from the Gram matrix ``G = Z^T Z`` of ``Z`` (``n_rows``
     rows; :func:`design_rank`'s rule for sparse ``X``, and for dask collections): ``G``'s size where its
     equilibrated Cholesky factor has rcond at least :data:`RCOND_MIN`, else the number of eigenvalues of the
     equilibrated ``G`` above ``max(N, D) eps`` of the largest (singular values of ``Z`` above
-    ``sqrt(max(N, D) eps)`` of the largest: what the Gram resolves). ``Q``: an orthonormal basis of the row
-    space in the units of ``Z diag(scale)`` (``None`` at full rank, or without ``row_space``)."""
+    ``sqrt(max(N, D) eps)`` of the largest: what the Gram resolves). ``N``: an orthonormal basis of the null
+    space in the units of ``Z diag(scale)`` (``None`` at full rank, or without ``null_space``)."""
     d = G.shape[0]
     if d == 0 or _well_conditioned(G):
         return d, None
     unit = _unit_scale(np.sqrt(np.maximum(G.diagonal(), 0.0)))
     eig, vectors = np.linalg.eigh(G / unit[:, None] / unit[None, :])
     kept = eig > eig[-1] * max(n_rows, d) * np.finfo(float).eps
-    return int(np.count_nonzero(kept)), _row_space(vectors[:, kept], scale * unit, row_space)
+    return int(np.count_nonzero(kept)), _null_space(vectors[:, ~kept], scale * unit, null_space)
 
 
-def _row_space(basis, scale, wanted):
-    """An orthonormal basis of ``diag(scale) basis``: the row space of ``Z diag(scale)`` from that of ``Z``
-    (rows of ``Z`` spanned by the columns of ``basis``)."""
-    return np.linalg.qr(scale[:, None] * basis)[0] if wanted else None
+def _null_space(basis, scale, wanted):
+    """``(A, B)`` with ``w - (w A) B'`` the least-norm move along the null space of ``Z diag(scale)``, from the
+    orthonormal null basis ``basis`` of ``Z`` (``Z u = 0``); ``None`` when empty or not ``wanted``.
+
+    In the units of ``X`` (``A = B = N``, ``N`` orthonormal spanning ``diag(1 / scale) basis``) where that basis
+    is trustworthy: mapped back, ``N``'s columns must lie in ``basis``'s span to ``1e-8``. With scales 1e300
+    apart it is not (a rounding-level entry of ``basis`` on a column of scale 1e-300 becomes the largest
+    entry of ``N``, and the move erased a coefficient the scores need): then the least norm of ``w diag(scale)``
+    (``A = diag(scale) basis``, ``B = diag(1 / scale) basis``), which keeps every score."""
+    if not wanted or basis.shape[1] == 0:
+        return None
+    N = np.linalg.qr(basis / scale[:, None])[0]
+    back = N * scale[:, None]
+    back /= _unit_scale(np.max(np.abs(back), axis=0))          # first to O(1): its squares may underflow
+    back /= _unit_scale(np.linalg.norm(back, axis=0))
+    if np.max(np.linalg.norm(back - basis @ (basis.T @ back), axis=0)) <= 1e-8:
+        return N, N
+    return basis * scale[:, None], basis / scale[:, None]
 
 
 def _unit_scale(norms):

@@ -34,7 +34,7 @@ from ._scaled import _SATURATED, _jacobi, gradient_scale, predictor_scale
 from .binary import logit_terms, probit_terms
 from .._dask.blocks import map_reduce, row_blocks, summarise
 from ..linear._dask_fit import _combine_grams, _gram_block, _uncentred_block
-from ..linear._moments import gram_row_space
+from ..linear._moments import gram_null_space
 
 __all__ = ["fit_logistic", "fit_probit"]
 
@@ -284,14 +284,14 @@ def _set_common(est, blocks, classes, solver, summary, W, b):
         del est.feature_names_in_
     est._free_columns = blocks.n_features + int(est.fit_intercept)     # n_params_: each counts under a penalty
     if est.lam == 0:
-        est._free_columns, Q, centre = _design_row_space(blocks, summary, est.fit_intercept)
-        W, b = est._least_norm(W, b, lambda: (Q, centre))
+        est._free_columns, N, centre = _design_null_space(blocks, summary, est.fit_intercept)
+        W, b = est._least_norm(W, b, lambda: (N, centre))
     est.coef_, est.intercept_ = W, b
 
 
-def _design_row_space(blocks, summary, fit_intercept):
-    """``(rank of [1, X], Q, centre)`` over the rows of positive weight, as the in-memory
-    ``design_row_space`` decides them: from the Gram matrix of the columns scaled to at most 1 and centred at
+def _design_null_space(blocks, summary, fit_intercept):
+    """``(rank of [1, X], N, centre)`` over the rows of positive weight, as the in-memory
+    ``design_null_space`` decides them: from the Gram matrix of the columns scaled to at most 1 and centred at
     their mean (``LinearRegression``'s block statistics, combined exactly)."""
     scale = np.maximum(np.abs(summary.xmax), np.abs(summary.xmin))
     scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
@@ -300,8 +300,8 @@ def _design_row_space(blocks, summary, fit_intercept):
     else:
         _, G, _, _ = map_reduce(_positive_rows_gram, blocks, scale, False)
         centre = np.zeros(scale.size)
-    rank, Q = gram_row_space(G, summary.n_positive, scale)
-    return rank + int(fit_intercept), Q, centre * scale
+    rank, N = gram_null_space(G, summary.n_positive, scale)
+    return rank + int(fit_intercept), N, centre * scale
 
 
 def _positive_rows_gram(Xb, yb, swb, scale, centred):

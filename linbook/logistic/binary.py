@@ -32,7 +32,7 @@ from ..base import (NON_NEGATIVE, POSITIVE_INT, Interval, StrOptions, _with_advi
                     validate_fit, validate_predict)
 from .._predictor import finite_scores, linear_predictor
 from ..criteria import InformationCriteriaMixin
-from ..linear._moments import design_rank, design_row_space
+from ..linear._moments import design_null_space, design_rank
 from . import solvers
 from .separation import warn_separable
 
@@ -111,29 +111,32 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         w, b = loss.coefficients(res.x)
         self._check_result(res, w)
         separable = bool(self.lam == 0 and loss.separated_at(res.x, res.converged, watch))
-        W, b = self._least_norm(w[None, :], np.array([b]), lambda: _shifted_row_space(loss))
+        W, b = self._least_norm(w[None, :], np.array([b]), lambda: _shifted_null_space(loss))
         self.coef_ = W.copy()
         self.intercept_ = np.array([b[0] if self.fit_intercept else 0.0])
         self._set_convergence(res, separable)
 
-    def _least_norm(self, W, b, row_space):
+    def _least_norm(self, W, b, null_space):
         """``(W, b)`` moved to the maximum-likelihood fit of least ``||w_c||`` where the design has lower rank.
 
         With ``lam = 0`` and collinear columns the MLE is a family: any direction ``d`` with ``X d`` constant
         adds to ``w`` (the intercept taking ``-m'd``) without changing a score. Each solver stopped at another
         member (Newton and L-BFGS: 0.69 and 0.82 on one coefficient). The member of least norm, the
-        ``lam -> 0`` limit of the penalised fits and what ``LinearRegression`` returns, is ``Q Q' w``, with
-        ``(Q, m) = row_space()`` the row space of the design centred at ``m``
-        (:func:`linbook.linear._moments.design_row_space`).
+        ``lam -> 0`` limit of the penalised fits and what ``LinearRegression`` returns, is ``w - N N' w``,
+        with ``N`` an orthonormal basis of the null space of the design centred at ``m``
+        (``((N, N), m) = null_space()``, :func:`linbook.linear._moments.design_null_space`).
         """
         full = self.n_features_in_ + int(self.fit_intercept)
         if self.lam > 0 or self._free_columns is None or self._free_columns == full or not np.all(np.isfinite(W)):
             return W, b
-        Q, centre = row_space()
-        least = (W @ Q) @ Q.T
+        move, centre = null_space()
+        if move is None:
+            return W, b
+        A, B = move
+        along = (W @ A) @ B.T                          # the part of each w_c no score depends on
         if self.fit_intercept:
-            b = b + (W - least) @ centre
-        return least, b
+            b = b + along @ centre
+        return W - along, b
 
     def _set_convergence(self, res, separable):
         """``n_iter_``, ``separable_``, ``converged_`` (true only at a finite optimum), with the warnings."""
@@ -247,7 +250,7 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         return self._pass_at_fit(X, y, True)[1]
 
 
-def _shifted_row_space(loss):
-    """``design_row_space`` of the fit's design ``loss.X`` (``X - shift``), its centre in the units of ``X``."""
-    Q, centre = design_row_space(loss.X, loss.sample_weight, loss.fit_intercept)
-    return Q, centre if loss.shift is None else centre + loss.shift
+def _shifted_null_space(loss):
+    """``design_null_space`` of the fit's design ``loss.X`` (``X - shift``), its centre in the units of ``X``."""
+    N, centre = design_null_space(loss.X, loss.sample_weight, loss.fit_intercept)
+    return N, centre if loss.shift is None else centre + loss.shift

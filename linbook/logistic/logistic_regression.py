@@ -17,7 +17,7 @@ from scipy.special import expit
 from ..base import all_or_nothing, dask_blocks, is_dask, validate_predict
 from .._kernels.scores import row_argmax
 from .._predictor import finite_scores, linear_predictor
-from ..linear._moments import design_row_space
+from ..linear._moments import design_null_space
 from ..numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid, softmax
 from . import multinomial, solvers
 from ._scaled import BinaryLoss
@@ -269,7 +269,7 @@ class LogisticRegression(BinaryGLM):
         W, b, res, sep = multinomial.fit_multinomial(X, yidx, sw, self.classes_.size, lam, self.fit_intercept,
                                                      self.solver_, max_iter, self.tol)
         self._check_result(res, W, b)
-        W, b = self._least_norm(W, b, lambda: design_row_space(X, sw, self.fit_intercept))   # collinear: least norm
+        W, b = self._least_norm(W, b, lambda: design_null_space(X, sw, self.fit_intercept))   # collinear: least norm
         self.coef_, self.intercept_ = W, b                  # centred: sum_c w_c = 0, sum_c b_c = 0
         self._set_convergence(res, sep)
         return self
