@@ -92,7 +92,7 @@ def _reduced_value_gradient(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
     n, d = Xk.shape
     off = int(fit_intercept)
     p, K, kappa = d + off, C - 1, 1.0 / C
-    rows = np.arange(n)
+    flat = np.arange(n) * C + yidx                      # positions of A[i, y_i] in the (n, C) scores
     sw_ones = np.ones(n) if sw is None else sw
     free = np.flatnonzero(yidx > 0)                     # rows whose class is not the reference
 
@@ -101,11 +101,11 @@ def _reduced_value_gradient(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
         V, b = T[:, off:], (T[:, 0] if fit_intercept else np.zeros(K))
         A = np.zeros((n, C))
         A[:, 1:] = Xk @ (V / cs).T + b
-        lse = logsumexp(A, axis=1)
-        f = float(sw_ones @ (lse - A[rows, yidx]))
-        P = np.exp(A[:, 1:] - lse[:, None])
+        nll, miss = _softmax_in_place(A, flat, axis=1)
+        f = float(sw_ones @ nll)
+        P = A[:, 1:]
         R = P.copy()
-        R[free, yidx[free] - 1] -= 1.0              # P - Y
+        R[free, yidx[free] - 1] = -miss[free]         # P - Y
         R *= sw_ones[:, None]
         G = np.empty((K, p))
         G[:, off:] = (Xk.T @ R).T / cs
@@ -226,19 +226,35 @@ def _symmetric_rows(Xb, yb, swb, T, U, sparse, fit_intercept):
     A = np.ascontiguousarray((Xb @ U.T).T) if sparse else U @ Xb.T
     if fit_intercept:
         A += T[:, :1]
-    m = A.max(axis=0)
-    a_y = np.take(A, flat)
-    A -= m
-    np.exp(A, out=A)                          # one exp pass: log-sum-exp and the softmax
-    s = A.sum(axis=0)
-    nll = m + np.log(s) - a_y                 # logsumexp(A_i) - A_{i, y_i}
+    nll, miss = _softmax_in_place(A, flat, axis=0)
     f = float(nll.sum() if swb is None else swb @ nll)
-    R = A
-    R *= 1.0 / s if swb is None else swb / s  # P (times the weights)
-    Rf = R.reshape(-1)
-    Rf[flat] -= 1.0 if swb is None else swb   # P - Y
+    R = A if swb is None else np.multiply(A, swb, out=A)
+    np.put(R, flat, -miss if swb is None else -miss * swb)     # P - Y (times the weights)
     RX = (Xb.T @ R.T).T if sparse else R @ Xb
     return f, RX, R.sum(1)
+
+
+def _softmax_in_place(A, flat, axis):
+    """Turn the scores ``A`` (classes along ``axis``) into ``P = softmax(A)`` in place; return each row's
+    NLL ``logsumexp(A_i) - A_{i, y_i}`` and ``1 - p_{i, y_i}`` (``flat``: the positions of ``A_{i, y_i}`` in
+    ``A``, in row order).
+
+    Both from ``t_i = sum_{k != y_i} exp(A_ik - m_i)`` (``m_i`` the row's maximum): NLL ``= (m_i - A_{i, y_i})
+    + log1p(e_i - 1 + t_i)`` and ``1 - p_{i, y_i} = t_i / (e_i + t_i)``, ``e_i = exp(A_{i, y_i} - m_i)``. The
+    textbook's ``logsumexp - A_y`` and ``1 - p_y`` cancel where the row's own class is near certain
+    (``p ~ 1 - 1e-13``: only ~3 digits left); with weights near 1e7 beside 1e-3 that noise was above the
+    light rows' share of ``F`` and ``g``, and the fits stalled 1e-3 off (session 19)."""
+    m = A.max(axis=axis, keepdims=True)
+    a_own = np.take(A, flat)
+    A -= m
+    np.exp(A, out=A)
+    e_own = np.take(A, flat)
+    np.put(A, flat, 0.0)
+    others = A.sum(axis=axis)
+    np.put(A, flat, e_own)
+    total = e_own + others
+    A /= np.expand_dims(total, axis)
+    return (m.ravel() - a_own) + np.log1p((e_own - 1.0) + others), others / total
 
 
 def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
@@ -255,7 +271,8 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
     counts = np.maximum(counts, 1e-12 * counts.sum())
     start = np.log(counts[1:] / counts[0]) if fit_intercept else None    # the intercept-only MLE
     design = (cols.Xk, cols.ck, cols.c, yidx, sw, C, lam, fit_intercept)
-    if solver != "newton" and lam > 0:
+    uneven = uneven_rows(cols.X, sw, cols.m)
+    if solver != "newton" and lam > 0 and not uneven:
         # no Hessian: no step test (as L-BFGS); Newton-CG's products in these parameters, better conditioned
         products = symmetric_hessian_products(*design) if solver == "newton-cg" else None
         loss = _Loss(None, symmetric_objective(*design), cols.gradient_scale(C), hessian_product=products,
@@ -266,7 +283,7 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
         # zscale: Newton's step test, as the binary loss's (weights over many decades, see solvers.minimise);
         # Hessian products for Newton-CG (lam = 0 here) only (L-BFGS at lam = 0 keeps its step check as it was)
         loss = _Loss(fgh, fg, cols.gradient_scale(C - 1), cols.predictor_scale(C - 1),
-                     uneven_rows=uneven_rows(cols.X, sw, cols.m), hessian_product=products if solver == "newton-cg" else None,
+                     uneven_rows=uneven, hessian_product=products if solver == "newton-cg" else None,
                      sparse=cols.ck is None)
         theta0 = np.zeros((C - 1, X.shape[1] + int(fit_intercept)))
         if fit_intercept:

@@ -195,3 +195,20 @@ def _cubic_min(a, fa, da, b, fb, db):
     return b - (b - a) * (db + d2 - d1) / denom
 
 
+def _flat_step(fg, x, f, g, d, scale):
+    """The full step ``x + d`` when ``f`` cannot tell it from ``x`` but the gradient shrinks.
+
+    Armijo's test needs a decrease of ``f`` that rounding can show; when the whole predicted
+    decrease ``-g'd / 2`` is below ``f``'s last bits (features of size 1e-200 under a penalty,
+    say) every trial fails although ``x`` is not optimal. Near the minimum of a convex
+    function the gradient is then the better merit: take the Newton step if ``f`` stays equal
+    to rounding (within 16 ulps either way: at the optimum the computed ``f`` may come out an ulp
+    above its value one step before, and which way it rounds depends on the BLAS kernel) and
+    ``max |g| / scale`` shrinks (scikit-learn's Newton solver uses the same rule). Returns
+    ``fg(x + d)`` or ``None``.
+    """
+    new = fg(x + d)
+    flat = abs(new[0] - f) <= 16 * np.finfo(float).eps * max(abs(f), 1.0)
+    if flat and np.all(np.isfinite(new[1])) and np.max(np.abs(new[1]) / scale) < np.max(np.abs(g) / scale):
+        return new
+    return None
