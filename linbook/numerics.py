@@ -81,6 +81,15 @@ def _no_all_neg_inf(neg, name):
                          "such rows before calling (logsumexp gives -inf for them).")
 
 
+def _log_shifted_sum(shifted, axis):
+    """``log(sum(exp(shifted)))`` along ``axis`` (keepdims) for rows whose maximum is 0: ``log1p`` of the
+    other entries' sum, leaving one maximum (``exp(0) = 1``) out. ``log(1 + t)`` rounds ``t`` below 1e-16 away:
+    ``logsumexp([0, -50])`` came out 0 for 1.9e-22, the largest class's log-probability 0 for -1.9e-22."""
+    e = np.exp(shifted)
+    np.put_along_axis(e, np.argmax(shifted, axis=axis, keepdims=True), 0.0, axis=axis)
+    return np.log1p(np.sum(e, axis=axis, keepdims=True))
+
+
 def logsumexp(a, axis=None, keepdims=False):
     """``log(sum(exp(a)))`` along ``axis`` with the max subtracted first.
 
@@ -98,11 +107,14 @@ def logsumexp(a, axis=None, keepdims=False):
     Derived in: chapter "Logistic regression" § "Multinomial logistic regression".
     """
     a = np.asarray(a, dtype=float)
-    m, pos, _ = _row_max(a, axis)
+    if axis is None:
+        return logsumexp(a.reshape(-1), axis=0, keepdims=False).reshape((1,) * a.ndim if keepdims else ())[()]
+    m, pos, neg = _row_max(a, axis)
     shift = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(divide="ignore", under="ignore", over="ignore", invalid="ignore"):
-        out = np.log(np.sum(np.exp(a - shift), axis=axis, keepdims=True)) + shift
-    out = np.where(pos, np.inf, out)
+        out = _log_shifted_sum(a - shift, axis) + shift
+    out = np.where(pos, np.inf, np.where(neg, -np.inf, out))
+    out = np.where(np.isnan(m), np.nan, out)          # _log_shifted_sum may have left a NaN maximum out
     if not keepdims:
         out = np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
     return out[()] if np.ndim(out) == 0 else out
@@ -126,7 +138,7 @@ def log_softmax(a, axis=-1):
     shift = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(under="ignore", divide="ignore", over="ignore", invalid="ignore"):
         shifted = a - shift
-        out = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+        out = np.where(np.isnan(m), np.nan, shifted - _log_shifted_sum(shifted, axis))
     if np.any(pos):
         hit = np.isposinf(a)
         k = np.sum(hit, axis=axis, keepdims=True)

@@ -68,6 +68,25 @@ def test_logsumexp_and_softmax():
     assert logsumexp(a, axis=0, keepdims=True).shape == (1, 3)
 
 
+@pytest.mark.parametrize("gap", [1.0, 20.0, 37.0, 50.0, 300.0, 700.0])
+def test_logsumexp_and_log_softmax_keep_the_small_terms_of_a_near_certain_row(gap):
+    """``logsumexp([0, -gap, ...])`` is ``log1p(sum exp(-gap))``, ~1e-22 at ``gap = 50``: rounding ``1 + t``
+    gave 0 there, and the largest entry's log-softmax 0 for -1.9e-22 (relative error 1). Ties, NaN, inf."""
+    rows = np.array([[0.0, -gap, -gap - 1.0], [-gap, 3.0, 3.0 - gap], [-gap, -gap, 0.0], [5.0, 5.0, 5.0 - gap]])
+    mp = [[mpmath.mpf(float(v)) for v in row] for row in rows]
+    with mpmath.workdps(700):          # log(1 + 1e-304) needs more than 50 digits
+        lse = [+mpmath.log(sum(mpmath.exp(v) for v in row)) for row in mp]
+    np.testing.assert_allclose(logsumexp(rows, axis=1), [float(v) for v in lse], rtol=4e-16, atol=0)
+    with mpmath.workdps(700):
+        ref = np.array([[float(v - n) for v in row] for row, n in zip(mp, lse)])
+    np.testing.assert_allclose(log_softmax(rows, axis=1), ref, rtol=4e-16, atol=1e-320)
+    np.testing.assert_allclose(logsumexp(rows.T, axis=0), [float(v) for v in lse], rtol=4e-16, atol=0)
+    assert logsumexp(rows[0]) == float(lse[0])
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(logsumexp(np.array([np.nan, 0.0, -gap])))
+        assert np.isnan(log_softmax(np.array([np.nan, 0.0]))).all()
+
+
 def test_softmax_limits_at_infinity():
     a = np.array([[0.0, np.inf, np.inf], [1.0, 2.0, -np.inf]])
     np.testing.assert_array_equal(softmax(a, axis=1)[0], [0.0, 0.5, 0.5])
