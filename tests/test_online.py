@@ -843,3 +843,20 @@ def test_rls_far_row_in_the_first_chunk_gives_the_answer_of_a_stream_of_rows():
         np.testing.assert_allclose(model.coef_, rows.coef_, rtol=1e-9)
         np.testing.assert_allclose(model.intercept_, rows.intercept_, rtol=1e-9)
         np.testing.assert_allclose(model.coef_, exact[:3], rtol=1e-5)
+
+
+def test_sgd_classifier_probability_of_the_unlikely_class_in_the_tail():
+    """``p(y = 0) = sigmoid(-z)``, not ``1 - sigmoid(z)`` (0 for ``z`` above ~37): exact against mpmath, as
+    ``predict_log_proba`` already was."""
+    import mpmath
+
+    from linbook.online import SGDClassifier
+
+    X = np.r_[np.linspace(-1.0, 1.0, 40)][:, None]
+    model = SGDClassifier(random_state=0).fit(X, (X[:, 0] > 0).astype(int))
+    far = np.array([[-800.0], [-60.0], [-5.0], [5.0], [60.0], [800.0]]) / max(abs(float(model.coef_.ravel()[0])), 1e-3)
+    z = model.decision_function(far)
+    ref = np.array([[float(1 / (1 + mpmath.exp(mpmath.mpf(float(v))))), float(1 / (1 + mpmath.exp(-mpmath.mpf(float(v)))))]
+                    for v in z])
+    np.testing.assert_allclose(model.predict_proba(far), ref, rtol=1e-14, atol=1e-320)
+    np.testing.assert_allclose(np.exp(model.predict_log_proba(far)), model.predict_proba(far), rtol=1e-13, atol=1e-320)

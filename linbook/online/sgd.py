@@ -601,9 +601,8 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
     def predict_proba(self, X):
         """Class probabilities (columns in the order of ``classes_``); only for ``loss="log_loss"``."""
         Z = self._decision(X)
-        if Z.shape[1] == 1:
-            p = sigmoid(Z[:, 0])
-            return np.column_stack([1.0 - p, p])
+        if Z.shape[1] == 1:      # each column as itself: 1 - p is 0 for scores above ~37
+            return np.column_stack([sigmoid(-Z[:, 0]), sigmoid(Z[:, 0])])
         return softmax(Z, axis=1)
 
     @available_if(_has_proba)
