@@ -11,7 +11,8 @@ Newton works in the reduced parameters (class ``classes_[0]`` as reference,
 the symmetric model minimised over the free shift is
 ``(lam/2)(sum_c ||v_c||^2 - ||sum_c v_c||^2 / C)``, so the fit is exactly scikit-learn's.
 First-order methods with ``lam > 0`` run in the symmetric parameters (better conditioned), Newton-CG
-among them; with ``lam = 0`` in the reduced ones. Newton-CG uses products ``H u`` (:func:`hessian_product`:
+among them; with ``lam = 0``, and where a few rows could pass the gradient test for all (weights that differ,
+or rows far larger than the rest), in the reduced ones, where Newton's step checks their answer. Newton-CG uses products ``H u`` (:func:`hessian_product`:
 with ``Z = X~ U'``, ``H u = X~' [sw * (P * Z - P * rowsum(P * Z))]``, two passes over ``X``, ``H`` never
 formed), the same formula in either parametrisation (``P`` the softmax of its classes) plus its penalty.
 
@@ -263,7 +264,7 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
 
     Offset columns are centred and the coefficients live in standardised coordinates, as in
     :mod:`linbook.logistic._scaled`; Newton in the reduced parameters, first-order methods (Newton-CG
-    among them) with ``lam > 0`` in the symmetric ones. With ``lam = 0`` the exact separation test runs
+    among them) with ``lam > 0`` in the symmetric ones, unless the rows are uneven (:func:`uneven_rows`). With ``lam = 0`` the exact separation test runs
     where the margins saturate or the solver did not converge.
     """
     cols = ScaledColumns(X, sw, lam, fit_intercept)        # centred, standardised coordinates v = c w
@@ -273,7 +274,8 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
     design = (cols.Xk, cols.ck, cols.c, yidx, sw, C, lam, fit_intercept)
     uneven = uneven_rows(cols.X, sw, cols.m)
     if solver != "newton" and lam > 0 and not uneven:
-        # no Hessian: no step test (as L-BFGS); Newton-CG's products in these parameters, better conditioned
+        # no Hessian here, so no step test: only where the gradient test is relative to rows of like size;
+        # Newton-CG's products in these parameters, better conditioned
         products = symmetric_hessian_products(*design) if solver == "newton-cg" else None
         loss = _Loss(None, symmetric_objective(*design), cols.gradient_scale(C), hessian_product=products,
                      sparse=cols.ck is None)
