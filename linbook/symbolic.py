@@ -534,6 +534,18 @@ def _callables_differ(wrong, right, label, points, n_points, seed, rtol, atol):
           "both are finite", wrong, right)
 
 
+def _arrays_differ(wrong, right, label, rtol, atol):
+    """:func:`check_differs` for two arrays (or numbers): shown by an entry finite on both sides."""
+    a, b = np.asarray(wrong, dtype=float), np.asarray(right, dtype=float)
+    differ = a.shape != b.shape or _finite_differ(a, b, rtol, atol)
+    if differ is None:
+        _fail(label, f"no difference could be shown: {_NOT_EVALUATED} both sides (no entry finite on both)",
+              wrong, right)
+    if differ:
+        return _passed(label, "differs; numeric")
+    _fail(label, f"the wrong form unexpectedly equals the right one (rtol {rtol:g})", wrong, right)
+
+
 def check_differs(wrong, right, label="the note's form is wrong", *, points=None, n_points=12,
                   seed=0, rtol=1e-6, atol=1e-9):
     """Check that a wrong form differs from the right one; raise if it unexpectedly holds.
@@ -567,14 +579,7 @@ def check_differs(wrong, right, label="the note's form is wrong", *, points=None
 
     is_sym = isinstance(wrong, (sp.Basic, sp.MatrixBase)) or isinstance(right, (sp.Basic, sp.MatrixBase))
     if not is_sym:
-        a, b = np.asarray(wrong, dtype=float), np.asarray(right, dtype=float)
-        differ = a.shape != b.shape or _finite_differ(a, b, rtol, atol)
-        if differ is None:
-            _fail(label, f"no difference could be shown: {_NOT_EVALUATED} both sides (no entry finite on both)",
-                  wrong, right)
-        if differ:
-            return _passed(label, "differs; numeric")
-        _fail(label, f"the wrong form unexpectedly equals the right one (rtol {rtol:g})", wrong, right)
+        return _arrays_differ(wrong, right, label, rtol, atol)
 
     W, R = _as_matrix(wrong), _as_matrix(right)
     if (W is None) != (R is None):
