@@ -163,7 +163,7 @@ def _finite_differ(a, b, rtol, atol):
 def _as_matrix(e):
     if isinstance(e, (sp.MatrixBase, sp.MatrixExpr)):
         return sp.Matrix(e)
-    if isinstance(e, (list, tuple)):
+    if isinstance(e, (list, tuple, np.ndarray)):   # a numpy array of sympy entries too (np.array([x, y]))
         return sp.Matrix(e)
     return None
 
@@ -577,7 +577,8 @@ def check_differs(wrong, right, label="the note's form is wrong", *, points=None
     if callable(wrong) and not isinstance(wrong, sp.Basic):
         return _callables_differ(wrong, right, label, points, n_points, seed, rtol, atol)
 
-    is_sym = isinstance(wrong, (sp.Basic, sp.MatrixBase)) or isinstance(right, (sp.Basic, sp.MatrixBase))
+    is_sym = any(isinstance(v, (sp.Basic, sp.MatrixBase)) or (isinstance(v, np.ndarray) and v.dtype == object)
+                 for v in (wrong, right))      # an object array holds sympy entries
     if not is_sym:
         return _arrays_differ(wrong, right, label, rtol, atol)
 

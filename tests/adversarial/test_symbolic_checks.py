@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from linbook.symbolic import (DerivationError, check_close, check_differs, check_fails, check_gradient,
+from linbook.symbolic import (DerivationError, check_close, check_differs, check_equal, check_fails, check_gradient,
                               check_hessian, check_numeric, check_positive_definite, check_true)
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")   # log/sqrt of negatives, by design
@@ -88,3 +88,16 @@ def test_positive_checks_say_when_nothing_could_be_compared():
         check_close(np.nan, 1.0)
     with pytest.raises(DerivationError, match="could not evaluate"):
         check_gradient(_log_sum, lambda v: 1.0 / v, np.array([-1.0, 2.0]))
+
+
+def test_numpy_arrays_of_sympy_entries_are_compared_entrywise():
+    """np.array([x, y]) is how a derivation often holds a vector; check_equal raised AttributeError
+    ('ImmutableDenseNDimArray' object has no attribute 'evalf') and check_differs TypeError on it."""
+    import sympy as sp
+    x, y = sp.symbols("x y", real=True)
+    assert check_equal(np.array([x, y]), sp.Matrix([x, y])).method == "symbolic"
+    with pytest.raises(DerivationError, match="sides differ"):
+        check_equal(np.array([x, y]), np.array([x, -y]))
+    assert check_differs(np.array([x, y]), np.array([x, -y])).method.startswith("differs")
+    with pytest.raises(DerivationError, match="unexpectedly"):
+        check_differs(np.array([x, y]), [x, y])
