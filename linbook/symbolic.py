@@ -139,10 +139,31 @@ def _fail(label, message, lhs, rhs):
     )
 
 
+#: The words a failure uses when no value could be compared; :func:`check_fails` reads them as
+#: "inconclusive", never as a refutation.
+_NOT_EVALUATED = "could not evaluate"
+
+
+def _fail_if_not_finite(label, a, b, where=""):
+    """Fail as not evaluated when either side holds NaN or inf: such a value neither confirms
+    nor refutes a step (two NaNs are not "different", and an overflow is not a value)."""
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        _fail(label, f"{_NOT_EVALUATED} the sides{where}: NaN or inf", a, b)
+
+
+def _finite_differ(a, b, rtol, atol):
+    """For a negative check: True/False when the entries finite on both sides differ / agree;
+    None when no entry is finite on both sides (nothing is shown)."""
+    both = np.isfinite(a) & np.isfinite(b)
+    if not np.any(both):
+        return None
+    return not np.allclose(a[both], b[both], rtol=rtol, atol=atol)
+
+
 def _as_matrix(e):
     if isinstance(e, (sp.MatrixBase, sp.MatrixExpr)):
         return sp.Matrix(e)
-    if isinstance(e, (list, tuple)):
+    if isinstance(e, (list, tuple, np.ndarray)):   # a numpy array of sympy entries too (np.array([x, y]))
         return sp.Matrix(e)
     return None
 
@@ -247,7 +268,7 @@ def check_equal(lhs, rhs, label="step", *, method="auto", n_points=12, seed=0, r
                 _fail(label, f"sympy could not prove equality; difference simplifies to {diff}", lhs, rhs)
         worst, n = _numeric_difference(a, b, n_points, seed, rtol, atol)
         if n == 0:
-            _fail(label, "could not evaluate the sides at any random point", lhs, rhs)
+            _fail(label, f"{_NOT_EVALUATED} the sides at any random point", lhs, rhs)
         if not worst <= 1.0:
             _fail(label, f"sides differ numerically (scaled difference {worst:.3g})", a, b)
         used = "numeric"
@@ -278,6 +299,7 @@ def check_numeric(f, g, label="step", *, points=None, n_points=20, low=-2.0, hig
         if a.shape != b.shape:
             _fail(label, f"shapes differ at x={x}: {a.shape} vs {b.shape}", a, b)
         if not np.allclose(a, b, rtol=rtol, atol=atol):
+            _fail_if_not_finite(label, a, b, f" at x={np.round(x, 6)}")
             _fail(label, f"values differ at x={np.round(x, 6)}", a, b)
     return _passed(label, "numeric", f"{len(points)} points")
 
@@ -350,6 +372,7 @@ def check_gradient(f, grad_f, x, label="gradient", *, eps=1e-6, rtol=1e-5, atol=
     if g.shape != n.shape:
         _fail(label, f"gradient shape {g.shape}, expected {n.shape}", g, n)
     if not np.allclose(g, n, rtol=rtol, atol=atol):
+        _fail_if_not_finite(label, g, n, f" at x={np.round(x, 6)}")
         _fail(label, f"analytic and finite-difference gradients differ (max abs diff {np.max(np.abs(g - n)):.3g})", g, n)
     return _passed(label, "finite differences", f"{x.size} coordinates")
 
@@ -364,6 +387,7 @@ def check_hessian(grad_f, hess_f, x, label="Hessian", *, eps=1e-6, rtol=1e-5, at
     if H.shape != n.shape:
         _fail(label, f"Hessian shape {H.shape}, expected {n.shape}", H, n)
     if not np.allclose(H, n, rtol=rtol, atol=atol):
+        _fail_if_not_finite(label, H, n)
         _fail(label, f"analytic and finite-difference Hessians differ (max abs diff {np.max(np.abs(H - n)):.3g})", H, n)
     return _passed(label, "finite differences", f"{n.shape[0]}x{n.shape[1]}")
 
@@ -383,6 +407,7 @@ def check_close(actual, expected, label="values", *, rtol=1e-8, atol=_CHECK_ATOL
     if a.shape != b.shape:
         _fail(label, f"shapes differ: {a.shape} vs {b.shape}", a, b)
     if not np.allclose(a, b, rtol=rtol, atol=atol):
+        _fail_if_not_finite(label, a, b)
         _fail(label, f"max abs difference {np.max(np.abs(a - b)):.3g}", a, b)
     return _passed(label, "numeric", f"rtol {rtol:g}" + ("" if atol == _CHECK_ATOL else f", atol {atol:.2g}"))
 
@@ -394,6 +419,12 @@ def check_true(condition, label="claim", *, detail=""):
     """
     if isinstance(condition, sp.Basic):
         condition = bool(sp.simplify(condition))
+    values = np.asarray(condition)
+    if values.size == 0:
+        raise DerivationError(f"{label}: {_NOT_EVALUATED} the claim: it holds no values (an empty array)")
+    if values.dtype.kind in "fc" and np.any(np.isnan(values)):
+        # NaN is truthy in Python: without this a NaN would make any claim pass
+        raise DerivationError(f"{label}: {_NOT_EVALUATED} the claim: its value is NaN")
     if not bool(np.all(condition)):
         raise DerivationError(f"{label}: claim is false{': ' + detail if detail else ''}")
     return _passed(label, "claim", detail)
@@ -407,6 +438,8 @@ def check_positive_definite(M, label="positive definite"):
     M = np.asarray(M, dtype=float)
     if M.ndim != 2 or M.shape[0] != M.shape[1]:
         _fail(label, f"not a square matrix: shape {M.shape}", M, "square")
+    if M.size == 0 or not np.all(np.isfinite(M)):
+        _fail(label, f"{_NOT_EVALUATED} the matrix: it is empty or holds NaN or inf", M, "PD")
     if not np.allclose(M, M.T, rtol=1e-10, atol=1e-12):
         _fail(label, "matrix is not symmetric", M, M.T)
     try:
@@ -484,13 +517,33 @@ def _callables_differ(wrong, right, label, points, n_points, seed, rtol, atol):
     ``n_points`` uniform draws from [-2, 2]) where they differ."""
     if points is None:
         points = np.random.default_rng(seed).uniform(-2.0, 2.0, n_points)
+    evaluated = 0
     for x in points:
         a = np.asarray(wrong(x), dtype=float)
         b = np.asarray(right(x), dtype=float)
-        if a.shape != b.shape or not np.allclose(a, b, rtol=rtol, atol=atol):
+        if a.shape != b.shape:
             return _passed(label, "differs; numeric", f"{len(points)} points")
-    _fail(label, f"the wrong form unexpectedly agrees with the right one at all {len(points)} points",
-          wrong, right)
+        differ = _finite_differ(a, b, rtol, atol)   # a NaN on either side shows nothing
+        evaluated += differ is not None
+        if differ:
+            return _passed(label, "differs; numeric", f"{len(points)} points")
+    if not evaluated:
+        _fail(label, f"no difference could be shown: {_NOT_EVALUATED} both sides (finite) at any of the "
+              f"{len(points)} points", wrong, right)
+    _fail(label, f"the wrong form unexpectedly agrees with the right one at all {evaluated} points where "
+          "both are finite", wrong, right)
+
+
+def _arrays_differ(wrong, right, label, rtol, atol):
+    """:func:`check_differs` for two arrays (or numbers): shown by an entry finite on both sides."""
+    a, b = np.asarray(wrong, dtype=float), np.asarray(right, dtype=float)
+    differ = a.shape != b.shape or _finite_differ(a, b, rtol, atol)
+    if differ is None:
+        _fail(label, f"no difference could be shown: {_NOT_EVALUATED} both sides (no entry finite on both)",
+              wrong, right)
+    if differ:
+        return _passed(label, "differs; numeric")
+    _fail(label, f"the wrong form unexpectedly equals the right one (rtol {rtol:g})", wrong, right)
 
 
 def check_differs(wrong, right, label="the note's form is wrong", *, points=None, n_points=12,
@@ -524,12 +577,10 @@ def check_differs(wrong, right, label="the note's form is wrong", *, points=None
     if callable(wrong) and not isinstance(wrong, sp.Basic):
         return _callables_differ(wrong, right, label, points, n_points, seed, rtol, atol)
 
-    is_sym = isinstance(wrong, (sp.Basic, sp.MatrixBase)) or isinstance(right, (sp.Basic, sp.MatrixBase))
+    is_sym = any(isinstance(v, (sp.Basic, sp.MatrixBase)) or (isinstance(v, np.ndarray) and v.dtype == object)
+                 for v in (wrong, right))      # an object array holds sympy entries
     if not is_sym:
-        a, b = np.asarray(wrong, dtype=float), np.asarray(right, dtype=float)
-        if a.shape != b.shape or not np.allclose(a, b, rtol=rtol, atol=atol):
-            return _passed(label, "differs; numeric")
-        _fail(label, f"the wrong form unexpectedly equals the right one (rtol {rtol:g})", wrong, right)
+        return _arrays_differ(wrong, right, label, rtol, atol)
 
     W, R = _as_matrix(wrong), _as_matrix(right)
     if (W is None) != (R is None):
@@ -576,7 +627,7 @@ def check_fails(checker, *args, **kwargs):
     try:
         result, failed = checker(*args, **kwargs), False
     except DerivationError as exc:
-        if "could not evaluate" in str(exc):
+        if _NOT_EVALUATED in str(exc):
             raise DerivationError(f"{label}: inconclusive, {exc}") from exc
         failed = True
     finally:

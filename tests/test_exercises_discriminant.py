@@ -38,3 +38,11 @@ def test_wrong_answers_fail():
     assert not ex.check("gendisc.marginal-posterior", impute_zero, verbose=False)
     assert not ex.check("gendisc.fisher-direction", mean_difference, verbose=False)
     assert not ex.check("gendisc.param-count", lambda M: 2 * M + M * M + 1, verbose=False)
+
+
+def test_param_count_is_compared_as_a_number():
+    """int() truncated a wrong non-integer count to the right one (2M + M(M+1)/2 + 1.5 passed)."""
+    assert not ex.check("gendisc.param-count", lambda M: 2 * M + M * (M + 1) / 2 + 1.5, verbose=False)
+    assert not ex.check("gendisc.param-count", lambda M: [2 * M + M * (M + 1) // 2 + 1], verbose=False)
+    assert ex.check("gendisc.param-count", lambda M: 2 * M + M * (M + 1) / 2 + 1, verbose=False)   # a float is fine
+    assert ex.check("gendisc.param-count", lambda M: np.int64(M * (M + 5) // 2 + 1), verbose=False)

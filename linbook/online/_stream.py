@@ -9,7 +9,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
-from ..base import DivergenceError, _plain_input, _with_advice, all_or_nothing, is_dask, require_y, validate_fit
+from ..base import (DivergenceError, _plain_input, _with_advice, all_or_nothing, check_sample_weight, is_dask, require_y,
+                    validate_fit)
 # the process's budget of numpy steps before the compiled loops load (shared with the lasso's sweeps)
 from .._kernels.numpy_budget import NUMPY_STEPS, numpy_fit, numpy_pass, numpy_steps_left  # noqa: F401
 
@@ -73,6 +74,20 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
         from .._kernels.csr import summed_csr
         X = summed_csr(sp.csr_matrix(X))        # duplicates summed: the answer of canonical X
     return X, y
+
+
+def chunk_sample_weight(est, sample_weight, X, *, first):
+    """``check_sample_weight`` for one chunk of a stream, where a later chunk whose weights are all 0 is
+    valid: its rows count for nothing, as they do inside a ``fit`` (or a dask collection's block of
+    them), so the chunk changes nothing. The first chunk still needs a positive weight to start from."""
+    if not first and np.ndim(sample_weight) == 1 and np.shape(sample_weight)[0] == X.shape[0]:
+        try:
+            w = np.asarray(sample_weight, dtype=np.float64)
+        except (TypeError, ValueError):
+            w = None                 # not numbers: check_sample_weight says so
+        if w is not None and not np.any(w):   # all 0 (a NaN is truthy, so it goes on to be refused)
+            return np.zeros(X.shape[0])
+    return check_sample_weight(sample_weight, X, estimator=est)
 
 
 def diverged(est, where, cure=CURE):

@@ -17,7 +17,7 @@ from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not o
 from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, _finite, check_params,
                     check_sample_weight, dask_blocks, predict_input, renamed_param)
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
-from ._stream import numpy_pass, transactional, validate_chunk
+from ._stream import chunk_sample_weight, numpy_pass, transactional, validate_chunk
 
 __all__ = ["RecursiveLeastSquares"]
 
@@ -458,7 +458,10 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         """Absorb one chunk (continuing the posterior). Returns ``self``."""
         first = not hasattr(self, "_m")
         X, y = validate_chunk(self, X, y, first=first, y_numeric=True)
-        sw = check_sample_weight(sample_weight, X, estimator=self)
+        sw = chunk_sample_weight(self, sample_weight, X, first=first)
+        if not np.any(sw):                 # weights all 0: the rows are seen, the posterior unchanged
+            self.n_samples_seen_ += X.shape[0]
+            return self
         if first:
             self._start(X, sw)
         self._update(X, y, sw)

@@ -19,13 +19,13 @@ from sklearn.utils import metadata_routing
 from sklearn.utils.metaestimators import available_if
 
 from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, as_rng, check_params,
-                    check_sample_weight, dask_blocks, encode_labels, predict_input, renamed_param,
+                    dask_blocks, encode_labels, predict_input, renamed_param,
                     require_weighted_classes, without_zero_weight_rows)
 from .._kernels.scores import row_argmax
 from .._predictor import finite_scores, linear_predictor
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
-from ._stream import (CURE, diverged, numpy_fit, numpy_pass, numpy_steps_left, objective_stop, progress,
+from ._stream import (CURE, chunk_sample_weight, diverged, numpy_fit, numpy_pass, numpy_steps_left, objective_stop, progress,
                       transactional, validate_chunk)
 
 __all__ = ["SGDRegressor", "SGDClassifier"]
@@ -280,7 +280,7 @@ class _BaseSGD(BaseEstimator):
                               accept_sparse=True)
         if not sp.issparse(X):
             X = np.ascontiguousarray(X)
-        sw = check_sample_weight(sample_weight, X, estimator=self)
+        sw = chunk_sample_weight(self, sample_weight, X, first=first)
         if not drop_zero_weight_rows:
             return X, y, sw
         # a row of weight 0 moves nothing, but its values would still set the step sizes and the feature scale
@@ -438,6 +438,8 @@ class SGDRegressor(RegressorMixin, _BaseSGD):
         if first:
             self._checked_lam()
         X, y, sw = self._prepare(X, y, sample_weight, first=first)
+        if not X.shape[0]:     # every row of weight 0 (a later chunk): nothing moves
+            return self
         if first:
             self._init_state(X.shape[1], 1)
             self.n_iter_ = 0
@@ -574,6 +576,8 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
         if first:
             self.classes_ = all_classes
         codes = self._codes(y)
+        if not X.shape[0]:     # every row of weight 0 (a later chunk): nothing moves
+            return self
         if first:
             K = self.classes_.size
             self._init_state(X.shape[1], 1 if K == 2 else K)

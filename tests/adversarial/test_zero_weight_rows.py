@@ -86,3 +86,45 @@ def test_a_row_of_weight_zero_changes_no_stochastic_fit(regression, value, spars
     want = _output(_fit(est, X, y), X)
     got = _output(_fit(est, X_more, y_more, sample_weight=np.r_[np.ones(len(y)), 0.0]), X)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def _streams():
+    from linbook.online import RecursiveLeastSquares, SGDClassifier, SGDRegressor
+    return [(RecursiveLeastSquares(prior_precision=0.5), True), (SGDRegressor(random_state=0, shuffle=False), True),
+            (SGDClassifier(random_state=0, shuffle=False), False)]
+
+
+@pytest.mark.parametrize("est, regression", _streams(), ids=["RecursiveLeastSquares", "SGDRegressor", "SGDClassifier"])
+def test_a_chunk_of_weight_zero_changes_no_stream(est, regression):
+    """A later ``partial_fit`` chunk whose weights are all 0 is valid and changes nothing (as its rows inside
+    ``fit`` do). Before, it was refused ("Sample weights must contain at least one non-zero number"), and so
+    was a dask collection with one such block (RecursiveLeastSquares.fit), although the in-memory fit of the
+    same data was fine."""
+    X, y = _data(regression, n=60)
+    X[20:40] = 1e300                                 # values a zero weight must hide
+    kw = {} if regression else {"classes": np.unique(y)}
+    with_chunk, without = clone(est), clone(est)
+    with_chunk.partial_fit(X[:20], y[:20], **kw)
+    with_chunk.partial_fit(X[20:40], y[20:40], sample_weight=np.zeros(20))
+    with_chunk.partial_fit(X[40:], y[40:])
+    without.partial_fit(X[:20], y[:20], **kw)
+    without.partial_fit(X[40:], y[40:])
+    np.testing.assert_allclose(with_chunk.coef_, without.coef_, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(with_chunk.intercept_, without.intercept_, rtol=1e-12, atol=0)
+    with pytest.raises(ValueError, match="sample_weight"):   # a NaN among the zeros is still bad input
+        clone(est).partial_fit(X[:20], y[:20], **kw).partial_fit(X[20:40], y[20:40],
+                                                                  sample_weight=np.r_[np.zeros(19), np.nan])
+
+
+def test_a_dask_block_of_weight_zero_is_fitted_like_in_memory():
+    da = pytest.importorskip("dask.array")
+    from linbook.online import RecursiveLeastSquares
+    X, y = _data(True, n=60)
+    w = np.ones(60)
+    w[20:40] = 0.0
+    ref = RecursiveLeastSquares(prior_precision=0.5).fit(X, y, sample_weight=w)
+    got = RecursiveLeastSquares(prior_precision=0.5).fit(da.from_array(X, chunks=(20, -1)), da.from_array(y, chunks=20),
+                                                         sample_weight=da.from_array(w, chunks=20))
+    np.testing.assert_allclose(got.coef_, ref.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got.intercept_, ref.intercept_, rtol=1e-9, atol=1e-12)
+    assert got.n_samples_seen_ == ref.n_samples_seen_ == 60
