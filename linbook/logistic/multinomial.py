@@ -11,8 +11,9 @@ Newton works in the reduced parameters (class ``classes_[0]`` as reference,
 the symmetric model minimised over the free shift is
 ``(lam/2)(sum_c ||v_c||^2 - ||sum_c v_c||^2 / C)``, so the fit is exactly scikit-learn's.
 First-order methods with ``lam > 0`` run in the symmetric parameters (better conditioned), Newton-CG
-among them; with ``lam = 0``, and where a few rows could pass the gradient test for all (weights that differ,
-or rows far larger than the rest), in the reduced ones, where Newton's step checks their answer. Newton-CG uses products ``H u`` (:func:`hessian_product`:
+among them; with ``lam = 0`` in the reduced ones. Where a few rows could pass the gradient test for all
+(weights that differ, or rows far larger than the rest), Newton's step in the reduced parameters checks
+their answer. Newton-CG uses products ``H u`` (:func:`hessian_product`:
 with ``Z = X~ U'``, ``H u = X~' [sw * (P * Z - P * rowsum(P * Z))]``, two passes over ``X``, ``H`` never
 formed), the same formula in either parametrisation (``P`` the softmax of its classes) plus its penalty.
 
@@ -264,40 +265,53 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
 
     Offset columns are centred and the coefficients live in standardised coordinates, as in
     :mod:`linbook.logistic._scaled`; Newton in the reduced parameters, first-order methods (Newton-CG
-    among them) with ``lam > 0`` in the symmetric ones, unless the rows are uneven (:func:`uneven_rows`). With ``lam = 0`` the exact separation test runs
-    where the margins saturate or the solver did not converge.
+    among them) with ``lam > 0`` in the symmetric ones, their answer then checked by Newton's step in the
+    reduced ones where the rows are uneven (:func:`uneven_rows`). With ``lam = 0`` the exact separation test
+    runs where the margins saturate or the solver did not converge.
     """
     cols = ScaledColumns(X, sw, lam, fit_intercept)        # centred, standardised coordinates v = c w
     counts = np.bincount(yidx, weights=sw, minlength=C)
     counts = np.maximum(counts, 1e-12 * counts.sum())
     start = np.log(counts[1:] / counts[0]) if fit_intercept else None    # the intercept-only MLE
     design = (cols.Xk, cols.ck, cols.c, yidx, sw, C, lam, fit_intercept)
-    uneven = uneven_rows(cols.X, sw, cols.m)
-    if solver != "newton" and lam > 0 and not uneven:
-        # no Hessian here, so no step test: only where the gradient test is relative to rows of like size;
-        # Newton-CG's products in these parameters, better conditioned
-        products = symmetric_hessian_products(*design) if solver == "newton-cg" else None
-        loss = _Loss(None, symmetric_objective(*design), cols.gradient_scale(C), hessian_product=products,
-                     sparse=cols.ck is None)
+    fgh, fg, products = _reduced_objective(*design)
+    # zscale: Newton's step test, as the binary loss's (weights over many decades, see solvers.minimise); Hessian
+    # products for Newton-CG, and for that test beyond solvers._DENSE_CHECK_MAX parameters
+    serial_products = solver == "newton-cg" and cols.ck is None       # _Loss says why
+    reduced = _Loss(fgh, fg, cols.gradient_scale(C - 1), cols.predictor_scale(C - 1),
+                    uneven_rows=uneven_rows(cols.X, sw, cols.m), hessian_product=products,
+                    parallel_by_rows=serial_products)
+    # lam = 0: Newton stops once its steps stop shrinking and the exact test says separable (as binary)
+    watch = solvers.SeparationWatch(lambda: _separable(cols, yidx, C)) if lam == 0 else None
+    if solver != "newton" and lam > 0:
+        # the symmetric parameters, better conditioned (Newton-CG's products too), but without a Hessian
+        sym_products = symmetric_hessian_products(*design) if solver == "newton-cg" else None
+        loss = _Loss(None, symmetric_objective(*design), cols.gradient_scale(C), hessian_product=sym_products,
+                     parallel_by_rows=serial_products)
         theta0 = _symmetric_start(start, C, X.shape[1])
+        res = solvers.minimise(solver, loss, theta0.ravel(), max_iter=max_iter, tol=tol)
+        if reduced.uneven_rows and res.converged:
+            # a few heavy or far rows can meet the gradient test for all: Newton's step in the reduced parameters
+            # decides (and Newton's method finishes where it is long)
+            res = solvers.checked_by_newton(reduced, _as_reduced(res, C), tol, hessian_products=solver == "newton-cg")
     else:
-        fgh, fg, products = _reduced_objective(*design)
-        # zscale: Newton's step test, as the binary loss's (weights over many decades, see solvers.minimise);
-        # Hessian products for Newton-CG (lam = 0 here) only (L-BFGS at lam = 0 keeps its step check as it was)
-        loss = _Loss(fgh, fg, cols.gradient_scale(C - 1), cols.predictor_scale(C - 1),
-                     uneven_rows=uneven, hessian_product=products if solver == "newton-cg" else None,
-                     sparse=cols.ck is None)
         theta0 = np.zeros((C - 1, X.shape[1] + int(fit_intercept)))
         if fit_intercept:
             theta0[:, 0] = start
-    # lam = 0: Newton stops once its steps stop shrinking and the exact test says separable (as binary)
-    watch = solvers.SeparationWatch(lambda: _separable(cols, yidx, C)) if lam == 0 else None
-    res = solvers.minimise(solver, loss, theta0.ravel(), max_iter=max_iter, tol=tol, callback=watch)
-    W, b = _unpack(res.x, C, cols.c, fit_intercept, reference=loss.fgh is not None)
+        res = solvers.minimise(solver, reduced, theta0.ravel(), max_iter=max_iter, tol=tol, callback=watch)
+    W, b = _unpack(res.x, C, cols.c, fit_intercept, reference=res.x.size < C * (X.shape[1] + int(fit_intercept)))
     sep = lam == 0 and np.all(np.isfinite(W)) and _separated(cols, yidx, W, b, res.converged, C, watch)
     if cols.shift is not None:
         b = b - W @ cols.shift                             # back to the units of X
     return W - W.mean(0), b - b.mean(), res, bool(sep)
+
+
+def _as_reduced(res, C):
+    """The symmetric parameters' result in the reduced ones (``theta_c - theta_0``, ``c = 1..C-1``): the same
+    probabilities; at the symmetric optimum (``sum_c v_c = 0``) the same objective and a zero gradient."""
+    T = res.x.reshape(C, -1)
+    res.x, res.grad = (T[1:] - T[0]).ravel(), None
+    return res
 
 
 class _Loss:
@@ -305,14 +319,15 @@ class _Loss:
     ``loss.zscale``, ``loss.uneven_rows``; for Newton-CG ``loss.with_hessian_product``) for
     :func:`solvers.minimise`."""
 
-    def __init__(self, fgh, fg, gscale, zscale=None, *, uneven_rows=False, hessian_product=None, sparse=False):
+    def __init__(self, fgh, fg, gscale, zscale=None, *, uneven_rows=False, hessian_product=None,
+                 parallel_by_rows=False):
         self.fgh, self.value_and_gradient, self.gscale = fgh, fg, gscale
         self.zscale, self.uneven_rows = zscale, uneven_rows
         if hessian_product is not None:     # solvers.minimise asks hasattr(loss, "with_hessian_product")
             self.with_hessian_product = hessian_product
-            # scipy's sparse products are serial: BLAS's threads would only slow CG's vector algebra
-            # (10,000 x 2000 sparse, 20 classes, load 2-4: a 38,000-long dot product took 8 ms)
-            self.parallel_by_rows = sparse
+        # Newton-CG on sparse X: scipy's sparse products are serial, so BLAS's threads would only slow CG's
+        # vector algebra (10,000 x 2000 sparse, 20 classes, load 2-4: a 38,000-long dot product took 8 ms)
+        self.parallel_by_rows = parallel_by_rows
 
     def __call__(self, theta):      # Newton calls the loss: the objective with its Hessian
         return self.fgh(theta)

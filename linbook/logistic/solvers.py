@@ -196,21 +196,29 @@ def _first_order(solver, loss, theta0, max_iter, tol, callback):
     # accepts at 1000 tol (the last digits of F can keep g from tol): rounding only if Newton's step is short.
     # Where the step is long, Newton's method finishes while its Hessian can be formed; beyond that the
     # first-order method resumes at a tighter tolerance (optim.resume_until_step_is_short).
-    uneven, step_tol = getattr(loss, "uneven_rows", False), np.sqrt(tol)
+    uneven = getattr(loss, "uneven_rows", False)
     if uneven and theta0.size > _DENSE_CHECK_MAX:
-        res = optim.resume_until_step_is_short(run, theta0, newton_step, step_tol=step_tol, gtol=tol,
+        res = optim.resume_until_step_is_short(run, theta0, newton_step, step_tol=np.sqrt(tol), gtol=tol,
                                                max_iter=max_iter)
         return _in_units(res, unit)
     res = run(theta0, tol, max_iter)
     if res.converged and (uneven or res.message == MSG_NO_DECREASE):
-        step = newton_step(res.x)
-        small = theta0.size <= _DENSE_CHECK_MAX
-        # nan: H did not factor there. Not a verdict on the point, and Newton's ridge retries can go on from it
-        if small and not step <= step_tol:
-            return _finished_by_newton(loss, _in_units(res, unit), tol, callback)
-        if step > step_tol:
-            res.converged, res.message = False, res.message + MSG_STEP_STILL_LONG
+        return checked_by_newton(loss, _in_units(res, unit), tol, callback, hessian_products=solver == "newton-cg")
     return _in_units(res, unit)
+
+
+def checked_by_newton(loss, res, tol, callback=None, *, hessian_products=False):
+    """``res``, a first-order method's answer that met its gradient test, judged by Newton's next step from
+    ``res.x`` (:func:`_newton_step_size`; ``loss`` with ``zscale``). Kept where that step is short. Where it is
+    long, or ``H`` needed a ridge there (no verdict on the point, and Newton's ridge retries go on from it),
+    Newton's method finishes from ``res.x`` up to ``_DENSE_CHECK_MAX`` parameters; beyond, not converged."""
+    step_tol = np.sqrt(tol)
+    step = _newton_step_size(loss, res.x, hessian_products=hessian_products, step_tol=step_tol)
+    if res.x.size <= _DENSE_CHECK_MAX and not step <= step_tol:
+        return _finished_by_newton(loss, res, tol, callback)
+    if step > step_tol:
+        res.converged, res.message = False, res.message + MSG_STEP_STILL_LONG
+    return res
 
 
 def _finished_by_newton(loss, res, tol, callback):
