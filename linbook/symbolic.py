@@ -364,6 +364,11 @@ def numeric_hessian(grad_f, x, eps=1e-6):
 def check_gradient(f, grad_f, x, label="gradient", *, eps=1e-6, rtol=1e-5, atol=1e-7):
     """Check an analytic gradient against central finite differences at ``x``.
 
+    The step ``eps`` and ``atol`` are absolute, in the units of ``x`` and of the gradient: for an objective on
+    a small scale (values near 1e-9, or ``x`` near 1e-8) a wrong gradient can lie within the default
+    ``atol``, and for ``x`` near 1e9 the step is below the rounding of ``x``. Pass ``eps`` and ``atol`` in the
+    problem's units there (e.g. ``eps = 1e-6 * max(1, |x|)``, ``atol`` a small fraction of ``|grad|``).
+
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """
     x = np.asarray(x, dtype=float)
@@ -379,6 +384,8 @@ def check_gradient(f, grad_f, x, label="gradient", *, eps=1e-6, rtol=1e-5, atol=
 
 def check_hessian(grad_f, hess_f, x, label="Hessian", *, eps=1e-6, rtol=1e-5, atol=1e-6):
     """Check an analytic Hessian against finite differences of the gradient at ``x``.
+
+    ``eps`` and ``atol`` are absolute, as in :func:`check_gradient` (which says when to scale them).
 
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """

@@ -162,3 +162,18 @@ def test_a_class_of_zero_weight_is_refused_as_in_memory(client):
         model.fit(da.from_array(X, chunks=200), da.from_array(y, chunks=200), sample_weight=da.from_array(w, chunks=200))
     assert str(on_dask.value) == str(in_memory.value) and "sample_weight" in str(on_dask.value)
     assert not hasattr(model, "coef_")
+
+
+def test_dask_least_squares_with_weights_beyond_1e100_names_sample_weight():
+    """Weights spanning 1e-200..1e200 overflow the blocks' weighted Gram matrix (in memory they are rescaled):
+    the error names ``sample_weight`` and what to do, not the rows or the scale of ``X``."""
+    import dask.array as da
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 3))
+    y = X @ [1.0, -0.5, 0.3] + 0.4 + 0.5 * rng.standard_normal(60)
+    w = 10.0 ** rng.uniform(-200, 200, 60)
+    for model in (linbook.LinearRegression(), linbook.Ridge(lam=1.0)):
+        with pytest.raises(ValueError, match="sample_weight reaches"):
+            model.fit(da.from_array(X, chunks=(20, -1)), da.from_array(y, chunks=20),
+                      sample_weight=da.from_array(w, chunks=20))

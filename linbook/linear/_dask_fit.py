@@ -114,6 +114,11 @@ class BlockMoments(Moments):
             W, G, c, yy = map_reduce(_uncentred_block, blocks, *scales)
             m, ybar = np.zeros(self.d), 0.0
         if not (np.all(np.isfinite(G)) and np.all(np.isfinite(c)) and np.isfinite(yy)):
+            if summary.wmax > 1e100:          # the weights, not the rows, overflow the sums
+                raise ValueError(f"{model}: the weighted Gram matrix X'AX overflows float64: sample_weight reaches "
+                                 f"{summary.wmax:.3g}. Divide sample_weight by its maximum (LinearRegression's fit "
+                                 "is the same; for Ridge divide lam by it too), or fit in memory, which rescales "
+                                 "them.")
             raise ValueError(f"{model}: the Gram matrix X'X overflows float64 although every column is scaled "
                              "by its largest value (more rows than float64 can sum). Divide X and y by a power "
                              "of ten, or fit on fewer rows.")
