@@ -387,3 +387,22 @@ def test_irls_arguments_in_the_one_wording(bad):
     name = next(iter(bad))
     with pytest.raises(ValueError, match=rf"The '{name}' parameter of irls must be .* Set {name} to "):
         linbook.irls(X, y, **bad)
+
+
+def test_newton_xtol_judges_the_full_step_not_the_one_the_line_search_shrank():
+    """Where the gradient is not finite near the optimum, the line search shrinks every step: ``t d`` fell
+    below ``xtol`` 0.25 from the optimum, and ``newton`` said converged ("step below xtol") with ``|g| = 0.5``.
+    The xtol test now looks at Newton's full step ``d``."""
+    from linbook import optim
+
+    target = np.full(4, 1.2)
+
+    def grad(x):
+        return x - target if np.linalg.norm(x - target) > 0.5 else np.full(4, np.inf)
+
+    res = optim.newton(lambda x: 0.5 * np.sum((x - target) ** 2), np.zeros(4), grad, lambda x: np.eye(4))
+    assert not res.converged
+    assert np.abs(res.x - target).max() > 0.1          # where it stopped: not the optimum, and it says so
+    done = optim.newton(lambda x: 0.5 * np.sum((x - target) ** 2), np.zeros(4), lambda x: x - target,
+                        lambda x: np.eye(4))
+    assert done.converged and np.allclose(done.x, target)

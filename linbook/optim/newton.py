@@ -184,7 +184,7 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
             (msg, converged), k = stop, k - 1
             break
         factor = factor if _chord_lasts(trial is not fg, t, new[1], g) else None
-        small = _small_step(t * d, x, xtol)
+        small = _small_step(d, x, xtol)     # the full step: a line search that shrank it says nothing of the optimum
         x, out, (f, g) = x + t * d, new, new[:2]
         path.append(x.copy())
         stop = stop or _stop_after_step(fg, trial, x, f, g, gtol, scale, small, callback,
