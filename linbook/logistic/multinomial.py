@@ -245,7 +245,9 @@ def _softmax_in_place(A, flat, axis):
     + log1p(e_i - 1 + t_i)`` and ``1 - p_{i, y_i} = t_i / (e_i + t_i)``, ``e_i = exp(A_{i, y_i} - m_i)``. The
     textbook's ``logsumexp - A_y`` and ``1 - p_y`` cancel where the row's own class is near certain
     (``p ~ 1 - 1e-13``: only ~3 digits left); with weights near 1e7 beside 1e-3 that noise was above the
-    light rows' share of ``F`` and ``g``, and the fits stalled 1e-3 off (session 19)."""
+    light rows' share of ``F`` and ``g``, and the fits stalled 1e-3 off (session 19). The trick is
+    ``linbook.numerics.logsumexp``'s (``log1p`` of the sum the 1 would round away); here the entry left out is
+    the row's own class rather than its maximum, because ``1 - p_y`` needs that sum too."""
     m = A.max(axis=axis, keepdims=True)
     a_own = np.take(A, flat)
     A -= m

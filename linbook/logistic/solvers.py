@@ -113,8 +113,8 @@ def minimise(solver, loss, theta0, *, max_iter, tol, callback=None, reuse_hessia
     ``None`` for the first-order methods), ``loss.value_and_gradient(theta) -> (F, g)``;
     ``tol`` is on ``max |g| / loss.gscale`` and on Newton's next step (``loss.zscale``; the first-order
     methods: where ``loss.uneven_rows``, and where their line search stalled; where that step is long,
-    Newton's method finishes from their answer, :func:`_finished_by_newton`). ``solver="newton"`` is :func:`linbook.optim.newton`, the one
-    Newton driver (``reuse_hessian``: its chord method, ``fun_grad=``).
+    Newton's method finishes from their answer, :func:`checked_by_newton`). ``solver="newton"`` is
+    :func:`linbook.optim.newton`, the one Newton driver (``reuse_hessian``: its chord method, ``fun_grad=``).
     """
     # The gradient test is relative to sum(sample_weight): heavy rows that the start already fits
     # make it pass with the light rows' coefficients far off (weights 1e7 and 1e-3: stopped at
