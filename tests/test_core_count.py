@@ -8,6 +8,7 @@ passes run in row chunks must give bit-identical fits and predictions.
 
 import numpy as np
 import pytest
+import scipy.sparse
 
 import linbook
 from linbook._kernels import threads
@@ -24,16 +25,25 @@ def _data(n=30_000, d=8, seed=0):
 def _everything():
     """Fitted numbers and predictions of the models whose passes run in row chunks."""
     X, t, y2, y3, sw = _data()
+    # sparse X of more than 2^18 entries: scipy's products a chunk of rows per core (threads.RowChunks)
+    Xs = scipy.sparse.random(30_000, 2000, density=0.005, format="csr", random_state=1,
+                             data_rvs=np.random.default_rng(1).standard_normal)
+    ts = Xs @ np.random.default_rng(2).standard_normal(2000)
+    ys = np.digitize(ts + np.random.default_rng(3).standard_normal(30_000), [-1.0, 1.0]).astype(float)
     out = []
-    for m, y, w in [(linbook.LogisticRegression(), y2, None),                       # Newton: the Hessian chunks
-                    (linbook.LogisticRegression(solver="lbfgs"), y2, sw),           # the gradient chunks
-                    (linbook.LogisticRegression(solver="lbfgs"), y3, None),         # multinomial, symmetric
-                    (linbook.LogisticRegression(solver="newton", lam=0.0), y3, sw),   # multinomial Hessian
-                    (linbook.ProbitRegression(), y2, None),
-                    (linbook.LinearRegression(), t, sw),                            # weighted Gram by blocks
-                    (linbook.Ridge(lam=3.0), t + 1e3, None),
-                    (linbook.LDA(), y3, None), (linbook.QDA(), y3, sw)]:
+    for m, X, y, w in [(linbook.LogisticRegression(), X, y2, None),                 # Newton: the Hessian chunks
+                       (linbook.LogisticRegression(solver="lbfgs"), X, y2, sw),     # the gradient chunks
+                       (linbook.LogisticRegression(solver="lbfgs"), X, y3, None),   # multinomial, symmetric
+                       (linbook.LogisticRegression(solver="newton", lam=0.0), X, y3, sw),   # multinomial Hessian
+                       (linbook.ProbitRegression(), X, y2, None),
+                       (linbook.LinearRegression(), X, t, sw),                      # weighted Gram by blocks
+                       (linbook.Ridge(lam=3.0), X, t + 1e3, None),
+                       (linbook.LDA(), X, y3, None), (linbook.QDA(), X, y3, sw),
+                       # symmetric Hessian products, then (weights differ) the reduced ones' step check
+                       (linbook.LogisticRegression(solver="newton-cg"), Xs, ys, sw),
+                       (linbook.Ridge(lam=3.0), Xs, ts, sw)]:                       # conjugate gradients on X
         m.fit(X, y, sample_weight=w)
+        assert X is not Xs or m.solver_ in ("newton-cg", "cg")      # the paths of sparse products
         out += [np.asarray(m.coef_, dtype=float) if hasattr(m, "coef_") else np.zeros(1),
                 np.asarray(getattr(m, "intercept_", 0.0), dtype=float), np.asarray(m.predict(X[:20_000]), dtype=float)]
         if hasattr(m, "predict_proba"):

@@ -165,3 +165,25 @@ def test_blas_threads_are_restored_after_concurrent_calls():
     with Pool(4) as pool:
         list(pool.map(lambda _: scores.linear_scores(X, np.ones((2, 4)), np.zeros(2)), range(8)))
     assert blas_threads() == before
+
+
+def test_row_chunks_products_equal_scipys():
+    """``RowChunks``: ``X @ V`` the same numbers as one scipy call, ``X^T S`` the chunks' sums in order."""
+    import scipy.sparse
+
+    X = scipy.sparse.random(40_000, 300, density=0.03, format="csr", random_state=0,
+                            data_rvs=np.random.default_rng(0).standard_normal)
+    chunks = threads.RowChunks(X)
+    assert chunks.chunked and len(chunks.blocks) == 8
+    rng = np.random.default_rng(1)
+    V, S, u = rng.standard_normal((300, 7)), rng.standard_normal((40_000, 7)), rng.standard_normal(300)
+    assert np.array_equal(chunks.dot(V), X @ V) and np.array_equal(chunks.dot(V.T.copy().T), X @ V)
+    assert np.array_equal(chunks.dot(u), X @ u)
+    parts = [X[a:b].T @ S[a:b] for a, b in threads.map_row_chunks(lambda a, b: (a, b), 40_000)]
+    assert np.array_equal(chunks.tdot(S), sum(parts[1:], parts[0]))
+    np.testing.assert_allclose(chunks.tdot(S), X.T @ S, rtol=1e-12, atol=1e-12 * np.abs(X.T @ S).max())
+    assert np.array_equal(X.toarray(), scipy.sparse.vstack([chunks.blocks[a] for a in sorted(chunks.blocks)]).toarray())
+    for small in (X[:1000], X.tocsc(), X.toarray()):        # one call: too few entries, not CSR, dense
+        one = threads.RowChunks(small)
+        assert not one.chunked and np.array_equal(one.dot(V), small @ V)
+        assert np.array_equal(one.tdot(S[:small.shape[0]]), small.T @ S[:small.shape[0]])

@@ -22,7 +22,7 @@ import scipy.sparse
 from scipy.linalg.blas import dsyrk
 
 from .csr import divide_columns
-from .threads import map_row_chunks
+from .threads import RowChunks, map_row_chunks
 
 __all__ = ["block_rows", "weighted_gram", "binary_pass", "multinomial_hessian", "CHUNK_MIN_ROWS"]
 
@@ -102,12 +102,13 @@ def binary_pass(X, t, v, b, terms, *, weights=None, col_scale=None, fit_intercep
     c = None if col_scale is None else np.asarray(col_scale, dtype=float)
     if scipy.sparse.issparse(X):
         Xc = X if c is None else divide_columns(X, c)
-        z = Xc @ v + b
+        rows = RowChunks(Xc)                # its products a chunk of rows per core
+        z = rows.dot(v) + b
         nll, dz, d2 = terms(z, t)
         if weights is not None:
             nll, dz, d2 = nll * weights, dz * weights, d2 * weights
         g = np.empty(d + off)
-        g[off:] = Xc.T @ dz
+        g[off:] = rows.tdot(dz)
         H = None
         if need_hess:
             H = np.empty((d + off, d + off))

@@ -27,7 +27,7 @@ from scipy.linalg import lapack
 from .._design import constant_columns
 from .._kernels.csr import divide_columns
 from .._kernels.numpy_budget import numpy_pass
-from .._kernels.threads import factorisation_threads, map_row_chunks, single_threaded_blas
+from .._kernels.threads import RowChunks, factorisation_threads, map_row_chunks, single_threaded_blas
 from ..numerics import _power_of_two_scale
 
 #: Bytes of the largest dense temporary (one block of rows of X).
@@ -41,8 +41,6 @@ MAX_GRAM_FEATURES = 4096
 #: Pairs of stored entries in a row (``sum_i nnz_i^2``) that scipy's sparse product turns into Gram entries
 #: in one step of the numpy budget (~10 us; 7e4 pairs took 1.2 ms, 2e5 pairs 8 ms against 0.9 ms compiled).
 _GRAM_PAIRS_PER_STEP = 600
-#: Stored entries of sparse X from which its products with a vector run in row chunks on the threads.
-_THREADED_NNZ = 1 << 18
 
 
 def gram_pairs(X):
@@ -373,28 +371,23 @@ class Moments:
         """``p -> (G + diag(pen)) p`` of sparse ``X`` without forming ``G``: ``A^T (A p)`` with ``A`` the centred,
         weighted, scaled operator of :meth:`operator` (``Xc = X / x_scale - 1 m^T``, centred implicitly).
 
-        Computed as ``X^T u / x_scale - m sum(u)`` with ``u = S (X (p / x_scale) - m . p)``, two sparse
-        products per chunk of rows, one chunk per core from :data:`_THREADED_NNZ` stored entries: scipy's sparse
-        products release the GIL (100k x 2000 at 0.5 %: 1.6 ms a product on 2 busy cores, against 2.6 ms
-        in one piece; below ~2e5 entries the ~0.3 ms of handing chunks to the threads costs more).
+        Computed as ``X^T u / x_scale - m sum(u)`` with ``u = S (X (p / x_scale) - m . p)``, both sparse
+        products in each chunk of rows, a chunk per core (:class:`linbook._kernels.threads.RowChunks`).
         """
-        X, s, sw = self.X, self.x_scale, self.sw
+        s, sw = self.x_scale, self.sw
         m = self.x_mean_s + self.x_mean_delta
         pen = np.broadcast_to(np.asarray(pen, dtype=float), (self.d,))
-        parallel = X.nnz >= _THREADED_NNZ
-        bounds = map_row_chunks(lambda a, b: (a, b), self.n, parallel=parallel)
-        blocks = {a: (X[a:b], None if sw is None else sw[a:b]) for a, b in bounds}
+        chunks = RowChunks(self.X)
 
-        def rows(a, q, shift):
-            B, w = blocks[a]
+        def rows(B, a, b, q, shift):
             u = B @ q - shift
-            if w is not None:
-                u *= w
+            if sw is not None:
+                u *= sw[a:b]
             return B.T @ u, u.sum()
 
         def matvec(p):
             q, shift = p / s, float(m @ p)
-            parts = map_row_chunks(lambda a, b: rows(a, q, shift), self.n, parallel=parallel)
+            parts = chunks.map(lambda B, a, b: rows(B, a, b, q, shift))
             Xtu, total = sum(part[0] for part in parts), sum(part[1] for part in parts)
             return Xtu / s - m * total + pen * p
 

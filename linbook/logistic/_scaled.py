@@ -36,7 +36,7 @@ import scipy.sparse
 from .._kernels.cholesky import equilibrated_cholesky
 from .._kernels.csr import divide_columns
 from .._kernels.hessian import CHUNK_MIN_ROWS, binary_pass, block_rows
-from .._kernels.threads import single_threaded_blas
+from .._kernels.threads import RowChunks, single_threaded_blas
 from .._design import centre_offsets, centre_sparse_offsets
 from .separation import separable
 
@@ -320,13 +320,13 @@ class BinaryLoss:
             w = v / self.c
             f += 0.5 * self.lam * float(w @ w)
             g[off:] += (self.lam / self.c) * w
-        Xk, ck = self._Xk, self._ck
+        rows, ck = RowChunks(self._Xk), self._ck        # sparse X: its products a chunk of rows per core
 
         def hessp(u):
             uw = u[off:] if ck is None else u[off:] / ck
-            su = s * (Xk @ uw + (u[0] if off else 0.0))
+            su = s * (rows.dot(uw) + (u[0] if off else 0.0))
             Hu = np.empty_like(u)
-            Hu[off:] = Xk.T @ su if ck is None else (Xk.T @ su) / ck
+            Hu[off:] = rows.tdot(su) if ck is None else rows.tdot(su) / ck
             if off:
                 Hu[0] = su.sum()
             Hu[off:] += pen * u[off:]

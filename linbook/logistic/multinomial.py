@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels.hessian import CHUNK_MIN_ROWS, multinomial_hessian
-from .._kernels.threads import map_row_chunks
+from .._kernels.threads import RowChunks, map_row_chunks
 from ..numerics import logsumexp
 from . import solvers
 from ._scaled import ScaledColumns, scaled_design, uneven_rows
@@ -97,12 +97,13 @@ def _reduced_value_gradient(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
     flat = np.arange(n) * C + yidx                      # positions of A[i, y_i] in the (n, C) scores
     sw_ones = np.ones(n) if sw is None else sw
     free = np.flatnonzero(yidx > 0)                     # rows whose class is not the reference
+    rows = RowChunks(Xk)                                # sparse Xk: its products a chunk of rows per core
 
     def value_gradient(theta):
         T = theta.reshape(K, p)
         V, b = T[:, off:], (T[:, 0] if fit_intercept else np.zeros(K))
         A = np.zeros((n, C))
-        A[:, 1:] = Xk @ (V / cs).T + b
+        A[:, 1:] = rows.dot((V / cs).T) + b
         nll, miss = _softmax_in_place(A, flat, axis=1)
         f = float(sw_ones @ nll)
         P = A[:, 1:]
@@ -110,7 +111,7 @@ def _reduced_value_gradient(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
         R[free, yidx[free] - 1] = -miss[free]         # P - Y
         R *= sw_ones[:, None]
         G = np.empty((K, p))
-        G[:, off:] = (Xk.T @ R).T / cs
+        G[:, off:] = rows.tdot(R).T / cs
         if fit_intercept:
             G[:, 0] = R.sum(0)
         if lam > 0:            # lam = 0 adds nothing (and W = V / c may overflow for tiny features)
@@ -135,6 +136,7 @@ def _hessian_products(Xk, ck, c, sw, C, lam, fit_intercept, value_gradient, refe
     p = Xk.shape[1] + off
     sw_ones = np.ones(Xk.shape[0]) if sw is None else sw
     pen = _penalty_curvature(lam, c) if lam > 0 else np.zeros(Xk.shape[1])
+    rows = RowChunks(Xk)                                # sparse Xk: its products a chunk of rows per core
     squares = []                                        # sparse Xk's squared entries, made once a fit
 
     def with_hessian_product(theta):
@@ -142,12 +144,12 @@ def _hessian_products(Xk, ck, c, sw, C, lam, fit_intercept, value_gradient, refe
 
         def hessp(u):
             U = u.reshape(K, p)
-            Z = Xk @ (U[:, off:] / cs).T
+            Z = rows.dot((U[:, off:] / cs).T)
             if fit_intercept:
                 Z += U[:, 0]
             S = _curvature_times(P, sw_ones, Z)
             HU = np.empty((K, p))
-            HU[:, off:] = (Xk.T @ S).T / cs + pen * (U[:, off:] - kappa * U[:, off:].sum(0))
+            HU[:, off:] = rows.tdot(S).T / cs + pen * (U[:, off:] - kappa * U[:, off:].sum(0))
             if fit_intercept:
                 HU[:, 0] = S.sum(0)
             return HU.ravel()
@@ -155,10 +157,10 @@ def _hessian_products(Xk, ck, c, sw, C, lam, fit_intercept, value_gradient, refe
         diag = None
         if ck is None:
             if not squares:
-                squares.append(Xk.multiply(Xk).tocsr())
+                squares.append(RowChunks(Xk.multiply(Xk).tocsr()))
             s = sw_ones[:, None] * P * (1.0 - P)
             D = np.empty((K, p))
-            D[:, off:] = (squares[0].T @ s).T + (1.0 - kappa) * pen
+            D[:, off:] = squares[0].tdot(s).T + (1.0 - kappa) * pen
             if fit_intercept:
                 D[:, 0] = s.sum(0)
             diag = D.ravel()
@@ -175,12 +177,14 @@ def symmetric_objective(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
     off = int(fit_intercept)
     p = d + off
     sparse = ck is None
+    rows = RowChunks(Xk) if sparse else None
 
     def fg(theta):
         T = theta.reshape(C, p)
         V = T[:, off:]
-        if sparse:          # scipy's sparse products are serial anyway (and a row slice would copy X)
-            parts = [_symmetric_rows(Xk, yidx, sw, T, V / cs, sparse, fit_intercept)]
+        if sparse:          # a chunk of rows per core for scipy's serial products (RowChunks)
+            parts = rows.map(lambda B, i, j: _symmetric_rows(B, yidx[i:j], None if sw is None else sw[i:j],
+                                                             T, V / cs, sparse, fit_intercept))
         else:
             # a contiguous chunk of rows per core, each with one BLAS thread (the GEMMs are C x D x rows:
             # on 2 busy cores, 20,000 x 100 with 20 classes took 0.2-0.55 s a call with BLAS's threads,
@@ -206,11 +210,12 @@ def symmetric_hessian_products(Xk, ck, c, yidx, sw, C, lam, fit_intercept):
     fg = symmetric_objective(Xk, ck, c, yidx, sw, C, lam, fit_intercept)
     cs = np.ones(Xk.shape[1]) if ck is None else ck
     off = int(fit_intercept)
+    rows = RowChunks(Xk)
 
     def value_gradient(theta):
         f, g = fg(theta)
         T = theta.reshape(C, -1)
-        A = Xk @ (T[:, off:] / cs).T
+        A = rows.dot((T[:, off:] / cs).T)
         if fit_intercept:
             A += T[:, 0]
         P = np.exp(A - logsumexp(A, axis=1)[:, None])
@@ -327,8 +332,9 @@ class _Loss:
         self.zscale, self.uneven_rows = zscale, uneven_rows
         if hessian_product is not None:     # solvers.minimise asks hasattr(loss, "with_hessian_product")
             self.with_hessian_product = hessian_product
-        # Newton-CG on sparse X: scipy's sparse products are serial, so BLAS's threads would only slow CG's
-        # vector algebra (10,000 x 2000 sparse, 20 classes, load 2-4: a 38,000-long dot product took 8 ms)
+        # Newton-CG on sparse X: its sparse products run a chunk of rows per core (RowChunks), so BLAS's threads
+        # would only slow CG's vector algebra (10,000 x 2000 sparse, 20 classes, load 2-4: a 38,000-long dot
+        # product took 8 ms)
         self.parallel_by_rows = parallel_by_rows
 
     def __call__(self, theta):      # Newton calls the loss: the objective with its Hessian

@@ -168,7 +168,7 @@ def _first_order(solver, loss, theta0, max_iter, tol, callback):
     method = {"lbfgs": optim.lbfgs, "bfgs": optim.bfgs}.get(solver)
     # single-threaded BLAS for the solver's vector algebra (the two-loop recursion's dot products)
     # when the loss spreads its own passes over the cores (BinaryLoss: dense row chunks, sparse
-    # products are serial anyway): multi-threaded BLAS synchronises inside each small call, and on
+    # products run a chunk of rows per core): multi-threaded BLAS synchronises inside each small call, and on
     # a busy machine a 15,000-long dot product took 10 ms (sparse 30k x 15k: 0.7 s a two-loop
     # recursion). The multinomial loss's large GEMMs keep BLAS's own threads.
     serial = getattr(loss, "parallel_by_rows", False)
