@@ -553,19 +553,22 @@ class RegressorMixin(_SkRegressorMixin):
 
 def _r2(y, yhat, sw):
     """``1 - sum sw (y - yhat)^2 / sum sw (y - ybar)^2`` without overflow or underflow of the squares
-    (``sw`` None: unit weights, each sum one dot product and no temporary of squares: 1e6 rows, ~2 ms
-    against ~5 ms with a vector of ones)."""
+    (``sw`` None: unit weights)."""
     from sklearn.metrics import r2_score
 
     def sum_of_squares(r):
-        return float(r @ r) if sw is None else float(sw @ (r * r))
+        """``sum sw r^2`` of a temporary ``r``, squared in place. Unweighted: numpy's pairwise sum (no vector
+        of ones; BLAS's threaded dot product took 8 ms on 1e6 entries on busy cores, the square and sum ~1)."""
+        np.square(r, out=r)
+        return float(r.sum() if sw is None else sw @ r)
 
     # The plain sums where they are finite and the total is far above the underflow range (terms lost
     # to underflow then weigh under 1e-50 of it): the scaled sums below give the same numbers there
     # (dividing by a power of two is exact), in about half the passes over the data.
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        residual, centred = y - yhat, y - np.average(y, weights=sw)
-        num, den = sum_of_squares(residual), sum_of_squares(centred)
+        work = y - yhat                     # one temporary for both sums (a fresh one: ~2 ms of 1e6 rows)
+        num = sum_of_squares(work)
+        den = sum_of_squares(np.subtract(y, np.average(y, weights=sw), out=work))
     if np.isfinite(num) and np.isfinite(den) and den >= 1e-250:
         return 1.0 - num / den
     if not (np.all(np.isfinite(y)) and np.all(np.isfinite(yhat))):
