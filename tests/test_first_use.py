@@ -307,7 +307,10 @@ def test_rls_numpy_normal_equations_equal_compiled(fit_intercept):
     (A, r, (C, e), m), (A_c, r_c, (C_c, e_c), m_c), outcome = both(slice(0, 120), A0)
     assert outcome == rls_module.CONDITION_UNKNOWN                      # no ceiling yet
     top = A.diagonal()
-    assert both(slice(0, 120), A0, ceiling=2 * top)[2] == rls_module.DONE      # every A_jj below its ceiling
+    numpy_done, compiled_done, outcome = both(slice(0, 120), A0, ceiling=2 * top)
+    assert outcome == rls_module.DONE                                   # every A_jj below its ceiling:
+    np.testing.assert_array_equal(numpy_done[2][1], np.ones(p))        # numpy factors A unscaled,
+    np.testing.assert_allclose(numpy_done[3], compiled_done[3], rtol=1e-10, atol=1e-12)    # the same m
     assert both(slice(0, 120), A0, ceiling=np.r_[2 * top[:-1], top[-1]])[2] == rls_module.CONDITION_UNKNOWN
     for u, v in [(A, A_c), (r, r_c), (C, C_c), (e, e_c), (m, m_c)]:
         np.testing.assert_allclose(v, u, rtol=1e-10, atol=1e-12)

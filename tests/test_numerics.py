@@ -117,6 +117,30 @@ def test_equilibrated_solve_vector_and_matrix_right_hand_sides():
     np.testing.assert_allclose(A @ equilibrated_solve(factor, B), B, rtol=1e-9, atol=1e-9)
 
 
+
+def test_cholesky_known_conditioned_is_the_equilibrated_factor_unscaled():
+    """Without the scaling (for an A whose scaled condition is known small) the factor is the equilibrated
+    one times the scales, ``C = Cs diag(e)``, and its solves are as accurate, whatever the columns' units;
+    outside the diagonal range it refuses (None), and so does a matrix with no factor."""
+    from linbook._kernels.cholesky import cholesky_known_conditioned, equilibrated_cholesky, equilibrated_solve
+
+    rng = np.random.default_rng(4)
+    M = rng.standard_normal((6, 6))
+    scale = np.array([1e-30, 1e-3, 1.0, 1e2, 1e30, 1.0])
+    A = scale[:, None] * (M @ M.T + 6 * np.eye(6)) * scale[None, :]
+    b = A @ rng.standard_normal(6)
+    (C, e), (Cs, es) = cholesky_known_conditioned(A), equilibrated_cholesky(A)
+    np.testing.assert_array_equal(e, np.ones(6))
+    np.testing.assert_allclose(C, Cs * es[None, :], rtol=1e-12, atol=0)
+    x, xs = equilibrated_solve((C, e), b), equilibrated_solve((Cs, es), b)
+    # both accurate in the scaled unknowns es * x (the problem As (es x) = b / es, cond(As) small)
+    np.testing.assert_allclose(es * x, es * xs, rtol=0, atol=1e-10 * np.abs(es * xs).max())
+    np.testing.assert_allclose((A @ x - b) / es, 0.0, atol=1e-10 * np.abs(b / es).max())
+    assert cholesky_known_conditioned(np.diag([1.0, 1e101])) is None        # beyond 1e100: scale instead
+    assert cholesky_known_conditioned(np.diag([1e-101, 1.0])) is None
+    assert cholesky_known_conditioned(np.array([[1.0, 2.0], [2.0, 1.0]])) is None     # not positive definite
+
+
 # ---------------------------------------------------------------- exact power-of-two scaling
 TINY = 5e-324                                   # the smallest subnormal, 2**-1074
 BIG = np.finfo(float).max                       # (2 - 2**-52) 2**1023

@@ -42,6 +42,35 @@ def equilibrated_cholesky(A, rcond_min=0.0, ridge=0.0):
     return C, e
 
 
+# the diagonal range in which an unscaled factor's entries (~sqrt(A_jj)) and its solves stay as far from overflow
+# and underflow as the equilibrated ones (within 1e50 of them)
+_UNSCALED_DIAGONAL = (1e-100, 1e100)
+
+
+def cholesky_known_conditioned(A):
+    """``equilibrated_cholesky(A)``'s answer in its form ``(C, e)``, with ``e = 1`` (no scaling), for an ``A``
+    whose scaled condition the caller has already proved small; ``None`` where the diagonal is outside
+    ``1e-100 .. 1e100`` or LAPACK finds no factor (then :func:`equilibrated_cholesky`).
+
+    Why no scaling is needed there: with ``A = D As D`` (``D`` diagonal), the computed Cholesky factor of ``A``
+    and the solves with it are as accurate as those of ``As`` (van der Sluis; Higham, *Accuracy and Stability
+    of Numerical Algorithms*, 2nd ed., Thm 10.5 and 10.7: the backward error is componentwise, so the bounds
+    depend on ``cond(As)`` only), and the factorisation succeeds when ``cond(As)`` is small. Scaling only
+    decides whether it succeeds where the condition is *not* known, and where to put the ridge. Saves the
+    scaled copy, a finiteness pass and the divisions: a streamed RLS chunk of 101 parameters, ~30 of its
+    ~200 microseconds."""
+    diag = A.diagonal()
+    if not (_UNSCALED_DIAGONAL[0] < diag.min() and diag.max() < _UNSCALED_DIAGONAL[1]):
+        return None
+    with factorisation_threads(len(A)):
+        C, info = lapack.dpotrf(A, lower=0, clean=1)
+    if info != 0:
+        return None
+    ones = np.empty(len(A))
+    ones.fill(1.0)
+    return C, ones
+
+
 def equilibrated_solve(factor, b):
     """``A^{-1} b`` (with the ridge of the factor) from ``factor = equilibrated_cholesky(A, ...)``.
 

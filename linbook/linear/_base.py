@@ -13,6 +13,7 @@ import scipy.sparse as sps
 from sklearn.base import BaseEstimator
 from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not overflow
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted
 
 from ..base import (check_params, check_sample_weight, dask_blocks, require_y, validate_fit, validate_predict,
                     without_zero_weight_rows)
@@ -21,7 +22,7 @@ from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from .._kernels.threads import blas_threads_for_one_call, factorisation_threads, single_threaded_blas
 from ..numerics import _power_of_two_scale
 from ..optim.newton_cg import conjugate_gradient_step, lanczos_condition
-from .._predictor import finite_scores, linear_predictor
+from .._predictor import finite_scores, linear_predictor, predict_scores
 from ._moments import RCOND_MIN, Moments, TrainingGram, gram_pairs
 
 
@@ -100,8 +101,8 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        X = validate_predict(self, X, accept_sparse=["csr", "csc"])
-        return finite_scores(self, self._linear(X))
+        check_is_fitted(self)
+        return finite_scores(self, predict_scores(self, X, self.coef_, self.intercept_, accept_sparse=["csr", "csc"]))
 
     def _linear(self, X):
         """``X @ coef_ + intercept_`` on validated ``X``."""

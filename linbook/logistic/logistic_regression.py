@@ -13,10 +13,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse
 from scipy.special import expit
+from sklearn.utils.validation import check_is_fitted
 
 from ..base import all_or_nothing, dask_blocks, is_dask, validate_predict
 from .._kernels.scores import row_argmax
-from .._predictor import finite_scores, linear_predictor
+from .._predictor import finite_scores, predict_scores
 from ..linear._moments import design_null_space
 from ..numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid, softmax
 from . import multinomial, solvers
@@ -286,10 +287,10 @@ class LogisticRegression(BinaryGLM):
     def _scores(self, X):
         """The decision function, with a row beyond float64 as an infinity (binary) or shifted by its top
         score (multinomial): what labels and probabilities need (``linbook._predictor``)."""
-        X = validate_predict(self, X, accept_sparse=True)
+        check_is_fitted(self)
         if self._multi:
-            return linear_predictor(X, self.coef_.T, self.intercept_, shift_far_rows=True)
-        return linear_predictor(X, self.coef_[0], self.intercept_[0])
+            return predict_scores(self, X, self.coef_.T, self.intercept_, accept_sparse=True, shift_far_rows=True)
+        return predict_scores(self, X, self.coef_[0], self.intercept_[0], accept_sparse=True)
 
     @dask_blocks
     def predict(self, X):

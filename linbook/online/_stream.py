@@ -80,7 +80,8 @@ def chunk_sample_weight(est, sample_weight, X, *, first):
     """``check_sample_weight`` for one chunk of a stream, where a later chunk whose weights are all 0 is
     valid: its rows count for nothing, as they do inside a ``fit`` (or a dask collection's block of
     them), so the chunk changes nothing. The first chunk still needs a positive weight to start from."""
-    if not first and np.ndim(sample_weight) == 1 and np.shape(sample_weight)[0] == X.shape[0]:
+    if (not first and sample_weight is not None and np.ndim(sample_weight) == 1     # None: ones, no test
+            and np.shape(sample_weight)[0] == X.shape[0]):
         try:
             w = np.asarray(sample_weight, dtype=np.float64)
         except (TypeError, ValueError):

@@ -231,3 +231,42 @@ def test_far_labels_do_not_depend_on_how_far(name, n_classes):
         if hasattr(model, "predict_proba"):
             p = model.predict_proba(t * directions)
             assert np.isfinite(p).all() and np.allclose(p.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("classes", [0, 2, 3], ids=["regression", "binary", "multinomial"])
+def test_scores_prove_X_finite(classes):
+    """``_predictor.predict_scores`` skips validation's finiteness pass over a plain ``X`` and lets the scores
+    prove it: the same scores as validating first (ordinary and far rows, to the last bit), and every NaN or
+    inf entry of ``X`` still refused with validation's error, also in a column whose coefficient is 0 (which
+    takes the validated way) and beside a far row."""
+    from linbook._predictor import linear_predictor, predict_scores
+    from linbook.base import validate_predict
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((300, 4))
+    target = X @ [1.0, -2.0, 0.5, 3.0]
+    model = (linbook.LinearRegression() if classes == 0 else linbook.LogisticRegression()).fit(
+        X, target if classes == 0 else np.digitize(target, [0.0] if classes == 2 else [-1.0, 1.0]))
+    if classes == 3:                                  # as the models pass them
+        coef, intercept = model.coef_.T, model.intercept_
+    elif classes == 2:
+        coef, intercept = model.coef_[0], model.intercept_[0]
+    else:
+        coef, intercept = model.coef_, model.intercept_
+    shift = classes == 3
+    Xn = rng.standard_normal((50, 4))
+    Xn[7] = [1e308, 1e308, -1e308, 1e308]             # a far row: X @ w overflows in a partial sum
+    for Z in (Xn[:5], Xn):
+        expected = linear_predictor(validate_predict(model, Z), coef, intercept, shift_far_rows=shift)
+        np.testing.assert_array_equal(predict_scores(model, Z, coef, intercept, shift_far_rows=shift), expected)
+    for zero_column in (False, True):
+        w = coef.copy()
+        if zero_column:
+            w[2] = 0.0
+        for bad in (np.nan, np.inf, -np.inf):
+            for row, col in [(0, 0), (7, 1), (7, 2), (49, 2), (20, 3)]:
+                Z = Xn.copy()
+                Z[row, col] = bad
+                with pytest.raises(ValueError, match="Input X contains") as info:
+                    predict_scores(model, Z, w, intercept, shift_far_rows=shift)
+                assert clear_error(info.value, "X")
