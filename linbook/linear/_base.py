@@ -231,8 +231,11 @@ def wide_normal_solve(Z, z, pen, centred, sw):
 _GRAM_PAIR_S, _GRAM_ROW_S, _GRAM_CUBE_S, _GRAM_SQUARE_S = 2e-9, 1e-8, 1.8e-11, 2e-8
 _CG_ENTRY_S, _CG_VECTOR_S, _CG_CALL_S = 3e-9, 2e-9, 1e-4
 _CG_MAX_ITER_WITHOUT_GRAM = 2000        # sparse X too wide for a Gram: then LSQR
-#: Normwise backward error at which a CG solution counts: ``||(G + P) v - c|| <= 1e-13 (||G + P|| ||v|| + ||c||)``,
-#: three digits looser than a backward-stable factorisation.
+#: Normwise backward error at which a CG solution counts, on the equilibrated equations (``E = diag(G + P)^(-1/2)``,
+#: the scaling of the Cholesky path): ``||E ((G + P) v - c)|| <= 1e-13 (||E^-1 v|| + ||E c||)``, three digits looser
+#: than a backward-stable factorisation. Why equilibrated: with ``||G + P||`` taken as its largest diagonal entry,
+#: a penalty of 1e22 on a column of 1e-8 (lam = 1e6) passed CG's answer with the other columns' equations
+#: solved to 2e-3 (a ridge objective 1e-3 above its minimum, silently).
 CG_BACKWARD_ERROR = 1e-13
 
 
@@ -287,10 +290,13 @@ def sparse_cg_solve(mom, pen, precondition, budget):
     with single_threaded_blas(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         preconditioner = None if not precondition else diag if mom.n >= d else np.broadcast_to(pen, (d,))
         v = conjugate_gradient_step(H, -c, 1e-14, budget, preconditioner, steps=steps)
-        residual = np.linalg.norm(H(v) - c)
+        # the backward error of the equilibrated equations (each row and column divided by sqrt(diag), unit
+        # diagonal): judged in the units of the largest diagonal entry, the other equations went unchecked
+        root = np.sqrt(diag)
+        residual = np.linalg.norm((H(v) - c) / root)
         # a bound that overflowed accepts anything (inf <= inf): with lam ~1e-300 the preconditioner 1 / pen
         # overflowed, CG stopped before its first step and returned a vector of ~1e300s
-        bound = CG_BACKWARD_ERROR * (np.max(diag) * np.linalg.norm(v) + np.linalg.norm(c))
+        bound = CG_BACKWARD_ERROR * (np.linalg.norm(root * v) + np.linalg.norm(c / root))
         accurate = len(steps["alpha"]) > 0 and np.isfinite(bound) and residual <= bound
         # the Cholesky path's rule: where the (equilibrated) normal equations are this ill-conditioned they
         # lose more than half of the digits, and an orthogonal method on X itself takes over

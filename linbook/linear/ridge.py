@@ -35,8 +35,26 @@ def _ridge_by_lsqr(mom, pen):
     weights span more than float64 resolves (:func:`_warn_if_weights_beyond_rounding`)."""
     _warn_if_weights_beyond_rounding(mom.sw, "LSQR on sparse X")
     A, z = mom.operator()
-    v = lsqr_solve(_augmented(A, pen), np.concatenate([z, np.zeros(mom.d)]), 0.0, "Ridge")
-    return _least_norm_in_fit_class(A, v, pen, mom.x_scale, mom.gram_diagonal()[0])
+    gram_diagonal = mom.gram_diagonal()[0]
+    q = _equilibrating_scales(gram_diagonal, pen)
+    Aq = LinearOperator(A.shape, dtype=float, matvec=lambda t: A.matvec(q * np.ravel(t)),
+                        rmatvec=lambda u: q * A.rmatvec(np.ravel(u)))
+    v = q * lsqr_solve(_augmented(Aq, pen * q * q), np.concatenate([z, np.zeros(mom.d)]), 0.0, "Ridge")
+    return _least_norm_in_fit_class(A, v, pen, mom.x_scale, gram_diagonal, least_v=np.all(q == q[0]))
+
+
+def _equilibrating_scales(gram_diagonal, pen):
+    """``q`` with unit columns in ``[A; diag(sqrt(pen))] diag(q)``: ``q_j = (G_jj + pen_j)^(-1/2)`` where every
+    penalty is positive (the solution is then unique: the scaling changes LSQR's path, not its answer); else
+    ones (``lam = 0``: LSQR from 0 then ends at the least ``||v||``, the least-squares answer on one scale).
+
+    Why: damped columns of very different lengths (lam = 1e6 on columns of 1e-8 and of 1e8: ``pen`` from
+    1e-11 to 1e25) left the operator so ill-conditioned that LSQR stopped at a ridge objective 1.6 % above
+    its minimum, silently; equilibrated, it reaches the minimum (the column scaling of LSQR's own paper)."""
+    damped = gram_diagonal + pen
+    if not (np.min(pen, initial=np.inf) > 0 and np.all(np.isfinite(damped))):
+        return np.ones_like(pen)
+    return 1.0 / np.sqrt(damped)
 
 
 #: LSQR (tolerances 1e-14) resolves a penalty only while the damped operator ``[A; diag(sqrt(pen))]`` has a
@@ -44,7 +62,7 @@ def _ridge_by_lsqr(mom, pen):
 LSQR_RESOLVED_PENALTY = 1e-14
 
 
-def _least_norm_in_fit_class(A, v, pen, x_scale, gram_diagonal):
+def _least_norm_in_fit_class(A, v, pen, x_scale, gram_diagonal, least_v=True):
     """LSQR's ridge solution ``v`` (scaled coordinates), moved within ``{u : A u = A v}`` to the least ``||w||``
     in the user's coordinates (``w_j = v_j / x_scale_j``) where LSQR cannot have resolved the penalty.
 
@@ -55,11 +73,13 @@ def _least_norm_in_fit_class(A, v, pen, x_scale, gram_diagonal):
     least penalty ``||L u||`` (``L ~ diag(1 / x_scale)``) among all ``u`` with its own fit ``A u``, so this
     move can only lower the objective: it is LSQR, from 0, on the consistent system ``A diag(q) t = A v``
     (``q = x_scale / max(x_scale)``, exact powers of two), whose least-norm ``t`` gives ``u = q t``. Uniform
-    scales need no move (LSQR's own iterates are then least-norm). Kept only where it reproduces the fit
+    scales need no move where LSQR ran on them unscaled (``least_v``: its own iterates are then least-norm).
+    Kept only where it reproduces the fit
     ``A v`` to 1e-10 and lowers ``||L u||``; else (a column of 1e200 beside ordinary ones: ``q`` underflows
     for those, and the full-rank fit is unique anyway) ``v`` is returned unchanged.
     """
-    if np.all(x_scale == x_scale[0]) or np.min(pen) >= LSQR_RESOLVED_PENALTY * float(np.sum(gram_diagonal)):
+    resolved = np.min(pen) >= LSQR_RESOLVED_PENALTY * float(np.sum(gram_diagonal))
+    if resolved or (least_v and np.all(x_scale == x_scale[0])):
         return v
     q = x_scale / np.max(x_scale)
     Aq = LinearOperator(A.shape, dtype=float, matvec=lambda t: A.matvec(q * np.ravel(t)),
