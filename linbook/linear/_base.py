@@ -7,6 +7,7 @@ from __future__ import annotations
 
 
 import warnings
+from contextlib import nullcontext
 
 import numpy as np
 import scipy.sparse as sps
@@ -155,7 +156,11 @@ def moments(est, X, y, sw, gram=True, common_scale=True):
     fit, whose penalty maps per column: a column of 1e200 beside ordinary ones leaves them their
     digits) instead of one common to all (the minimum-norm least-squares solution in original units).
     """
-    return Moments(X, y, sw, est.fit_intercept, gram=gram, common_scale=common_scale)
+    # sparse X: vector operations only; a long dot product here would wake BLAS's threads, which then spin
+    # and take a core from the row chunks of the conjugate gradients that follow (sparse 100k x 2000:
+    # 0.119 s a Ridge fit against 0.091 s)
+    with single_threaded_blas() if sps.issparse(X) else nullcontext():
+        return Moments(X, y, sw, est.fit_intercept, gram=gram, common_scale=common_scale)
 
 
 def ridge_penalty(mom, lam):
