@@ -262,7 +262,9 @@ def validate_predict(estimator, X, *, accept_sparse=False, allow_nan=False):
     if _plain_input(estimator, X, None, reset=False):
         return X
     sparse = ["csr", "csc"] if accept_sparse is True else accept_sparse
-    with _with_advice(estimator):
+    # (scikit-learn's finiteness test sums X: rows near 1e308 overflow, and a RuntimeWarning about an
+    # "invalid value" preceded a valid prediction or the clear error about NaN/inf)
+    with _with_advice(estimator), np.errstate(over="ignore", invalid="ignore"):
         return _sk_validate_data(estimator, X, reset=False, dtype=np.float64, accept_sparse=sparse,
                                  ensure_all_finite="allow-nan" if allow_nan else True)
 
