@@ -142,3 +142,17 @@ def test_normal_matvec_equals_the_operator_applied_twice(n, weighted, fit_interc
     np.testing.assert_allclose(mom.normal_matvec(pen)(p), expected, rtol=1e-12, atol=1e-12 * np.max(np.abs(expected)))
     Z, _ = mom.design()                             # the centred, weighted, scaled X, dense
     np.testing.assert_allclose(mom.gram_diagonal()[0], np.einsum("ij,ij->j", Z, Z), rtol=1e-9)
+
+
+def test_a_column_of_zeros_keeps_the_conjugate_gradients():
+    """A column with no stored entry has a zero diagonal in ``G``: the equilibrated backward-error test must
+    leave its equation (0 = 0) unscaled, not divide by 0 and send the fit to LSQR (7x slower)."""
+    rng = np.random.default_rng(0)
+    X = sps.random(30_000, 1500, density=0.005, format="csc", random_state=0, data_rvs=rng.standard_normal)
+    with_zeros = sps.hstack([X[:, :7], sps.csc_matrix((30_000, 1)), X[:, 7:]]).tocsr()
+    y = X @ rng.standard_normal(1500) + rng.standard_normal(30_000)
+    for model in (LinearRegression(), Ridge(lam=1.0)):
+        model.fit(with_zeros, y)
+        assert model.solver_ == "cg" and model.coef_[7] == 0.0
+        without = clone(model).fit(X.tocsr(), y)
+        np.testing.assert_allclose(np.delete(model.coef_, 7), without.coef_, rtol=1e-8, atol=1e-10)

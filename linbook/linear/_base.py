@@ -297,7 +297,7 @@ def sparse_cg_solve(mom, pen, precondition, budget):
         v = conjugate_gradient_step(H, -c, 1e-14, budget, preconditioner, steps=steps)
         # the backward error of the equilibrated equations (each row and column divided by sqrt(diag), unit
         # diagonal): judged in the units of the largest diagonal entry, the other equations went unchecked
-        root = np.sqrt(diag)
+        root = np.sqrt(np.where(diag > 0, diag, 1.0))      # (a column of zeros: its equation is 0 = 0)
         residual = np.linalg.norm((H(v) - c) / root)
         # a bound that overflowed accepts anything (inf <= inf): with lam ~1e-300 the preconditioner 1 / pen
         # overflowed, CG stopped before its first step and returned a vector of ~1e300s
