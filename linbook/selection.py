@@ -26,7 +26,6 @@ from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 from sklearn.utils.validation import check_array
 
-from ._design import column_means
 from .base import NON_NEGATIVE, _with_advice, check_param_values, renamed_kwargs, validate_data
 from .numerics import _power_of_two_scale
 
@@ -36,17 +35,33 @@ __all__ = ["hat_diagonal", "loocv_least_squares", "loocv_ridge", "SearchResult",
 
 
 def _design(X, fit_intercept):
-    return np.hstack([np.ones((X.shape[0], 1)), X]) if fit_intercept else X
+    """``[x - c, 1]`` per row with an intercept (``c`` the columns' medians), else ``X``, each feature divided by
+    a power of two near its median absolute value (:func:`_scaled_features`): the same hat matrix
+    ``X (X^T X)^+ X^T``, and a QR of it accurate row by row."""
+    F, _ = _scaled_features(X - np.median(X, axis=0) if fit_intercept else X)
+    return np.hstack([F, np.ones((X.shape[0], 1))]) if fit_intercept else F
 
 
-def _equilibrate(Phi):
-    """Columns divided by a power of two near their largest entry (exact).
+def _scaled_features(X):
+    """``(X / s, s)``: each column divided by ``s_j``, a power of two near the median of its non-zero absolute
+    values (exact) and at least ``2^-500`` times its largest (so nothing overflows). Neither this nor a shift of
+    the columns beside an intercept (``x - c``, ``c`` the medians) changes the hat matrix; both keep its QR
+    accurate row by row:
 
-    The hat matrix ``X (X^T X)^+ X^T`` does not change when columns are rescaled, but the
-    numerical rank decision does: without this an intercept column next to features near
-    1e150 would count as rank-deficient.
+    * scaled by their *largest* entries, a row 1e10 times the others left their features ~1e-10 of their own
+      intercept entry, and the QR's rounding there moved their leverages by 1e-6 (a rank decision on unscaled
+      columns counted an intercept beside features near 1e150 as dependent);
+    * centred on the median, ``x - c`` is exact for a column offset by 1e8 (no cancellation left for the QR)
+      and one far row does not move ``c`` (centring on the mean put it ~1e11 from every ordinary row).
     """
-    return Phi / _power_of_two_scale(np.max(np.abs(Phi), axis=0, initial=0.0), below=True)
+    n, d = X.shape
+    if n == 0:
+        return X, np.ones(d)
+    size = np.sort(np.abs(X), axis=0)
+    zeros = np.count_nonzero(size == 0, axis=0)                 # (sorted: they come first)
+    typical = size[np.minimum(zeros + (n - zeros - 1) // 2, n - 1), np.arange(d)]    # the lower median
+    scale = _power_of_two_scale(np.maximum(typical, size[-1] * 2.0 ** -500), below=True)
+    return X / scale, scale
 
 
 def hat_diagonal(X, *, fit_intercept=False):
@@ -54,8 +69,9 @@ def hat_diagonal(X, *, fit_intercept=False):
 
     With ``X = Q R`` (``Q`` of shape (N, r) for the numerical rank ``r``), ``H = Q Q^T`` and
     ``h_ii = sum_j Q_ij^2``. Cost ``O(N D^2)``, memory ``O(N D)``. The columns are first divided
-    by powers of two near their largest entries (``H`` does not change), so the rank, and the
-    leverages, do not depend on the units of the features.
+    by powers of two near their typical entries (``H`` does not change), so the rank, and the
+    leverages, do not depend on the units of the features; with an intercept they are centred on
+    their medians, and the rows go into the QR largest first (accurate also beside a far row).
 
     Parameters
     ----------
@@ -72,27 +88,76 @@ def hat_diagonal(X, *, fit_intercept=False):
     """
     with _with_advice():
         X = check_array(X, dtype=np.float64, input_name="X")
-    Phi = _equilibrate(_design(X, fit_intercept))
-    Q, R, _ = linalg.qr(Phi, mode="economic", pivoting=True)
+    return np.sum(_column_space(_design(X, fit_intercept)) ** 2, axis=1)
+
+
+def _column_space(Phi):
+    """``Q`` of shape (N, r), orthonormal columns spanning the columns of ``Phi`` to its numerical rank ``r``
+    (a thin pivoted QR): the hat matrix is ``Q Q^T``. The rows go in largest first, which makes Householder QR
+    with column pivoting accurate row by row: a row 1e10 times the others left their leverages 1e-6 off."""
+    order = _largest_rows_first(Phi)
+    Q, R, _ = linalg.qr(Phi[order], mode="economic", pivoting=True)
+    Q[order] = Q.copy()
     d = np.abs(np.diag(R))
     rank = int(np.sum(d > d.max() * max(Phi.shape) * np.finfo(float).eps)) if d.size and d.max() > 0 else 0
-    return np.sum(Q[:, :rank] ** 2, axis=1)
+    return Q[:, :rank]
 
 
-def _loo_from(y, fitted, h, what):
-    if np.any(h > 1 - 1e-10):
-        i = int(np.argmax(h))
-        raise ValueError(f"row {i} of X has leverage h_ii = {h[i]:.12g} (within 1e-10 of 1, the leverages' "
-                         "rounding), so its leave-one-out prediction is not determined by the other samples "
-                         f"({what}); use fewer columns of X (or more rows), or set lam > 0 in loocv_ridge.")
-    return (y - fitted) / (1 - h)
+def _largest_rows_first(A):
+    return np.argsort(-np.max(np.abs(A), axis=1, initial=0.0), kind="stable")
+
+
+#: Rows whose leverage is this close to 1 get their leave-one-out residual by refitting without them: the
+#: closed form divides the rounding of ``y_i - yhat_i`` by ``1 - h_ii`` (a row 1e4 times the others has
+#: ``1 - h_ii`` ~ 1e-8 and kept only half its digits; at 1e6 times the closed form cannot be evaluated at all).
+_REFIT_LEVERAGE = 1e-6
+#: At most this many refits (each costs a fit): beyond, as where every row of wide X with a tiny ``lam`` has a
+#: leverage near 1, the closed form serves while ``1 - h_ii`` stays above its rounding, ``_CLOSED_FORM_LEVERAGE``.
+_MAX_REFITS = 32
+_CLOSED_FORM_LEVERAGE = 1e-10
+
+
+def _loo_residuals(y, fitted, h, refit, what):
+    """``(y_i - yhat_i) / (1 - h_ii)``, the leave-one-out residuals; a row of leverage within
+    ``_REFIT_LEVERAGE`` of 1 by ``refit(i)``, the residual of the fit to the other rows."""
+    close = h > 1 - _REFIT_LEVERAGE
+    if np.count_nonzero(close) > _MAX_REFITS:
+        close = h > 1 - _CLOSED_FORM_LEVERAGE
+        if np.any(close):
+            i = int(np.argmax(h))
+            raise ValueError(f"row {i} of X has leverage h_ii = {h[i]:.12g} (within {_CLOSED_FORM_LEVERAGE:g} of 1, "
+                             f"the leverages' rounding) and {np.count_nonzero(h > 1 - _REFIT_LEVERAGE)} rows are "
+                             f"near 1, too many to refit ({what}); use fewer columns of X (or more rows), or set a "
+                             "larger lam in loocv_ridge.")
+    r = (y - fitted) / np.where(close, 1.0, 1.0 - h)
+    for i in np.flatnonzero(close):
+        r[i] = refit(i)
+    return r
+
+
+def _not_determined(i, h_i, what):
+    return ValueError(f"row {i} of X has leverage h_ii = {h_i:.12g} and the other rows do not determine its "
+                      f"prediction ({what}: without it the design loses rank); use fewer columns of X (or more "
+                      "rows), or set lam > 0 in loocv_ridge.")
+
+
+def _deleted_residual(Z, penalty, free, y, i):
+    """``y_i - yhat_{-i}(x_i)`` by the fit to the other rows: the stacked problem of :func:`_penalised_qr` without
+    row ``i``, solved by its QR, at row ``i`` of ``[Z, free]``; and how many columns the QR kept (a penalised
+    column the other rows do not see has the coefficient 0)."""
+    others = np.arange(len(y)) != i
+    Q, R, columns = _penalised_qr(Z[others], penalty, free[others])
+    coef = linalg.solve_triangular(R, Q.T @ np.concatenate([y[others], np.zeros(Q.shape[0] - len(y) + 1)]))
+    return float(y[i] - np.hstack([Z[i], free[i]])[columns] @ coef), columns.size
 
 
 def loocv_least_squares(X, y, *, fit_intercept=True, return_residuals=False):
     """Leave-one-out mean squared error of least squares, without refitting.
 
     Uses ``y_i - yhat_{-i}(x_i) = (y_i - yhat_i) / (1 - h_ii)`` with ``h_ii`` from
-    :func:`hat_diagonal`; equal to refitting ``LinearRegression`` N times.
+    :func:`hat_diagonal` and ``yhat = H y``; equal to refitting ``LinearRegression`` N times. A row
+    of leverage within 1e-6 of 1 (far from the others), where that quotient would lose digits, is
+    refitted without it; where the other rows do not determine its prediction, a ``ValueError``.
 
     Parameters
     ----------
@@ -111,10 +176,16 @@ def loocv_least_squares(X, y, *, fit_intercept=True, return_residuals=False):
     Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
     """
     X, y = validate_data(X, y, y_numeric=True, min_samples=2)
-    Phi = _equilibrate(_design(X, fit_intercept))
-    coef, *_ = linalg.lstsq(Phi, y)
-    h = hat_diagonal(Phi)
-    r = _loo_from(y, Phi @ coef, h, "least squares")
+    Phi = _design(X, fit_intercept)
+    Q = _column_space(Phi)                      # the hat matrix H = Q Q^T
+    h = np.sum(Q ** 2, axis=1)
+
+    def refit(i):
+        if _column_space(Phi[np.arange(len(y)) != i]).shape[1] < Q.shape[1]:
+            raise _not_determined(i, h[i], "least squares")
+        return _deleted_residual(Phi, np.zeros(Phi.shape[1]), Phi[:, :0], y, i)[0]
+
+    r = _loo_residuals(y, Q @ (Q.T @ y), h, refit, "least squares")
     mse = float(np.mean(r ** 2))
     return (mse, r) if return_residuals else mse
 
@@ -128,8 +199,9 @@ def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
     hat matrix is ``11^T/N + U diag(s^2/(s^2+lam)) U^T`` for the thin SVD ``X_c = U diag(s) V^T``
     of the centred inputs, so ``h_ii = 1/N + sum_j U_ij^2 s_j^2 / (s_j^2 + lam)``, and the LOO
     residual is again ``(y_i - yhat_i) / (1 - h_ii)``. It is computed as ``Q_1 Q_1^T``, the same
-    matrix, from a QR factorisation (see ``_ridge_projector``): accurate also when the features'
-    scales differ by 1e16 or more, where the SVD loses the small ones.
+    matrix, from a QR factorisation (see ``_ridge_design``): accurate also when the features'
+    scales differ by 1e16 or more, where the SVD loses the small ones. A row of leverage within
+    1e-6 of 1 is refitted without it (:class:`linbook.Ridge`), as in :func:`loocv_least_squares`.
 
     Parameters
     ----------
@@ -151,63 +223,80 @@ def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
     check_param_values("loocv_ridge", {"lam": [NON_NEGATIVE], "fit_intercept": ["boolean"]},
                        {"lam": lam, "fit_intercept": fit_intercept})
     n = X.shape[0]
-    if fit_intercept:
-        xm, ym = column_means(X), y.mean()    # a constant column centres to exact zeros (no feature)
-        Xc, yc, h0 = X - xm, y - ym, 1.0 / n
-    else:
-        Xc, yc, h0, ym = X, y, 0.0, 0.0
-    Q1 = _ridge_projector(Xc, lam)              # the hat matrix of the centred inputs is Q1 Q1^T
-    fitted = ym + Q1 @ (Q1.T @ yc)
-    h = h0 + np.sum(Q1 ** 2, axis=1)
-    r = _loo_from(y, fitted, h, "ridge")
+    Z, penalty, free = _ridge_design(X, lam, fit_intercept)
+    Q, _, columns = _penalised_qr(Z, penalty, free)
+    Q1 = Q[:n]                                          # the hat matrix is Q1 Q1^T
+    h = np.sum(Q1 ** 2, axis=1)
+    fitted = Q1 @ (Q1.T @ y)
+
+    def refit(i):
+        r_i, kept = _deleted_residual(Z, penalty, free, y, i)
+        if kept < columns.size and not np.any(penalty):
+            raise _not_determined(i, h[i], "least squares, lam = 0")
+        return r_i
+
+    r = _loo_residuals(y, fitted, h, refit, "ridge")
     mse = float(np.mean(r ** 2))
     return (mse, r) if return_residuals else mse
 
 
-def _ridge_projector(Xc, lam):
-    """``Q1`` of shape (N, k) with ``Q1 Q1^T = Xc (Xc^T Xc + lam I)^{-1} Xc^T``, the ridge hat matrix.
+def _ridge_design(X, lam, fit_intercept):
+    """``(Z, penalty, free)``: ridge regression as least squares on ``[[Z, free], [diag(penalty), 0]]``
+    (:func:`_penalised_qr`), ``Z`` the features (scaled by :func:`_scaled_features`), ``penalty`` their
+    ``sqrt(lam) / s_j``, ``free`` the unpenalised column of ones of the intercept (or none).
 
-    Ridge is least squares on ``Xc`` stacked on ``sqrt(lam) I`` (``D`` extra rows). With the thin QR
-    ``[Xc; sqrt(lam) I] = Q R`` and ``Q1`` the first ``N`` rows of ``Q``, ``Xc = Q1 R``, so the hat
-    matrix is ``Q1 R (R^T R)^{-1} R^T Q1^T = Q1 Q1^T``: the SVD form ``U diag(s^2/(s^2+lam)) U^T``
-    without the SVD, whose singular values are resolved only down to ``eps * s_max`` (a feature
-    of 1e-8 next to one of 1e8 was dropped, and ``lam = 0`` did not give least squares).
-    Householder QR is accurate column by column, whatever the columns' scales.
-
-    Each column is first divided by a power of two near its largest entry (exact; ``Q`` does not
-    change, the penalty row becomes ``sqrt(lam) / d_j``), so nothing over- or underflows. Left out:
-    a column whose penalty exceeds 1e16 times its norm (its coefficient is 0 to double precision),
-    and a column the QR finds dependent on the ones before it to rounding (its penalty too small
-    to tell it apart): its share of the hat matrix is nil, as for least squares.
+    With the thin QR of that stack ``= Q R`` and ``Q1`` the first ``N`` rows of ``Q``, ``Phi = [Z, free] = Q1 R``,
+    so the hat matrix is ``Q1 R (R^T R)^{-1} R^T Q1^T = Q1 Q1^T``: the SVD form ``U diag(s^2/(s^2+lam)) U^T``
+    (plus ``11^T/N`` for the intercept) without the SVD, whose singular values are resolved only down to
+    ``eps * s_max`` (a feature of 1e-8 next to one of 1e8 was dropped, and ``lam = 0`` did not give least
+    squares). Beside an intercept the columns are centred on their medians (it absorbs any shift; centred on
+    their means, a row 1e10 times the others left their residuals 1e-4 off).
     """
-    n, d = Xc.shape
+    n, d = X.shape
     root_lam = np.sqrt(lam)
+    if fit_intercept:
+        X = X - np.median(X, axis=0)
     if d > n:
-        # wide: with Xc = L Q (Q's n rows orthonormal) the hat matrix of Xc is that of the n x n factor L,
-        # Q (Q'L'L Q + lam I)^{-1} Q' being (L'L + lam I)^{-1}: an (n + n) x n QR below, not (n + d) x d.
-        # Xc / c first (c a power of two near its largest entry, so nothing overflows; the penalty of
-        # L's columns is then sqrt(lam) / c), and the largest features first (Householder QR of a graded
-        # matrix is accurate row by row)
-        c = _power_of_two_scale(np.max(np.abs(Xc), initial=0.0), below=True)
-        largest_first = np.argsort(-np.max(np.abs(Xc), axis=0), kind="stable")
-        Xc = linalg.qr((Xc[:, largest_first] / c).T, mode="r")[0][:n].T
+        # wide: with X = L Q (Q's n rows orthonormal) the hat matrix of [X, 1] is that of [L, 1] (w = Q^T a
+        # costs lam ||a||^2), an (n + n) x n QR, not (n + d) x d. X / c first (c a power of two near its
+        # largest entry, so nothing overflows; the penalty of L's columns is then sqrt(lam) / c), and the
+        # largest features first (Householder QR of a graded matrix is accurate row by row)
+        c = _power_of_two_scale(np.max(np.abs(X), initial=0.0), below=True)
+        largest_first = np.argsort(-np.max(np.abs(X), axis=0), kind="stable")
+        X = linalg.qr((X[:, largest_first] / c).T, mode="r")[0][:n].T
         with np.errstate(over="ignore"):
             root_lam = root_lam / c
-    scale = _power_of_two_scale(np.max(np.abs(Xc), axis=0, initial=0.0), below=True)
-    Z = Xc / scale
+    Z, scale = _scaled_features(X)
     with np.errstate(over="ignore"):
         penalty = root_lam / scale
-    keep = np.flatnonzero(penalty <= 1e16 * np.linalg.norm(Z, axis=0))
-    while keep.size:
-        A = np.vstack([Z[:, keep], np.diag(penalty[keep])])
-        Q, R = linalg.qr(A, mode="economic")
-        # a column within rounding of the span of the earlier ones; dropping it leaves that span,
-        # so every flagged column goes at once (a second pass confirms)
-        dependent = np.abs(np.diag(R)) <= max(A.shape) * np.finfo(float).eps * np.linalg.norm(A, axis=0)
+    return Z, penalty, np.ones((n, int(fit_intercept)))
+
+
+def _penalised_qr(Z, penalty, free):
+    """The QR of ``[[Z, free], [diag(penalty), 0]]`` (rows largest first, columns pivoted: accurate row by row),
+    without the columns it finds dependent: ``(Q, R, columns)``, ``columns`` indexing ``[Z, free]`` in ``R``'s
+    order. Left out first: a column whose penalty exceeds 1e16 times its norm (its coefficient is 0 to double
+    precision). A column within rounding of the span of the ones before it (its penalty too small to tell it
+    apart) goes, and every flagged column at once (a second pass confirms): its share of the hat matrix is nil,
+    as for least squares."""
+    n, d = Z.shape
+    columns = np.concatenate([np.flatnonzero(penalty <= 1e16 * np.linalg.norm(Z, axis=0)),
+                              d + np.arange(free.shape[1])])
+    full_penalty = np.concatenate([penalty, np.zeros(free.shape[1])])
+    design = np.hstack([Z, free])
+    while columns.size:
+        penalised = columns[columns < d]
+        A = np.vstack([design[:, columns], np.diag(full_penalty[columns])[:penalised.size]])
+        order = _largest_rows_first(A)
+        Q, R, pivot = linalg.qr(A[order], mode="economic", pivoting=True)
+        Q[order] = Q.copy()
+        diagonal = np.zeros(columns.size)             # (more columns than rows: the last are dependent)
+        diagonal[:min(R.shape)] = np.abs(np.diag(R))
+        dependent = diagonal <= max(A.shape) * np.finfo(float).eps * np.linalg.norm(A, axis=0)[pivot]
         if not dependent.any():
-            return Q[:n]
-        keep = keep[~dependent]
-    return np.zeros((n, 0))
+            return Q, R, columns[pivot]
+        columns = np.delete(columns, pivot[dependent])
+    return np.zeros((n, 0)), np.zeros((0, 0)), columns
 
 
 @dataclass
