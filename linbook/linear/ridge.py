@@ -14,8 +14,9 @@ from scipy.sparse.linalg import LinearOperator
 from sklearn.exceptions import ConvergenceWarning
 
 from ..base import NON_NEGATIVE, all_or_nothing, is_dask
+from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from ._base import LinearModel, lsqr_solve, moments, ridge_penalty, sparse_cg_budget, wide_normal_solve
-from ._moments import MAX_GRAM_FEATURES, TrainingGram
+from ._moments import MAX_GRAM_FEATURES, RCOND_MIN, TrainingGram
 
 __all__ = ["Ridge"]
 
@@ -115,14 +116,21 @@ def _warn_if_weights_beyond_rounding(sw, solver):
 
 
 def _df_from_gram(G, pen, n):
-    """``tr(G (G + diag(pen))^{-1})``: by eigenvalues for a uniform penalty, else by a solve.
+    """``tr(G (G + diag(pen))^{-1})``: by a solve of the equilibrated equations where they pass the Cholesky
+    path's condition test, else by eigenvalues.
 
-    Where that solve fails (``G`` singular, for wide X, and the penalty below its rounding), by the
-    eigenvalues ``e_k`` of ``Q^(1/2) G Q^(1/2)`` with ``Q = diag(p / pen)``, ``p = min(pen)`` (powers of four:
-    exact): ``sum_k e_k / (e_k + p)``, the same trace (it raised LinAlgError).
+    Equilibrated first: with columns in units 1e13 apart the eigenvalues of ``G`` are resolved only down to
+    ``eps ||G||``, and those of the small columns (each adds ``e / (e + lam)``) were lost: ``df_`` 0.99999999999
+    where it is 1.0000122527. Where that test fails (``G`` nearly singular and the penalty below its rounding,
+    for wide X or collinear columns), by the eigenvalues, those below the rounding counted as zero; for a
+    penalty that differs per column, those of ``Q^(1/2) G Q^(1/2)`` with ``Q = diag(p / pen)``, ``p = min(pen)``
+    (powers of four: exact): ``sum_k e_k / (e_k + p)``, the same trace (it raised LinAlgError).
     """
     if G.shape[0] == 0:
         return 0.0
+    factor = equilibrated_cholesky(G + np.diag(pen), RCOND_MIN)
+    if factor is not None:
+        return float(np.trace(equilibrated_solve(factor, G)))
     if not np.all(pen == pen[0]):
         try:
             return float(np.trace(scipy.linalg.solve(G + np.diag(pen), G, assume_a="pos")))
