@@ -147,7 +147,9 @@ def _deleted_residual(Z, penalty, free, y, i):
     column the other rows do not see has the coefficient 0)."""
     others = np.arange(len(y)) != i
     Q, R, columns = _penalised_qr(Z[others], penalty, free[others])
-    coef = linalg.solve_triangular(R, Q.T @ np.concatenate([y[others], np.zeros(Q.shape[0] - len(y) + 1)]))
+    target = np.zeros(Q.shape[0])                   # [y of the other rows; 0 for the penalty rows]
+    target[:len(y) - 1] = y[others]
+    coef = linalg.solve_triangular(R, Q.T @ target)
     return float(y[i] - np.hstack([Z[i], free[i]])[columns] @ coef), columns.size
 
 
