@@ -237,6 +237,11 @@ def _shares(a, b):
     return a / (a + b), b / (a + b)
 
 
+def _less_one(prior, count):
+    """``prior + count - 1`` in one rounding (``count`` an integer)."""
+    return float(prior) + (count - 1) if count >= 1 else float(prior) - 1.0
+
+
 def _log_share(x, y):
     """``log(x / (x + y))`` elementwise for ``x, y > 0``, to a few ulps, without forming ``x + y``.
 
@@ -247,7 +252,7 @@ def _log_share(x, y):
     ``y`` by 300 orders or more) ``log x - log y`` is used instead, far from cancelling there.
     """
     x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
-    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):   # (the branch not taken)
         r = y / x
         q = x / y
         log_q = np.where(q >= np.finfo(float).tiny, np.log(q), np.log(x) - np.log(y))
@@ -367,7 +372,9 @@ class BetaBernoulli:
         if a >= 1 and b >= 1:
             if a + b == 2:
                 raise ValueError("the posterior is uniform (a_n = b_n = 1): every theta is a MAP estimate")
-            return _shares(a - 1, b - 1)[0]           # (a - 1) / (a + b - 2)
+            # (a_n - 1) / (a_n + b_n - 2), each a_n - 1 as (N_1 - 1) + a: one rounding (a_n - 1 formed from
+            # a_n = 1e-8 + 1 kept 8 digits)
+            return _shares(_less_one(self.a, self.n1_), _less_one(self.b, self.n0_))[0]
         if a < 1 <= b:
             return 0.0
         if b < 1 <= a:
