@@ -460,3 +460,29 @@ def test_bayesian_logistic_mode_and_evidence_to_rounding(case):
     log_evidence = -(E + 0.5 * m * np.log(2 * np.pi / alpha)) + 0.5 * m * np.log(2 * np.pi) - 0.5 * np.linalg.slogdet(H)[1]
     np.testing.assert_allclose(model.posterior_mean_, w, rtol=0, atol=1e-10 * np.max(np.abs(w)))
     assert model.log_evidence_ == pytest.approx(log_evidence, rel=1e-10)
+
+
+@pytest.mark.parametrize("far_y", [1e20, -1e150])
+def test_lad_passes_through_a_far_target_that_outweighs_the_rest(far_y):
+    """Row 5 weighs more than all the others together, so the fit passes through it whatever ``y_5`` (1e20,
+    -1e150): clipping ``y_5`` for the LP is not exact there, and an interpolated clipped row's residual of
+    rounding size (1e-13) must not pass for its sign. Right answer: the least objective among fits through row 5
+    (HiGHS on the other rows relative to row 5, in units of ``|y_5|``), to 1e-9."""
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((40, 3))
+    y = X @ [1.0, -2.0, 0.5] + 0.3 + rng.standard_t(2, 40)
+    y[5] = far_y
+    sw = np.ones(40)
+    sw[5] = 45.0
+    model = LeastAbsoluteDeviation().fit(X, y, sample_weight=sw)
+    rest = np.delete(np.arange(40), 5)
+    lp = linprog(np.r_[np.zeros(3), sw[rest], sw[rest]], A_eq=np.c_[X[rest] - X[5], np.eye(39), -np.eye(39)],
+                 b_eq=(y[rest] - y[5]) / abs(y[5]), bounds=[(None, None)] * 3 + [(0, None)] * 78, method="highs")
+    w = lp.x[:3] * abs(y[5])
+
+    def objective(w, b):
+        return float(np.sum(sw * np.abs(y - X @ w - b)))
+
+    assert objective(model.coef_, model.intercept_) <= objective(w, y[5] - X[5] @ w) * (1 + 1e-9)
