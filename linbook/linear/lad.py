@@ -34,6 +34,44 @@ def _typical_magnitudes(largest, columns):
     return _power_of_two_scale(np.maximum(typical, largest / _LARGEST_SCALED_ENTRY), below=True)
 
 
+#: The caps on ``|y|`` over its typical size (:func:`_target_scale`) tried in turn: HiGHS loses digits in proportion
+#: to the LP's largest entry (one ``y`` at 1e10 times the rest: the other rows' objective 4e-6 above its least, at
+#: 1e12: 4e-4; clipped at 2^20: 1e-9), so far values are clipped as close as their residuals' signs allow.
+_TARGET_CAPS = (2.0 ** 10, 2.0 ** 20, 2.0 ** 40)
+
+
+def _target_scales(y):
+    """The ``(sy, cap)`` to try in turn: ``y / sy`` is the LP's right-hand side, its entries clipped to ``+-cap``
+    (:func:`_clipped_target`). ``sy`` is a power of two near the median of the non-zero ``|y|``
+    (:func:`_typical_magnitudes` without its floor) with each of :data:`_TARGET_CAPS`; last, where the fit passes
+    through a far value (a heavy weight on it), near the largest ``|y|``, unclipped: the fitted values are that large.
+
+    Why not the largest ``|y|`` alone, as before: one ``y`` at 1e20 (or 1e300) left every other entry near 1e-20,
+    which HiGHS treats as zero; the other rows' fit was 67 % above the least objective, in silence.
+    """
+    typical = float(_typical_magnitudes(np.zeros(1), [np.abs(y)])[0])
+    top = float(_power_of_two_scale(np.max(np.abs(y), initial=0.0), below=True))
+    return [(typical, cap) for cap in _TARGET_CAPS] + [(top, np.inf)]
+
+
+def _clipped_target(ys, cap):
+    """``(clip(ys, -cap, cap), clipped)``: the LP's right-hand side with its entries beyond ``cap`` set to ``+-cap``.
+
+    Why clipping is exact: moving ``y_i`` further out on the side of the fit where it lies does not change the
+    LP's minimiser (the optimality certificate, a dual ``u`` with ``X~'u = 0``, ``u_i = s_i sign(r_i)`` where
+    ``r_i != 0`` and ``|u_i| <= s_i``, still holds). So the fit to the clipped ``y`` is one to ``y`` where
+    every clipped row keeps its residual's sign (:func:`_keeps_signs`); otherwise the next scale is tried.
+    """
+    return np.clip(ys, -cap, cap), np.abs(ys) > cap
+
+
+def _keeps_signs(residuals, ys):
+    """Whether every clipped row's residual has the sign of its (clipped) ``y`` (:func:`_clipped_target`), beyond
+    doubt: at least half of it. A row the fit passes through has a residual of rounding size, of either sign
+    (1e-13 at a cap of 2^10, with a fit to the unclipped ``y`` whose objective is 1 % lower: not a sign)."""
+    return bool(np.all(residuals * np.sign(ys) >= 0.5 * np.abs(ys)))
+
+
 class LeastAbsoluteDeviation(LinearModel):
     """Least absolute deviations: minimises ``sum_i s_i |y_i - x_i . w - b|``.
 
@@ -93,7 +131,6 @@ class LeastAbsoluteDeviation(LinearModel):
         n, d = X.shape
         sw = np.ones(n) if sw is None else sw
         Xs, sx, shift = self._scaled_columns(X)
-        sy = float(_power_of_two_scale(np.max(np.abs(y), initial=0.0), below=True))
         cols = [Xs]
         if self.fit_intercept:
             cols.append(sps.csr_matrix(np.ones((n, 1))))
@@ -103,14 +140,19 @@ class LeastAbsoluteDeviation(LinearModel):
         # weights scaled to mean 1 (the minimiser does not change) so the costs are near 1 too
         cost = np.concatenate([np.zeros(k), np.tile(sw / sw.mean(), 2)])
         bounds = [(None, None)] * k + [(0, None)] * (2 * n)
-        res = linprog(cost, A_eq=A, b_eq=y / sy, bounds=bounds, method="highs",
-                      options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
-        if res.status != 0 or res.x is None:
-            raise ValueError(
-                f"LeastAbsoluteDeviation: the linear programme (HiGHS) failed with status {res.status}: "
-                f"{res.message}. The data are finite and were rescaled, so this usually means "
-                "features of wildly different magnitudes within a column or far more columns than "
-                "the LP can handle: check X for such columns, standardise them, or drop some.")
+        for sy, cap in _target_scales(y):
+            with np.errstate(over="ignore"):          # y / sy beyond float64: clipped anyway
+                ys, clipped = _clipped_target(y / sy, cap)
+            res = linprog(cost, A_eq=A, b_eq=ys, bounds=bounds, method="highs",
+                          options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+            if res.status != 0 or res.x is None:
+                raise ValueError(
+                    f"LeastAbsoluteDeviation: the linear programme (HiGHS) failed with status {res.status}: "
+                    f"{res.message}. The data are finite and were rescaled, so this usually means "
+                    "features of wildly different magnitudes within a column or far more columns than "
+                    "the LP can handle: check X for such columns, standardise them, or drop some.")
+            if _keeps_signs(ys[clipped] - A[clipped][:, :k] @ res.x[:k], ys[clipped]):
+                break
         with np.errstate(over="ignore", invalid="ignore"):
             self.coef_ = sy * (np.asarray(res.x[:d], dtype=float) / sx)
             self.intercept_ = float(sy * res.x[d]) if self.fit_intercept else 0.0
@@ -119,8 +161,9 @@ class LeastAbsoluteDeviation(LinearModel):
         if not (np.all(np.isfinite(self.coef_)) and np.isfinite(self.intercept_)):
             raise ValueError("LeastAbsoluteDeviation: the coefficients overflow float64 because y is "
                              "huge relative to the features; rescale y or the columns of X.")
-        r = np.abs(y / sy - self._linear(X) / sy)
-        self._log_scale = max(float(np.log(sw @ r / sw.sum()) + np.log(sy)) if np.any(sw * r > 0) else -np.inf,
+        top = float(_power_of_two_scale(np.max(np.abs(y), initial=0.0), below=True))   # no overflow in r
+        r = np.abs(y / top - self._linear(X) / top)
+        self._log_scale = max(float(np.log(sw @ r / sw.sum()) + np.log(top)) if np.any(sw * r > 0) else -np.inf,
                               float(np.log(np.finfo(float).tiny)))
         with np.errstate(over="ignore"):
             self.scale_ = float(np.exp(self._log_scale))

@@ -354,7 +354,10 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         rcond, info = lapack.dpocon(C, norm)
         if info != 0 or not rcond >= 1.0 / _SOLVE_COND:
             return False
-        self._ceiling = diag * (_SOLVE_COND * rcond * norm / len(diag) ** 1.5)
+        # a ceiling beyond float64 (a diagonal near 1e300: features of 1e150) is inf, rightly: no finite
+        # diagonal can pass it (numpy's overflow warning on a valid fit was noise)
+        with np.errstate(over="ignore"):
+            self._ceiling = diag * (_SOLVE_COND * rcond * norm / len(diag) ** 1.5)
         return True
 
     def _recursion(self, X, y, sw, gain_limit):

@@ -331,3 +331,24 @@ def test_not_scale_equivariant_at_1e300_says_what_to_do(est, says):
         _fit(est, X * 1e300, y)
     assert_clear_error(info.value, "X" if says == "scale the features" else "eta0")
     assert says in str(info.value)
+
+
+def test_rls_chunk_of_features_near_1e150_after_ordinary_ones_warns_nothing():
+    """A later chunk's features near 1e150 put ``X^T X``'s diagonal near 1e300; the bound on the diagonal below
+    which later solves need no condition estimate then overflowed to inf (rightly: no finite diagonal passes it)
+    and numpy printed ``RuntimeWarning: overflow encountered in multiply`` on a valid fit. Right answer: no
+    warning, and the batch least-squares fit of all the rows (``LinearRegression``), to 1e-12."""
+    from linbook import LinearRegression
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(60, 3)) * [1, 2, 0.5] + [0, 1, -1]
+    y = X @ [1.0, -0.5, 2.0] + 0.7 + 0.3 * rng.normal(size=60)
+    X[30:] *= 1e150
+    model = RecursiveLeastSquares()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.partial_fit(X[:30], y[:30])
+        model.partial_fit(X[30:], y[30:])
+    batch = LinearRegression().fit(X, y)
+    np.testing.assert_allclose(model.coef_, batch.coef_, rtol=1e-12)
+    assert model.intercept_ == pytest.approx(batch.intercept_, rel=1e-12)
