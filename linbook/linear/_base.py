@@ -354,10 +354,12 @@ def _settled_cg(H, c, diag, preconditioner, budget, give_way=False):
         return v if accurate and lanczos_condition(steps) * RCOND_MIN <= 1.0 else None
 
 
-# Dense wide X: conjugate gradients on the centred copy before the N x N form (seconds, fitted on 1000 x 10000,
-# AMD EPYC, 2 shared cores: the syrk ~1.75e-11 N^2 D, an iteration's one pass over the copy ~4e-10 N D; under
-# load 0.70 s against 16.5 ms). CG starts only with room for the ~20-30 iterations a well-conditioned fit needs.
-_WIDE_SYRK_S, _WIDE_PASS_S, _WIDE_MIN_BUDGET = 1.75e-11, 4e-10, 20
+# Dense wide X: conjugate gradients on the centred copy before the N x N form (seconds, 1000 x 10000, AMD EPYC, 2
+# shared cores: the syrk 0.175 s quiet, so ~1.75e-11 N^2 D; a step's one pass over the copy ~4e-10 N D, from the
+# ratio measured under load, 0.70 s against 16.5 ms: ~42 passes a syrk, 0.044 N). CG starts only with room for
+# the ~30 steps a well-conditioned fit needs (a random 1000 x 10000: 28; the Lanczos bound of _settled_cg says
+# 32), from ~730 rows: below, it would give way on most problems after a few passes, each 1/(0.044 N) of a syrk.
+_WIDE_SYRK_S, _WIDE_PASS_S, _WIDE_MIN_BUDGET = 1.75e-11, 4e-10, 32
 #: Bytes of a block of rows in the fused products ``Z^T (Z p)``: read from memory once, it is still in cache
 #: for its second product (1000 x 10000: 16.5 ms a product against 23 ms for the two whole-matrix products).
 _WIDE_BLOCK_BYTES = 1 << 21

@@ -197,7 +197,7 @@ class Ridge(LinearModel):
     BLAS ``syrk`` on ``X`` (no copy of ``X``), and ``G + lam I`` is factorised by Cholesky after
     diagonal equilibration. When ``D > N`` (dense ``X``) the same equations are solved in their
     ``N x N`` form, ``w = Xc^T (Xc Xc^T + lam I)^{-1} yc`` (``O(N^2 D)``, by Cholesky with the same
-    condition check); from about 460 rows, conjugate gradients on the centred copy run first while
+    condition check); from about 730 rows, conjugate gradients on the centred copy run first while
     their steps (one pass over the copy each) cost less than that form's syrk, and count on the terms
     of the sparse case below (not with sample weights more than 1e4 apart). **Fallbacks:** when the
     equilibrated matrix has reciprocal condition number below ``1e-8`` (``lam`` tiny and ``X`` nearly collinear, where the normal equations would lose
