@@ -315,8 +315,8 @@ def sparse_cg_solve(mom, pen, precondition, budget):
 
 
 def _settled_cg(H, c, diag, preconditioner, budget, give_way=False):
-    """``H v = c`` (``H = G + diag(pen)``, ``diag`` its diagonal) by conjugate gradients in at most ``budget``
-    iterations, or ``None`` where the answer does not pass :data:`CG_BACKWARD_ERROR` on the equilibrated
+    """``H v = c`` (``H = G + diag(pen)``, ``diag`` its diagonal, or a function giving it) by conjugate gradients
+    in at most ``budget`` iterations, or ``None`` where the answer does not pass :data:`CG_BACKWARD_ERROR` on the equilibrated
     equations and the Cholesky path's condition test.
 
     ``give_way``: CG ends early (and its answer is refused) once the condition number its Lanczos matrix shows
@@ -325,22 +325,26 @@ def _settled_cg(H, c, diag, preconditioner, budget, give_way=False):
     instead of a whole budget later."""
     if not np.any(c):
         return np.zeros(len(c))
-    steps = {"alpha": [], "beta": []}
+    steps, gave_way = {"alpha": [], "beta": []}, []
 
     def hopeless(d, r):
-        k = len(steps["alpha"])
-        if k < 4 or k % 2:
+        if len(steps["alpha"]) < 2:
             return False
         try:
             cond = lanczos_condition(steps)
         except ValueError:              # a step of 0 or inf (a penalty near 1e-300): not a CG problem
-            return True
-        return not cond * RCOND_MIN <= 1.0 or 0.5 * np.sqrt(cond) * np.log(2e14) > budget
+            cond = np.inf
+        if not cond * RCOND_MIN <= 1.0 or 0.5 * np.sqrt(cond) * np.log(2e14) > budget:
+            gave_way.append(True)
+        return bool(gave_way)
 
     # each iteration is two products with X and a few vector operations: one BLAS thread (see lsqr_solve)
     with single_threaded_blas(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         v = conjugate_gradient_step(H, -c, 1e-14, budget, preconditioner, stop=hopeless if give_way else None,
                                     steps=steps)
+        if gave_way:
+            return None
+        diag = diag() if callable(diag) else diag
         # the backward error of the equilibrated equations (each row and column divided by sqrt(diag), unit
         # diagonal): judged in the units of the largest diagonal entry, the other equations went unchecked
         root = np.sqrt(np.where(diag > 0, diag, 1.0))      # (a column of zeros: its equation is 0 = 0)
@@ -410,11 +414,14 @@ def wide_cg_solve(Z, z, pen, sw, precondition, budget):
     if budget <= 0 or (sw is not None and np.max(sw) > _WIDE_CG_WEIGHT_SPREAD * np.min(sw[sw > 0])):
         return None
     with np.errstate(over="ignore", invalid="ignore"):
-        diag = np.einsum("ij,ij->j", Z, Z) + pen
         c = Z.T @ z
-    if not (np.all(np.isfinite(diag)) and np.all(np.isfinite(c))):
+    if not np.all(np.isfinite(c)):
         return None
-    return _settled_cg(_dense_normal_matvec(Z, pen), c, diag, np.broadcast_to(pen, diag.shape) if precondition
+
+    def diag():                        # only where CG did not give way: one more pass
+        return np.einsum("ij,ij->j", Z, Z) + pen
+
+    return _settled_cg(_dense_normal_matvec(Z, pen), c, diag, np.broadcast_to(pen, c.shape) if precondition
                        else None, budget, give_way=True)
 
 
