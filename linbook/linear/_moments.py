@@ -201,8 +201,10 @@ class Moments:
         unscaled = np.all(s == 1.0)
         if sps.issparse(X):
             sw = np.ones(self.n) if self.sw is None else self.sw
-            Xs = X if unscaled else divide_columns(X, s)
-            m = np.asarray(Xs.T @ sw).ravel() / self.sum_w
+            m = self._scaled_after(lambda: np.asarray(X.T @ sw).ravel())
+            if m is None:
+                m = np.asarray(divide_columns(X, s).T @ sw).ravel()
+            m = m / self.sum_w
             if self.sw is not None:
                 self.x_mean_delta = self._weighted_mean_residual(m)
             return m
@@ -214,6 +216,13 @@ class Moments:
                 m = (self.sw @ X) / self.sum_w
             self.x_mean_delta = self._weighted_mean_residual(m)
             return m
+        if self.sw is None:
+            # X's column sums divided by the powers of two (exact) where they are finite: no scaled blocks
+            # (1000 x 10000: 23 ms -> 8 ms)
+            with np.errstate(over="ignore", invalid="ignore"):
+                tot = X.sum(axis=0)
+            if np.all(np.isfinite(tot)):
+                return tot / s / self.sum_w
         tot = np.zeros(self.d)
         rng, step = _blocks(self.n, self.d)
         for i in rng:
@@ -223,13 +232,31 @@ class Moments:
             self.x_mean_delta = self._weighted_mean_residual(tot / self.sum_w)
         return tot / self.sum_w
 
+    def _scaled_after(self, column_sums, power=1):
+        """``column_sums()`` (sums over the stored entries of ``X``, each term of degree ``power`` in ``x``) divided by
+        ``x_scale ** power`` afterwards: the same bits as the sums of the scaled entries (a power of two scales
+        each term exactly) where the scales are at least 1 (the unscaled terms underflow no sooner) and the
+        sums are finite; else ``None`` (then the caller scales the entries first). Saves a scaled copy of the
+        stored entries (sparse 100k x 2000 at 0.5 %: ~20 ms a fit)."""
+        s = self.x_scale
+        if not np.min(s, initial=1.0) >= 1.0:
+            return None
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = column_sums()
+            if np.all(s == 1.0):
+                return out
+            for _ in range(power):
+                out = out / s
+        return out if np.all(np.isfinite(out)) else None
+
     def _column_scales(self):
         X = self.X
         if sps.issparse(X):          # the largest |x| of each column from the stored entries (no CSC copy)
             big = np.zeros(self.d)
             np.maximum.at(big, X.indices, np.abs(X.data))
         else:
-            big = np.max(np.abs(X), axis=0, initial=0.0)
+            # max |x| as max(max x, -min x): two reductions without the temporary |X| (1000 x 10000: 28 -> 15 ms)
+            big = np.maximum(np.max(X, axis=0, initial=0.0), -np.min(X, axis=0, initial=0.0))
         return _power_of_two_scale(big, below=True)
 
     def _gram(self):
@@ -361,9 +388,13 @@ class Moments:
         plain sum of squares) that loses digits, and so would any product with the implicitly centred X.
         """
         X = self.X
-        scaled = X.data / self.x_scale[X.indices]
-        weights = scaled * scaled if self.sw is None else np.repeat(self.sw, np.diff(X.indptr)) * scaled * scaled
-        squares = np.bincount(X.indices, weights=weights, minlength=self.d)
+        w = None if self.sw is None else np.repeat(self.sw, np.diff(X.indptr))
+        squares = self._scaled_after(lambda: np.bincount(X.indices, weights=X.data * X.data if w is None else
+                                                         w * X.data * X.data, minlength=self.d), power=2)
+        if squares is None:
+            scaled = X.data / self.x_scale[X.indices]
+            weights = scaled * scaled if w is None else w * scaled * scaled
+            squares = np.bincount(X.indices, weights=weights, minlength=self.d)
         m = self.x_mean_s + self.x_mean_delta
         return np.maximum(squares - self.sum_w * m * m, 0.0), squares
 
@@ -419,7 +450,8 @@ class Moments:
     def design(self):
         """Dense centred, weighted, scaled copy ``(Z, z)`` with ``Z^T Z = G``: the fallback's input."""
         X = self.X.toarray() if sps.issparse(self.X) else self.X
-        Z = np.divide(X, self.x_scale) - self.x_mean_s
+        Z = np.divide(X, self.x_scale)
+        Z -= self.x_mean_s              # in place: one copy of X, not two (1000 x 10000: 44 ms -> 30 ms)
         if np.any(self.x_mean_delta):
             Z -= self.x_mean_delta
         z = self.ys - self.y_mean_s

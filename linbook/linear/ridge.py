@@ -6,6 +6,7 @@ Derived in: chapter "Linear regression" § "Ridge, lasso and least absolute devi
 from __future__ import annotations
 
 import warnings
+from functools import partial
 
 import numpy as np
 import scipy.linalg
@@ -15,7 +16,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..base import NON_NEGATIVE, all_or_nothing, is_dask
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
-from ._base import LinearModel, lsqr_solve, moments, ridge_penalty, sparse_cg_budget, wide_normal_solve
+from ._base import (LinearModel, lsqr_solve, moments, ridge_penalty, sparse_cg_budget, wide_cg_budget, wide_cg_solve,
+                    wide_kernel, wide_normal_solve)
 from ._moments import MAX_GRAM_FEATURES, RCOND_MIN, TrainingGram
 
 __all__ = ["Ridge"]
@@ -180,6 +182,16 @@ def _ridge_in_original_norm(s, V, g, pen, x_scale):
     return omega * (Q @ y)
 
 
+def _wide_df(Z, pen):
+    """``df_``'s arguments after CG on the centred wide copy ``Z``: ``tr(K (K + min(pen) I)^-1)`` with
+    ``K = Z diag(q) Z^T`` (:func:`._base.wide_kernel`), the degrees of freedom of the ``D x D`` form."""
+    kernel = wide_kernel(Z, pen)
+    if kernel is None:                 # column scales ~1e150 apart: as the SVD path, the D x D form
+        return Z.T @ Z, pen, len(Z)
+    K, _, pen_min = kernel
+    return K, np.full(len(K), pen_min), len(K)
+
+
 class Ridge(LinearModel):
     """Ridge regression: minimises ``1/2 sum_i s_i (y_i - x_i . w - b)^2 + (lam/2) ||w||^2``.
 
@@ -193,8 +205,10 @@ class Ridge(LinearModel):
     BLAS ``syrk`` on ``X`` (no copy of ``X``), and ``G + lam I`` is factorised by Cholesky after
     diagonal equilibration. When ``D > N`` (dense ``X``) the same equations are solved in their
     ``N x N`` form, ``w = Xc^T (Xc Xc^T + lam I)^{-1} yc`` (``O(N^2 D)``, by Cholesky with the same
-    condition check). **Fallbacks:** when the equilibrated matrix has reciprocal condition number
-    below ``1e-8`` (``lam`` tiny and ``X`` nearly collinear, where the normal equations would lose
+    condition check); from about 730 rows, conjugate gradients on the centred copy run first while
+    their steps (one pass over the copy each) cost less than that form's syrk, and count on the terms
+    of the sparse case below (not with sample weights more than 1e4 apart). **Fallbacks:** when the
+    equilibrated matrix has reciprocal condition number below ``1e-8`` (``lam`` tiny and ``X`` nearly collinear, where the normal equations would lose
     more than half the digits), the thin SVD ``Xc = U S V^T`` of a centred copy gives
     ``w = V diag(s / (s^2 + lam)) U^T yc`` (``lam = 0``: the minimum-norm least-squares solution). Singular
     values below ``s_max max(N, D) eps`` are rounding: there the penalty alone decides, however small, so as
@@ -221,13 +235,15 @@ class Ridge(LinearModel):
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
     solver_ : str
-        ``"cholesky"``, ``"svd"``, ``"cg"`` (sparse ``X``) or ``"lsqr"`` (sparse ``X``).
+        ``"cholesky"``, ``"svd"``, ``"cg"`` (sparse ``X``, or dense ``X`` with more columns than rows) or
+        ``"lsqr"`` (sparse ``X``).
     sigma2_ : float
         ``sum_i s_i r_i^2 / N`` on the training data (plug-in Gaussian noise variance; floored at
         ``(eps max|y|)^2``, see ``log_likelihood``).
     df_ : float
         Effective degrees of freedom ``sum_k s_k^2 / (s_k^2 + lam)`` (computed on access; after
-        ``"cg"`` from the training Gram matrix, formed then from a copy of ``X`` kept by the fit; not
+        ``"cg"`` from the training Gram matrix, formed then from a copy of ``X`` kept by the fit (dense wide
+        ``X``: its ``N x N`` form, from the fit's centred copy); not
         available for sparse ``X`` with more than 4096 columns).
     n_params_ : float
         ``df_ + fit_intercept`` (used by ``aic``/``bic``).
@@ -285,21 +301,31 @@ class Ridge(LinearModel):
                 self._df = (mom.G, pen, mom.n)
         else:
             Z, z = mom.design()
-            # wide X: the N x N (kernel) form; the SVD where that is ill-conditioned, and for tall X
-            v = self._kernel_cholesky(Z, z, pen, mom.fit_intercept, sw) if dense_wide else None
-            self.solver_ = "cholesky"
+            # wide X: conjugate gradients where they are cheaper, else the N x N (kernel) form; the SVD where
+            # that is ill-conditioned, and for tall X
+            v = self._wide(Z, z, pen, mom, sw) if dense_wide else None
             if v is None:
+                if dense_wide:               # (the N x N form scaled the copy in place)
+                    Z, z = mom.design()
                 _warn_if_weights_beyond_rounding(sw, "SVD")
                 v, self.solver_ = self._svd(Z, z, pen, mom.x_scale), "svd"
         return self._finish(mom, v, "Ridge")
 
-    def _kernel_cholesky(self, Z, z, pen, centred, sw):
-        """Wide ``X`` (``N < D``, ``lam > 0``): the ``N x N`` form of the ridge equations
-        (:func:`._base.wide_normal_solve`), or ``None`` (then the SVD)."""
-        solved = wide_normal_solve(Z, z, pen, centred, sw) if np.min(pen, initial=np.inf) > 0 else None
+    def _wide(self, Z, z, pen, mom, sw):
+        """Wide ``X`` (``N < D``, ``lam > 0``): conjugate gradients on the centred copy within their budget
+        (:func:`._base.wide_cg_solve`; ``df_`` then from the copy, on first use), else the ``N x N`` form of
+        the ridge equations (:func:`._base.wide_normal_solve`), or ``None`` (then the SVD)."""
+        if not np.min(pen, initial=np.inf) > 0:
+            return None
+        v = wide_cg_solve(Z, z, pen, sw, True, wide_cg_budget(*Z.shape))
+        if v is not None:
+            self.solver_, self._df = "cg", partial(_wide_df, Z, pen)
+            return v
+        solved = wide_normal_solve(Z, z, pen, mom.fit_intercept, sw, overwrite=True)
         if solved is None:
             return None
         v, K, pen_min = solved
+        self.solver_ = "cholesky"
         self._df = (K, np.full(len(z), pen_min), len(z))   # tr(K (K + pen_min I)^-1) = the df of the D x D form
         return v
 
@@ -335,6 +361,8 @@ class Ridge(LinearModel):
                 return self._svd_df
             raise AttributeError("df_ is not available after an iterative solver on sparse X with more than "
                                  f"{MAX_GRAM_FEATURES} columns (it needs the spectrum of X^T X).")
+        if isinstance(self._df, partial):                  # after CG on dense wide X: its N x N form on first use
+            self._df = self._df()
         if isinstance(self._df[0], TrainingGram):          # after CG: the Gram matrix on first use
             G, x_scale, n = self._df[0].statistics()
             self._df = (G, (np.sqrt(self._df[1]) / x_scale) ** 2, n)
