@@ -113,7 +113,7 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
     tol : float, default=1e-14
         Stop when the Newton decrement ``g^T A^{-1} g / 2`` falls below ``tol`` and Newton's next step
         ``A^{-1} g`` is short: at most ``max(sqrt(tol), 1e-5)`` times ``max(1, max_j |z_j|)`` (on a flat
-        energy the decrement is small far from the mode; Newton then goes on).
+        energy the decrement is small far from the mode; Newton then goes on); then one more Newton step.
     max_iter : int, default=200
         Iteration cap; a ``ValueError`` naming it is raised if the mode is not reached.
 
@@ -142,15 +142,14 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
 
     res = resume_until_step_is_short(run, z, lambda x: _relative_newton_step(energy, x),
                                      step_tol=max(np.sqrt(tol), _STEP_TOL_MIN), gtol=tol, max_iter=max_iter)
-    z0 = _polished_mode(energy, res.x) if res.converged else res.x
-    n_iter = res.n_iter + int(z0 is not res.x)                  # the polishing step is a Newton step
+    z0 = _polished_mode(energy, res.x) if res.converged else res.x     # (n_iter counts its step)
     e, g, A = energy(z0)
     A, L = _precision_and_factor(res, e, g, A, max_iter)       # A = hess E(z0) = L L'
     cov = linalg.cho_solve((L, True), np.eye(m), check_finite=False)   # L: the factor of a finite A
     logdet = 2.0 * float(np.sum(np.log(np.diag(L))))
     log_z = -e + 0.5 * m * np.log(2 * np.pi) - 0.5 * logdet    # log Z ~= -E(z0) + (M/2) log 2pi - log|A|/2
     return LaplaceResult(mode=z0, energy=e, precision=A, covariance=0.5 * (cov + cov.T), chol=L,
-                         log_det_precision=logdet, log_evidence=log_z, n_iter=n_iter)
+                         log_det_precision=logdet, log_evidence=log_z, n_iter=res.n_iter + int(z0 is not res.x))
 
 
 # A step of at most this, relative to max |z|, counts as short whatever tol: at a well-conditioned mode the
