@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse
 
 from ._kernels.csr import divide_columns
+from .numerics import _power_of_two_scale
 
 
 def constant_columns(X):
@@ -130,3 +131,16 @@ def centre_sparse_offsets(X, sw, fit_intercept):
     rest = scipy.sparse.csr_matrix((X.data * keep[X.indices], X.indices.copy(), X.indptr.copy()), shape=X.shape)
     rest.eliminate_zeros()
     return rest + centred, shift
+
+
+def typical_magnitudes(largest, columns, spread):
+    """Per column, a power of two near the median of its non-zero ``|x|`` (``columns``: each one's ``|x|``), but at
+    least ``largest / spread``: what a column is divided by so that its ordinary entries are near 1 (exact).
+
+    Why not its largest entry: one far row (1e9 times the others) then left every other entry of its columns near
+    1e-9, below what a solver or a QR resolves beside entries near 1 (``LeastAbsoluteDeviation``'s LP treated them
+    as zero; ``loocv_ridge``'s QR moved the ordinary rows' leverages by 1e-6). ``spread`` bounds the far entries
+    after the division (the LP's 1e20 infinity; float64's range).
+    """
+    typical = np.array([np.median(c[c > 0]) if np.any(c > 0) else 0.0 for c in columns])
+    return _power_of_two_scale(np.maximum(typical, largest / spread), below=True)

@@ -26,6 +26,7 @@ from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 from sklearn.utils.validation import check_array
 
+from ._design import typical_magnitudes
 from .base import NON_NEGATIVE, _with_advice, check_param_values, renamed_kwargs, validate_data
 from ._kernels.threads import factorisation_threads, single_threaded_blas
 from .numerics import _power_of_two_scale
@@ -45,7 +46,8 @@ def _design(X, fit_intercept):
 
 def _scaled_features(X):
     """``(X / s, s)``: each column divided by ``s_j``, a power of two near the median of its non-zero absolute
-    values (exact) and at least ``2^-500`` times its largest (so nothing overflows). Neither this nor a shift of
+    values (exact) and at least ``2^-500`` times its largest, so nothing overflows
+    (:func:`linbook._design.typical_magnitudes`). Neither this nor a shift of
     the columns beside an intercept (``x - c``, ``c`` the medians) changes the hat matrix; both keep its QR
     accurate row by row:
 
@@ -55,15 +57,8 @@ def _scaled_features(X):
     * centred on the median, ``x - c`` is exact for a column offset by 1e8 (no cancellation left for the QR)
       and one far row does not move ``c`` (centring on the mean put it ~1e11 from every ordinary row).
     """
-    n, d = X.shape
-    if n == 0:
-        return X, np.ones(d)
-    size = np.sort(np.abs(_row_sample(X)), axis=0)
-    m = size.shape[0]
-    zeros = np.count_nonzero(size == 0, axis=0)                 # (sorted: they come first)
-    typical = size[np.minimum(zeros + (m - zeros - 1) // 2, m - 1), np.arange(d)]    # the lower median
-    largest = np.max(np.abs(X), axis=0)
-    scale = _power_of_two_scale(np.maximum(typical, largest * 2.0 ** -500), below=True)
+    sample = np.abs(_row_sample(X))
+    scale = typical_magnitudes(np.max(np.abs(X), axis=0, initial=0.0), list(sample.T), 2.0 ** 500)
     return X / scale, scale
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sps
 from scipy.optimize import linprog
 
-from .._design import centre_offsets
+from .._design import centre_offsets, typical_magnitudes
 from ..base import all_or_nothing, validate_predict, without_zero_weight_rows
 from .._kernels.csr import divide_columns
 from ..numerics import _power_of_two_scale
@@ -22,16 +22,8 @@ _LARGEST_SCALED_ENTRY = 2.0 ** 60
 
 
 def _typical_magnitudes(largest, columns):
-    """Per column, a power of two near the median of its non-zero ``|x|`` (``columns``: each one's ``|x|``), but
-    at least ``largest / 2^60``: what the LP's columns are divided by.
-
-    Why not the largest entry: one far row (a near-duplicate of another, times 1e9) then left every other entry
-    of its columns near 1e-9, which HiGHS treats as zero: the LP's optimum was that of another problem, its
-    objective 1e-3 .. 1e-1 above the least one, in silence. Near the median, the ordinary rows' entries are
-    near 1 and the far row's are large, which HiGHS handles up to 1e20.
-    """
-    typical = np.array([np.median(c[c > 0]) if np.any(c > 0) else 0.0 for c in columns])
-    return _power_of_two_scale(np.maximum(typical, largest / _LARGEST_SCALED_ENTRY), below=True)
+    """:func:`linbook._design.typical_magnitudes` with the LP's bound, :data:`_LARGEST_SCALED_ENTRY`."""
+    return typical_magnitudes(largest, columns, _LARGEST_SCALED_ENTRY)
 
 
 #: The caps on ``|y|`` over its typical size (:func:`_target_scale`) tried in turn: HiGHS loses digits in proportion
