@@ -278,7 +278,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         """Set the fitted attributes from the run's ``result`` (sample numbers in the caller's ``X``, whose rows
         ``kept`` were fitted; the run's weights times ``scale``, its intercept times ``scale^2``), and warn when
         the data were not separated."""
-        w, b, pocket, _ = result
+        w, b, pocket, alpha = result
         w, b = w * scale, b * scale * scale
         updated = np.concatenate(history.updates)
         self.update_indices_ = updated if kept is None else np.flatnonzero(kept)[updated]
@@ -292,7 +292,6 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         keep = self.n_mistakes_ * X.shape[1] <= _KEEP_ROWS
         self._X_updates = X[updated] if keep else None
         if self.form == "dual":
-            alpha = result[3]
             self.alpha_ = alpha if kept is None else _scatter(alpha, kept)
         if self.form == "pocket":
             errors, self.pocket_update_ = pocket
@@ -359,10 +358,10 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         if self.fit_intercept:
             c2 = max_sq_row_norm(X) if self.intercept_scaling == "auto" else c2 / scale / scale
             if not (np.isfinite(c2) and np.log2(eta * c2) + 2 * np.log2(scale) >= -1022):     # a normal number
-                raise ValueError(f"Perceptron: the features are too small for the intercept (largest |x| = "
-                                 f"{float(np.max(np.abs(X.data if sp.issparse(X) else X))) * scale:.3g}): its steps eta * intercept_scaling^2 and the "
-                                 "scores w.x cannot both be represented in float64. Scale the features (e.g. "
-                                 "StandardScaler), or set fit_intercept=False.")
+                raise ValueError("Perceptron: the features are too small for the intercept (largest |x| below "
+                                 "~1e-145): its steps eta * intercept_scaling^2 and the scores w.x cannot both be "
+                                 "represented in float64. Scale the features (e.g. StandardScaler), or set "
+                                 "fit_intercept=False.")
         return X, c2
 
     @property

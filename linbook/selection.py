@@ -40,7 +40,7 @@ def _design(X, fit_intercept):
     """``[x - c, 1]`` per row with an intercept (``c`` the columns' medians), else ``X``, each feature divided by
     a power of two near its median absolute value (:func:`_scaled_features`): the same hat matrix
     ``X (X^T X)^+ X^T``, and a QR of it accurate row by row."""
-    F, _ = _scaled_features(X - np.median(_row_sample(X), axis=0) if fit_intercept else X)
+    F, _ = _scaled_features(_centred(X, fit_intercept)[0])
     return np.hstack([F, np.ones((X.shape[0], 1))]) if fit_intercept else F
 
 
@@ -60,6 +60,17 @@ def _scaled_features(X):
     sample = np.abs(_row_sample(X))
     scale = typical_magnitudes(np.max(np.abs(X), axis=0, initial=0.0), list(sample.T), 2.0 ** 500)
     return X / scale, scale
+
+
+def _centred(X, fit_intercept):
+    """``(X / f - c, f)``: beside an intercept the columns shifted by their medians ``c`` (the intercept absorbs any
+    shift), and divided first by ``f = 256`` where an entry is near float64's largest, so that the shift cannot
+    overflow (a column from -1.7e308 to 1.7e308 gave inf: a fit refused with LAPACK's message); ``f = 1`` otherwise."""
+    if not fit_intercept:
+        return X, 1.0
+    shrink = 256.0 if np.max(np.abs(X), initial=0.0) > 2.0 ** 1019 else 1.0
+    X = X / shrink if shrink != 1.0 else X
+    return X - np.median(_row_sample(X), axis=0), shrink
 
 
 def _row_sample(X):
@@ -259,9 +270,8 @@ def _ridge_design(X, lam, fit_intercept):
     their means, a row 1e10 times the others left their residuals 1e-4 off).
     """
     n, d = X.shape
-    root_lam = np.sqrt(lam)
-    if fit_intercept:
-        X = X - np.median(_row_sample(X), axis=0)
+    X, shrink = _centred(X, fit_intercept)
+    root_lam = np.sqrt(lam) / shrink                   # (the fit on X / f with lam / f^2 is the same)
     if d > n:
         # wide: with X = L Q (Q's n rows orthonormal) the hat matrix of [X, 1] is that of [L, 1] (w = Q^T a
         # costs lam ||a||^2), an (n + n) x n QR, not (n + d) x d. X / c first (c a power of two near its

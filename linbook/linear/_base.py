@@ -316,8 +316,8 @@ def sparse_cg_solve(mom, pen, precondition, budget):
 
 def _settled_cg(H, c, diag, preconditioner, budget, give_way=False):
     """``H v = c`` (``H = G + diag(pen)``, ``diag`` its diagonal, or a function giving it) by conjugate gradients
-    in at most ``budget`` iterations, or ``None`` where the answer does not pass :data:`CG_BACKWARD_ERROR` on the equilibrated
-    equations and the Cholesky path's condition test.
+    in at most ``budget`` iterations, or ``None`` where the answer does not pass :data:`CG_BACKWARD_ERROR` on the
+    equilibrated equations and the Cholesky path's condition test.
 
     ``give_way``: CG ends early (and its answer is refused) once the condition number its Lanczos matrix shows
     (a lower bound, see :func:`lanczos_condition`) fails that test or would need more than ``budget`` iterations

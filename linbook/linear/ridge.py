@@ -208,7 +208,8 @@ class Ridge(LinearModel):
     condition check); from about 730 rows, conjugate gradients on the centred copy run first while
     their steps (one pass over the copy each) cost less than that form's syrk, and count on the terms
     of the sparse case below (not with sample weights more than 1e4 apart). **Fallbacks:** when the
-    equilibrated matrix has reciprocal condition number below ``1e-8`` (``lam`` tiny and ``X`` nearly collinear, where the normal equations would lose
+    equilibrated matrix has reciprocal condition number below ``1e-8`` (``lam`` tiny and ``X`` nearly collinear,
+    where the normal equations would lose
     more than half the digits), the thin SVD ``Xc = U S V^T`` of a centred copy gives
     ``w = V diag(s / (s^2 + lam)) U^T yc`` (``lam = 0``: the minimum-norm least-squares solution). Singular
     values below ``s_max max(N, D) eps`` are rounding: there the penalty alone decides, however small, so as

@@ -74,3 +74,18 @@ def test_a_row_the_others_cannot_predict_is_refused():
         linbook.loocv_ridge(X, y, 0.0, return_residuals=True)
     _, r = linbook.loocv_ridge(X, y, 1.0, return_residuals=True)          # a penalty determines it
     np.testing.assert_allclose(r, _refit_residuals(X, y, 1.0, True), rtol=1e-9)
+
+
+def test_columns_near_the_largest_double_are_not_an_overflow():
+    """A column from -1.7e308 to 1.7e308 beside an intercept: shifting it by its median overflowed to inf and the
+    call ended in LAPACK's "array must not contain infs or NaNs". The answers equal those on X / 2^20 (least
+    squares and the leverages do not change; ridge with ``lam / 2^40``)."""
+    rng = np.random.default_rng(4)
+    y = rng.standard_normal(10)
+    X = np.column_stack([1.7e308 * np.clip(1 + 0.01 * rng.standard_normal(10), 0, 1), rng.standard_normal(10)])
+    X[0, 0] = -1.7e308
+    small = np.ldexp(X, -20)
+    np.testing.assert_allclose(linbook.loocv_least_squares(X, y), linbook.loocv_least_squares(small, y), rtol=1e-12)
+    np.testing.assert_allclose(linbook.hat_diagonal(X, fit_intercept=True),
+                               linbook.hat_diagonal(small, fit_intercept=True), rtol=1e-12)
+    np.testing.assert_allclose(linbook.loocv_ridge(X, y, 1.0), linbook.loocv_ridge(small, y, 2.0 ** -40), rtol=1e-12)
