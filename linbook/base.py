@@ -32,6 +32,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, chec
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
 from ._design import centre_offsets  # noqa: F401  (its old import path, public)
+from ._kernels.threads import fit_blas_threads
 from .numerics import _binary_exponent, _power_of_two_scale
 
 __all__ = ["validate_fit", "validate_predict", "check_sample_weight",
@@ -175,12 +176,15 @@ def all_or_nothing(method):
     and put back on any exception. A fit stores new arrays and never writes into those it holds, so
     this restores the model; the streaming models' updates, which do write in place, also save the
     arrays' contents (:func:`linbook.online._stream.transactional`).
+
+    The method runs under linbook's BLAS policy for fits (:func:`linbook._kernels.threads.fit_blas_threads`).
     """
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         attributes = dict(self.__dict__)
         try:
-            return method(self, *args, **kwargs)
+            with fit_blas_threads(args[0] if args else kwargs.get("X")):
+                return method(self, *args, **kwargs)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(attributes)

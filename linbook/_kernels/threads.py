@@ -1,6 +1,15 @@
-"""Row-chunk parallelism for the blocked kernels: a thread per core, one BLAS thread each.
+"""BLAS's threads in linbook: one BLAS thread in a fit, and the cores used by row chunks instead.
 
-The blocked kernels make many small BLAS calls (one per row block, sized for the
+**The policy.** Every estimator's training method (``fit``, ``partial_fit``: :func:`linbook.base.all_or_nothing`,
+:func:`linbook.online._stream.transactional`) runs under :func:`fit_blas_threads`: on data of at least
+:data:`FIT_ONE_THREAD_ENTRIES` entries, BLAS runs one thread, and single calls of more than
+:data:`THREADED_FLOPS` lift it (:func:`blas_threads_for_one_call`). The caller's thread count is restored on the
+way out, failed fits and fits from several Python threads included. Earlier per-call limits
+(:func:`factorisation_threads`, the solvers' and selection helpers' :func:`single_threaded_blas`) stay for the
+public functions that run the same code outside an estimator (``irls``, ``laplace_approximation``,
+``loocv_ridge`` ...); inside a fit they nest harmlessly.
+
+**Row chunks.** The blocked kernels make many small BLAS calls (one per row block, sized for the
 cache). A multi-threaded BLAS synchronises its threads inside every call, and on a
 busy machine a call waits for a descheduled sibling thread: measured 7x slower than
 single-threaded BLAS on 2 shared cores. Splitting the rows into contiguous chunks, run
@@ -28,13 +37,15 @@ from contextlib import contextmanager, nullcontext
 
 import numpy as np
 
-__all__ = ["RowChunks", "blas_threads_for_one_call", "factorisation_threads", "map_row_chunks",
-           "single_threaded_blas"]
+__all__ = ["RowChunks", "blas_own_threads", "blas_threads_for_one_call", "factorisation_threads",
+           "fit_blas_threads", "map_row_chunks", "single_threaded_blas"]
 
-_CONTROLLER = []
 _POOL = {}      # pid -> executor: starting threads per call costs 1-40 ms; a forked child needs its own
-_LIMIT = {"depth": 0, "limiter": None}
 _LOCK = threading.Lock()
+_MODES = threading.local()  # this Python thread's stack of modes: True one thread, False BLAS's own threads
+# the Python threads whose innermost mode is one thread; the thread counts to restore; each loaded BLAS
+# library's (get, set) of its thread count, found once
+_STATE = {"limiting": 0, "saved": None, "libraries": None}
 
 
 def _n_cores():
@@ -44,23 +55,91 @@ def _n_cores():
         return os.cpu_count() or 1
 
 
+def _blas_libraries():
+    """The loaded BLAS libraries' thread-count getters and setters (threadpoolctl's scan, ~7 ms, once).
+
+    threadpoolctl's own ``set_num_threads`` ignores a call from any Python thread but the one that first set a
+    limit (so that threads do not fight over OpenBLAS's process-wide pool). This module keeps the process's
+    state itself, under a lock, and may restore from another thread than the one that limited (a fit in a
+    thread pool): so it calls the library's own setter where threadpoolctl has one.
+    """
+    if _STATE["libraries"] is None:
+        import scipy.linalg  # noqa: F401  (scipy's own BLAS is loaded before the scan)
+        from threadpoolctl import ThreadpoolController
+
+        _STATE["libraries"] = [(library.get_num_threads,
+                                getattr(library, "_real_set_num_threads", library.set_num_threads))
+                               for library in ThreadpoolController().select(user_api="blas").lib_controllers]
+    return _STATE["libraries"]
+
+
+def _apply():
+    """Limit every BLAS library to one thread while any Python thread's innermost mode asks for it; restore
+    the counts found before (the user's) when none does. Called under :data:`_LOCK`."""
+    if _STATE["limiting"] and _STATE["saved"] is None:
+        _STATE["saved"] = [get() for get, _ in _blas_libraries()]
+        for _, set_threads in _STATE["libraries"]:
+            set_threads(1)
+    elif not _STATE["limiting"] and _STATE["saved"] is not None:
+        for (_, set_threads), n in zip(_STATE["libraries"], _STATE["saved"]):
+            if n is not None:
+                set_threads(n)
+        _STATE["saved"] = None
+
+
 @contextmanager
-def single_threaded_blas():
-    """BLAS limited to one thread; nested or concurrent uses restore the limit only at the last exit."""
+def _blas_mode(one_thread):
+    """Enter a BLAS-threads mode with stack semantics: the innermost mode of a Python thread is its wish, and
+    BLAS runs one thread while any Python thread wishes it (two threads calling BLAS at once want one each)."""
+    stack = _MODES.__dict__.setdefault("stack", [])
     with _LOCK:
-        if _LIMIT["depth"] == 0:
-            if not _CONTROLLER:
-                from threadpoolctl import ThreadpoolController   # ~10 ms once: inspects the loaded BLAS
-                _CONTROLLER.append(ThreadpoolController())
-            _LIMIT["limiter"] = _CONTROLLER[0].limit(limits=1, user_api="blas")
-        _LIMIT["depth"] += 1
+        before = bool(stack) and stack[-1]
+        stack.append(one_thread)
+        _STATE["limiting"] += one_thread - before
+        _apply()
     try:
         yield
     finally:
         with _LOCK:
-            _LIMIT["depth"] -= 1
-            if _LIMIT["depth"] == 0:
-                _LIMIT["limiter"].restore_original_limits()
+            stack.pop()
+            _STATE["limiting"] += (bool(stack) and stack[-1]) - one_thread
+            _apply()
+
+
+def single_threaded_blas():
+    """BLAS limited to one thread inside the block (nested and concurrent uses compose: see :func:`_blas_mode`)."""
+    return _blas_mode(True)
+
+
+def blas_own_threads():
+    """BLAS's own threads inside the block, lifting an enclosing :func:`single_threaded_blas` of this Python
+    thread (not another thread's: two threads calling BLAS at once keep one BLAS thread each)."""
+    return _blas_mode(False)
+
+
+#: Entries of ``X`` from which a fit runs on one BLAS thread (:func:`fit_blas_threads`). Below it BLAS splits
+#: no call anyway (OpenBLAS threads a product from ~10^4-10^5 multiply-adds) and the limit's ~5 us would show
+#: in a loop of tiny fits.
+FIT_ONE_THREAD_ENTRIES = 1 << 14
+
+
+def fit_blas_threads(X):
+    """linbook's BLAS policy for a fit on ``X``: one BLAS thread, except single large calls, which lift it
+    (:func:`blas_threads_for_one_call`); small ``X`` leaves BLAS as the caller set it.
+
+    Why: a fit is many mid-sized BLAS calls (a pass over row blocks, a k x k solve, the vector algebra of a
+    solver step), and a multi-threaded BLAS synchronises its threads inside each. On an idle machine the second
+    thread gains little in them; on a busy one (a 2-vCPU CI runner with a neighbour, a laptop with a browser
+    open) a call waits for a descheduled sibling: at 5000 x 50 on 2 shared cores, two BLAS threads made LDA
+    3.6x slower, QDA 3.4x, RDA 28x, FisherLDA 26x, GaussianNaiveBayes 20x, LinearRegression 21x, the
+    multinomial LogisticRegression 3.5x (``benchmarks/issue22_first_fit.md``, session 21). The cores are used
+    instead by the row chunks' Python threads (:func:`map_row_chunks`), whose count does not change the result.
+    A list or other input without ``size`` is treated as large.
+    """
+    size = getattr(X, "size", None)
+    if isinstance(size, (int, np.integer)) and size < FIT_ONE_THREAD_ENTRIES:
+        return nullcontext()
+    return single_threaded_blas()
 
 
 #: Flops of one BLAS call from which BLAS's own threads pay for themselves (a syrk of 1000 x 10000, ~1e10
@@ -69,8 +148,9 @@ THREADED_FLOPS = 1e9
 
 
 def blas_threads_for_one_call(flops):
-    """BLAS's own threads for one large call (at least :data:`THREADED_FLOPS`), one thread for a smaller one."""
-    return nullcontext() if flops > THREADED_FLOPS else single_threaded_blas()
+    """BLAS's own threads for one large call (at least :data:`THREADED_FLOPS`: lifting a fit's one-thread
+    policy, :func:`fit_blas_threads`), one thread for a smaller one."""
+    return blas_own_threads() if flops > THREADED_FLOPS else single_threaded_blas()
 
 
 def factorisation_threads(n):

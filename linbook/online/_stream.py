@@ -13,6 +13,7 @@ from ..base import (DivergenceError, _plain_input, _with_advice, all_or_nothing,
                     validate_fit)
 # the process's budget of numpy steps before the compiled loops load (shared with the lasso's sweeps)
 from .._kernels.numpy_budget import NUMPY_STEPS, numpy_fit, numpy_pass, numpy_steps_left  # noqa: F401
+from .._kernels.threads import fit_blas_threads
 
 CURE = "scale the features (e.g. StandardScaler), lower eta0 (or use eta0='auto')"
 
@@ -41,7 +42,8 @@ def transactional(method):
                 from ._dask_fit import stream
 
                 return stream(self, method.__name__, *args, **kwargs)
-            return method(self, *args, **kwargs)
+            with fit_blas_threads(args[0] if args else kwargs.get("X")):
+                return method(self, *args, **kwargs)
         except BaseException:
             for array, contents in saved:
                 np.copyto(array, contents)
