@@ -48,22 +48,42 @@ def test_fisher_lda_n_components_beyond_the_varying_columns_is_a_clear_error():
         linbook.FisherLDA(n_components=4).fit(np.insert(X, 0, 7.0, axis=1), y)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known defect (session 22, not fixed): wide X (N < D) with one column times 1e100 or 2**60. The wide "
-    "solve scales all columns by one power of two (to keep the minimum-norm meaning), so Z Z^T is "
-    "dominated by that column; the Cholesky test fails and gelsd, truncating singular values below "
-    "max(N, D) eps s_max, returns a rank-one fit: training residual ~9 where an exact interpolant exists "
-    "(the fit on the unscaled X has residual 1e-15), with no warning"))
-@pytest.mark.parametrize("c", [2.0 ** 60, 1e100])
-def test_linear_regression_wide_one_column_scaled_still_interpolates(c):
-    """N = 10 rows, D = 25 columns: every least-squares minimiser interpolates y, whatever the column
-    scales, so the fitted values on the training rows are y (to rounding) for X and for X with column 0
-    times c."""
+def _wide(c):
     rng = np.random.default_rng(1)
     X = rng.standard_normal((10, 25)) + rng.standard_normal(25)
     y = X @ rng.standard_normal(25) + 0.7 + 0.3 * rng.standard_normal(10)
     Xc = X.copy()
     Xc[:, 0] *= c
+    return X, y, Xc
+
+
+@pytest.mark.parametrize("c", [2.0 ** 60, 1e100])
+def test_linear_regression_wide_one_column_scaled_is_not_silent(c):
+    """The same wide fit: until the solve keeps every direction (the strict xfail below), it warns that the
+    fit misses the least-squares minimum and says what to do. Before, it returned the rank-one fit silently.
+    The unscaled X and a genuinely rank-deficient wide X (four columns repeated seven times) do not warn."""
+    X, y, Xc = _wide(c)
+    with pytest.warns(linbook.base.LinbookWarning, match=r"kept 1 of the 9 independent directions.*Scale the"):
+        linbook.LinearRegression().fit(Xc, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", linbook.base.LinbookWarning)
+        linbook.LinearRegression().fit(X, y)
+        deficient = linbook.LinearRegression().fit(np.tile(X[:, :4], (1, 7)), y)
+    assert (deficient.solver_, deficient.rank_) == ("gelsd", 4)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known defect (session 22, not fixed): wide X (N < D) with one column times 1e100 or 2**60. The wide "
+    "solve scales all columns by one power of two (to keep the minimum-norm meaning), so Z Z^T is "
+    "dominated by that column; the Cholesky test fails and gelsd, truncating singular values below "
+    "max(N, D) eps s_max, returns a rank-one fit: training residual ~9 where an exact interpolant exists "
+    "(the fit on the unscaled X has residual 1e-15); it now warns (test above), the fit is still rank one"))
+@pytest.mark.parametrize("c", [2.0 ** 60, 1e100])
+def test_linear_regression_wide_one_column_scaled_still_interpolates(c):
+    """N = 10 rows, D = 25 columns: every least-squares minimiser interpolates y, whatever the column
+    scales, so the fitted values on the training rows are y (to rounding) for X and for X with column 0
+    times c."""
+    X, y, Xc = _wide(c)
     plain = _fit(linbook.LinearRegression(), X, y)
     np.testing.assert_allclose(plain.predict(X), y, rtol=0, atol=1e-9 * np.abs(y).max())
     scaled = _fit(linbook.LinearRegression(), Xc, y)
