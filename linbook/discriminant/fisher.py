@@ -38,7 +38,8 @@ class FisherLDA(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     n_components : int, optional
-        L; default ``min(C - 1, D)``. Must be ``<= min(C - 1, D)``.
+        L; default ``min(C - 1, D)``, D counting the columns that are not constant. Must be
+        ``<= min(C - 1, D)``.
 
     Attributes
     ----------
@@ -89,18 +90,21 @@ class FisherLDA(TransformerMixin, BaseEstimator):
                                                              minlength=classes.size))
         C = classes.size
         N, D = X.shape
-        Lmax = min(C - 1, D)
-        L = Lmax if self.n_components is None else int(self.n_components)
-        if not 1 <= L <= Lmax:
-            raise ValueError(f"n_components must be between 1 and min(C - 1, D) = {Lmax} "
-                             f"(rank(Sigma_B) <= C - 1); got {self.n_components}. Set n_components in that "
-                             "range, or None for the largest.")
         lo, hi = column_range(X, sw)
-        # a column constant over all rows adds nothing to either scatter: its loading is 0
+        # a column constant over all rows adds nothing to either scatter: its loading is 0, and it
+        # adds no direction (rank(Sigma_B) <= min(C - 1, number of varying columns))
         keep = hi > lo
         if not keep.any():
             raise ValueError("FisherLDA: every column of X is constant; there is nothing to project. "
                              "Pass an X with at least one varying column.")
+        varying = int(keep.sum())
+        Lmax = min(C - 1, varying)
+        L = Lmax if self.n_components is None else int(self.n_components)
+        if not 1 <= L <= Lmax:
+            of = "D" if varying == D else f"the {varying} varying columns of X"
+            raise ValueError(f"n_components must be between 1 and min(C - 1, {of}) = {Lmax} "
+                             f"(rank(Sigma_B) <= C - 1); got {self.n_components}. Set n_components in that "
+                             "range, or None for the largest.")
         try:
             vals, W, mu = self._directions(X[:, keep] if not keep.all() else X, yi, C, lo[keep], hi[keep], sw)
         except ValueError as exc:

@@ -5,13 +5,15 @@ Derived in: chapter "Linear regression" § "Least squares in matrix form".
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sps
 
 from scipy.sparse.linalg import LinearOperator
 
-from ..base import all_or_nothing, is_dask
+from ..base import LinbookWarning, all_or_nothing, is_dask
 from .._kernels.cholesky import equilibrated_cholesky
 from ..numerics import _power_of_two_scale
 from ._base import LinearModel, lsqr_solve, moments, original_gram, sparse_cg_budget, wide_normal_solve
@@ -48,6 +50,24 @@ def _least_squares_by_lsqr(mom):
         return v
     # the least-squares fit is the one nearer z (||r||^2 = ||r*||^2 + ||fit - fit*||^2)
     return v_eq if np.linalg.norm(z - fit_eq) <= np.linalg.norm(z - fit) else v
+
+
+def _warn_if_scales_cost_rank(Z, cond, rank):
+    """Warn when ``gelsd``'s truncation (singular values below ``cond s_max``) dropped directions that the
+    columns of ``Z`` span once each is brought to size 1: with columns decades apart (wide ``X``, whose
+    columns share one scale to keep the minimum-norm meaning) the fit then misses the least-squares
+    minimum, e.g. a wide ``X`` with one column times 1e100 got a rank-one fit that does not interpolate."""
+    if rank >= min(Z.shape):
+        return
+    size = np.max(np.abs(Z), axis=0)
+    Ze = Z[:, size > 0] / size[size > 0]
+    sv = scipy.linalg.svd(Ze, compute_uv=False, check_finite=False)
+    equilibrated = int(np.sum(sv > cond * sv[0])) if sv.size else 0
+    if equilibrated > rank:
+        warnings.warn(f"LinearRegression: the columns of X span too many orders of magnitude for the SVD "
+                      f"solver: it kept {rank} of the {equilibrated} independent directions they span, so the fit "
+                      "does not reach the least-squares minimum. Scale the features (e.g. StandardScaler), "
+                      "or use Ridge(lam > 0).", LinbookWarning, stacklevel=4)
 
 
 class LinearRegression(LinearModel):
@@ -169,6 +189,7 @@ class LinearRegression(LinearModel):
                              "finite, so it holds columns of wildly different magnitudes or "
                              "near-duplicates: standardise the features or use Ridge(lam > 0).") from None
         self.solver_, self._rank = "gelsd", int(rank)
+        _warn_if_scales_cost_rank(Z, cond, int(rank))
         if np.all(mom.x_scale == 1.0):
             self._sv = np.asarray(sv, dtype=float)
         else:                          # singular values of the rescaled copy are not X's
