@@ -1,0 +1,130 @@
+"""Adversarial inputs for the public functions that are not estimators (session 22's fuzzing):
+``logistic_loss``, ``irls``, ``choose_solver``, ``perceptron_reference``, ``probit_kappa``,
+``moderated_sigmoid``, ``bernoulli_mle``, ``gaussian_mle``.
+
+Each bad input was accepted before (a wrong or NaN answer, or an error from inside numpy that
+named nothing); now it is a clear error naming it. The valid inputs beside them keep their answers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from linbook.estimation import bernoulli_mle, gaussian_mle
+from linbook.laplace import moderated_sigmoid, probit_kappa
+from linbook.logistic import choose_solver, irls, logistic_loss
+from linbook.perceptron import perceptron_reference
+
+from .harness import assert_clear_error
+
+
+def _data(seed=0, n=30, d=3):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = (X[:, 0] + rng.standard_normal(n) > 0).astype(float)
+    return X, y, rng.standard_normal(d)
+
+
+def _refused(call, corrupts):
+    with pytest.raises((ValueError, TypeError)) as info:
+        call()
+    assert_clear_error(info.value, corrupts)
+
+
+X, Y, W = _data()
+LOSS_CASES = {   # name -> (kwargs changed from a valid call, the input it corrupts)
+    "labels -1/+1": ({"y": 2 * Y - 1}, "y"),
+    "label 2": ({"y": 2 * Y}, "y"),
+    "NaN in X": ({"X": np.where(X > 1.5, np.nan, X)}, "X"),
+    "inf in w": ({"w": np.array([np.inf, 0.0, 0.0])}, "w"),
+    "lam = -1": ({"lam": -1.0}, "lam"),
+    "lam = NaN": ({"lam": np.nan}, "lam"),
+    "negative weights": ({"sample_weight": -np.ones(30)}, "sample_weight"),
+    "NaN weights": ({"sample_weight": np.full(30, np.nan)}, "sample_weight"),
+    "29 weights": ({"sample_weight": np.ones(29)}, "sample_weight"),
+    "penalised of length 2": ({"lam": 1.0, "penalised": np.ones(2)}, "penalised"),
+    "scores overflow": ({"X": X * 1e300, "w": W * 1e300}, ("X", "w")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOSS_CASES))
+def test_logistic_loss_refuses_bad_input(case):
+    changed, corrupts = LOSS_CASES[case]
+    args = {"w": W, "X": X, "y": Y, **changed}
+    _refused(lambda: logistic_loss(args.pop("w"), args.pop("X"), args.pop("y"), **args), corrupts)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1.0, 1e300])
+def test_logistic_loss_keeps_valid_answers(scale):
+    """The value against the sum written out (``log1p(exp(z))`` is exact enough at these margins)."""
+    F, g, H = logistic_loss(W, X * scale, Y, 0.5, sample_weight=np.linspace(0.5, 2, 30))
+    z = (X * scale) @ W
+    want = np.sum(np.linspace(0.5, 2, 30) * (np.logaddexp(0, z) - Y * z)) + 0.25 * W @ W
+    assert F == pytest.approx(want, rel=1e-12)
+    assert np.all(np.isfinite(g)) and np.all(np.isfinite(H))
+
+
+def test_irls_names_a_w0_of_the_wrong_length():
+    _refused(lambda: irls(X, Y, w0=np.zeros(2)), "w0")
+
+
+@pytest.mark.parametrize("args, corrupts", [
+    ({"n": -5}, "n"), ({"d": -3}, "d"), ({"n_classes": 1}, "n_classes"), ({"n": 2.5}, "n"),
+    ({"density": 2.0}, "density"), ({"density": np.nan}, "density"), ({"sparse": "yes"}, "sparse"),
+])
+def test_choose_solver_refuses_impossible_sizes(args, corrupts):
+    call = {"solver": "auto", "n": 100, "d": 3, "n_classes": 2, "fit_intercept": True, "sparse": True, "density": 0.5}
+    call.update(args)
+    _refused(lambda: choose_solver(**call), corrupts)
+    assert choose_solver("auto", 100, 3, 2, True, False) == "newton"
+
+
+XP = np.random.default_rng(1).standard_normal((20, 2))
+YP = np.where(XP[:, 0] > 0, 1.0, -1.0)
+PERCEPTRON_CASES = {
+    "labels 0/1": ({"y": (YP + 1) / 2}, "y"),
+    "NaN in X": ({"X": np.where(XP > 1, np.nan, XP)}, "X"),
+    "eta = 0": ({"eta": 0.0}, "eta"),
+    "eta = NaN": ({"eta": np.nan}, "eta"),
+    "max_iter = -1": ({"max_iter": -1}, "max_iter"),
+    "max_iter = 1.5": ({"max_iter": 1.5}, "max_iter"),
+    "intercept_scaling = NaN": ({"intercept_scaling": np.nan}, "intercept_scaling"),
+    "order shorter than max_iter": ({"max_iter": 3, "order": [np.arange(20)]}, "order"),
+    "order beyond the rows": ({"order": [np.arange(21)]}, "order"),
+    "negative index in order": ({"order": [np.arange(-1, 19)]}, "order"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PERCEPTRON_CASES))
+def test_perceptron_reference_refuses_bad_input(case):
+    changed, corrupts = PERCEPTRON_CASES[case]
+    args = {"X": XP, "y": YP, **changed}
+    _refused(lambda: perceptron_reference(args.pop("X"), args.pop("y"), **args), corrupts)
+
+
+def test_perceptron_reference_still_separates():
+    w, b, _ = perceptron_reference(XP, YP, max_iter=100, order=[np.arange(20)] * 100)
+    assert np.all(YP * (XP @ w + b) > 0)
+
+
+@pytest.mark.parametrize("call, corrupts", [
+    (lambda: probit_kappa("a"), "var"), (lambda: probit_kappa(1 + 1j), "var"),
+    (lambda: moderated_sigmoid(np.nan, 1.0), "mu"), (lambda: moderated_sigmoid(np.array([0.0, np.nan]), 1.0), "mu"),
+    (lambda: moderated_sigmoid("a", 1.0), "mu"), (lambda: moderated_sigmoid(1.0, 1 + 1j), "var"),
+    (lambda: moderated_sigmoid(np.ones(3), np.ones(2)), ("mu", "var")),
+])
+def test_moderated_sigmoid_names_its_input(call, corrupts):
+    _refused(call, corrupts)
+    assert moderated_sigmoid(np.inf, 1.0) == 1.0 and moderated_sigmoid(-np.inf, 1e300) == 0.0
+
+
+@pytest.mark.parametrize("call, corrupts", [
+    (lambda: bernoulli_mle([]), "x"), (lambda: bernoulli_mle(["a", "b"]), "x"),
+    (lambda: bernoulli_mle(np.array([1.0, 0.0]) + 0j), "x"),
+    (lambda: gaussian_mle([["a"]]), "X"), (lambda: gaussian_mle(np.ones((3, 2)) + 1j), "X"),
+    (lambda: gaussian_mle(np.ones((3, 2)), unbiased="no"), "unbiased"),
+])
+def test_estimates_name_their_input(call, corrupts):
+    """A complex X lost its imaginary part (a wrong covariance, with only numpy's ComplexWarning)."""
+    _refused(call, corrupts)
