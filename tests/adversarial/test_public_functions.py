@@ -128,3 +128,50 @@ def test_moderated_sigmoid_names_its_input(call, corrupts):
 def test_estimates_name_their_input(call, corrupts):
     """A complex X lost its imaginary part (a wrong covariance, with only numpy's ComplexWarning)."""
     _refused(call, corrupts)
+
+
+A_SPD = np.array([[4.0, 1.0], [1.0, 3.0]])
+B_RHS = np.array([1.0, 2.0])
+
+
+@pytest.mark.parametrize("a_scale, b_scale", [(1.0, 1e-300), (1.0, 1e300), (1e-300, 1e-300), (1e300, 1e300),
+                                              (1e-200, 1.0), (1e200, 1.0)])
+def test_conjugate_gradient_at_extreme_scales(a_scale, b_scale):
+    """``b`` near 1e-300 was reported as ``b = 0`` (x = 0), near 1e300 as converged at x = 0: r'r over/underflowed."""
+    from linbook.optim import conjugate_gradient
+    res = conjugate_gradient(A_SPD * a_scale, B_RHS * b_scale)
+    assert res.converged
+    np.testing.assert_allclose(res.x, np.linalg.solve(A_SPD, B_RHS) * (b_scale / a_scale), rtol=1e-10)
+
+
+@pytest.mark.parametrize("A, corrupts", [(np.array([[1.0, 2.0], [0.0, 1.0]]), "A"), (np.eye(3), "A"),
+                                         (np.diag([1.0, -1.0]), "A")])
+def test_conjugate_gradient_refuses_what_it_cannot_solve(A, corrupts):
+    """A non-symmetric A gave a wrong x (converged or not) without a word."""
+    from linbook.optim import conjugate_gradient
+    _refused(lambda: conjugate_gradient(A, B_RHS), corrupts)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-160, 1.0, 1e160, 1e300])
+def test_bfgs_updates_keep_the_secant_condition_at_any_scale(scale):
+    """A pair near 1e-300 (or 1e300) had ``s'y`` underflow (overflow) and the update was skipped."""
+    from linbook.optim import bfgs_update_B, bfgs_update_H
+    s, y = np.array([1.0, 0.0]) * scale, np.array([2.0, 0.5]) * scale
+    np.testing.assert_allclose(bfgs_update_B(np.eye(2), s, y) @ s, y, rtol=1e-14, atol=1e-14 * scale)
+    np.testing.assert_allclose(bfgs_update_H(np.eye(2), s, y) @ y, s, rtol=1e-14, atol=1e-14 * scale)
+
+
+def test_lbfgs_two_loop_pairs_must_match():
+    """``zip`` dropped the unmatched pairs: a different direction, silently."""
+    from linbook.optim import lbfgs_two_loop
+    _refused(lambda: lbfgs_two_loop(np.ones(2), [np.array([1.0, 0.0])], []), ("S", "Y"))
+
+
+@pytest.mark.parametrize("scale", [1e-150, 1.0, 1e150])
+def test_bfgs_minimises_a_scaled_quadratic(scale):
+    """With the objective scaled by 1e-150 the first direction was NaN (``y'y`` underflowed) and bfgs refused."""
+    from linbook.optim import bfgs
+    A, b = np.diag([1.0, 10.0]) * scale, np.array([1.0, 1.0]) * scale
+    res = bfgs(lambda x: 0.5 * x @ A @ x - b @ x, np.zeros(2), lambda x: A @ x - b)
+    assert res.converged
+    np.testing.assert_allclose(res.x, [1.0, 0.1], rtol=1e-5)
