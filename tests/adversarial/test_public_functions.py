@@ -175,3 +175,19 @@ def test_bfgs_minimises_a_scaled_quadratic(scale):
     res = bfgs(lambda x: 0.5 * x @ A @ x - b @ x, np.zeros(2), lambda x: A @ x - b)
     assert res.converged
     np.testing.assert_allclose(res.x, [1.0, 0.1], rtol=1e-5)
+
+
+@pytest.mark.parametrize("call, corrupts", [
+    (lambda d: d.make_separable(-1, 2, random_state=0), "n_samples"),
+    (lambda d: d.make_separable(10, 0, random_state=0), "n_features"),
+    (lambda d: d.make_separable(10, 2.5, random_state=0), "n_features"),
+    (lambda d: d.make_separable(10, 2, labels=(1, 1), random_state=0), "labels"),
+    (lambda d: d.make_regression(-1, 2, random_state=0), "n_samples"),
+    (lambda d: d.make_regression(10, 2, coef=[1.0], random_state=0), "coef"),
+])
+def test_generators_name_impossible_sizes(call, corrupts):
+    """Equal labels gave one class without a word; a negative count failed inside numpy."""
+    from linbook import datasets
+    _refused(lambda: call(datasets), corrupts)
+    X, y, _ = datasets.make_separable(10, 2, random_state=0)
+    assert X.shape == (10, 2) and set(np.unique(y)) <= {-1, 1}
