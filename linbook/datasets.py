@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import StrOptions, as_rng, check_param_values  # as_rng is public here too (its old import path)
+# as_rng is public here too (its old import path)
+from .base import Integral, Interval, StrOptions, as_rng, check_param_values
 
 __all__ = [
     "as_rng",
@@ -69,6 +70,14 @@ def _finite(name, value, *, low=None, strict=False):
         bound = f"> {low:g}" if strict else f">= {low:g}"
         raise ValueError(f"{name} must be {bound}; got {a.ravel()[:6].tolist()}. Set {name} {bound}.")
     return a
+
+
+def _check_sizes(caller, n_samples, n_features):
+    """``n_samples >= 0`` and ``n_features >= 1`` as integers, or the one constraint scheme's error naming the count
+    (a negative one failed inside numpy with "negative dimensions are not allowed")."""
+    check_param_values(caller, {"n_samples": [Interval(Integral, 0, None, closed="left")],
+                                "n_features": [Interval(Integral, 1, None, closed="left")]},
+                       {"n_samples": n_samples, "n_features": n_features})
 
 
 def _check_covariances(covs):
@@ -145,6 +154,10 @@ def make_separable(n_samples=100, n_features=2, *, margin=0.5, radius=1.0, w=Non
 
     Derived in: chapter "The perceptron" § "Convergence: Novikoff's bound" (data with a known margin).
     """
+    _check_sizes("make_separable", n_samples, n_features)
+    if len(labels) != 2 or labels[0] == labels[1]:
+        raise ValueError(f"labels must be two different values (negative side first); got {labels!r}. "
+                         "Pass e.g. labels=(-1, 1) or (0, 1)")
     rng = as_rng(random_state)
     margin, radius, b = float(_finite("margin", margin, low=0)), float(_finite("radius", radius, low=0)), \
         float(_finite("b", b))
@@ -189,6 +202,7 @@ def make_regression(n_samples=100, n_features=1, *, coef=None, intercept=0.0, no
 
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "Regularisation as a prior" (the noise laws).
     """
+    _check_sizes("make_regression", n_samples, n_features)
     rng = as_rng(random_state)
     _finite("scale", scale, low=0)
     _finite("intercept", intercept)
@@ -197,7 +211,10 @@ def make_regression(n_samples=100, n_features=1, *, coef=None, intercept=0.0, no
     X = rng.uniform(x_low, x_high, size=(n_samples, n_features))
     if coef is None:
         coef = rng.standard_normal(n_features)
-    coef = _finite("coef", coef).reshape(n_features)
+    coef = _finite("coef", coef)
+    if coef.size != n_features:
+        raise ValueError(f"coef has {coef.size} entries for n_features = {n_features}; pass one per feature")
+    coef = coef.reshape(n_features)
     if noise == "gaussian":
         e = rng.normal(0.0, scale, n_samples)
     elif noise == "laplace":

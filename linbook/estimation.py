@@ -23,6 +23,7 @@ import numpy as np
 from ._design import column_means
 from .base import POSITIVE, Interval, all_or_nothing, check_param_values
 from .numerics import _power_of_two_scale
+from .optim.result import real_array
 
 __all__ = [
     "bernoulli_mle",
@@ -36,7 +37,7 @@ __all__ = [
 
 
 def _as_finite(x, name, ndim):
-    x = np.asarray(x, dtype=float)
+    x = real_array(x, name)
     if x.ndim not in ndim:
         raise ValueError(f"{name} must be {' or '.join(f'{d}-D' for d in ndim)}; got shape {x.shape}. Reshape {name} "
                          "to one row per sample")
@@ -53,7 +54,7 @@ def _as_binary(x, name="x"):
     x = np.asarray(x)
     if x.dtype == bool:
         x = x.astype(float)
-    x = np.asarray(x, dtype=float).ravel() if x.ndim == 0 else np.asarray(x, dtype=float)
+    x = real_array(x, name).ravel() if x.ndim == 0 else real_array(x, name)
     if x.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of 0/1 outcomes; got shape {x.shape}. Pass {name} "
                          "flattened (x.ravel()), one outcome per trial")
@@ -91,7 +92,7 @@ def bernoulli_mle(x):
     """
     x = _as_binary(x)
     if x.size == 0:
-        raise ValueError("x is empty: the Bernoulli MLE needs at least one outcome")
+        raise ValueError("x is empty: the Bernoulli MLE needs at least one outcome; pass one or more 0/1 outcomes")
     return float(x.mean())
 
 
@@ -125,6 +126,7 @@ def gaussian_mle(X, *, unbiased=False):
 
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "Maximum likelihood".
     """
+    check_param_values("gaussian_mle", {"unbiased": ["boolean"]}, {"unbiased": unbiased})
     X = _as_finite(X, "X", (1, 2))
     n = X.shape[0]
     if unbiased and n < 2:

@@ -33,7 +33,7 @@ from .logistic.logistic_regression import logistic_loss
 from .numerics import _binary_exponent, sigmoid
 from .optim.newton import _newton_direction, newton
 from .optim.resume import resume_until_step_is_short
-from .optim.result import MSG_NONFINITE, MSG_STEP_STILL_LONG, MSG_UNBOUNDED, _x0
+from .optim.result import MSG_NONFINITE, MSG_STEP_STILL_LONG, MSG_UNBOUNDED, _x0, real_array
 
 __all__ = ["LaplaceResult", "laplace_approximation", "probit_kappa", "moderated_sigmoid",
            "BayesianLogisticRegression"]
@@ -264,7 +264,7 @@ def probit_kappa(var):
 
     Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "The posterior predictive".
     """
-    var = np.asarray(var, dtype=float)
+    var = real_array(var, "var")
     if np.any(var < 0) or not np.all(np.isfinite(var)):
         raise ValueError("probit_kappa: var must be finite and non-negative (a variance); "
                          "pass phi^T A^-1 phi as computed, or rescale the inputs if it overflowed")
@@ -278,7 +278,17 @@ def moderated_sigmoid(mu, var):
 
     Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "The posterior predictive".
     """
-    return sigmoid(probit_kappa(var) * np.asarray(mu, dtype=float))
+    mu = real_array(mu, "mu")
+    if np.any(np.isnan(mu)):
+        raise ValueError("moderated_sigmoid: mu contains NaN (a NaN probability would follow); pass the "
+                         "posterior means phi^T m_N as computed, without missing values")
+    kappa = probit_kappa(var)
+    try:
+        np.broadcast_shapes(mu.shape, kappa.shape)
+    except ValueError:
+        raise ValueError(f"moderated_sigmoid: mu of shape {mu.shape} and var of shape {kappa.shape} do not "
+                         "match; pass one var per mu (or one for all)") from None
+    return sigmoid(kappa * mu)
 
 
 def _moderated_logit(mu_n, var_n, exponent):

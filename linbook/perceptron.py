@@ -20,9 +20,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
 from ._predictor import _far_rows, finite_scores, linear_predictor
-from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, all_or_nothing, as_rng, check_params,
-                   check_sample_weight, encode_labels, max_sq_row_norm, predict_input, renamed_kwargs,
-                   renamed_param, require_weighted_classes, require_y, validate_fit)
+from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, all_or_nothing, as_rng,
+                   check_param_values, check_params, check_sample_weight, encode_labels, max_sq_row_norm,
+                   predict_input, renamed_kwargs, renamed_param, require_weighted_classes, require_y, validate_fit)
+from .optim.result import real_array
 
 __all__ = ["Perceptron", "perceptron_reference"]
 
@@ -65,10 +66,7 @@ def perceptron_reference(X, y, *, eta=1.0, max_iter=1, order=None, fit_intercept
 
     Derived in: chapter "The perceptron" § "The primal algorithm".
     """
-    X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
-    if X.ndim != 2 or y.shape != (X.shape[0],):
-        raise ValueError(f"perceptron_reference needs X of shape (N, D) and y of shape (N,); got X {X.shape} and "
-                         f"y {y.shape}. Pass X as a 2-D array and y as a 1-D array of +-1 labels, one per row")
+    X, y, order = _reference_arguments(X, y, eta, max_iter, order, fit_intercept, intercept_scaling)
     w, b, updates = np.zeros(X.shape[1]), 0.0, []
     for e in range(max_iter):
         idx = np.arange(X.shape[0]) if order is None else order[e]
@@ -83,6 +81,31 @@ def perceptron_reference(X, y, *, eta=1.0, max_iter=1, order=None, fit_intercept
         if mistakes == 0:
             break
     return w, b, updates
+
+
+def _reference_arguments(X, y, eta, max_iter, order, fit_intercept, intercept_scaling):
+    """``(X, y, order)`` as arrays, or a clear error naming the input: the loop itself accepted labels 0/1, NaN in
+    ``X``, ``eta <= 0``, a negative ``max_iter`` and indices out of range without a word (a wrong answer)."""
+    check_param_values("perceptron_reference", {"eta": [POSITIVE], "max_iter": [POSITIVE_INT],
+                                                "fit_intercept": ["boolean"], "intercept_scaling": [POSITIVE]},
+                       {"eta": eta, "max_iter": max_iter, "fit_intercept": fit_intercept,
+                        "intercept_scaling": intercept_scaling})
+    X, y = real_array(X, "X"), real_array(y, "y")
+    if X.ndim != 2 or y.shape != (X.shape[0],):
+        raise ValueError(f"perceptron_reference needs X of shape (N, D) and y of shape (N,); got X {X.shape} and "
+                         f"y {y.shape}. Pass X as a 2-D array and y as a 1-D array of +-1 labels, one per row")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("perceptron_reference: X contains NaN or inf; drop or impute those rows")
+    if not np.all(np.abs(y) == 1):
+        raise ValueError(f"perceptron_reference needs labels y in {{-1, +1}}; got "
+                         f"{np.unique(y[np.abs(y) != 1])[:5].tolist()}. Encode y as +-1 first (from 0/1: 2 y - 1)")
+    if order is not None:
+        order = [np.asarray(idx) for idx in order]
+        if len(order) < max_iter or not all(idx.ndim == 1 and idx.dtype.kind in "iu" and np.all(idx >= 0)
+                                            and np.all(idx < X.shape[0]) for idx in order[:max_iter]):
+            raise ValueError(f"perceptron_reference: order must hold max_iter = {max_iter} 1-D arrays of row indices "
+                             f"in 0..{X.shape[0] - 1}; pass one visiting order per epoch")
+    return X, y, order
 
 
 class Perceptron(ClassifierMixin, BaseEstimator):

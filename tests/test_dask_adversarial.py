@@ -164,16 +164,40 @@ def test_a_class_of_zero_weight_is_refused_as_in_memory(client):
     assert not hasattr(model, "coef_")
 
 
-def test_dask_least_squares_with_weights_beyond_1e100_names_sample_weight():
-    """Weights spanning 1e-200..1e200 overflow the blocks' weighted Gram matrix (in memory they are rescaled):
-    the error names ``sample_weight`` and what to do, not the rows or the scale of ``X``."""
+def test_dask_least_squares_with_weights_beyond_1e100_equals_in_memory():
+    """Weights spanning 1e-200..1e200 were refused on Dask ("sample_weight reaches ..."): the merge of two blocks'
+    moments formed ``W1 W2``, which overflowed. With ``W1 (W2 / (W1 + W2))`` the fit is the in-memory one."""
+    import dask
     import dask.array as da
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((60, 3))
     y = X @ [1.0, -0.5, 0.3] + 0.4 + 0.5 * rng.standard_normal(60)
     w = 10.0 ** rng.uniform(-200, 200, 60)
-    for model in (linbook.LinearRegression(), linbook.Ridge(lam=1.0)):
-        with pytest.raises(ValueError, match="sample_weight reaches"):
-            model.fit(da.from_array(X, chunks=(20, -1)), da.from_array(y, chunks=20),
-                      sample_weight=da.from_array(w, chunks=20))
+    for make in (linbook.LinearRegression, lambda: linbook.Ridge(lam=1.0)):
+        mem = make().fit(X, y, sample_weight=w)
+        with dask.config.set(scheduler="synchronous"):
+            dsk = make().fit(da.from_array(X, chunks=(20, -1)), da.from_array(y, chunks=20),
+                             sample_weight=da.from_array(w, chunks=20))
+        np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=1e-9)
+        assert dsk.intercept_ == pytest.approx(mem.intercept_, rel=1e-9)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e200, 1e300])
+def test_dask_least_squares_with_uniformly_tiny_or_huge_weights(scale):
+    """All weights times 1e-200: ``W1 W2`` of two blocks underflowed to 0, the gap between their means was lost, and
+    LinearRegression's coefficients came out 10 % off, silently (times 1e200: refused). The same weights times 1
+    give the same least-squares fit; Ridge equals its in-memory fit."""
+    import dask
+    import dask.array as da
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((60, 3)) + [0.0, 4.0, 0.0]
+    y = (X - X.mean(0)) @ [1.0, -1.0, 0.5] + rng.standard_normal(60)
+    w = rng.uniform(0.5, 2.0, 60)
+    for make, reference in ((linbook.LinearRegression, linbook.LinearRegression().fit(X, y, sample_weight=w)),
+                            (lambda: linbook.Ridge(lam=0.5), linbook.Ridge(lam=0.5).fit(X, y, sample_weight=w * scale))):
+        with dask.config.set(scheduler="synchronous"):
+            dsk = make().fit(da.from_array(X, chunks=(7, -1)), da.from_array(y, chunks=7),
+                             sample_weight=da.from_array(w * scale, chunks=7))
+        np.testing.assert_allclose(dsk.coef_, reference.coef_, rtol=1e-9)

@@ -22,7 +22,7 @@ from ..base import check_params, require_y
 from ..numerics import _power_of_two_scale
 from ._base import original_gram, ridge_penalty
 from ._moments import Moments
-from .._dask.blocks import map_reduce, row_blocks, summarise
+from .._dask.blocks import map_reduce, merge_weight, row_blocks, summarise
 from .._design import constant_columns
 
 __all__ = ["fit_linear_regression", "fit_ridge"]
@@ -58,7 +58,7 @@ def _combine_grams(*parts):
         if W == 0:
             W, m, ybar, G, c, yy = W2, m2, ybar2, G2.copy(), c2.copy(), yy2
             continue
-        dm, dy, k = m2 - m, ybar2 - ybar, W * W2 / total
+        dm, dy, k = m2 - m, ybar2 - ybar, merge_weight(W, W2)
         G += G2 + k * np.outer(dm, dm)
         c += c2 + k * dm * dy
         yy += yy2 + k * dy * dy

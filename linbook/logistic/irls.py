@@ -56,6 +56,8 @@ def irls(X, y, w0=None, *, lam=0.0, max_iter=100, tol=1e-10):
     check_param_values("irls", {"lam": [NON_NEGATIVE], "max_iter": [POSITIVE_INT], "tol": [NON_NEGATIVE]},
                        {"lam": lam, "max_iter": max_iter, "tol": tol})
     w = np.zeros(X.shape[1]) if w0 is None else _x0(w0, "w0")
+    if w.shape != (X.shape[1],):
+        raise ValueError(f"irls: w0 has {w.size} entries for the {X.shape[1]} columns of X; pass one per column")
 
     res = newton(lambda w: logistic_loss(w, X, y, lam), w, grad=True, hess=True, max_iter=max_iter,
                  gtol=tol, xtol=tol)

@@ -15,7 +15,7 @@ import scipy.sparse
 from scipy.special import expit
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import all_or_nothing, dask_blocks, is_dask, validate_predict
+from ..base import NON_NEGATIVE, all_or_nothing, check_param_values, dask_blocks, is_dask, validate_predict
 from .._kernels.scores import row_argmax
 from .._predictor import finite_scores, predict_scores
 from ..linear._moments import design_null_space
@@ -49,13 +49,15 @@ def logistic_loss(w, X, y, lam=0.0, *, sample_weight=None, penalised=None, hessi
     Derived in: chapter "Logistic regression" § "Negative log-likelihood, gradient and Hessian".
     """
     w, X, y = _loss_arguments("logistic_loss", w, X, y)
-    sw = 1.0 if sample_weight is None else sample_weight
+    sw, penalised = _loss_options("logistic_loss", X, y, lam, sample_weight, penalised)
     r = lam * (np.ones_like(w) if penalised is None else penalised)
     z = X @ w
     mu, one_minus_mu = sigmoid(z), sigmoid(-z)      # 1 - mu, exact also where mu rounds to 1
     F = float(np.sum(sw * (log1pexp(z) - y * z)) + 0.5 * np.sum(r * w * w))
     # mu - y as (1 - y) mu - y (1 - mu): for y = 1 and z > 37, mu - 1 rounds to 0 while 1 - mu is ~1e-17
     g = X.T @ (sw * ((1.0 - y) * mu - y * one_minus_mu)) + r * w
+    if np.isnan(F):
+        _name_the_nan("logistic_loss", w, X)
     if not hessian:
         return F, g, None
     s = sw * mu * one_minus_mu                # mu (1 - mu)
@@ -71,7 +73,35 @@ def _loss_arguments(name, w, X, y):
     if X.ndim != 2 or w.shape != (X.shape[1],) or y.shape != (X.shape[0],):
         raise ValueError(f"{name} needs X of shape (N, D), w of shape (D,) and y of shape (N,); got X {X.shape}, "
                          f"w {w.shape} and y {y.shape}. Pass X as a 2-D array, and w and y as 1-D arrays that match it")
+    if not np.all((y == 0) | (y == 1)):
+        raise ValueError(f"{name} needs labels y in {{0, 1}}; got {np.unique(y[(y != 0) & (y != 1)])[:5].tolist()}. "
+                         "Encode y as 0/1 first (for labels in {-1, +1}: (y + 1) / 2)")
     return w, X, y
+
+
+def _loss_options(name, X, y, lam, sample_weight, penalised):
+    """``(sw, penalised)`` checked against ``X``: ``lam`` a finite number >= 0, ``sample_weight`` ``None`` (then
+    ``1.0``) or N finite weights >= 0, ``penalised`` ``None`` or D numbers; else a clear error naming the input
+    (a negative or NaN weight or ``lam`` gave a wrong or NaN loss, silently)."""
+    check_param_values(name, {"lam": [NON_NEGATIVE]}, {"lam": lam})
+    sw = 1.0 if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if sample_weight is not None and (sw.shape != y.shape or not np.all(sw >= 0) or not np.all(np.isfinite(sw))):
+        raise ValueError(f"{name} needs sample_weight of shape (N,) = {y.shape} with finite entries >= 0; got shape "
+                         f"{sw.shape}. Pass one non-negative weight per row of X (or None)")
+    if penalised is not None and np.shape(penalised) != (X.shape[1],):
+        raise ValueError(f"{name} needs penalised of shape (D,) = ({X.shape[1]},), one 0/1 per column of X; got "
+                         f"shape {np.shape(penalised)}. Pass penalised with one entry per coefficient")
+    return sw, penalised
+
+
+def _name_the_nan(name, w, X):
+    """Raise the clear error for a NaN loss: NaN or inf in ``w`` or ``X``, or scores beyond float64 (checked only
+    then, after the fact: the check costs a pass over ``X``)."""
+    for what, values in (("w", w), ("X", X.data if scipy.sparse.issparse(X) else X)):
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"{name}: {what} contains NaN or inf, so the loss is NaN. Pass a finite {what} "
+                             "(drop or impute missing values)")
+    raise ValueError(f"{name}: the scores X @ w overflow float64 (the loss is inf - inf); scale X or w down")
 
 
 def softmax_loss(theta, X, y, n_classes, lam=0.0, *, sample_weight=None, penalised=None, hessian=True):

@@ -33,6 +33,7 @@ import contextlib
 import numpy as np
 
 from .. import optim
+from ..base import Integral, Interval, Real, check_param_values
 from ..optim.newton_cg import conjugate_gradient_step, newton_cg
 from ..optim.result import MSG_NO_DECREASE, MSG_STEP_STILL_LONG
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
@@ -51,6 +52,12 @@ def choose_solver(solver, n, d, n_classes, fit_intercept, sparse, density=None):
     """
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}. Set solver to one of them.")
+    check_param_values("choose_solver",
+                       {"n": [Interval(Integral, 1, None, closed="left")], "d": [Interval(Integral, 0, None, closed="left")],
+                        "n_classes": [Interval(Integral, 2, None, closed="left")], "fit_intercept": ["boolean"],
+                        "sparse": ["boolean"], "density": [Interval(Real, 0, 1, closed="both"), None]},
+                       {"n": n, "d": d, "n_classes": n_classes, "fit_intercept": fit_intercept, "sparse": sparse,
+                        "density": density})
     if solver == "irls":
         return "newton"        # IRLS is Newton's method for a GLM: one driver
     if solver != "auto":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..numerics import _power_of_two_scale
 from .line_search import _armijo, wolfe_line_search
 from .result import (MSG_GTOL, OptimizeResult, _check_args, _Counted, _msg_max_iter, _no_decrease, _small_grad,
                      _small_step, _start, _stop_reason, _x0, real_array)
@@ -164,14 +165,18 @@ def conjugate_gradient(A, b, x0=None, *, tol=1e-10, max_iter=None):
     """
     matvec, b, x = _linear_system(A, b, x0)
     max_iter = 10 * b.size if max_iter is None else max_iter
+    if not np.any(b):
+        return OptimizeResult(np.zeros_like(b), 0.0, np.zeros_like(b), True, 0, 1,
+                              np.zeros((1, b.size)), "b = 0: the solution is x = 0")
+    # solve A (x / c) = b / c for c a power of two near max |b| (exact; x scales with b): r'r and ||b|| of a b
+    # near 1e300 overflowed, of one near 1e-300 underflowed (x = 0 reported as "b = 0", or as converged)
+    c = _power_of_two_scale(np.max(np.abs(b)), normal=True)
+    b, x = b / c, x / c
     r = b - matvec(x)              # the residual, minus the gradient of x'Ax/2 - b'x
     p = r.copy()
     rr = float(r @ r)
-    path, converged, k = [x.copy()], False, 0
+    path, converged, k = [x * c], False, 0
     bnorm = np.linalg.norm(b)
-    if bnorm == 0.0:
-        return OptimizeResult(np.zeros_like(b), 0.0, np.zeros_like(b), True, 0, 1,
-                              np.zeros((1, b.size)), "b = 0: the solution is x = 0")
     for k in range(1, max_iter + 1):
         if np.sqrt(rr) <= tol * bnorm:
             converged, k = True, k - 1
@@ -181,18 +186,20 @@ def conjugate_gradient(A, b, x0=None, *, tol=1e-10, max_iter=None):
         if not np.isfinite(pAp):
             raise ValueError("conjugate_gradient: A v is not finite; check A for NaN/inf")
         if pAp <= 0:
-            raise ValueError("conjugate_gradient needs a positive definite A (found p'Ap <= 0)")
+            raise ValueError("conjugate_gradient needs a positive definite A (found p'Ap <= 0); use a "
+                             "general solver (or add lam I to A) for an indefinite one")
         alpha = rr / pAp
         x = x + alpha * p
         r = r - alpha * Ap
         rr_new = float(r @ r)
         p = r + (rr_new / rr) * p
         rr = rr_new
-        path.append(x.copy())
+        path.append(x * c)
     else:
         converged = bool(np.sqrt(rr) <= tol * bnorm)
-    fun = float(0.5 * x @ matvec(x) - b @ x)
-    return OptimizeResult(x, fun, -r, converged, k, k + 1, np.array(path),
+    with np.errstate(over="ignore"):        # x'Ax/2 - b'x scales with c^2: it may overflow where x does not
+        fun = float(0.5 * x @ matvec(x) - b @ x) * c * c
+    return OptimizeResult(x * c, fun, -r * c, converged, k, k + 1, np.array(path),
                           "residual below tol * ||b||" if converged else _msg_max_iter(k))
 
 
@@ -201,11 +208,22 @@ def _linear_system(A, b, x0):
     finite real vector and the start (zeros by default), or a clear error."""
     if not (callable(A) or (hasattr(A, "toarray") and not np.iscomplexobj(A))):   # sparse A works as is
         A = real_array(A, "A")
+    if not callable(A) and (A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] != np.size(b)):
+        raise ValueError(f"conjugate_gradient needs A of shape (d, d) for b of {np.size(b)} entries; got A of shape "
+                         f"{A.shape}. Pass a square A with one row per entry of b")
+    if not callable(A) and _largest(A - A.T) > 1e-12 * _largest(A):
+        raise ValueError("conjugate_gradient needs a symmetric A (A != A'; CG would return a wrong x); "
+                         "use a general solver, or pass (A + A') / 2 if A is symmetric up to rounding")
     matvec = A if callable(A) else (lambda v, A=A: A @ v)
     b = real_array(b, "b").ravel()
     if not np.all(np.isfinite(b)):
-        raise ValueError("conjugate_gradient: b must be finite (no NaN or inf)")
+        raise ValueError("conjugate_gradient: b must be finite (no NaN or inf); pass a finite b")
     return matvec, b, np.zeros_like(b) if x0 is None else _x0(x0)
+
+
+def _largest(M):
+    """``max |M_ij|`` of a dense or sparse matrix (0 for one without entries)."""
+    return float(abs(M).max()) if M.size else 0.0
 
 
 def nonlinear_cg(fun, x0, grad=None, *, max_iter=1000, gtol=1e-6, xtol=0.0, gscale=None):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from ..numerics import _power_of_two_scale
 from .line_search import wolfe_line_search
 from .result import (MSG_GTOL, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _check_args, _Counted, _msg_max_iter,
                      _no_decrease, _small_grad, _small_step, _start, _stop_reason, _x0)
@@ -16,12 +17,23 @@ __all__ = ["bfgs_update_B", "bfgs_update_H", "bfgs", "lbfgs_two_loop", "lbfgs"]
 
 
 def _curvature_ok(s, y):
-    """``s'y > 0`` beyond rounding: the pair keeps a BFGS matrix positive definite."""
+    """``s'y > 0`` beyond rounding: the pair keeps a BFGS matrix positive definite (judged on ``s`` and ``y``
+    divided by powers of two near their largest entries, :func:`_unit_pair`, so at any scale)."""
     s, y = np.asarray(s, float), np.asarray(y, float)
     if not (np.all(np.isfinite(s)) and np.all(np.isfinite(y))):
         raise ValueError("BFGS update: s and y must be finite (the step or the gradient "
-                         "difference holds NaN/inf; check the objective)")
-    return float(s @ y) > 1e-12 * np.linalg.norm(s) * np.linalg.norm(y)
+                         "difference holds NaN/inf); fix the objective or its gradient")
+    u, v, _ = _unit_pair(s, y)
+    return float(u @ v) > 1e-12 * np.linalg.norm(u) * np.linalg.norm(v)
+
+
+def _unit_pair(s, y):
+    """``(s / a, y / c, c / a)`` for powers of two ``a``, ``c`` near ``max |s|``, ``max |y|`` (exact). The BFGS
+    updates in these: ``y y'/(y's) = (c/a) v v'/(v'u)`` and ``rho s s' = (a/c) u u'/(v'u)``, the other terms
+    unchanged; ``s'y`` of a pair near 1e-300 underflowed to 0 (the update skipped), near 1e300 overflowed."""
+    a = _power_of_two_scale(np.max(np.abs(s), initial=0.0), normal=True)
+    c = _power_of_two_scale(np.max(np.abs(y), initial=0.0), normal=True)
+    return s / a, y / c, c / a
 
 
 def bfgs_update_B(B, s, y):
@@ -38,8 +50,9 @@ def bfgs_update_B(B, s, y):
     B = np.array(B, dtype=float)
     if not _curvature_ok(s, y):
         return B
+    s, y, ratio = _unit_pair(np.asarray(s, float), np.asarray(y, float))    # (see _unit_pair)
     Bs = B @ s
-    return B + np.outer(y, y) / float(y @ s) - np.outer(Bs, Bs) / float(s @ Bs)
+    return B + ratio * np.outer(y, y) / float(y @ s) - np.outer(Bs, Bs) / float(s @ Bs)
 
 
 def bfgs_update_H(H, s, y):
@@ -54,11 +67,12 @@ def bfgs_update_H(H, s, y):
     H = np.array(H, dtype=float)
     if not _curvature_ok(s, y):
         return H
+    s, y, ratio = _unit_pair(np.asarray(s, float), np.asarray(y, float))    # (see _unit_pair)
     rho = 1.0 / float(y @ s)
     Hy = H @ y
     # expanded form of (I - rho s y') H (I - rho y s') + rho s s', O(d^2)
     return (H - rho * (np.outer(s, Hy) + np.outer(Hy, s))
-            + (rho * rho * float(y @ Hy) + rho) * np.outer(s, s))
+            + (rho * rho * float(y @ Hy) + rho / ratio) * np.outer(s, s))
 
 
 def bfgs(fun, x0, grad=None, *, form="H", max_iter=1000, gtol=1e-6, xtol=0.0, gscale=None, B0=None):
@@ -139,7 +153,8 @@ def _bfgs_update(M, s, y, form, scaled):
     if not _curvature_ok(s, y):
         return M, scaled
     if not scaled:
-        gamma = float(s @ y) / float(y @ y)
+        u, v, ratio = _unit_pair(s, y)          # s'y / y'y, exactly, also where y'y underflows
+        gamma = float(u @ v) / float(v @ v) / ratio
         M = gamma * np.eye(s.size) if form == "H" else np.eye(s.size) / gamma
     return (bfgs_update_H(M, s, y) if form == "H" else bfgs_update_B(M, s, y)), True
 
@@ -155,9 +170,17 @@ def lbfgs_two_loop(g, S, Y, gamma=None):
 
     Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
+    if len(S) != len(Y):
+        raise ValueError(f"lbfgs_two_loop needs as many pairs in S as in Y; got {len(S)} and {len(Y)}. "
+                         "Pass S and Y of the same length (pair i is (S[i], Y[i]))")
     pairs = [(s, y) for s, y in zip(S, Y) if _curvature_ok(s, y)]
     S, Y = [p[0] for p in pairs], [p[1] for p in pairs]
-    return _two_loop(g, S, Y, [1.0 / float(y @ s) for s, y in pairs], gamma)
+    with np.errstate(over="ignore", under="ignore"):
+        rho = [1.0 / float(y @ s) for s, y in pairs]
+    if not all(np.isfinite(r) and r > 0 for r in rho):
+        raise ValueError("lbfgs_two_loop: s'y of a pair is beyond float64 (a pair near 1e-160 or 1e160); "
+                         "rescale the variables or the objective")
+    return _two_loop(g, S, Y, rho, gamma)
 
 
 def _two_loop(g, S, Y, rho, gamma=None):
@@ -250,7 +273,7 @@ def _wolfe_step_or_restart(fg, x, f, g, d, memory):
 
 def _remember(S, Y, R, s, yv, m):
     """Keep the pair ``(s, y)`` when its curvature ``s'y`` is positive, at most the last ``m`` pairs."""
-    if _curvature_ok(s, yv):
+    if _curvature_ok(s, yv) and np.finfo(float).tiny <= float(s @ yv) < np.inf:   # (rho = 1 / s'y stays finite)
         S.append(s)
         Y.append(yv)
         R.append(1.0 / float(s @ yv))
