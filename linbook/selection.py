@@ -100,6 +100,7 @@ def hat_diagonal(X, *, fit_intercept=False):
 
     Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
     """
+    check_param_values("hat_diagonal", {"fit_intercept": ["boolean"]}, {"fit_intercept": fit_intercept})
     with _with_advice():
         X = check_array(X, dtype=np.float64, input_name="X")
     return np.sum(_column_space(_design(X, fit_intercept)) ** 2, axis=1)

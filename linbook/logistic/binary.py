@@ -78,8 +78,10 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         check_params(self)
         X, sw, classes, yidx = self._validate(X, y, sample_weight, max_classes)
         sparse = scipy.sparse.issparse(X)
+        # stored entries per cell, at most 1 (CSR may store duplicate entries: 2.0 was refused by choose_solver)
+        density = min(1.0, X.nnz / max(X.shape[0] * X.shape[1], 1)) if sparse else None
         solver = solvers.choose_solver(self.solver, *X.shape, classes.size, self.fit_intercept, sparse,
-                                       density=X.nnz / max(X.shape[0] * X.shape[1], 1) if sparse else None)
+                                       density=density)
         self.classes_, self.solver_ = classes, solver      # set only once the call can go on
         self._set_free_columns(X, sw)
         return X, sw, yidx, self.max_iter or solvers.DEFAULT_MAX_ITER[self.solver_]

@@ -191,3 +191,27 @@ def test_generators_name_impossible_sizes(call, corrupts):
     _refused(lambda: call(datasets), corrupts)
     X, y, _ = datasets.make_separable(10, 2, random_state=0)
     assert X.shape == (10, 2) and set(np.unique(y)) <= {-1, 1}
+
+
+@pytest.mark.parametrize("flag", ["no", 1.5, None])
+def test_hat_diagonal_refuses_a_non_boolean_fit_intercept(flag):
+    """``fit_intercept="no"`` was truthy: the hat matrix with an intercept, silently."""
+    from linbook.selection import hat_diagonal
+    _refused(lambda: hat_diagonal(np.eye(3, 2), fit_intercept=flag), ("fit_intercept",))
+    np.testing.assert_allclose(hat_diagonal(np.eye(3, 2), fit_intercept=False), [1.0, 1.0, 0.0], atol=1e-12)
+
+
+def test_sparse_logistic_fit_with_duplicate_stored_entries_chooses_a_solver():
+    """CSR may store one cell twice (summed on use): the stored entries per cell reached 2, which
+    ``choose_solver`` (since it checks ``density`` in [0, 1]) refused as an invalid parameter."""
+    import scipy.sparse as sps
+    from linbook import LogisticRegression
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    # each cell stored twice, halves of its value, in (data, indices, indptr) form (a COO input would be summed)
+    messy = sps.csr_matrix((np.repeat(X.ravel() / 2, 2), np.tile([0, 0, 1, 1], 40), np.arange(0, 161, 4)),
+                           shape=(40, 2))
+    assert messy.nnz == 160 and not messy.has_canonical_format
+    fitted = LogisticRegression(lam=1.0).fit(messy, y)
+    np.testing.assert_allclose(fitted.coef_, LogisticRegression(lam=1.0).fit(X, y).coef_, rtol=1e-8)
