@@ -22,7 +22,7 @@ import scipy.sparse
 from scipy.linalg.blas import dsyrk
 
 from .csr import divide_columns
-from .threads import RowChunks, map_row_chunks
+from .threads import RowChunks, blas_threads_for_one_call, map_row_chunks
 
 __all__ = ["block_rows", "weighted_gram", "binary_pass", "multinomial_hessian", "CHUNK_MIN_ROWS"]
 
@@ -269,19 +269,22 @@ def multinomial_hessian(X, W, b, *, weights=None, col_scale=None, fit_intercept=
                 H[k * p:(k + 1) * p, m * p:(m + 1) * p] = B
                 H[m * p:(m + 1) * p, k * p:(k + 1) * p] = B.T
         return H
-    for i, j in block_rows(n, p * K, block_size):
-        Xb = _scaled_block(X, i, j, c)
-        Xt = np.column_stack([np.ones(j - i), Xb]) if fit_intercept else Xb
-        A = np.zeros((j - i, K + 1))
-        A[:, 1:] = Xb @ W.T + b
-        A -= A.max(axis=1, keepdims=True)
-        np.exp(A, out=A)
-        P = A[:, 1:] / A.sum(axis=1, keepdims=True)
-        a = np.ones(j - i) if weights is None else weights[i:j]
-        for k in range(K):
-            H[k * p:(k + 1) * p, k * p:(k + 1) * p] += Xt.T @ ((a * P[:, k])[:, None] * Xt)
-        Z = (P[:, :, None] * Xt[:, None, :]).reshape(j - i, K * p)
-        H -= Z.T @ (a[:, None] * Z)
+    # back-to-back GEMMs of (K p)^2 x rows (a fit's one-thread policy would halve them on an idle machine:
+    # 50k x 50, 10 classes, weighted: the fit 1.29 s -> 1.69 s): BLAS's threads when their total is large
+    with blas_threads_for_one_call(2.0 * n * (K * p) ** 2):
+        for i, j in block_rows(n, p * K, block_size):
+            Xb = _scaled_block(X, i, j, c)
+            Xt = np.column_stack([np.ones(j - i), Xb]) if fit_intercept else Xb
+            A = np.zeros((j - i, K + 1))
+            A[:, 1:] = Xb @ W.T + b
+            A -= A.max(axis=1, keepdims=True)
+            np.exp(A, out=A)
+            P = A[:, 1:] / A.sum(axis=1, keepdims=True)
+            a = np.ones(j - i) if weights is None else weights[i:j]
+            for k in range(K):
+                H[k * p:(k + 1) * p, k * p:(k + 1) * p] += Xt.T @ ((a * P[:, k])[:, None] * Xt)
+            Z = (P[:, :, None] * Xt[:, None, :]).reshape(j - i, K * p)
+            H -= Z.T @ (a[:, None] * Z)
     return H
 
 
