@@ -23,7 +23,9 @@ def two_blas_threads():
     """BLAS at two threads (on a one-core runner too), the caller's setting the policy must give back."""
     with threadpool_limits(limits=2, user_api="blas"):
         outside = blas_threads()
-        assert outside and all(n == outside[0] for n in outside)
+        if not outside:     # e.g. threadpoolctl older than the BLAS build numpy ships: the policy does nothing
+            pytest.skip("threadpoolctl finds no BLAS library to limit")
+        assert all(n == outside[0] for n in outside)
         if outside[0] < 2:
             pytest.skip("this BLAS cannot be set to two threads")
         yield outside

@@ -134,7 +134,8 @@ def fit_blas_threads(X):
     3.6x slower, QDA 3.4x, RDA 28x, FisherLDA 26x, GaussianNaiveBayes 20x, LinearRegression 21x, the
     multinomial LogisticRegression 3.5x (``benchmarks/issue22_first_fit.md``, session 21). The cores are used
     instead by the row chunks' Python threads (:func:`map_row_chunks`), whose count does not change the result.
-    A list or other input without ``size`` is treated as large.
+    A list or other input without ``size`` is treated as large. Where threadpoolctl finds no BLAS library to
+    control (a version older than the BLAS build numpy ships), the policy does nothing.
     """
     size = getattr(X, "size", None)
     if isinstance(size, (int, np.integer)) and size < FIT_ONE_THREAD_ENTRIES:
