@@ -153,3 +153,23 @@ def test_the_policy_does_not_change_a_fits_answer_beyond_rounding():
         with threadpool_limits(limits=n, user_api="blas"):
             fits.append(linbook.Ridge(lam=1.0).fit(X, y).coef_)
     np.testing.assert_allclose(fits[0], fits[1], rtol=1e-12, atol=0)
+
+
+def test_rls_chunks_of_many_parameters_solve_on_one_blas_thread(two_blas_threads, monkeypatch):
+    """A streamed RLS chunk of 100 rows and 101 parameters (1e4 entries, below the fit policy's size) forms
+    its p x n x p product and p x p factor on one BLAS thread: two threads made a chunk 10-35x slower on
+    2 busy cores (session 23). The answer is unchanged beyond rounding; the caller's count comes back."""
+    from linbook.online import RecursiveLeastSquares, rls
+
+    seen, solve = [], rls._normal_equations
+    monkeypatch.setattr(rls, "_normal_equations", lambda *a: (seen.append(blas_threads()), solve(*a))[1])
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((600, 100))
+    y = X @ rng.standard_normal(100) + 1.0
+    model = RecursiveLeastSquares().partial_fit(X[:200], y[:200])
+    for i in range(200, 600, 100):
+        model.partial_fit(X[i:i + 100], y[i:i + 100])
+    assert len(seen) == 5 and all(s == [1] * len(two_blas_threads) for s in seen), seen
+    assert blas_threads() == two_blas_threads
+    batch = np.linalg.lstsq(np.column_stack([X, np.ones(600)]), y, rcond=None)[0]
+    np.testing.assert_allclose(np.r_[model.coef_, model.intercept_], batch, rtol=0, atol=1e-10)

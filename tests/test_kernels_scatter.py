@@ -134,6 +134,30 @@ def test_row_argmax_is_numpys_argmax(order, n_classes):
     assert scores.row_argmax(s[:0]).shape == (0,)
 
 
+@pytest.mark.parametrize("order", ["F", "C"])
+@pytest.mark.parametrize("n_rows", [0, 1, 500, 20000])
+def test_row_softmax_is_the_readable_softmax_in_place(order, n_rows):
+    """The same numbers as ``numerics.softmax`` to the last bit, in place, on one chunk or several; rows whose
+    maximum is not finite take softmax's limits (``+inf``) and error (a row all ``-inf``)."""
+    from linbook.numerics import softmax
+    rng = np.random.default_rng(n_rows)
+    s = 40.0 * rng.standard_normal((n_rows, 7))
+    s[::13, 2] = -np.inf
+    s[::31, 4] = -1e308
+    s = np.asfortranarray(s) if order == "F" else np.ascontiguousarray(s)
+    expected = softmax(s, axis=1)
+    work = s.copy(order="K")
+    out = scores.row_softmax(work)
+    np.testing.assert_array_equal(out, expected)
+    assert n_rows == 0 or out is work
+    if n_rows:
+        s[n_rows // 2, 3] = np.inf
+        np.testing.assert_array_equal(scores.row_softmax(s.copy(order="K")), softmax(s, axis=1))
+        s[n_rows // 2] = -np.inf
+        with pytest.raises(ValueError, match="entirely -inf"):
+            scores.row_softmax(s)
+
+
 @pytest.mark.parametrize("nan", [False, True])
 def test_diagonal_log_density_equals_the_sum_over_observed_features(path, nan):
     X, y, _ = _data(n=9000, d=6, nan=nan)

@@ -4,6 +4,7 @@ Readable references (tested equal in ``tests/test_kernels_scatter.py``)::
 
     linear_scores(X, B, b)                                   == X @ B.T + b
     row_argmax(s)                                            == np.argmax(s, axis=1)
+    row_softmax(s)                                           == numerics.softmax(s, axis=1)
     diagonal_log_density(X, inv_scale, mu, prec, const)[i, c]
         == -1/2 sum_{j: x_ij observed} ((x_ij * inv_scale_j - mu_cj)^2 prec_cj + const_cj)
     class_sq_distances(X, inv_scale, center, W, offsets)[i, c]
@@ -27,9 +28,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import scatter
+from ..numerics import softmax
 from .threads import map_row_chunks
 
-__all__ = ["linear_scores", "row_argmax", "diagonal_log_density", "stack_whitening", "class_sq_distances"]
+__all__ = ["linear_scores", "row_argmax", "row_softmax", "diagonal_log_density", "stack_whitening", "class_sq_distances"]
 
 
 def linear_scores(X, B, b):
@@ -66,6 +68,32 @@ def row_argmax(s):
     if nan_rows.any():
         first[nan_rows] = np.argmax(s[nan_rows], axis=1)
     return first
+
+
+def row_softmax(s):
+    """``numerics.softmax(s, axis=1)``, the same numbers, computed in place in ``s`` (which it returns) on row
+    chunks, one per core.
+
+    The posterior of a Gaussian classifier on 1e6 rows and 10 classes is 1e7 exponentials (~0.1 s on one core)
+    and four passes over the scores; the readable ``softmax`` makes three (N, C) temporaries and runs on one
+    core. Rows whose maximum is not finite (``+inf``, ``-inf``, NaN) go to ``softmax`` itself, which knows their
+    limits and errors.
+    """
+    if s.dtype != np.float64 or s.ndim != 2 or s.shape[0] == 0:
+        return softmax(s, axis=1)
+    top = s.max(axis=1, keepdims=True)
+    if not np.isfinite(top).all():
+        return softmax(s, axis=1)
+
+    def rows(i, j):
+        part = s[i:j]
+        with np.errstate(under="ignore", over="ignore"):       # -1e308 - 1e308: -inf, probability 0 (softmax's)
+            part -= top[i:j]
+            np.exp(part, out=part)
+        part /= part.sum(axis=1, keepdims=True)
+
+    map_row_chunks(rows, s.shape[0])
+    return s
 
 
 def diagonal_log_density(X, inv_scale, mu, prec, const):

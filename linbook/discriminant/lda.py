@@ -10,10 +10,11 @@ from numbers import Real
 
 import numpy as np
 from scipy import linalg
+from sklearn.utils.validation import check_is_fitted
 
 from .._kernels.scatter import within_scatter
 from .._kernels.scores import linear_scores
-from ..base import DEPRECATED, Interval, check_params, renamed_param
+from ..base import DEPRECATED, Interval, _finite, _plain_input, check_params, renamed_param
 from .base import SINGULAR_CURE, ZERO_VARIANCE, GaussianClassifier, cholesky
 
 __all__ = ["LDA", "RDA"]
@@ -104,6 +105,18 @@ class LDA(GaussianClassifier):
             s -= 0.5 * (self._quad((X - self._center) * self._inv_scale)[:, None] + self._logdet)
             s += self._log_norm_const()
         return s
+
+    def _scores_proving_X_finite(self, X):
+        # as _predictor.predict_scores: a NaN or inf entry of X times a nonzero b_cj makes the scores of its row
+        # NaN or inf (in any BLAS), so all scores finite means X finite, and validation's pass over X is not needed
+        check_is_fitted(self)
+        if not (self._keep.all() and np.count_nonzero(self._betas) == self._betas.size
+                and _plain_input(self, X, None, reset=False, finite_X=False)):
+            return None
+        with np.errstate(over="ignore", invalid="ignore"):      # overflow and NaN: the validated way
+            s = self._log_density(X)
+            s += np.log(self.priors_)
+        return s if _finite(s) else None
 
     def _class_constants(self):
         """``-(mu_c - m)^T beta_c / 2 - m^T b_c``: the class scores' constant terms for ``x`` in the units of X."""

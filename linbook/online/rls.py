@@ -17,6 +17,7 @@ from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not o
 from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, _finite, check_params,
                     check_sample_weight, dask_blocks, predict_input, renamed_param)
 from .._kernels.cholesky import cholesky_known_conditioned, equilibrated_cholesky, equilibrated_solve
+from .._kernels.threads import blas_threads_for_one_call
 from ._stream import chunk_sample_weight, numpy_pass, transactional, validate_chunk
 
 __all__ = ["RecursiveLeastSquares"]
@@ -322,7 +323,11 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         p = X.shape[1] + int(self.fit_intercept)
         if p > _COMPILED_SOLVE_MAX_P or numpy_pass(X.shape[0]):      # the readable statement
             Z = self._augment(X)
-            A, r, factor, m, outcome = _normal_equations(self._A, self._r, Z, y, sw, self._ceiling)
+            # the chunk's p x n x p product and p x p factor on one BLAS thread, as in a fit on more entries
+            # (blas_threads_for_one_call): BLAS splits a product of 100 rows and 101 parameters between its
+            # threads, whose synchronisation cost more than they gain (benchmarks/issue22_first_fit.md, session 23)
+            with blas_threads_for_one_call(X.shape[0] * p * p):
+                A, r, factor, m, outcome = _normal_equations(self._A, self._r, Z, y, sw, self._ceiling)
         else:
             A, r, C, e, m = self._A.copy(), self._r.copy(), np.empty((p, p)), np.empty(p), np.empty(p)
             shift = self._shift if self.fit_intercept else _NO_SHIFT

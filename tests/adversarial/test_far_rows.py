@@ -274,3 +274,40 @@ def test_scores_prove_X_finite(classes):
                 with pytest.raises(ValueError, match="Input X contains") as info:
                     predict_scores(model, Z, w, intercept, shift_far_rows=shift)
                 assert clear_error(info.value, "X")
+
+
+@pytest.mark.parametrize("name", ["LDA", "RDA"])
+def test_lda_scores_prove_X_finite(name):
+    """LDA and RDA skip validation's pass over a plain ``X`` when their linear scores prove it finite (as
+    ``_predictor.predict_scores``): the same scores, labels and probabilities as the validated way (a list), to
+    the last bit, with a far row; every NaN entry still marginalised and every inf refused with validation's
+    error, also where a zero coefficient takes the validated way."""
+    from linbook import discriminant
+    X, y = _data()
+    model = getattr(discriminant, name)().fit(X, np.digitize(y, [-1.0, 1.0]))
+    Xn = np.random.default_rng(9).standard_normal((50, 4))
+    Xn[7] = [1e308, 1e308, -1e308, 1e308]             # a far row: the scores overflow in a partial sum
+    for Z in (Xn[:5], Xn):
+        for method in ("predict_proba", "predict_log_proba", "predict"):
+            np.testing.assert_array_equal(getattr(model, method)(Z), getattr(model, method)(Z.tolist()))
+    np.testing.assert_array_equal(model.decision_function(Xn[:5]), model.decision_function(Xn[:5].tolist()))
+    with pytest.raises(ValueError, match="overflows float64"):   # the far row's scores themselves: no float
+        model.decision_function(Xn)
+    for zero_coefficient in (False, True):
+        if zero_coefficient:
+            model._betas = model._betas.copy()
+            model._betas[1, 2] = 0.0
+        for row, col in [(0, 0), (7, 1), (7, 2), (49, 2), (20, 3)]:
+            Z = Xn.copy()
+            Z[7] = Xn[8]                              # (NaN beside a far row is refused either way)
+            Z[row, col] = np.nan
+            p = model.predict_proba(Z)
+            np.testing.assert_array_equal(p, model.predict_proba(Z.tolist()))
+            assert np.isfinite(p).all() and np.allclose(p.sum(axis=1), 1.0)
+            Z[7] = Xn[7]
+            for bad in (np.inf, -np.inf):
+                Z[row, col] = bad
+                for method in ("decision_function", "predict_proba", "predict"):
+                    with pytest.raises(ValueError, match="Input X contains infinity") as info:
+                        getattr(model, method)(Z)
+                    assert clear_error(info.value, "X")
