@@ -77,6 +77,24 @@ def test_a_large_call_lifts_the_fit_limit_to_the_callers_count(two_blas_threads)
     assert small_call.inner_seen_ == [1] * len(two_blas_threads)
 
 
+def test_the_multinomial_hessian_keeps_a_fits_one_blas_thread(monkeypatch):
+    """Inside a fit's policy the multinomial Hessian runs its rows in chunks, one BLAS thread each: it never
+    lifts the limit (session 22's lift by the total flops of its back-to-back products is gone)."""
+    from linbook._kernels.hessian import multinomial_hessian
+    entered, mode = [], threads._blas_mode
+
+    def recording(one_thread):
+        entered.append(one_thread)
+        return mode(one_thread)
+
+    monkeypatch.setattr(threads, "_blas_mode", recording)
+    rng = np.random.default_rng(0)
+    X, W = rng.normal(size=(20_000, 40)), rng.normal(size=(5, 40)) / 10   # 2 x 20,000 x 205^2 flops
+    with threads.fit_blas_threads(X):
+        multinomial_hessian(X, W, np.zeros(5), weights=rng.uniform(0.5, 2.0, 20_000))
+    assert entered[0] and False not in entered
+
+
 def test_modes_nest_as_a_stack(two_blas_threads):
     one = [1] * len(two_blas_threads)
     with threads.single_threaded_blas():

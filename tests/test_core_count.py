@@ -66,3 +66,21 @@ def test_fits_and_predictions_are_bit_identical_on_any_number_of_cores(fake_core
         fake_cores(cores)
         for i, (a, b) in enumerate(zip(reference, _everything())):
             assert np.array_equal(a, b), f"{cores} cores: result {i} differs by {np.max(np.abs(a - b)):.1e}"
+
+
+def test_the_multinomial_hessian_is_bit_identical_on_any_number_of_cores(fake_cores):
+    """The kernel alone, dense and sparse (more stored entries than ``THREADED_NNZ``): its row chunks' partial
+    Hessians are added in chunk order."""
+    from linbook._kernels.hessian import multinomial_hessian
+    X, _, _, _, sw = _data(n=40_000)
+    Xs = scipy.sparse.csr_matrix(np.where(np.random.default_rng(4).random(X.shape) < 0.9, X, 0.0))
+    W = np.random.default_rng(5).standard_normal((3, X.shape[1])) / 10
+
+    def hessians():
+        return [multinomial_hessian(A, W, np.ones(3), weights=sw) for A in (X, Xs)]
+
+    reference = hessians()
+    for cores in (1, 3, 16):
+        fake_cores(cores)
+        for a, b in zip(reference, hessians()):
+            assert np.array_equal(a, b), f"{cores} cores: the Hessian differs by {np.max(np.abs(a - b)):.1e}"

@@ -359,6 +359,38 @@ def test_multinomial_hessian_kernel_equals_reference():
                                    rtol=1e-11, atol=1e-11)
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_multinomial_hessian_in_row_chunks_equals_the_chapters_hessian_product(sparse, weighted, fit_intercept):
+    """The kernel's Hessian (rows in chunks, each chunk's sum by SYRK) times directions equals the model's
+    readable ``hessian_product`` (the chapter's ``H u`` on ``X~ = [1, X / c]``), on enough rows for several
+    chunks (sparse: enough stored entries for ``RowChunks``), with weights over ten decades."""
+    import scipy.sparse
+    from linbook._kernels.hessian import CHUNK_MIN_ROWS, multinomial_hessian
+    from linbook._kernels.threads import THREADED_NNZ
+    from linbook.logistic.multinomial import hessian_product
+    rng = np.random.default_rng(7)
+    n, d, K = 2 * CHUNK_MIN_ROWS + 3000, 16, 3
+    X = rng.normal(size=(n, d)) * np.logspace(-2, 2, d)
+    if sparse:
+        X = scipy.sparse.csr_matrix(np.where(rng.random((n, d)) < 0.9, X, 0.0))
+        assert X.nnz >= THREADED_NNZ
+    c = np.logspace(-1, 1, d)
+    W, b = rng.normal(size=(K, d)), rng.normal(size=K)
+    a = np.exp(rng.uniform(-11.5, 11.5, n)) if weighted else None
+    Xc = (X.toarray() if sparse else X) / c
+    Xt = np.column_stack([np.ones(n), Xc]) if fit_intercept else Xc
+    P = linbook.softmax(np.column_stack([np.zeros(n), Xc @ W.T + b]), axis=1)[:, 1:]
+    H = multinomial_hessian(X, W, b, weights=a, col_scale=c, fit_intercept=fit_intercept)
+    U = rng.normal(size=(5, K, Xt.shape[1]))
+    for u in U:
+        Hu = hessian_product(Xt, P, np.ones(n) if a is None else a, u).ravel()
+        np.testing.assert_allclose(H @ u.ravel(), Hu, rtol=1e-10, atol=1e-12 * np.max(np.abs(Hu)))
+    if not sparse:
+        assert np.array_equal(H, H.T)
+
+
 # ------------------------------------------------------------------ issue 13/14 additions
 ALL_SOLVERS = ["auto", "newton", "irls", "newton-cg", "lbfgs", "bfgs", "gd"]
 

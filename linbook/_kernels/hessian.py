@@ -22,7 +22,7 @@ import scipy.sparse
 from scipy.linalg.blas import dsyrk
 
 from .csr import divide_columns
-from .threads import RowChunks, blas_threads_for_one_call, map_row_chunks
+from .threads import THREADED_NNZ, RowChunks, _csr_rows, map_row_chunks
 
 __all__ = ["block_rows", "weighted_gram", "binary_pass", "multinomial_hessian", "CHUNK_MIN_ROWS"]
 
@@ -246,45 +246,91 @@ def multinomial_hessian(X, W, b, *, weights=None, col_scale=None, fit_intercept=
     ``W`` is ``(K, d)`` (``K = C - 1`` free classes, scaled coordinates), ``b`` ``(K,)``.
     Parameter order is class-major ``[b_1, w_1, ..., b_K, w_K]``; blocks are
     ``H_ck = sum_i a_i p_ic (delta_ck - p_ik) xt_i xt_i'``. No penalty is included.
+
+    The rows run in the chunks of :func:`linbook._kernels.threads.map_row_chunks` (a Python thread per core,
+    one BLAS thread each; the chunks' sums added in order: the same bits on any number of cores), as many as
+    :func:`_hessian_chunk_rows` allows for their partial Hessians.
     """
     n, d = X.shape
     K = W.shape[0]
     off = 1 if fit_intercept else 0
-    p = d + off
+    q = K * (d + off)
     c = None if col_scale is None else np.asarray(col_scale, dtype=float)
-    H = np.zeros((K * p, K * p))
+    a = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
     if scipy.sparse.issparse(X):
         Xc = X if c is None else divide_columns(X, c)
         Xt = scipy.sparse.hstack([np.ones((n, 1)), Xc]).tocsr() if fit_intercept else Xc.tocsr()
-        A = np.zeros((n, K + 1))
-        A[:, 1:] = Xc @ W.T + b
-        A -= A.max(axis=1, keepdims=True)
-        np.exp(A, out=A)
-        P = A[:, 1:] / A.sum(axis=1, keepdims=True)
-        a = np.ones(n) if weights is None else weights
-        for k in range(K):
-            for m in range(k, K):
-                s = a * P[:, k] * ((k == m) - P[:, m])
-                B = np.asarray((Xt.T @ Xt.multiply(s[:, None]).tocsr()).todense())
-                H[k * p:(k + 1) * p, m * p:(m + 1) * p] = B
-                H[m * p:(m + 1) * p, k * p:(k + 1) * p] = B.T
-        return H
-    # back-to-back GEMMs of (K p)^2 x rows (a fit's one-thread policy would halve them on an idle machine:
-    # 50k x 50, 10 classes, weighted: the fit 1.29 s -> 1.69 s): BLAS's threads when their total is large
-    with blas_threads_for_one_call(2.0 * n * (K * p) ** 2):
-        for i, j in block_rows(n, p * K, block_size):
-            Xb = _scaled_block(X, i, j, c)
-            Xt = np.column_stack([np.ones(j - i), Xb]) if fit_intercept else Xb
-            A = np.zeros((j - i, K + 1))
-            A[:, 1:] = Xb @ W.T + b
-            A -= A.max(axis=1, keepdims=True)
-            np.exp(A, out=A)
-            P = A[:, 1:] / A.sum(axis=1, keepdims=True)
-            a = np.ones(j - i) if weights is None else weights[i:j]
-            for k in range(K):
-                H[k * p:(k + 1) * p, k * p:(k + 1) * p] += Xt.T @ ((a * P[:, k])[:, None] * Xt)
-            Z = (P[:, :, None] * Xt[:, None, :]).reshape(j - i, K * p)
-            H -= Z.T @ (a[:, None] * Z)
+        P = _free_class_probabilities(Xc @ W.T + b)
+        parts = map_row_chunks(lambda i, j: _sparse_hessian_rows(_csr_rows(Xt, i, j), P[i:j], a[i:j]), n,
+                               min_rows=_hessian_chunk_rows(n, q), parallel=Xt.nnz >= THREADED_NNZ)
+    else:
+        # blocks of up to 2048 rows while S (rows x K p) stays under 8 MB: a one-thread SYRK of 459 columns
+        # took 0.33 s for 50,000 rows in blocks of 2048, 0.40-0.45 s in blocks of 256 to 1024
+        rows = block_size or max(256, (1 << 16) // q, min(2048, (1 << 20) // q))
+
+        def chunk(i0, i1):
+            H = np.zeros((q, q))
+            for i, j in block_rows(i1 - i0, q, rows):
+                Xb = _scaled_block(X, i0 + i, i0 + j, c)
+                _add_dense_hessian_rows(H, Xb, _free_class_probabilities(Xb @ W.T + b), a[i0 + i:i0 + j],
+                                        fit_intercept)
+            return H
+
+        parts = map_row_chunks(chunk, n, min_rows=_hessian_chunk_rows(n, q))
+    H = parts[0]
+    for part in parts[1:]:          # in chunk order
+        H += part
+    return H
+
+
+#: The most bytes of partial Hessians that :func:`multinomial_hessian`'s row chunks hold at once (each chunk's
+#: is ``(K p)^2`` numbers: 1.7 MB for 10 classes of 50 features, 50 MB for 50 classes).
+HESSIAN_PARTS_BYTES = 1 << 28
+
+
+def _hessian_chunk_rows(n, q):
+    """``min_rows`` of the multinomial Hessian's row chunks: :data:`CHUNK_MIN_ROWS`, or more where the chunks'
+    ``q x q`` partial sums would exceed :data:`HESSIAN_PARTS_BYTES` (from the shape only, never the cores)."""
+    max_chunks = max(1, HESSIAN_PARTS_BYTES // (8 * q * q))
+    return max(CHUNK_MIN_ROWS, -(-n // max_chunks))
+
+
+def _free_class_probabilities(A_free):
+    """``P``, the softmax probabilities of the free classes ``1..K`` (rows of ``A_free``: their scores, the
+    reference class's being 0)."""
+    A = np.zeros((A_free.shape[0], A_free.shape[1] + 1))
+    A[:, 1:] = A_free
+    A -= A.max(axis=1, keepdims=True)
+    np.exp(A, out=A)
+    return A[:, 1:] / A.sum(axis=1, keepdims=True)
+
+
+def _add_dense_hessian_rows(H, Xb, P, a, fit_intercept):
+    """``H += sum_i a_i (diag(p_i) - p_i p_i') kron xt_i xt_i'`` over the rows ``Xb`` (dense, scaled), as
+    products ``B'B`` (numpy's SYRK: half a general product's flops): the diagonal blocks ``sum_i a_i p_ik xt_i
+    xt_i'``, less ``S'S`` with ``S_i = sqrt(a_i) p_i kron xt_i``."""
+    m, K = P.shape
+    Xt = np.column_stack([np.ones(m), Xb]) if fit_intercept else Xb
+    p = Xt.shape[1]
+    root_a = np.sqrt(a)
+    for k in range(K):
+        B = (root_a * np.sqrt(P[:, k]))[:, None] * Xt
+        H[k * p:(k + 1) * p, k * p:(k + 1) * p] += B.T @ B
+    S = ((root_a[:, None] * P)[:, :, None] * Xt[:, None, :]).reshape(m, K * p)
+    H -= S.T @ S
+
+
+def _sparse_hessian_rows(Xt, P, a):
+    """``sum_i a_i (diag(p_i) - p_i p_i') kron xt_i xt_i'`` over the rows of sparse ``Xt``, block by block
+    (``X~' diag(s) X~`` with ``s = a p_k (delta_km - p_m)``), dense."""
+    K, p = P.shape[1], Xt.shape[1]
+    H = np.empty((K * p, K * p))
+    for k in range(K):
+        for m in range(k, K):
+            s = a * P[:, k] * ((k == m) - P[:, m])
+            B = np.asarray((Xt.T @ Xt.multiply(s[:, None]).tocsr()).todense())
+            H[k * p:(k + 1) * p, m * p:(m + 1) * p] = B
+            H[m * p:(m + 1) * p, k * p:(k + 1) * p] = B.T
     return H
 
 
