@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse
 from sklearn.base import RegressorMixin as _SkRegressorMixin
 from sklearn.exceptions import NotFittedError
-from sklearn.utils._param_validation import StrOptions  # noqa: F401  (for the estimators' constraints)
+from sklearn.utils._param_validation import Options, StrOptions  # noqa: F401  (for the constraints)
 from sklearn.utils._param_validation import Interval, InvalidParameterError, validate_parameter_constraints
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, check_X_y
@@ -439,6 +439,7 @@ def encode_labels(y, *, min_classes=2, max_classes=None, model="this model", mor
 NON_NEGATIVE = Interval(Real, 0, np.inf, closed="left")     # a finite number >= 0
 POSITIVE = Interval(Real, 0, np.inf, closed="neither")      # a finite number > 0
 POSITIVE_INT = Interval(Integral, 1, None, closed="left")   # 1, 2, ...
+NON_NEGATIVE_INT = Interval(Integral, 0, None, closed="left")   # 0, 1, 2, ...
 OPEN_UNIT = Interval(Real, 0, 1, closed="neither")          # a number strictly between 0 and 1
 
 

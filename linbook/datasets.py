@@ -237,8 +237,17 @@ def available():
     return sorted(REAL_DATASETS) + sorted(p.stem for p in DATA_DIR.glob("*.csv"))
 
 
-def _unknown(name):
-    return ValueError(f"no data set {name!r}; available: {available()}")
+class UnknownDatasetError(ValueError, FileNotFoundError):
+    """A ``name`` that is no data set: a ``ValueError`` (a bad argument), and still the ``FileNotFoundError``
+    that :func:`load_csv` raised before."""
+
+
+def _known(caller, name):
+    """``name`` if it is a data set's name, else the error naming ``name`` and listing the valid ones."""
+    valid = sorted(REAL_DATASETS) if caller == "load" else available()
+    if isinstance(name, str) and name in valid:
+        return name
+    raise UnknownDatasetError(f"{caller}: name must be one of {valid}; got {name!r}. Pass one of these names")
 
 
 def load(name, *, as_frame=False):
@@ -278,8 +287,9 @@ def load(name, *, as_frame=False):
 
     Derived in: not a derivation; data provenance in linbook.datasets.REAL_DATASETS.
     """
-    if name not in REAL_DATASETS:
-        raise _unknown(name)
+    name = _known("load", name)
+    if not isinstance(as_frame, (bool, np.bool_)):
+        raise TypeError(f"load: as_frame must be True or False; got {as_frame!r}. Pass a bool")
     from sklearn import datasets as skd   # imported here: `import linbook` stays fast
 
     loader = getattr(skd, REAL_DATASETS[name][0])
@@ -304,6 +314,7 @@ def load_csv(name):
 
     Derived in: not a derivation; data provenance in linbook.datasets.REAL_DATASETS.
     """
+    name = _known("load_csv", name)
     if name in REAL_DATASETS:
         from sklearn import datasets as skd
 
@@ -311,8 +322,6 @@ def load_csv(name):
         header = [str(f) for f in bunch.feature_names] + ["target"]
         return header, np.column_stack([np.asarray(bunch.data, dtype=float), np.asarray(bunch.target, dtype=float)])
     path = DATA_DIR / f"{name}.csv"
-    if not path.exists():
-        raise FileNotFoundError(f"no data set {name!r}; available: {available()}")
     with open(path, encoding="utf-8") as f:
         header = f.readline().strip().split(",")
     data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)

@@ -8,8 +8,9 @@ Derived in: chapter "Logistic regression" § "The sigmoid and its logarithm"
 (stability), and chapter "Estimation" for ``logsumexp`` (normalising a
 discrete posterior).
 
-Two package-internal helpers at the end (not in ``__all__``) hold linbook's one exact
-power-of-two scaling: ``_binary_exponent`` and ``_power_of_two_scale``.
+Package-internal helpers at the end (not in ``__all__``) hold linbook's one exact
+power-of-two scaling, ``_binary_exponent`` and ``_power_of_two_scale``, and its one sign
+convention for eigen- and singular vectors, ``_orient_columns``.
 """
 
 from __future__ import annotations
@@ -220,3 +221,29 @@ def _power_of_two_scale(m, *, below=False, normal=False):
     k = np.clip(k, -1021, 1022) if normal else np.minimum(k, 1023)
     s = np.ldexp(1.0, k)
     return s[()] if s.ndim == 0 else s
+
+
+#: Entries of a direction within this relative distance of its largest magnitude count as tied with it.
+SIGN_TIE_RTOL = 1e-6
+
+
+def _orient_columns(V):
+    """``V`` with each column's sign fixed: the column's entry of largest magnitude is positive.
+
+    An eigen- or singular vector is defined only up to its sign, which LAPACK picks by the path its
+    arithmetic takes: it can differ between BLAS/LAPACK builds, CPUs and equivalent inputs (rows
+    permuted, classes relabelled). This is linbook's one convention for every direction it exposes
+    (scikit-learn's ``svd_flip`` rule), so those differences disappear. Ties: entries whose magnitudes
+    are within a relative :data:`SIGN_TIE_RTOL` of the column's largest are tied up to rounding (e.g.
+    ``(1, -1) / sqrt(2)``), and the first of them (lowest row index) is made positive, so rounding-level
+    differences between builds cannot pick a different entry. A zero column (a dropped direction)
+    stays zero; zero rows (columns of ``X`` dropped as constant) never decide. Returns a new array.
+    """
+    V = np.array(V, dtype=float)
+    if V.size == 0:
+        return V
+    mag = np.abs(V)
+    top = mag.max(axis=0)
+    lead = np.argmax(mag >= top * (1.0 - SIGN_TIE_RTOL), axis=0)     # first entry tied with the largest
+    signs = np.where(V[lead, np.arange(V.shape[1])] < 0, -1.0, 1.0)
+    return V * signs

@@ -70,9 +70,9 @@ def test_every_real_data_set_a_chapter_loads_is_offered():
 
 def test_unknown_data_set_lists_the_available_ones():
     assert datasets.available()[:5] == sorted(datasets.REAL_DATASETS)
-    with pytest.raises(ValueError, match=r"available: \['breast_cancer', 'diabetes', 'digits', 'iris', 'wine'"):
+    with pytest.raises(ValueError, match=r"name must be one of \['breast_cancer', 'diabetes', 'digits', 'iris', 'wine'"):
         datasets.load("mnist")
-    with pytest.raises(FileNotFoundError, match="available: .*'iris'"):
+    with pytest.raises(FileNotFoundError, match="name must be one of .*'iris'"):
         datasets.load_csv("mnist")
 
 

@@ -14,7 +14,7 @@ from .._kernels.scatter import class_sums, column_range, within_scatter
 from ..base import (POSITIVE_INT, all_or_nothing, check_params, check_sample_weight, encode_labels, require_y,
                     validate_fit, validate_predict, _with_advice)
 from .._predictor import finite_scores, linear_predictor
-from ..numerics import _power_of_two_scale
+from ..numerics import _orient_columns, _power_of_two_scale
 from .base import _weight_spread_note, cholesky, require_class_rows
 
 __all__ = ["FisherLDA"]
@@ -44,7 +44,10 @@ class FisherLDA(TransformerMixin, BaseEstimator):
     Attributes
     ----------
     scalings_ : ndarray, shape (D, L)
-        The directions ``W``.
+        The directions ``W``. Each is defined up to its sign; the sign is fixed so that the column's
+        entry of largest magnitude is positive (the first such entry, by column of ``X``, when several
+        tie to a relative 1e-6), so it does not depend on the BLAS/LAPACK build, the order of the rows
+        or the class labels. Directions of equal Fisher ratio are defined only up to a rotation.
     eigenvalues_ : ndarray, shape (L,)
         The Fisher ratios ``J(w_l)``, decreasing.
     mean_ : ndarray, shape (D,)
@@ -111,8 +114,9 @@ class FisherLDA(TransformerMixin, BaseEstimator):
             raise ValueError(f"{exc}{_weight_spread_note(sw)}") from None
         order = np.argsort(vals)[::-1][:L]
         self.classes_, self.eigenvalues_ = classes, vals[order]
-        self.scalings_ = np.zeros((D, L))
-        self.scalings_[keep] = W[:, order]
+        scalings = np.zeros((D, L))
+        scalings[keep] = W[:, order]
+        self.scalings_ = _orient_columns(scalings)       # the sign LAPACK picked is arbitrary
         self.mean_ = lo.astype(float)
         self.mean_[keep] = mu
         return self

@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._kernels.scatter import within_scatter
 from .._kernels.scores import linear_scores
 from ..base import DEPRECATED, Interval, _finite, _plain_input, check_params, renamed_param
+from ..numerics import _orient_columns
 from .base import SINGULAR_CURE, ZERO_VARIANCE, GaussianClassifier, cholesky
 
 __all__ = ["LDA", "RDA"]
@@ -178,7 +179,10 @@ class RDA(LDA):
     variances_ : ndarray, shape (D,)
         ``diag(S)``, in the units of X.
     components_ : ndarray, shape (r, D)
-        ``V^T``.
+        ``V^T``: the eigenvectors of the pooled correlation matrix with eigenvalue above 1e-12 of the
+        largest, by decreasing eigenvalue. Each row's sign is fixed so that its entry of largest
+        magnitude is positive (the first such entry when several tie to a relative 1e-6), so it does not
+        depend on the BLAS/LAPACK build or on whether the eigen- or the singular value decomposition ran.
     n_params_ : int
         As :class:`LDA`.
 
@@ -219,8 +223,10 @@ class RDA(LDA):
         except linalg.LinAlgError as exc:
             raise ValueError(f"RDA: the eigen-decomposition of the pooled correlation matrix failed ({exc}); "
                              "check the data for duplicated columns or extreme outliers") from None
+        order = np.argsort(e, kind="stable")[::-1]          # decreasing, from eigh and svd alike
+        e, V = e[order], V[:, order]
         keep = e > 1e-12 * max(1.0, e.max())
-        e, V = e[keep], V[:, keep]
+        e, V = e[keep], _orient_columns(V[:, keep])           # LAPACK's signs are arbitrary
         if lam == 0.0 and e.size < D:
             raise ValueError(f"RDA(shrinkage=0) is LDA and its pooled covariance is singular (rank {e.size} "
                              f"< D = {D}); {SINGULAR_CURE}")

@@ -13,13 +13,21 @@ from __future__ import annotations
 
 import numpy as np
 
+import warnings
+
+from scipy import stats
+
 from .._kernels.scatter import class_square_sums
 from .._kernels.scores import diagonal_log_density
-from ..base import NON_NEGATIVE
+from ..base import NON_NEGATIVE, LinbookWarning
 from ..numerics import _binary_exponent
 from .base import ZERO_VARIANCE, GaussianClassifier, class_name
 
 __all__ = ["DiagonalLDA", "GaussianNaiveBayes"]
+
+#: GaussianNaiveBayes reports a column as drowned by var_smoothing when its classes differ at the level
+#: SEPARATES with its own variance, and not even at the level HIDDEN once the smoothing is added to it.
+SEPARATES, HIDDEN = 1e-3, 0.05
 
 
 class DiagonalGaussianClassifier(GaussianClassifier):
@@ -154,7 +162,18 @@ class GaussianNaiveBayes(DiagonalGaussianClassifier):
     ----------
     priors : array_like, shape (C,), optional
     var_smoothing : float >= 0
-        Fraction of the largest feature variance added to every variance.
+        Fraction of the largest feature variance added to every variance. Being relative to the
+        *largest* variance, it couples the columns' units: a column whose variance is far below
+        ``eps`` (units of 1e-6 beside a column in units of 1e3) is drowned, its class differences
+        erased. ``fit`` then warns (``LinbookWarning``) naming the columns, when the smoothing
+        changes what the data say about them: a column is reported when the one-way ANOVA F-test
+        finds its class means different at level 1e-3 with the MLE variances, and not even at level
+        0.05 once ``eps`` is added to them (the same test with ``v_cj + eps``; ``N_c`` counts sample
+        weights as repeated rows): the smoothing then hides a clear difference entirely, whereas a
+        column it merely weakens is left alone. So a noise column, whose classes do not differ anyway, is not reported,
+        nor a column that keeps separating the classes beside ``eps`` (e.g. one constant within
+        each class, which the smoothing exists for); the fix is to rescale the columns (e.g.
+        ``StandardScaler``) or to lower ``var_smoothing``.
 
     Attributes
     ----------
@@ -191,10 +210,40 @@ class GaussianNaiveBayes(DiagonalGaussianClassifier):
         var = within / counts + eps
         if np.any(var <= ZERO_VARIANCE):
             c, j = np.argwhere(var <= ZERO_VARIANCE)[0]
-            raise ValueError(f"GaussianNaiveBayes: class {class_name(self.classes_[c])} of y, feature {j} (column of X) "
-                             "has zero variance (one sample, or constant within the class); set var_smoothing > 0")
+            raise ValueError(f"GaussianNaiveBayes: class {class_name(self.classes_[c])} of y, feature "
+                             f"{np.flatnonzero(self._keep)[j]} (column of X) has zero variance (one sample, or "
+                             "constant within the class); set var_smoothing > 0")
+        self._warn_drowned_columns(within, counts, eps)
         self._set_diagonal(self._means_z, var)
         self.n_params_ = int((C - 1) + 2 * C * D)
+
+    def _warn_drowned_columns(self, within, counts, eps):
+        """Warn naming the columns whose class separation the smoothing ``eps`` erases (the class docstring's rule).
+
+        One-way ANOVA per column: ``F_j(v) = [sum_c n_cj (mu_cj - m_j)^2 / (C - 1)] / [n_j v_j / (n_j - C)]``,
+        ``v_j = sum_c n_cj v_cj / n_j`` the pooled class variance; compared with ``F(C - 1, n_j - C)``.
+        """
+        C = self._means_z.shape[0]
+        n = counts.sum(axis=0) * np.ones(self._means_z.shape[1])
+        dof = n - C
+        if C < 2 or not np.any(dof > 0) or not np.any(eps > 0):
+            return
+        m = (counts * self._means_z).sum(axis=0) / n
+        between = (counts * (self._means_z - m) ** 2).sum(axis=0) / (C - 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            before = between / (within.sum(axis=0) / np.maximum(dof, 1))          # the MLE variances
+            after = between / ((within.sum(axis=0) + n * eps) / np.maximum(dof, 1))   # smoothed
+            p_before = stats.f.sf(before, C - 1, np.maximum(dof, 1))
+            p_after = stats.f.sf(after, C - 1, np.maximum(dof, 1))
+        drowned = np.flatnonzero((dof > 0) & (p_before < SEPARATES) & (p_after >= HIDDEN))
+        if drowned.size:
+            cols = np.flatnonzero(self._keep)[drowned].tolist()
+            cols = cols if len(cols) <= 10 else f"{cols[:10]} (and {len(cols) - 10} more)"
+            warnings.warn(f"GaussianNaiveBayes: var_smoothing = {self.var_smoothing:g} adds var_smoothing * max_j "
+                          f"Var(x_j) to every variance, which drowns column(s) {cols} of X: their class means differ "
+                          f"(F-test p < {SEPARATES:g}), but not beside the added variance (p >= {HIDDEN:g}), so the "
+                          "model all but ignores them. Rescale the columns of X to comparable variances (e.g. StandardScaler), or "
+                          "lower var_smoothing.", LinbookWarning, stacklevel=7)
 
     @property
     def var_(self):

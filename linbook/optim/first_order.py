@@ -8,13 +8,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..numerics import _power_of_two_scale
-from .line_search import _armijo, wolfe_line_search
+from .line_search import _armijo, _wolfe
+from .result import checked_arguments
 from .result import (MSG_GTOL, OptimizeResult, _check_args, _Counted, _msg_max_iter, _no_decrease, _small_grad,
                      _small_step, _start, _stop_reason, _x0, real_array)
 
 __all__ = ["gradient_descent", "momentum", "conjugate_gradient", "nonlinear_cg"]
 
 
+@checked_arguments
 def gradient_descent(fun, x0, grad=None, *, step="backtracking", hess=None, max_iter=1000,
                      gtol=1e-6, xtol=0.0, gscale=None, c1=1e-4, shrink=0.5):
     """Steepest descent ``x <- x - t g``.
@@ -97,6 +99,7 @@ def _step_length(step, fg, x, f, g, d, hess, c1, shrink):
     return t, f_new, g_new
 
 
+@checked_arguments
 def momentum(fun, x0, grad=None, *, lr=0.1, beta=0.9, max_iter=1000, gtol=1e-6, gscale=None):
     """Heavy-ball (Polyak momentum) gradient descent.
 
@@ -140,6 +143,7 @@ def momentum(fun, x0, grad=None, *, lr=0.1, beta=0.9, max_iter=1000, gtol=1e-6, 
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 
+@checked_arguments
 def conjugate_gradient(A, b, x0=None, *, tol=1e-10, max_iter=None):
     """Linear conjugate gradients for ``A x = b``, i.e. minimising ``x'Ax/2 - b'x``.
 
@@ -226,6 +230,7 @@ def _largest(M):
     return float(abs(M).max()) if M.size else 0.0
 
 
+@checked_arguments
 def nonlinear_cg(fun, x0, grad=None, *, max_iter=1000, gtol=1e-6, xtol=0.0, gscale=None):
     """Nonlinear conjugate gradients (Polak-Ribiere+, restarted) with a Wolfe line search.
 
@@ -249,7 +254,7 @@ def nonlinear_cg(fun, x0, grad=None, *, max_iter=1000, gtol=1e-6, xtol=0.0, gsca
     for k in range(1, max_iter + 1):
         if g @ d >= 0:
             d = -g
-        t, f_new, g_new, _ = wolfe_line_search(fg, x, f, g, d, t0=2 * t_prev, c2=0.1)
+        t, f_new, g_new, _ = _wolfe(fg, x, f, g, d, t0=2 * t_prev, c2=0.1)
         if t == 0.0:
             msg, converged = _no_decrease(g, gtol, scale, fg)
             k -= 1

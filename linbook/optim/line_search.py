@@ -14,18 +14,38 @@ __all__ = ["backtracking", "wolfe_line_search"]
 _NO_C2 = object()       # backtracking has no curvature constant c2
 
 
-def _check_search(caller, x, f, g, d, *, t0, c1, shrink=0.5, c2=_NO_C2, budget, budget_name):
-    """The arrays as float vectors of one shape and the constants in their ranges, or a clear error."""
-    from .result import real_array, real_scalar
+def _check_search(caller, fg, x, f, g, d, *, t0, c1, shrink=0.5, c2=_NO_C2, budget, budget_name):
+    """The public searches' inputs: ``fg`` wrapped to check (and count) what it returns, the arrays as
+    finite float vectors of one shape, ``d`` a descent direction (``g'd < 0``) and the constants in their
+    ranges; or a clear error naming the argument."""
+    from .result import _Counted, real_array, real_scalar
+    if not callable(fg):
+        raise TypeError(f"{caller}: fg must be a callable fg(x) -> (f, g); got {type(fg).__name__}. Pass fg")
     x, g, d = real_array(x, "x"), real_array(g, "g"), real_array(d, "the direction d")
     if not (x.shape == g.shape == d.shape and x.ndim == 1):
         raise ValueError(f"pass x, g and d as vectors of one length; got shapes {x.shape}, {g.shape}, {d.shape}")
-    if not np.all(np.isfinite(d)):
-        raise ValueError("the direction d must be finite: pass a direction without NaN or inf")
     f = real_scalar(f, "f")
+    for name, value, what in (("x", x, "the point"), ("f", f, "the objective at x"), ("g", g, "the gradient at x"),
+                              ("d", d, "the direction")):
+        if not np.all(np.isfinite(value)):
+            raise ValueError(f"{caller}: {name} ({what}) must be finite; got {value!r}. Pass a finite {name} "
+                             "(a line search starts from a point where the objective and its gradient are finite)")
     if not _constants_ok(t0, c1, shrink, c2, budget):
         _check_constants(caller, t0, c1, shrink, c2, budget, budget_name)
-    return x, f, g, d
+    slope = float(g @ d)
+    if slope >= 0 and np.any(g != 0):
+        why = "d is zero" if not np.any(d) else f"g'd = {slope:.3g} >= 0: f does not decrease along d"
+        raise ValueError(f"{caller}: d must be a descent direction (g'd < 0), but {why}. Pass a d with "
+                         "g @ d < 0, e.g. d = -g")
+    return _Counted(fg, True, source="fg"), x, f, g, d
+
+
+def _no_finite_trial(caller, fg, t):
+    """A clear error when the search failed because ``fg`` was NaN or inf at every point it tried."""
+    if t == 0.0 and fg.n and fg.n_nonfinite == fg.n:
+        raise ValueError(f"{caller}: fg returned a NaN or infinite objective or gradient at every trial point "
+                         f"x + t d ({fg.n} tried, t from t0 down), so no step can be taken. Fix fg (overflow? log "
+                         "of 0?), or pass a smaller t0 or a shorter d")
 
 
 def _constants_ok(t0, c1, shrink, c2, budget):
@@ -74,17 +94,23 @@ def backtracking(fg, x, f, g, d, *, t0=1.0, c1=1e-4, shrink=0.5, max_halvings=60
     Returns
     -------
     t, f_new, g_new, n_eval : float, float, ndarray, int
-        ``t = 0`` when no decrease was found (``d`` not a descent direction or rounding).
+        ``t = 0`` when no decrease was found (at rounding level), or ``g = 0`` (``x`` is stationary).
+        A trial where ``fg`` is not finite (objective or gradient) counts as no decrease.
 
-    Raises ``ValueError``/``TypeError`` for arrays that are not real vectors of one length,
-    or constants outside ``t0 > 0``, ``0 < shrink < 1``, ``0 < c1 < 1``.
+    Raises ``ValueError``/``TypeError`` for arrays that are not finite real vectors of one length,
+    ``d`` not a descent direction (``g'd >= 0`` with ``g != 0``), an ``fg`` that does not return
+    ``(f, g)`` of the right shape or is NaN/inf at every trial, or constants outside ``t0 > 0``,
+    ``0 < shrink < 1``, ``0 < c1 < 1``.
 
     Derived in: chapter "Optimizers" § "Line search".
     """
-    x, f, g, d = _check_search("backtracking", x, f, g, d, t0=t0, c1=c1, shrink=shrink, budget=max_halvings,
-                               budget_name="max_halvings")
+    fg, x, f, g, d = _check_search("backtracking", fg, x, f, g, d, t0=t0, c1=c1, shrink=shrink,
+                                   budget=max_halvings, budget_name="max_halvings")
+    if not np.any(g):                   # x is stationary: there is nothing to decrease
+        return 0.0, f, g, 0
     t, out, k = _armijo(fg, x, f, float(g @ d), d, t0=t0, c1=c1, shrink=shrink,
                         max_halvings=max_halvings)
+    _no_finite_trial("backtracking", fg, t)
     if out is None:
         return 0.0, f, g, k
     return t, out[0], out[1], k
@@ -100,17 +126,27 @@ def wolfe_line_search(fg, x, f, g, d, *, t0=1.0, c1=1e-4, c2=0.9, max_eval=30):
     Returns
     -------
     t, f_new, g_new, n_eval : float, float, ndarray, int
-        ``t = 0`` when the search failed.
+        ``t = 0`` when the search failed, or ``g = 0`` (``x`` is stationary). A trial where ``fg``
+        is not finite (objective or gradient) counts as a step too long.
 
-    Raises ``ValueError``/``TypeError`` for arrays that are not real vectors of one length,
-    or constants outside ``t0 > 0``, ``0 < c1 < c2 < 1``.
+    Raises ``ValueError``/``TypeError`` as :func:`backtracking` does (arrays, ``d`` not a descent
+    direction, ``fg``), or for constants outside ``t0 > 0``, ``0 < c1 < c2 < 1``.
 
     Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
-    x, f, g, d = _check_search("wolfe_line_search", x, f, g, d, t0=t0, c1=c1, c2=c2, budget=max_eval,
-                               budget_name="max_eval")
+    fg, x, f, g, d = _check_search("wolfe_line_search", fg, x, f, g, d, t0=t0, c1=c1, c2=c2, budget=max_eval,
+                                   budget_name="max_eval")
+    out = _wolfe(fg, x, f, g, d, t0=t0, c1=c1, c2=c2, max_eval=max_eval)
+    _no_finite_trial("wolfe_line_search", fg, out[0])
+    return out
+
+
+def _wolfe(fg, x, f, g, d, *, t0=1.0, c1=1e-4, c2=0.9, max_eval=30):
+    """:func:`wolfe_line_search` on checked inputs (the optimizers' calls): ``t = 0`` when ``d`` is not a
+    descent direction. ``fg`` returns ``f = inf`` where the objective or gradient is not finite (``_Counted``),
+    which the search treats as a step too long."""
     phi0, dphi0 = f, float(g @ d)
-    if dphi0 >= 0:
+    if not dphi0 < 0:               # (NaN too: a direction from an overflowed matrix)
         return 0.0, f, g, 0
     # Near the optimum f changes by less than its rounding error; then accept the
     # "approximate Wolfe" conditions of Hager and Zhang (2005): f did not rise beyond
@@ -136,7 +172,7 @@ def _wolfe_bracket(search, t):
     while n < max_eval:
         phi, gt = fg(x + t * d)
         n += 1
-        dphi = float(gt @ d)
+        dphi = float(gt @ d) if phi < np.inf else np.nan      # (a non-finite trial: too far)
         if approx_ok(phi, dphi):
             return (t, phi, gt, n), None, None, n
         if phi > phi0 + c1 * t * dphi0 or (n > 1 and phi >= phi_prev):
@@ -163,7 +199,7 @@ def _wolfe_zoom(search, lo, hi, n):
             tj = 0.5 * (a + b)
         phi, gt = fg(x + tj * d)
         n += 1
-        dphi = float(gt @ d)
+        dphi = float(gt @ d) if phi < np.inf else np.nan      # (a non-finite trial: too far)
         if approx_ok(phi, dphi):
             return (tj, phi, gt, n), n
         if phi > phi0 + c1 * tj * dphi0 or phi >= fa:

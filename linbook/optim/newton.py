@@ -44,6 +44,7 @@ import scipy.linalg
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from .line_search import _armijo, _flat_step
 from .newton_cg import newton_cg
+from .result import checked_arguments
 from .result import (MSG_DECREMENT, MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted,
                      _msg_max_iter, _no_decrease, _small_grad, _small_step, _start, _x0, real_array)
 
@@ -136,6 +137,7 @@ def _chord_lasts(chord, t, g_new, g):
     return chord and t == 1.0 and np.max(np.abs(g_new)) <= CHORD_CONTRACTION * np.max(np.abs(g))
 
 
+@checked_arguments
 def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gtol=1e-8,
            xtol=1e-12, gscale=None, damping=None, callback=None, polish=False, fun_grad=None,
            decrement_tol=None, step_tol=None, step_scale=1.0):
@@ -202,8 +204,9 @@ def _newton_start(fun, x0, grad, hess, fun_grad, gtol, gscale):
     """``(fg, trial, hessian, x0, fg(x0), scale, early)``: the counted objective, the one evaluated
     at trial points (``fun_grad`` for the chord method, else ``fg``), ``hessian(x, out)``, the start,
     the gradient's scale and a result to return at once (see ``_start``) or ``None``."""
-    if hess is None:
-        raise ValueError("newton needs hess: a callable hess(x), or hess=True when fun returns (f, g, H)")
+    if not (callable(hess) or hess is True):
+        raise ValueError("newton needs hess: pass a callable hess(x), or hess=True when fun returns (f, g, H); "
+                         f"got {type(hess).__name__}")
     fg = _Counted(fun, grad, hess)
     x = _x0(x0)
     out, scale, early = _start(fg, x, gtol, gscale)
@@ -295,6 +298,7 @@ def _stop_after_step(fg, trial, x, f, g, gtol, scale, small, callback, settled=N
     return None
 
 
+@checked_arguments
 def truncated_newton(fun, x0, grad=None, hessp=None, *, max_iter=100, gtol=1e-8, gscale=None,
                      cg_max_iter=None):
     """Truncated Newton (Newton-CG) with ``hessp(x, v) -> H(x) v``: :func:`linbook.optim.newton_cg`.
@@ -312,18 +316,18 @@ def truncated_newton(fun, x0, grad=None, hessp=None, *, max_iter=100, gtol=1e-8,
     Derived in: chapter "Optimizers" § "Newton's method".
     """
     if hessp is None:
-        raise ValueError("truncated_newton needs hessp(x, v)")
+        raise ValueError("truncated_newton needs hessp: pass a callable hessp(x, v) -> H(x) v")
     if grad is True:
         objective = fun
     elif callable(grad):
         def objective(x):
             return fun(x), grad(x)
     else:
-        raise ValueError("grad must be a callable, or True when fun returns (f, g)")
+        raise ValueError("grad must be a callable, or True when fun returns (f, g): pass grad")
 
     def with_hessian_product(x):
         f, g = objective(x)
-        return f, g, (lambda v: np.asarray(hessp(x, v), dtype=float), None)
+        return f, g, (lambda v: real_array(hessp(x, v), "the Hessian product (from hessp)"), None)
 
     cg_max_iter = 2 * np.size(x0) if cg_max_iter is None else cg_max_iter
     return newton_cg(with_hessian_product, x0, max_iter=max_iter, gtol=gtol, gscale=gscale,
@@ -341,7 +345,7 @@ def _damped_step(residual, J, g, x, f, lam):
         except np.linalg.LinAlgError:     # J'J + lam I numerically singular: damp more
             d = None
         if d is not None:
-            r_new = real_array(residual(x + d), "the residual")
+            r_new = real_array(residual(x + d), "the residual (from residual)")
             evals += 1
             f_new = 0.5 * float(r_new @ r_new)
             if np.isfinite(f_new) and f_new < f:
@@ -351,6 +355,7 @@ def _damped_step(residual, J, g, x, f, lam):
             return None, None, None, lam, evals
 
 
+@checked_arguments
 def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol=1e-10, xtol=1e-12):
     """Levenberg-Marquardt for nonlinear least squares ``min (1/2) ||r(x)||^2``.
 
@@ -364,7 +369,8 @@ def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol
     residual : callable
         ``r(x) -> (m,)``.
     jac : callable
-        ``J(x) -> (m, d)``.
+        ``J(x) -> (m, d)``, the Jacobian of ``residual`` (required: without it a clear error says
+        how to get one).
 
     Returns
     -------
@@ -390,7 +396,7 @@ def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol
             break
         small = _small_step(d, x, xtol)
         x, r, f = x + d, r_new, f_new
-        J = real_array(jac(x), "the Jacobian")
+        J = real_array(jac(x), "the Jacobian (from jac)")
         if not np.all(np.isfinite(J)):
             msg = "the Jacobian became non-finite: check jac (overflow?)"
             break
@@ -409,10 +415,16 @@ def _lm_start(residual, jac, x0):
     """``(x0, r, J, f, g, early)`` at ``x0``, with ``f = ||r||^2 / 2`` and ``g = J'r``; ``early`` is the
     result to return at once when they are not finite or ``g = 0``, else ``None``."""
     if jac is None:
-        raise ValueError("levenberg_marquardt needs jac")
+        raise ValueError("levenberg_marquardt needs jac, the Jacobian of residual: pass jac, a callable "
+                         "jac(x) -> (m, d) array with entries d r_i / d x_j (e.g. from sympy, or by finite "
+                         "differences: scipy.optimize.approx_fprime(x, residual))")
     x = _x0(x0)
-    r = real_array(residual(x), "the residual")
-    J = real_array(jac(x), "the Jacobian")
+    r = real_array(residual(x), "the residual (from residual)")
+    J = real_array(jac(x), "the Jacobian (from jac)")
+    if r.ndim != 1 or J.shape != (r.size, x.size):
+        raise ValueError(f"residual(x0) has shape {r.shape} and jac(x0) {J.shape}; with x0 of length {x.size} "
+                         f"they must be (m,) and (m, {x.size}): fix residual to return a vector and jac its "
+                         "Jacobian, one row per residual and one column per coordinate of x")
     f = 0.5 * float(r @ r)
     if not (np.isfinite(f) and np.all(np.isfinite(J))):
         return x, r, J, f, None, OptimizeResult(x, np.nan, None, False, 0, 1, x[None, :].copy(),

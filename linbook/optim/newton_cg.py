@@ -25,11 +25,12 @@ from __future__ import annotations
 import numpy as np
 
 from .line_search import _armijo, _flat_step
-from .result import OptimizeResult, _Counted, _msg_max_iter, _no_decrease, _start, _stop_reason, _x0
+from .result import OptimizeResult, _Counted, _msg_max_iter, _no_decrease, _start, _stop_reason, _x0, checked_arguments
 
 __all__ = ["newton_cg"]
 
 
+@checked_arguments
 def newton_cg(fun, x0, *, max_iter=100, gtol=1e-8, gscale=None, cg_max_iter=250, callback=None):
     """Minimise ``fun`` by truncated Newton steps (see the module docstring).
 

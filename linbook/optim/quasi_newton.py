@@ -9,7 +9,8 @@ import numpy as np
 import scipy.linalg
 
 from ..numerics import _power_of_two_scale
-from .line_search import wolfe_line_search
+from .line_search import _wolfe
+from .result import checked_arguments, real_array
 from .result import (MSG_GTOL, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _check_args, _Counted, _msg_max_iter,
                      _no_decrease, _small_grad, _small_step, _start, _stop_reason, _x0)
 
@@ -36,6 +37,18 @@ def _unit_pair(s, y):
     return s / a, y / c, c / a
 
 
+def _update_inputs(caller, M, name, s, y):
+    """``(M, s, y)`` as float arrays, ``s`` and ``y`` vectors of one length ``d`` and ``M`` (``name``) a finite
+    ``d x d`` matrix; or a clear error naming the argument."""
+    M, s, y = real_array(M, name, copy=True), real_array(s, "s"), real_array(y, "y")
+    if not (s.ndim == 1 and s.shape == y.shape and M.shape == (s.size, s.size)):
+        raise ValueError(f"{caller}: pass s and y as vectors of one length d and {name} as a d x d matrix; got "
+                         f"shapes s {s.shape}, y {y.shape}, {name} {M.shape}")
+    if not np.all(np.isfinite(M)):
+        raise ValueError(f"{caller}: {name} must be finite; pass a finite {name} (e.g. the identity to restart)")
+    return M, s, y
+
+
 def bfgs_update_B(B, s, y):
     """BFGS update of the Hessian approximation (MLAPP eq. 8.26).
 
@@ -47,10 +60,10 @@ def bfgs_update_B(B, s, y):
 
     Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
-    B = np.array(B, dtype=float)
+    B, s, y = _update_inputs("bfgs_update_B", B, "B", s, y)
     if not _curvature_ok(s, y):
         return B
-    s, y, ratio = _unit_pair(np.asarray(s, float), np.asarray(y, float))    # (see _unit_pair)
+    s, y, ratio = _unit_pair(s, y)    # (see _unit_pair)
     Bs = B @ s
     return B + ratio * np.outer(y, y) / float(y @ s) - np.outer(Bs, Bs) / float(s @ Bs)
 
@@ -64,10 +77,10 @@ def bfgs_update_H(H, s, y):
 
     Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
-    H = np.array(H, dtype=float)
+    H, s, y = _update_inputs("bfgs_update_H", H, "H", s, y)
     if not _curvature_ok(s, y):
         return H
-    s, y, ratio = _unit_pair(np.asarray(s, float), np.asarray(y, float))    # (see _unit_pair)
+    s, y, ratio = _unit_pair(s, y)    # (see _unit_pair)
     rho = 1.0 / float(y @ s)
     Hy = H @ y
     # expanded form of (I - rho s y') H (I - rho y s') + rho s s', O(d^2)
@@ -75,6 +88,7 @@ def bfgs_update_H(H, s, y):
             + (rho * rho * float(y @ Hy) + rho / ratio) * np.outer(s, s))
 
 
+@checked_arguments
 def bfgs(fun, x0, grad=None, *, form="H", max_iter=1000, gtol=1e-6, xtol=0.0, gscale=None, B0=None):
     """BFGS quasi-Newton method with a Wolfe line search.
 
@@ -106,7 +120,7 @@ def bfgs(fun, x0, grad=None, *, form="H", max_iter=1000, gtol=1e-6, xtol=0.0, gs
     for k in range(1, max_iter + 1):
         d, M, scaled = _bfgs_direction(M, g, form, scaled)      # d = -H g, or B d = -g
         t0 = 1.0 if (scaled or k > 1) else 1.0 / max(np.abs(g).sum(), 1e-300)   # unit-free in f
-        t, f_new, g_new, _ = wolfe_line_search(fg, x, f, g, d, t0=t0)
+        t, f_new, g_new, _ = _wolfe(fg, x, f, g, d, t0=t0)
         if t == 0.0:
             (msg, converged), k = _no_decrease(g, gtol, scale, fg), k - 1
             break
@@ -128,7 +142,10 @@ def _initial_matrix(B0, form, n):
     update rescales the identity)."""
     if B0 is None:
         return np.eye(n), False
-    B0 = np.array(B0, dtype=float)
+    B0 = real_array(B0, "B0", copy=True)
+    if B0.shape != (n, n) or not np.all(np.isfinite(B0)):
+        raise ValueError(f"bfgs: B0 must be a finite {n} x {n} matrix (one row and column per coordinate of x0); "
+                         f"got shape {B0.shape}. Pass such a B0, or leave it None for the identity")
     try:
         return (B0 if form == "B" else scipy.linalg.solve(B0, np.eye(n), assume_a="pos")), True
     except np.linalg.LinAlgError as exc:
@@ -170,9 +187,18 @@ def lbfgs_two_loop(g, S, Y, gamma=None):
 
     Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
+    g = real_array(g, "g")
+    S, Y = _vectors(S, "S"), _vectors(Y, "Y")
+    if g.ndim != 1 or S is None or Y is None or any(v.shape != g.shape for v in S + Y):
+        shapes = [[np.shape(v) for v in p] if p is not None else "not a list of vectors" for p in (S, Y)]
+        raise ValueError(f"lbfgs_two_loop: pass g as a vector and S and Y as lists of vectors of its length "
+                         f"(pairs s_i, y_i, oldest first); got g of shape {g.shape}, S {shapes[0]}, Y {shapes[1]}")
     if len(S) != len(Y):
         raise ValueError(f"lbfgs_two_loop needs as many pairs in S as in Y; got {len(S)} and {len(Y)}. "
                          "Pass S and Y of the same length (pair i is (S[i], Y[i]))")
+    if gamma is not None and not (np.ndim(gamma) == 0 and np.isreal(gamma) and 0 < float(gamma) < np.inf):
+        raise ValueError(f"lbfgs_two_loop: gamma must be a positive finite number (the initial H = gamma I); "
+                         f"got {gamma!r}. Pass such a gamma, or None for s'y / y'y of the newest pair")
     pairs = [(s, y) for s, y in zip(S, Y) if _curvature_ok(s, y)]
     S, Y = [p[0] for p in pairs], [p[1] for p in pairs]
     with np.errstate(over="ignore", under="ignore"):
@@ -181,6 +207,15 @@ def lbfgs_two_loop(g, S, Y, gamma=None):
         raise ValueError("lbfgs_two_loop: s'y of a pair is beyond float64 (a pair near 1e-160 or 1e160); "
                          "rescale the variables or the objective")
     return _two_loop(g, S, Y, rho, gamma)
+
+
+def _vectors(pairs, name):
+    """``pairs`` (a list of vectors, or a 2-D array of them as rows) as a list of float arrays; ``None`` when
+    it is not a sequence of vectors."""
+    if isinstance(pairs, (str, bytes)) or np.ndim(pairs) == 0 or np.ndim(pairs) == 1 and len(pairs) > 0 \
+            and np.ndim(pairs[0]) == 0:
+        return None
+    return [real_array(v, name) for v in pairs]
 
 
 def _two_loop(g, S, Y, rho, gamma=None):
@@ -209,6 +244,7 @@ def _initial_scaling(s, y):
     return float(s @ u) / float(u @ u) / top
 
 
+@checked_arguments
 def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=0.0, gscale=None):
     """Limited-memory BFGS with the two-loop recursion and a Wolfe line search.
 
@@ -262,12 +298,12 @@ def _wolfe_step_or_restart(fg, x, f, g, d, memory):
     """``(t, d, f(x + t d), g(x + t d))`` by a Wolfe line search along ``d``; when it fails with pairs in
     ``memory``, they are dropped and the search is retried once along steepest descent ``-g``."""
     t0 = 1.0 if memory[0] else 1.0 / max(np.abs(g).sum(), 1e-300)   # unit-free in f
-    t, f_new, g_new, _ = wolfe_line_search(fg, x, f, g, d, t0=t0)
+    t, f_new, g_new, _ = _wolfe(fg, x, f, g, d, t0=t0)
     if t == 0.0 and memory[0]:
         for pairs in memory:
             pairs.clear()
         d = -g
-        t, f_new, g_new, _ = wolfe_line_search(fg, x, f, g, d, t0=1.0 / max(np.abs(g).sum(), 1e-300))
+        t, f_new, g_new, _ = _wolfe(fg, x, f, g, d, t0=1.0 / max(np.abs(g).sum(), 1e-300))
     return t, d, f_new, g_new
 
 

@@ -65,33 +65,43 @@ class _Counted:
     and say so instead of running on to ``max_iter``.
     """
 
-    def __init__(self, fun, grad, hess=None):
-        self.n = 0
+    def __init__(self, fun, grad, hess=None, *, source="fun"):
+        self.n = self.n_nonfinite = 0
+        self.source = source        # the argument the values come from, for the errors
         self.nonfinite = False
         self.unbounded = False      # f = -inf seen: unbounded below, or overflow
         self.with_hess = hess is True
         if self.with_hess:
             if grad is not True:
-                raise ValueError("hess=True needs grad=True: fun(x) must return (f, g, H)")
+                raise ValueError("hess=True needs grad=True: fun(x) must return (f, g, H); pass grad=True")
             self._fg = fun
         elif grad is True:
             self._fg = fun
         elif callable(grad):
             self._fg = lambda x: (fun(x), grad(x))
         else:
-            raise ValueError("grad must be a callable, or True when fun returns (f, g)")
+            raise ValueError("grad must be a callable, or True when fun returns (f, g): pass grad")
+        f_from, g_from = ("fun", "grad") if callable(grad) and not self.with_hess else (source, source)
+        self._names = f"the objective value (from {f_from})", f"the gradient (from {g_from})"
 
     def __call__(self, x):
         self.n += 1
         with np.errstate(over="ignore", invalid="ignore"):   # divergence is reported, not warned
             out = self._fg(x)
-        f, g = real_scalar(out[0], "the objective value"), real_array(out[1], "the gradient")
+        if not isinstance(out, (tuple, list)) or len(out) < 2 + self.with_hess:
+            what = "(f, g, H)" if self.with_hess else "(f, g)"
+            alone = ", or pass grad (and hess) as separate callables" if self.source == "fun" else ""
+            raise TypeError(f"{self.source} must return the tuple {what}; got {type(out).__name__}. Fix "
+                            f"{self.source} to return {what}{alone}")
+        f, g = real_scalar(out[0], self._names[0]), real_array(out[1], self._names[1])
         if g.shape != x.shape:
+            fix = "grad (or fun, with grad=True)" if self.source == "fun" else self.source
             raise ValueError(f"the gradient has shape {g.shape} but x has shape {x.shape}; "
-                             "fix grad (or fun, with grad=True) to return one partial derivative per coordinate of x")
+                             f"fix {fix} to return one partial derivative per coordinate of x")
         ok = math.isfinite(f) and bool(np.isfinite(g).all())
         if not ok:
             self.nonfinite = True
+            self.n_nonfinite += 1
             self.unbounded |= f == -np.inf
             f = np.inf
         if self.with_hess:
@@ -141,8 +151,51 @@ def _check_args(caller, **args):
                             {name: value for name, (value, _) in args.items()})
 
 
+def _rule(*names):
+    """A rule from :mod:`linbook.base`'s constraints, by name ("callable" and "True" are Python's)."""
+    def rule(b):
+        return [callable if n == "callable" else b.Options(bool, {True}) if n == "True" else
+                getattr(b, n, n) for n in names]
+    return rule
+
+
+#: linbook.optim's arguments by name, one rule each, so every public function checks an argument the same way
+#: (``None`` is also accepted where it is the default): ``name -> rule(linbook.base) -> [constraint, ...]``.
+_ARGUMENT_RULES = {
+    **dict.fromkeys(("fun", "residual", "run", "step_size", "fg", "fun_grad", "hessp", "jac", "callback"),
+                    _rule("callable")),
+    "grad": _rule("callable", "True"), "hess": _rule("callable", "True", "array-like"),
+    **dict.fromkeys(("max_iter", "cg_max_iter"), _rule("NON_NEGATIVE_INT")), "m": _rule("POSITIVE_INT"),
+    **dict.fromkeys(("gtol", "xtol", "ftol", "tol", "step_tol", "decrement_tol", "damping"), _rule("NON_NEGATIVE")),
+    **dict.fromkeys(("lam0", "lr"), _rule("POSITIVE")), **dict.fromkeys(("line_search", "polish"), _rule("boolean")),
+}
+
+
+def checked_arguments(func):
+    """Check ``func``'s arguments named in :data:`_ARGUMENT_RULES` before calling it: a clear error naming
+    the argument and what to set (linbook's one constraint wording), instead of numpy's or Python's from
+    deep inside the method ("'float' object cannot be interpreted as an integer")."""
+    import functools
+    import inspect
+
+    signature = inspect.signature(func)
+    checked = [n for n in signature.parameters if n in _ARGUMENT_RULES]
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        given = signature.bind(*args, **kwargs).arguments
+        values = {n: given.get(n, signature.parameters[n].default) for n in checked}
+        _check_args(func.__name__, **{n: (v, _ARGUMENT_RULES[n]) for n, v in values.items()
+                                      if not (v is None and signature.parameters[n].default is None)})
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
 def _x0(x0, name="x0"):
     x = real_array(x0, name, copy=True).ravel()
+    if x.size == 0:
+        raise ValueError(f"{name} is empty: pass a starting point with at least one coordinate")
     if not np.all(np.isfinite(x)):
         raise ValueError(f"{name} must be finite: pass a starting point without NaN or inf")
     return x
@@ -152,10 +205,10 @@ def _gscale(g0, gscale):
     """The gradient's natural size: ``max |g(x0)|`` unless the caller states one (a number,
     or one positive number per coordinate)."""
     if gscale is not None:
-        gs = np.asarray(gscale, dtype=float)
-        if gs.ndim > 1 or (gs.ndim == 1 and gs.shape != g0.shape) or not np.all(gs > 0):
-            raise ValueError("gscale must be a positive number, or one per coordinate of x "
-                             "(the gradient's natural size)")
+        gs = real_array(gscale, "gscale")
+        if gs.ndim > 1 or (gs.ndim == 1 and gs.shape != g0.shape) or not np.all((gs > 0) & np.isfinite(gs)):
+            raise ValueError("gscale must be a positive finite number, or one per coordinate of x (the gradient's "
+                             f"natural size); got {gscale!r}. Pass such a gscale, or None for max |g(x0)|")
         return gs if gs.ndim else float(gs)
     return float(np.max(np.abs(g0), initial=0.0))
 

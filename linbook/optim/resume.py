@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .result import MSG_DECREMENT, MSG_GTOL, MSG_NO_DECREASE, MSG_STEP_STILL_LONG, _msg_max_iter
+from .result import (MSG_DECREMENT, MSG_GTOL, MSG_NO_DECREASE, MSG_STEP_STILL_LONG, OptimizeResult, _msg_max_iter,
+                     checked_arguments, real_scalar)
 
 __all__ = ["resume_until_step_is_short"]
 
 
+@checked_arguments
 def resume_until_step_is_short(run, x0, step_size, *, step_tol, gtol=1e-8, max_iter=100):
     """Run ``run`` from ``x0``; converged only where its gradient test passes and ``step_size`` is short.
 
@@ -55,11 +57,12 @@ def resume_until_step_is_short(run, x0, step_size, *, step_tol, gtol=1e-8, max_i
 
     Derived in: chapter "Optimizers" § "Newton's method".
     """
-    res = run(x0, gtol, max_iter)
+    res = _ran(run, x0, gtol, max_iter)
     n_iter, n_fev, paths, resumed = res.n_iter, res.n_fev, [res.path], False
     # a resumed run that ends at rounding level (no decrease) counts if its step is now short
     while (res.converged or resumed) and res.message in (MSG_GTOL, MSG_DECREMENT, MSG_NO_DECREASE):
-        excess = step_size(res.x) / step_tol
+        with np.errstate(divide="ignore", invalid="ignore"):       # step_tol = 0: every step is long
+            excess = np.float64(real_scalar(step_size(res.x), "the step length (from step_size)")) / step_tol
         if not excess > 1.0:                    # short (or nan: not judged)
             res.converged = True
             break
@@ -70,10 +73,19 @@ def resume_until_step_is_short(run, x0, step_size, *, step_tol, gtol=1e-8, max_i
             res.converged, res.message = False, _msg_max_iter(max_iter) + " (the Newton step is still long)"
             break
         gtol = gtol / max(min(excess, 1e6), 10.0)
-        res, resumed = run(res.x, gtol, max_iter - n_iter), True
+        res, resumed = _ran(run, res.x, gtol, max_iter - n_iter), True
         n_iter, n_fev = n_iter + res.n_iter, n_fev + res.n_fev
         paths.append(None if res.path is None else res.path[1:])    # a user's run may keep no path
     res.n_iter, res.n_fev = n_iter, n_fev
     if len(paths) > 1 and all(p is not None for p in paths):
         res.path = np.concatenate(paths)
+    return res
+
+
+def _ran(run, x, gtol, max_iter):
+    """``run(x, gtol, max_iter)``, or a clear error when it does not return an :class:`OptimizeResult`."""
+    res = run(x, gtol, max_iter)
+    if not isinstance(res, OptimizeResult):
+        raise TypeError(f"run must return a linbook.optim.OptimizeResult; got {type(res).__name__}. Fix run, "
+                        "e.g. lambda x, gtol, max_iter: lbfgs(fg, x, grad=True, gtol=gtol, max_iter=max_iter)")
     return res
