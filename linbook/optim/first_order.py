@@ -147,9 +147,8 @@ def momentum(fun, x0, grad=None, *, lr=0.1, beta=0.9, max_iter=1000, gtol=1e-6, 
 def conjugate_gradient(A, b, x0=None, *, tol=1e-10, max_iter=None):
     """Linear conjugate gradients for ``A x = b``, i.e. minimising ``x'Ax/2 - b'x``.
 
-    ``A`` is symmetric positive definite (a matrix, or a callable ``v -> A v``). In
-    exact arithmetic it converges in at most ``d`` steps; successive residuals are
-    orthogonal and successive directions are ``A``-conjugate.
+    ``A`` is symmetric positive definite (a matrix, or a callable ``v -> A v``). In exact arithmetic it
+    converges in at most ``d`` steps; successive residuals are orthogonal and successive directions ``A``-conjugate.
 
     Parameters
     ----------
@@ -196,8 +195,7 @@ def conjugate_gradient(A, b, x0=None, *, tol=1e-10, max_iter=None):
         x = x + alpha * p
         r = r - alpha * Ap
         rr_new = float(r @ r)
-        p = r + (rr_new / rr) * p
-        rr = rr_new
+        p, rr = r + (rr_new / rr) * p, rr_new
         path.append(x * c)
     else:
         converged = bool(np.sqrt(rr) <= tol * bnorm)

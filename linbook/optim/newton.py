@@ -143,9 +143,8 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
            decrement_tol=None, step_tol=None, step_scale=1.0):
     """Newton's method with a backtracking line search (Algorithm 8.1 of MLAPP).
 
-    Each step solves ``H d = -g`` by Cholesky and moves to ``x + t d`` with the largest
-    ``t`` in 1, 1/2, 1/4, ... that passes Armijo's test. When ``H`` is not positive
-    definite, ``H + tau I`` is used with ``tau`` grown until ``d`` is a descent direction.
+    Each step solves ``H d = -g`` by Cholesky and moves to ``x + t d``, the first ``t`` in 1, 1/2, 1/4, ...
+    passing Armijo's test; where ``H`` is not positive definite, by ``H + tau I``, ``tau`` grown until descent.
 
     Parameters
     ----------
