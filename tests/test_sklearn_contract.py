@@ -33,9 +33,6 @@ ESTIMATORS = [
     RecursiveLeastSquares(), RecursiveLeastSquares(prior_precision=1.0), OnlineGradientDescent(),
 ]
 
-_LAD_NOT_UNIQUE = ("the LAD minimiser is generally not unique (the objective is piecewise linear): weights "
-                   "and repeated rows give the same optimal objective value, but the LP may return another "
-                   "optimal vertex; test_linear checks the objective values instead")
 _PREDICT_MARGINALISES = (
     "predict marginalises NaN features out (a missing feature is integrated over, MLAPP 8.6.2; "
     "tested in tests/test_gaussian_gda.py), so predict does not reject NaN; fit does")
@@ -62,7 +59,6 @@ _WEIGHT_EQUIVALENCE = ("check_sample_weight_equivalence_on_dense_data",
                        "check_sample_weight_equivalence_on_sparse_data")
 
 EXPECTED_FAILURES = {
-    "LeastAbsoluteDeviation": dict.fromkeys(_WEIGHT_EQUIVALENCE, _LAD_NOT_UNIQUE),
     "BayesianLogisticRegression": {
         "check_decision_proba_consistency":
             "predict_proba is the posterior predictive, moderated by each point's own posterior "

@@ -412,18 +412,19 @@ def test_lad_with_far_targets_fits_the_other_rows(far_y, weighted):
     assert np.isfinite(model.scale_)
 
 
-@pytest.mark.xfail(strict=True, reason="LAD with a far y that only its own column reaches (a dummy): the LP is "
-                                       "solved on y scaled by its largest value, so the other rows' entries are "
-                                       "treated as zero and their coefficients come out 0 (known defect)")
-def test_lad_with_a_far_target_on_its_own_column_fits_the_other_rows():
-    """Row 5's ``y`` is 1e300 and column 3 is 1 on row 5 only: the fit passes through row 5 (column 3's coefficient
-    takes it), and the other coefficients are the LAD fit of the other rows, whatever ``y_5``."""
-    rng = np.random.default_rng(3)
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("far_y", [1e12, 1e50, 1e300])
+def test_lad_with_a_far_target_on_its_own_column_fits_the_other_rows(seed, far_y):
+    """Row 5's ``y`` is far and column 3 is 1 on row 5 only: the fit passes through row 5 (column 3's coefficient
+    takes it), and the other coefficients are the LAD fit of the other rows, whatever ``y_5``. Known defect until
+    session 24 (the LP on ``y`` scaled near its largest value saw the other rows as zeros); the second LP on the
+    first fit's residuals (``lad._residual_correction``) fits them at their own scale."""
+    rng = np.random.default_rng(seed)
     X = np.c_[rng.standard_normal((40, 3)), np.zeros(40)]
     X[5, 3] = 1.0
     y = X[:, :3] @ [1.0, -2.0, 0.5] + 0.3 + rng.standard_t(2, 40)
     reference = LeastAbsoluteDeviation().fit(np.delete(X[:, :3], 5, 0), np.delete(y, 5))
-    y[5] = 1e300
+    y[5] = far_y
     model = LeastAbsoluteDeviation().fit(X, y)
     rest = np.delete(np.arange(40), 5)
 
@@ -486,3 +487,16 @@ def test_lad_passes_through_a_far_target_that_outweighs_the_rest(far_y):
         return float(np.sum(sw * np.abs(y - X @ w - b)))
 
     assert objective(model.coef_, model.intercept_) <= objective(w, y[5] - X[5] @ w) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("n, d", [(2, 4), (5, 4), (9, 9), (12, 11)])
+def test_lad_interpolates_rows_of_columns_with_a_large_offset(seed, n, d):
+    """With ``n <= d + 1`` rows the least objective is 0 (the fit passes through every row). Columns of spread 1
+    around 1e6 used to get a vertex with an objective of up to 1e6 times the noise (5e5 where 0 is reached), in
+    silence: the LP lost the rows' differences in the offset. Now 0 to rounding of ``y``."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) + 1e6
+    y = X @ rng.standard_normal(d) + rng.standard_cauchy(n)
+    model = LeastAbsoluteDeviation().fit(X, y)
+    assert np.abs(y - model.predict(X)).sum() <= 1e-12 * np.abs(y).sum() * n
