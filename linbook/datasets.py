@@ -63,7 +63,12 @@ REAL_DATASETS = {
 
 def _finite(name, value, *, low=None, strict=False):
     """``value`` as a float array, or a ValueError naming ``name`` when it holds NaN/inf or is below ``low``."""
-    a = np.asarray(value, dtype=float)
+    try:
+        if np.asarray(value).dtype.kind in "US":   # numpy would read "5" as 5.0
+            raise TypeError
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):   # a string, a ragged list, an object: numpy's message names nothing
+        raise ValueError(f"{name} must be numbers; got {value!r}. Pass finite numbers for {name}.") from None
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} must be finite; got {a.ravel()[:6].tolist()}. Pass finite numbers for {name}.")
     if low is not None and (np.any(a <= low) if strict else np.any(a < low)):
@@ -75,9 +80,40 @@ def _finite(name, value, *, low=None, strict=False):
 def _check_sizes(caller, n_samples, n_features):
     """``n_samples >= 0`` and ``n_features >= 1`` as integers, or the one constraint scheme's error naming the count
     (a negative one failed inside numpy with "negative dimensions are not allowed")."""
+    _not_bool(caller, n_samples=n_samples, n_features=n_features)
     check_param_values(caller, {"n_samples": [Interval(Integral, 0, None, closed="left")],
                                 "n_features": [Interval(Integral, 1, None, closed="left")]},
                        {"n_samples": n_samples, "n_features": n_features})
+
+
+def _not_bool(caller, **counts):
+    """A bool is an int to Python (True == 1), so the Interval constraints pass it: refuse it by name."""
+    for name, value in counts.items():
+        if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype == bool):
+            raise TypeError(f"The '{name}' parameter of {caller} must be an int count; got {value!r} (a bool). "
+                            f"Pass {name} as a number, e.g. {name}=100.")
+
+
+def _rng(caller, random_state):
+    """:func:`as_rng`, with its errors (numpy's "SeedSequence expects int ...") naming ``random_state``."""
+    if isinstance(random_state, (bool, np.bool_)):
+        raise TypeError(f"{caller}: random_state must be None, an int seed >= 0 or a numpy Generator; got "
+                        f"{random_state!r}. Pass e.g. random_state=0.")
+    try:
+        return as_rng(random_state)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{caller}: random_state must be None, an int seed >= 0 or a numpy Generator; got "
+                        f"{random_state!r} ({exc}). Pass e.g. random_state=0 or np.random.default_rng(0).") from None
+
+
+def _class_sizes(n_per_class, k):
+    """``n_per_class`` as ``k`` integer counts >= 0 (one number for every class, or one per class)."""
+    _not_bool("make_gaussian_classes", n_per_class=n_per_class)
+    n = _finite("n_per_class", n_per_class, low=0)
+    if np.any(n != np.round(n)) or n.ndim > 1 or (n.ndim == 1 and n.shape != (k,)):
+        raise ValueError(f"n_per_class must be a whole number >= 0, or {k} of them (one per class); got "
+                         f"{np.ravel(n)[:6].tolist()}. Pass integer counts.")
+    return np.broadcast_to(n.astype(int), (k,))
 
 
 def _check_covariances(covs):
@@ -114,24 +150,27 @@ def make_gaussian_classes(n_per_class, means, covs, *, priors=None, random_state
 
     Derived in: chapter "Gaussian models and GDA" § "Gaussian discriminant analysis" (the generative model it samples).
     """
-    rng = as_rng(random_state)
+    rng = _rng("make_gaussian_classes", random_state)
     means = np.atleast_2d(_finite("means", means))
+    if means.ndim != 2:
+        raise ValueError(f"means must have shape (K, D), one row per class; got shape {means.shape}. Pass means as a (K, D) array.")
     k, d = means.shape
     covs = _finite("covs", covs)
-    if covs.ndim == 2:
+    if covs.shape == (d, d):
         covs = np.broadcast_to(covs, (k, d, d))
     if covs.shape != (k, d, d):
-        raise ValueError(f"covs must have shape ({k}, {d}, {d}) or ({d}, {d}); got {covs.shape}")
+        raise ValueError(f"covs must have shape ({k}, {d}, {d}) or ({d}, {d}); got {covs.shape}. Pass one "
+                         "(D, D) covariance per class, or one shared.")
     _check_covariances(covs)
-    _finite("n_per_class", n_per_class, low=0)
+    counts = _class_sizes(n_per_class, k)
     if priors is not None:
         p = _finite("priors", priors, low=0)
         if p.shape != (k,) or not np.isclose(p.sum(), 1.0):
             raise ValueError(f"priors must be {k} non-negative numbers summing to 1; got {p.tolist()}. "
                              "Pass priors / sum(priors).")
-        counts = rng.multinomial(int(n_per_class), p / p.sum())
-    else:
-        counts = np.broadcast_to(np.asarray(n_per_class, dtype=int), (k,))
+        if counts.ndim != 1 or np.size(n_per_class) != 1:
+            raise ValueError(f"with priors, n_per_class is the total sample size (one number); got {n_per_class!r}.")
+        counts = rng.multinomial(int(counts[0]), p / p.sum())
     X = np.vstack([rng.multivariate_normal(means[c], covs[c], size=int(counts[c])) for c in range(k)])
     y = np.repeat(np.arange(k), counts)
     return X, y
@@ -155,10 +194,10 @@ def make_separable(n_samples=100, n_features=2, *, margin=0.5, radius=1.0, w=Non
     Derived in: chapter "The perceptron" § "Convergence: Novikoff's bound" (data with a known margin).
     """
     _check_sizes("make_separable", n_samples, n_features)
-    if len(labels) != 2 or labels[0] == labels[1]:
+    if not hasattr(labels, "__len__") or len(labels) != 2 or labels[0] == labels[1]:
         raise ValueError(f"labels must be two different values (negative side first); got {labels!r}. "
                          "Pass e.g. labels=(-1, 1) or (0, 1)")
-    rng = as_rng(random_state)
+    rng = _rng("make_separable", random_state)
     margin, radius, b = float(_finite("margin", margin, low=0)), float(_finite("radius", radius, low=0)), \
         float(_finite("b", b))
     if w is None:
@@ -203,9 +242,10 @@ def make_regression(n_samples=100, n_features=1, *, coef=None, intercept=0.0, no
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "Regularisation as a prior" (the noise laws).
     """
     _check_sizes("make_regression", n_samples, n_features)
-    rng = as_rng(random_state)
+    rng = _rng("make_regression", random_state)
     _finite("scale", scale, low=0)
-    _finite("intercept", intercept)
+    if np.ndim(_finite("intercept", intercept)) != 0:
+        raise ValueError(f"intercept must be one number; got {intercept!r}. Pass a scalar intercept.")
     if not float(_finite("x_low", x_low)) < float(_finite("x_high", x_high)):
         raise ValueError(f"x_low must be below x_high; got {x_low} and {x_high}. Pass x_low < x_high.")
     X = rng.uniform(x_low, x_high, size=(n_samples, n_features))

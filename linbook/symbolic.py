@@ -361,42 +361,190 @@ def numeric_hessian(grad_f, x, eps=1e-6):
     return 0.5 * (H + H.T)
 
 
-def check_gradient(f, grad_f, x, label="gradient", *, eps=1e-6, rtol=1e-5, atol=1e-7):
-    """Check an analytic gradient against central finite differences at ``x``.
+#: Finite differences that set their own steps and tolerance (check_gradient, check_hessian).
+#: Along coordinate j the steps grow tenfold from 1e-9 min(|x_j|, max|x|, 1) to 0.1 max(|x_j|, max|x|, 1), so
+#: x near 1e-150 and near 1e150 are both resolved. Each pair of neighbouring steps gives a Richardson estimate
+#: and its error: their gap (truncation) + eps_machine |f| / span (rounding, the span actually stepped). The walk
+#: keeps, entry by entry, the estimate of smallest error, and stops once the error has grown a hundredfold past
+#: it (steps far beyond f's own scale can look linear, e.g. a logistic loss, so they are not tried). The
+#: tolerance is ``rtol |fd| + _FD_SAFETY x error``: no absolute floor.
+_FD_SAFETY = 10.0
+_FD_RISE = 100.0
 
-    The step ``eps`` and ``atol`` are absolute, in the units of ``x`` and of the gradient: for an objective on
-    a small scale (values near 1e-9, or ``x`` near 1e-8) a wrong gradient can lie within the default
-    ``atol``, and for ``x`` near 1e9 the step is below the rounding of ``x``. Pass ``eps`` and ``atol`` in the
-    problem's units there (e.g. ``eps = 1e-6 * max(1, |x|)``, ``atol`` a small fraction of ``|grad|``).
+
+def _fd_steps(x, j, eps):
+    """The steps tried along coordinate ``j``, smallest first: ``eps`` and ``2 eps`` when given."""
+    if eps is not None:
+        return [float(eps), 2.0 * float(eps)]
+    bases = [b for b in (abs(x[j]), np.max(np.abs(x)), 1.0) if b > 0]
+    low, high = np.floor(np.log10(min(bases))) - 9, np.ceil(np.log10(max(bases))) - 1
+    return list(10.0 ** np.arange(low, high + 1))
+
+
+def _central_difference(fun, x, j, h):
+    """``(fun(x + h e_j) - fun(x - h e_j)) / span`` with the span actually stepped, and max |fun| there.
+
+    None when the step is lost in the rounding of ``x_j``; "not finite" when ``fun`` is NaN or inf there.
+    """
+    xp, xm = x.copy(), x.copy()
+    xp[j] += h
+    xm[j] -= h
+    span = xp[j] - xm[j]
+    if not span > 0:
+        return None
+    with np.errstate(all="ignore"):   # a probe outside f's domain is skipped, not reported
+        fp, fm = np.asarray(fun(xp), dtype=float).ravel(), np.asarray(fun(xm), dtype=float).ravel()
+    if not (np.all(np.isfinite(fp)) and np.all(np.isfinite(fm))):
+        return "not finite"
+    return (fp - fm) / span, np.maximum(np.abs(fp), np.abs(fm)), span
+
+
+def _richardson(small, large, f0):
+    """Estimate from the differences at two steps, and its error (their gap + rounding at the smaller).
+
+    The error is inf where either difference is exactly 0 (``f(x + h) == f(x - h)``): the step is below
+    f's own resolution there, which may be far coarser than ``eps_machine |f|`` when f's terms cancel.
+    """
+    (d1, m1, s1), (d2, _, s2) = small, large
+    rounding = (2 * np.finfo(float).eps * np.maximum(m1, np.abs(f0)) + np.finfo(float).tiny) / s1
+    error = np.abs(d2 - d1) + rounding
+    return d1 + (d1 - d2) / ((s2 / s1) ** 2 - 1), np.where((d1 == 0) | (d2 == 0), np.inf, error), error
+
+
+def _keep_better(kept, new):
+    """Entrywise, the (estimate, error) of smaller error."""
+    if kept is None:
+        return new
+    better = new[1] < kept[1]
+    return np.where(better, new[0], kept[0]), np.where(better, new[1], kept[1])
+
+
+def _fd_derivative(fun, x, j, f0, eps):
+    """Derivative of ``fun`` along coordinate ``j`` as ``(estimate, error)``, entrywise from the steps of
+    smallest error; None when no two steps gave finite values. An entry whose differences are exactly 0 at
+    every step is 0 (e.g. by symmetry), with the rounding error."""
+    best = unresolved = previous = None
+    for h in _fd_steps(x, j, eps):
+        current = _central_difference(fun, x, j, h)
+        if isinstance(current, str):   # left f's domain: larger steps will not come back
+            if unresolved is not None:
+                break
+            current = None
+        if current is not None and previous is not None:
+            estimate, error, plain_error = _richardson(previous, current, f0)
+            if best is not None and np.all(error > _FD_RISE * best[1]):
+                break
+            best, unresolved = _keep_better(best, (estimate, error)), _keep_better(unresolved, (estimate, plain_error))
+        previous = current
+    if best is None:
+        return None
+    resolved = np.isfinite(best[1])
+    return np.where(resolved, best[0], unresolved[0]), np.where(resolved, best[1], unresolved[1])
+
+
+def _finite_at_x(label, value, what, x):
+    """``value`` (f(x), or the analytic gradient / Hessian) as floats; a clear failure naming what was
+    NaN or inf, and where (it neither confirms nor refutes the step)."""
+    value = np.asarray(value, dtype=float)
+    bad = np.flatnonzero(~np.isfinite(value))
+    if bad.size:
+        where = "" if value.size == 1 else f" at entries {np.unravel_index(bad[:5], value.shape)}"
+        raise DerivationError(f"{label}: {_NOT_EVALUATED} the sides at x={np.round(x, 6)}: {what} is "
+                              f"{value.ravel()[bad[0]]}{where}")
+    return value
+
+
+def _fd_jacobian(label, fun, x, f0, eps):
+    """Columns ``d fun / d x_j`` with their error estimates, shape ``(f0.size, x.size)``."""
+    est, err = np.empty((f0.size, x.size)), np.empty((f0.size, x.size))
+    for j in range(x.size):
+        column = _fd_derivative(fun, x, j, f0, eps)
+        if column is None:
+            raise DerivationError(f"{label}: {_NOT_EVALUATED} the finite differences along coordinate {j}: "
+                                  f"the function is NaN or inf at every step tried from x={np.round(x, 6)}")
+        est[:, j], err[:, j] = column
+    return est, err
+
+
+def _judge_derivative(label, what, claimed, est, err, rtol, atol):
+    """Fail, naming the worst entry, both values and the tolerance, where ``claimed`` is farther from the
+    finite difference than ``rtol |fd| + _FD_SAFETY x error estimate`` (+ ``atol`` when a caller set one)."""
+    tol = rtol * np.abs(est) + _FD_SAFETY * err + (0.0 if atol is None else atol)
+    gap = np.abs(claimed - est)
+    if np.all(gap <= tol):
+        return
+    worst = np.unravel_index(np.argmax(gap / np.maximum(tol, np.finfo(float).tiny)), gap.shape)
+    entry = worst[0] if len(worst) == 1 else worst
+    _fail(label, f"analytic and finite-difference {what} differ; worst at {entry}: analytic "
+                 f"{claimed[worst]:.6g}, finite difference {est[worst]:.6g}, |difference| {gap[worst]:.3g} > "
+                 f"tolerance {tol[worst]:.3g} (rtol {rtol:g} x |fd| + {_FD_SAFETY:g} x fd error estimate "
+                 f"{err[worst]:.2g}{'' if atol is None else f' + atol {atol:g}'})", claimed, est)
+
+
+def _warn_atol(atol, name):
+    if atol is not None:
+        import warnings
+        warnings.warn(f"{name}(atol=...) is deprecated and will be removed in linbook 0.3: the tolerance is now "
+                      "rtol x |finite difference| plus the finite difference's own error estimate, at every "
+                      "scale. A given atol is still added to it.", FutureWarning, stacklevel=3)
+
+
+def check_gradient(f, grad_f, x, label="gradient", *, eps=None, rtol=1e-5, atol=None):
+    """Check an analytic gradient against central finite differences at ``x``, at any scale of ``x`` and ``f``.
+
+    Each coordinate is stepped by fractions of ``max(1, |x_j|)``, ``|x_j|`` and ``max|x|`` (the span
+    ``(x_j + h) - (x_j - h)`` actually made divides); at each step ``h`` the differences at ``h`` and
+    ``h/2`` give a Richardson estimate and its error (their gap for truncation, ``eps_machine |f| / h``
+    for rounding), and the step of smallest error is judged. Coordinate ``j`` passes when
+    ``|grad_j - fd_j| <= rtol |fd_j| + 10 x error_j``: a wrong gradient is caught however small or large
+    it is, as far as finite differences can resolve it. The failure names the worst coordinate, both
+    values and the tolerance; a NaN or inf in ``f(x)`` or the gradient fails as not evaluated.
+
+    Parameters
+    ----------
+    eps : float, optional
+        A fixed absolute step, the only one tried (default: the steps above).
+    atol : float, optional
+        Deprecated (FutureWarning): an absolute floor added to the tolerance, which hid a wrong gradient
+        smaller than it; the error estimate now takes its place.
 
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """
+    _warn_atol(atol, "check_gradient")
     x = np.asarray(x, dtype=float)
-    g = np.asarray(grad_f(x), dtype=float)
-    n = numeric_grad(f, x, eps)
-    if g.shape != n.shape:
-        _fail(label, f"gradient shape {g.shape}, expected {n.shape}", g, n)
-    if not np.allclose(g, n, rtol=rtol, atol=atol):
-        _fail_if_not_finite(label, g, n, f" at x={np.round(x, 6)}")
-        _fail(label, f"analytic and finite-difference gradients differ (max abs diff {np.max(np.abs(g - n)):.3g})", g, n)
+    flat, shape = x.ravel().copy(), x.shape
+    if not np.all(np.isfinite(flat)):
+        raise ValueError(f"check_gradient: x must be finite, got {x}")
+    f0 = _finite_at_x(label, f(x), "f(x)", flat)
+    if f0.size != 1:
+        raise ValueError(f"check_gradient: f must return one number (a scalar objective), got shape {f0.shape}")
+    g = _finite_at_x(label, grad_f(x), "the analytic gradient", flat)
+    if g.shape != shape:
+        _fail(label, f"gradient shape {g.shape}, expected {shape}", g, f"an array of shape {shape}")
+    est, err = _fd_jacobian(label, lambda v: f(v.reshape(shape)), flat, f0.ravel(), eps)
+    _judge_derivative(label, "gradients", g.ravel(), est[0], err[0], rtol, atol)
     return _passed(label, "finite differences", f"{x.size} coordinates")
 
 
-def check_hessian(grad_f, hess_f, x, label="Hessian", *, eps=1e-6, rtol=1e-5, atol=1e-6):
-    """Check an analytic Hessian against finite differences of the gradient at ``x``.
+def check_hessian(grad_f, hess_f, x, label="Hessian", *, eps=None, rtol=1e-5, atol=None):
+    """Check an analytic Hessian against finite differences of the gradient at ``x`` (symmetrised).
 
-    ``eps`` and ``atol`` are absolute, as in :func:`check_gradient` (which says when to scale them).
+    Steps and tolerance as in :func:`check_gradient`, entry by entry; ``eps`` and ``atol`` likewise.
 
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """
-    H = np.asarray(hess_f(x), dtype=float)
-    n = numeric_hessian(grad_f, x, eps)
-    if H.shape != n.shape:
-        _fail(label, f"Hessian shape {H.shape}, expected {n.shape}", H, n)
-    if not np.allclose(H, n, rtol=rtol, atol=atol):
-        _fail_if_not_finite(label, H, n)
-        _fail(label, f"analytic and finite-difference Hessians differ (max abs diff {np.max(np.abs(H - n)):.3g})", H, n)
-    return _passed(label, "finite differences", f"{n.shape[0]}x{n.shape[1]}")
+    _warn_atol(atol, "check_hessian")
+    x = np.asarray(x, dtype=float).ravel().copy()
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"check_hessian: x must be finite, got {x}")
+    g0 = _finite_at_x(label, grad_f(x), "the gradient", x).ravel()
+    H = _finite_at_x(label, hess_f(x), "the analytic Hessian", x)
+    if H.shape != (x.size, x.size) or g0.size != x.size:
+        _fail(label, f"Hessian shape {H.shape} (gradient size {g0.size}), expected {(x.size, x.size)}", H,
+              f"an array of shape {(x.size, x.size)}")
+    est, err = _fd_jacobian(label, grad_f, x, g0, eps)
+    _judge_derivative(label, "Hessians", H, 0.5 * (est + est.T), 0.5 * (err + err.T), rtol, atol)
+    return _passed(label, "finite differences", f"{x.size}x{x.size}")
 
 
 _CHECK_ATOL = 1e-10

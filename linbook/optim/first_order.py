@@ -216,11 +216,22 @@ def _linear_system(A, b, x0):
     if not callable(A) and _largest(A - A.T) > 1e-12 * _largest(A):
         raise ValueError("conjugate_gradient needs a symmetric A (A != A'; CG would return a wrong x); "
                          "use a general solver, or pass (A + A') / 2 if A is symmetric up to rounding")
-    matvec = A if callable(A) else (lambda v, A=A: A @ v)
+    matvec = _checked_matvec(A) if callable(A) else (lambda v, A=A: A @ v)
     b = real_array(b, "b").ravel()
     if not np.all(np.isfinite(b)):
         raise ValueError("conjugate_gradient: b must be finite (no NaN or inf); pass a finite b")
     return matvec, b, np.zeros_like(b) if x0 is None else _x0(x0)
+
+
+def _checked_matvec(A):
+    """``v -> A(v)`` for a callable ``A``, refusing a product that is not a real vector of ``v``'s shape."""
+    def matvec(v):
+        Av = real_array(A(v), "A v (from the callable A)")
+        if Av.shape != v.shape:
+            raise ValueError(f"conjugate_gradient: the callable A returned shape {Av.shape} for v of shape {v.shape}; "
+                             "fix A to return the product A v, one entry per entry of b")
+        return Av
+    return matvec
 
 
 def _largest(M):

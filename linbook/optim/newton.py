@@ -319,18 +319,27 @@ def truncated_newton(fun, x0, grad=None, hessp=None, *, max_iter=100, gtol=1e-8,
     if grad is True:
         objective = fun
     elif callable(grad):
-        def objective(x):
-            return fun(x), grad(x)
+        def objective(x):   # named here: newton_cg would say "from fun"
+            return fun(x), real_array(grad(x), "the gradient (from grad)")
     else:
         raise ValueError("grad must be a callable, or True when fun returns (f, g): pass grad")
 
     def with_hessian_product(x):
         f, g = objective(x)
-        return f, g, (lambda v: real_array(hessp(x, v), "the Hessian product (from hessp)"), None)
+        return f, g, (lambda v: _hessian_product(hessp, x, v), None)
 
     cg_max_iter = 2 * np.size(x0) if cg_max_iter is None else cg_max_iter
     return newton_cg(with_hessian_product, x0, max_iter=max_iter, gtol=gtol, gscale=gscale,
                      cg_max_iter=cg_max_iter)
+
+
+def _hessian_product(hessp, x, v):
+    """``hessp(x, v)`` as a real vector of ``v``'s shape, or a clear error naming hessp."""
+    Hv = real_array(hessp(x, v), "the Hessian product (from hessp)")
+    if Hv.shape != v.shape:
+        raise ValueError(f"hessp(x, v) returned shape {Hv.shape} for v of shape {v.shape}; fix hessp to return "
+                         "the product H(x) v, one entry per coordinate of x")
+    return Hv
 
 
 def _damped_step(residual, J, g, x, f, lam):

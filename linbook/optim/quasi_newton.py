@@ -196,7 +196,8 @@ def lbfgs_two_loop(g, S, Y, gamma=None):
     if len(S) != len(Y):
         raise ValueError(f"lbfgs_two_loop needs as many pairs in S as in Y; got {len(S)} and {len(Y)}. "
                          "Pass S and Y of the same length (pair i is (S[i], Y[i]))")
-    if gamma is not None and not (np.ndim(gamma) == 0 and np.isreal(gamma) and 0 < float(gamma) < np.inf):
+    # a number, not a callable, string, bool or complex (float() raised a TypeError on those, or took True as 1)
+    if gamma is not None and not (np.ndim(gamma) == 0 and np.asarray(gamma).dtype.kind in "fiu" and 0 < float(gamma) < np.inf):
         raise ValueError(f"lbfgs_two_loop: gamma must be a positive finite number (the initial H = gamma I); "
                          f"got {gamma!r}. Pass such a gamma, or None for s'y / y'y of the newest pair")
     pairs = [(s, y) for s, y in zip(S, Y) if _curvature_ok(s, y)]

@@ -122,7 +122,11 @@ def real_array(value, name, *, copy=False):
     if hasattr(value, "tocsr") or hasattr(value, "toarray"):
         raise TypeError(f"{name} must be a dense array; got a sparse matrix. Pass {name}.toarray() "
                         "(the optimisers and irls work on dense arrays).")
-    if np.iscomplexobj(value):
+    try:
+        complex_ = np.iscomplexobj(value)
+    except (TypeError, ValueError):   # ragged, e.g. a tuple (f, g) where g alone was due: np.asarray raises
+        complex_ = False              # below, with the message naming `name`
+    if complex_:
         raise TypeError(f"{name} must be real; got complex numbers. Pass its real part (np.real) "
                         "or split real and imaginary parts into separate coordinates.")
     try:

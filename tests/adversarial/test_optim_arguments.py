@@ -141,12 +141,41 @@ def test_bfgs_updates_name_a_bad_argument(fn, arg, value):
     assert_clear_error(info.value, M if arg == "M" else arg)
 
 
-@pytest.mark.parametrize("arg, value", [("S", 1.0), ("S", [np.ones(3)]), ("gamma", -1.0), ("gamma", "a")])
+@pytest.mark.parametrize("arg, value", [("S", 1.0), ("S", [np.ones(3)]), ("gamma", -1.0), ("gamma", "a"),
+                                        ("gamma", lambda: 1.0), ("gamma", True), ("gamma", 1 + 0j)],
+                         ids=["S number", "S wrong length", "gamma negative", "gamma string", "gamma callable",
+                              "gamma bool", "gamma complex"])
 def test_lbfgs_two_loop_names_a_bad_argument(arg, value):
     kw = {"g": np.array([1.0, 2.0]), "S": [np.array([0.1, 0.2])], "Y": [np.array([0.3, 0.5])], arg: value}
     with pytest.raises(ValueError) as info:
         optim.lbfgs_two_loop(**kw)
     assert_clear_error(info.value, arg)
+
+
+@pytest.mark.parametrize("junk", [lambda x: (float(x @ x), 2 * x), lambda x: "g"], ids=["a tuple (f, g)", "a string"])
+def test_truncated_newton_names_a_grad_returning_junk(junk):
+    """The tuple raised numpy's "setting an array element with a sequence" (from np.iscomplexobj in real_array),
+    and a string was blamed on fun ("the gradient (from fun)"): truncated_newton hands newton_cg one objective."""
+    with pytest.raises((ValueError, TypeError)) as info:
+        optim.truncated_newton(f, X0, junk, hessp=lambda x, v: A @ v)
+    assert_clear_error(info.value, "grad")
+    assert "from grad" in str(info.value)
+
+
+def test_truncated_newton_names_a_hessp_of_the_wrong_shape():
+    with pytest.raises(ValueError) as info:   # was numpy's matmul "mismatch in its core dimension"
+        optim.truncated_newton(f, X0, g, hessp=lambda x, v: np.ones(x.size + 1))
+    assert_clear_error(info.value, "hessp")
+
+
+@pytest.mark.parametrize("product", [lambda v: "Av", lambda v: np.ones(v.size + 1), lambda v: 2.0, lambda v: None],
+                         ids=["a string", "too long", "a number", "None"])
+def test_conjugate_gradient_names_a_callable_A_returning_junk(product):
+    """A callable A is allowed (v -> A v); its junk raised numpy's broadcasting, matmul or ufunc errors."""
+    with pytest.raises((ValueError, TypeError)) as info:
+        optim.conjugate_gradient(product, B)
+    assert_clear_error(info.value, "A")
+    assert "callable A" in str(info.value)
 
 
 @pytest.mark.parametrize("B0", [np.ones((1, 2)), np.full((2, 2), np.inf), "a"])
