@@ -497,7 +497,8 @@ def check_gradient(f, grad_f, x, label="gradient", *, eps=None, rtol=1e-5, atol=
     ``h/2`` give a Richardson estimate and its error (their gap for truncation, ``eps_machine |f| / h``
     for rounding), and the step of smallest error is judged. Coordinate ``j`` passes when
     ``|grad_j - fd_j| <= rtol |fd_j| + 10 x error_j``: a wrong gradient is caught however small or large
-    it is, as far as finite differences can resolve it. The failure names the worst coordinate, both
+    it is, as far as finite differences can resolve it: an entry below ``f``'s own resolution at ``x``
+    (``1e-95`` beside ``2e184``) is within its error estimate either way. The failure names the worst coordinate, both
     values and the tolerance; a NaN or inf in ``f(x)`` or the gradient fails as not evaluated.
 
     Parameters
