@@ -56,7 +56,7 @@ def primal_epoch(X, t, order, w, b, eta, eta_b):
     bound = math.sqrt(float(wb @ wb))                               # B >= ||(w, b)||
     beta, size, pos, n, updated = _band(R, bound, d), first, 0, order.size, []
     while pos < n:
-        m = Z[pos:pos + size] @ wb
+        m = Z[pos:pos + size].dot(wb)                               # (ndarray.dot: less overhead than @)
         clear = m > beta
         k = int(clear.argmin())                                     # the first row that may be a mistake
         if clear[k]:
