@@ -46,9 +46,9 @@ _LARGEST = 1e300      # R ||(w, b)|| above it: the block scores may overflow, th
 def primal_epoch(X, t, order, w, b, eta, eta_b):
     """One epoch in ``order``, updating ``w`` and ``b`` (length 1) in place; the list of updated samples."""
     d = X.shape[1]
-    Z, U = _visited_rows(X, t, order, eta, eta_b)
-    norms = np.sqrt(np.einsum("ij,ij->i", U, U)).tolist()           # ||u_i||, for the bound B
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore"):            # rows never updated may overflow: inf bounds send all to the test
+        Z, U = _visited_rows(X, t, order, eta, eta_b)
+        norms = np.sqrt(np.einsum("ij,ij->i", U, U)).tolist()       # ||u_i||, for the bound B
         R = math.sqrt(float(np.max(np.einsum("ij,ij->i", X, X), initial=0.0)) + 1.0)
     first = max(4, min(64, 512 // (d + 1)))                         # rows scored after a mistake
     most = max(first, 65536 // (d + 1))
