@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
+from ._kernels.perceptron_numpy import primal_epoch as _numpy_epoch
 from ._predictor import _far_rows, finite_scores, linear_predictor
 from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, all_or_nothing, as_rng,
                    check_param_values, check_params, check_sample_weight, encode_labels, max_sq_row_norm,
@@ -29,7 +30,7 @@ __all__ = ["Perceptron", "perceptron_reference"]
 
 _FORMS = ("primal", "dual", "pocket")
 _KEEP_ROWS = 1_000_000     # numbers of X kept for updates_
-# Dense primal fits below _NUMPY_MAX_ROWS rows run fit's numpy loop until this process has made
+# Dense primal fits below _NUMPY_MAX_ROWS rows run the numpy epoch until this process has made
 # _NUMPY_UPDATES steps that way (an update, or a block of _BLOCK samples scored); then the compiled
 # epoch (the same updates, tested equal). Loading it costs a numba import and a cache read (~0.5 s),
 # more than a chapter's fits; the numpy loop costs a few microseconds a step, more than the compiled
@@ -37,7 +38,7 @@ _KEEP_ROWS = 1_000_000     # numbers of X kept for updates_
 _NUMPY_MAX_ROWS = 10_000
 _NUMPY_UPDATES = 20_000
 _numpy_updates_left = [_NUMPY_UPDATES]
-_BLOCK = 16                # samples scored per matrix product in that loop
+_BLOCK = 16                # samples counted as one step of that loop (scored by block products)
 
 @renamed_kwargs(max_epochs="max_iter")
 def perceptron_reference(X, y, *, eta=1.0, max_iter=1, order=None, fit_intercept=True, intercept_scaling=1.0):
@@ -205,9 +206,10 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     -----
     ``predict`` uses ``sign(0) = +1`` (a point on the hyperplane goes to ``classes_[1]``),
     while training counts ``y_i (w.x_i + b) = 0`` as a mistake. The primal epoch on dense
-    input below 10,000 rows runs the numpy loop in ``fit`` (until the process has made 20,000
-    steps that way); other epochs run compiled (``linbook._kernels.perceptron``), tested to
-    make the same updates as that loop.
+    input below 10,000 rows runs in numpy (``linbook._kernels.perceptron_numpy``: block products, the
+    decisions and updates of ``perceptron_reference``'s loop bit for bit) until the process has made
+    20,000 steps that way; other epochs run compiled (``linbook._kernels.perceptron``), tested to
+    make the same updates.
 
     Derived in: chapter "The perceptron" § "The primal algorithm".
     """
@@ -263,12 +265,10 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         rng, history = as_rng(self.random_state), _History(n, self.tol, self.n_iter_no_change)
         for epoch in range(1, int(max_iter) + 1):
             order = rng.permutation(n) if self.shuffle else np.arange(n)
-            if compiled.textbook_primal():
-                updated = []
-                for i in _mistakes(X, t, order, w, b):   # each i with t_i (w.x_i + b) <= 0, in order
-                    w += eta * t[i] * X[i]               # w <- w + eta y_i x_i   (eta s_i y_i x_i)
-                    b += eta * c2 * t[i]                 # b <- b + eta c^2 y_i   (eta c^2 s_i y_i)
-                    updated.append(i)
+            # the textbook epoch (perceptron_reference's loop): for each i in order with t_i (w.x_i + b) <= 0,
+            #   w <- w + eta y_i x_i   (eta s_i y_i x_i)   and   b <- b + eta c^2 y_i   (eta c^2 s_i y_i)
+            if compiled.textbook_primal():               # small dense data: numpy block products, no numba
+                updated = _numpy_epoch(X, t, order, w, b, eta, eta * c2)
                 _numpy_updates_left[0] -= len(updated) + n // _BLOCK
             else:                                        # the same updates, compiled (and dual, pocket)
                 updated = compiled.epoch(order)
@@ -472,26 +472,6 @@ def _row_layout(X, sorted_rows):
     return np.ascontiguousarray(X)
 
 
-def _mistakes(X, t, order, w, b):
-    """The samples of ``order`` that ``(w, b)`` gets wrong, ``t_i (w.x_i + b) <= 0``, in visiting order.
-
-    The caller updates ``w`` and ``b`` (in place) after each one; the search then goes on
-    from the next sample under the new weights. Scores ``_BLOCK`` samples per matrix product:
-    the first margin ``<= 0`` is the next mistake, the samples before it are visited without one.
-    """
-    Xo, to = X[order], t[order]
-    pos, n = 0, order.size
-    while pos < n:
-        margins = to[pos:pos + _BLOCK] * (Xo[pos:pos + _BLOCK] @ w + b[0])
-        wrong = np.flatnonzero(margins <= 0)
-        if wrong.size == 0:
-            pos += _BLOCK
-            continue
-        pos += wrong[0]
-        yield order[pos]
-        pos += 1
-
-
 class _History:
     """The updates of each epoch and the stopping rules.
 
@@ -524,7 +504,7 @@ class _History:
 
 class _CompiledEpochs:
     """The compiled epochs (``linbook._kernels.perceptron``) on the weights ``w``, ``b`` that
-    ``fit`` holds: tested to make the same updates as its numpy loop (``_mistakes``).
+    ``fit`` holds: tested to make the same updates as its numpy epoch (``_kernels.perceptron_numpy``).
 
     The dual form keeps ``alpha_i`` (``w = sum_i alpha_i y_i x_i`` at the end), the pocket form
     the weights with the fewest training errors so far (``best = [errors, b, update number,

@@ -355,27 +355,107 @@ def test_dual_ignores_noncanonical_sparse_layout():
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_one_textbook_epoch_equals_the_compiled_epoch(seed):
-    """From the same non-zero (w, b) and visiting order, fit's numpy update loop over ``_mistakes``
-    (w <- w + eta y_i x_i, b <- b + eta c^2 y_i) and the compiled primal epoch update the same
-    samples and reach the same weights."""
+    """From the same non-zero (w, b) and visiting order, the numpy epoch (w <- w + eta y_i x_i,
+    b <- b + eta c^2 y_i) and the compiled primal epoch update the same samples and reach the same weights."""
     import linbook.perceptron as mod
+    from linbook._kernels.perceptron_numpy import primal_epoch
     rng = np.random.default_rng(seed)
     X = np.ascontiguousarray(rng.standard_normal((200, 5)))
     t = np.where(rng.random(200) < 0.5, -1.0, 1.0)
     order = rng.permutation(200)
     eta, eta_b = 0.7, 0.7 * 2.5
     w0, b0 = rng.standard_normal(5), np.array([0.3])
-    w, b, updated = w0.copy(), b0.copy(), []
-    for i in mod._mistakes(X, t, order, w, b):
-        w += eta * t[i] * X[i]
-        b += eta_b * t[i]
-        updated.append(i)
+    w, b = w0.copy(), b0.copy()
+    updated = primal_epoch(X, t, order, w, b, eta, eta_b)
     wc, bc = w0.copy(), b0.copy()
     compiled = mod._CompiledEpochs("primal", X, t, wc, bc, eta, eta_b)
     assert len(updated) > 10
     assert compiled.epoch(order).tolist() == updated
     np.testing.assert_allclose(wc, w, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(bc, b, rtol=1e-12, atol=1e-12)
+
+
+def _readable_epoch(X, t, order, w, b, eta, eta_b):
+    """The loop that ``linbook._kernels.perceptron_numpy.primal_epoch`` computes (its docstring)."""
+    updated = []
+    for i in order:
+        if t[i] * (X[i] @ w + b[0]) <= 0:
+            w += eta * t[i] * X[i]
+            b += eta_b * t[i]
+            updated.append(i)
+    return updated
+
+
+def _near_ties(rng, n, d, w, b):
+    """Rows on the hyperplane ``x.w + b = 0`` up to rounding: their scores' signs depend on the summation order."""
+    X = rng.standard_normal((n, d))
+    X[:, -1] = -(X[:, :-1] @ w[:-1] + b) / w[-1]
+    return X
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "integer", "near ties", "weighted", "tiny weights", "no intercept",
+                                  "wide", "huge"])
+@pytest.mark.parametrize("seed", range(6))
+def test_numpy_epoch_equals_the_readable_loop_bit_for_bit(kind, seed):
+    """The block-product epoch makes the readable loop's decisions and updates, bit for bit, over several epochs
+    from zero and from non-zero weights: integer data (exact ties, margin 0), rows on the hyperplane of the
+    starting weights (scores at rounding level), sample weights (t_i = s_i y_i, some below 1e-30), no
+    intercept (eta_b = 0), wide rows, scores near overflow."""
+    from linbook._kernels.perceptron_numpy import primal_epoch
+    rng = np.random.default_rng(seed)
+    n, d = (60, 300) if kind == "wide" else (400, 1 + seed)
+    w0 = rng.standard_normal(d) if seed % 2 else np.zeros(d)
+    b0 = np.array([rng.standard_normal() if seed % 2 else 0.0])
+    X = rng.standard_normal((n, d))
+    if kind == "integer":
+        X = rng.integers(-2, 3, size=(n, d)).astype(float)
+        w0, b0 = np.round(3 * w0), np.round(3 * b0)
+    elif kind == "near ties":
+        w0, b0 = rng.standard_normal(d), np.array([rng.standard_normal()])
+        X = _near_ties(rng, n, d, w0, b0[0]) if d > 1 else np.full((n, 1), -b0[0] / w0[0])
+    elif kind == "huge":
+        X *= 1e149
+    t = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    if kind in ("weighted", "tiny weights"):
+        t *= rng.exponential(size=n) * (1e-40 if kind == "tiny weights" else 1.0)
+        if kind == "tiny weights":
+            t[: n // 2] *= 1e35                      # half below 1e-30, half above
+    eta, eta_b = (0.0 if kind == "near ties" else 0.7), (0.0 if kind == "no intercept" else 0.7 * 2.0)
+    w, b, w_ref, b_ref = w0.copy(), b0.copy(), w0.copy(), b0.copy()
+    total = 0
+    for _ in range(4):
+        order = rng.permutation(n)
+        got = primal_epoch(X, t, order, w, b, eta, eta_b)
+        assert got == _readable_epoch(X, t, order, w_ref, b_ref, eta, eta_b)
+        np.testing.assert_array_equal(w, w_ref)
+        np.testing.assert_array_equal(b, b_ref)
+        total += len(got)
+    assert total > 0
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_fit_equals_the_textbook_loop_bit_for_bit_at_rounding_level_ties(monkeypatch, seed):
+    """Scores at rounding level after the first update: the fit's numpy epochs make the decisions of
+    perceptron_reference's per-row test ``y_i (x_i @ w + b) <= 0``, and its weights, bit for bit. (fit's old
+    numpy loop scored 16 rows per matrix product, whose last bits can differ from the row's own product:
+    other updates. The compiled epochs, once the process's numpy budget is spent, sum in another order.)"""
+    import linbook.perceptron as mod
+    monkeypatch.setattr(mod, "_numpy_updates_left", [10 ** 9])
+    rng = np.random.default_rng(seed)
+    n, d = 300, 6
+    x0 = rng.standard_normal(d)
+    X = _near_ties(rng, n, d, x0, 1.0)       # after the update on row 0 (w = x0, b = 1): every score ~ 0
+    X[0] = x0
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    y[0] = 1.0
+    for fit_intercept in (True, False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            m = Perceptron(max_iter=3, tol=None, shuffle=False, fit_intercept=fit_intercept).fit(X, y)
+        w, b, upd = perceptron_reference(X, y, max_iter=3, fit_intercept=fit_intercept)
+        assert m.update_indices_.tolist() == upd
+        np.testing.assert_array_equal(m.coef_, [w])
+        np.testing.assert_array_equal(m.intercept_, [b])
 
 
 # ------------------------------------------------------------------ sample weights
