@@ -175,9 +175,10 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
 
     With a flat prior (``alpha = 0``, or the intercept) ``P_0`` is infinite, so no mean
     exists until ``A`` is invertible ("exact initialisation": no large artificial prior).
-    With an intercept the filter runs on ``x - c``, ``c`` the first chunk's weighted column
-    means: the flat prior on ``b`` makes that shift change only ``b`` (``b = b_c - w^T c``),
-    and it keeps ``A`` well conditioned when a column is offset by 1e8 or more.
+    With an intercept the filter runs on ``x - c`` and ``y - c_y``, ``c`` and ``c_y`` the first chunk's
+    weighted column and target medians: the flat prior on ``b`` makes those shifts change only ``b``
+    (``b = b_c + c_y - w^T c``); they keep ``A`` well conditioned when a column is offset by 1e8 or
+    more, and ``w`` its digits when ``y`` is (``y + 1e12`` cost it 1e-4 before).
     A design that stays rank deficient (too few samples, a constant-zero or an exactly
     duplicated column) makes ``fit`` raise ``ValueError``; ``partial_fit`` keeps the rows, warns,
     and publishes the minimum-norm solution until more rows make it well posed (``P_`` is not
@@ -231,7 +232,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     _parameter_constraints = {"prior_precision": [NON_NEGATIVE], "fit_intercept": ["boolean"],
                               "noise_variance": [POSITIVE]}
 
-    def _start(self, X, sw):
+    def _start(self, X, y, sw):
         renamed_param(self, None, "block_size")
         prior_precision = renamed_param(self, "prior_precision", "alpha")
         check_params(self, prior_precision=prior_precision)
@@ -242,6 +243,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         # With a flat prior on b, streaming x - c instead of x changes only b (b = b_c - w^T c), not the
         # posterior of w: c near the data's centre keeps A well conditioned whatever the columns' offsets.
         self._shift = self._centre(X, sw) if self.fit_intercept else None
+        # y - c_y changes only b as well (b = b_c + c_y): y offset by 1e12 no longer costs w its digits
+        self._y_shift = self._centre(y[:, None], sw)[0] if self.fit_intercept else 0.0
         prior = np.full(p, float(prior_precision))
         if self.fit_intercept:
             prior[-1] = 0.0
@@ -413,7 +416,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         self.coef_ = mean[:d].copy()
         self.intercept_ = 0.0
         if self.fit_intercept:      # back from the shifted columns: b = b_c - w^T c
-            self.intercept_ = float(mean[-1] - self.coef_.dot(self._shift))
+            self.intercept_ = float(mean[-1] + self._y_shift - self.coef_.dot(self._shift))
         self._P_published = None    # P_ of this update, computed when first read
 
     @property
@@ -457,8 +460,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         """One pass over ``(X, y)`` from the prior. Returns ``self``."""
         X, y = validate_chunk(self, X, y, first=True, y_numeric=True)
         sw = check_sample_weight(sample_weight, X, estimator=self)
-        self._start(X, sw)
-        self._update(X, y, sw)
+        self._start(X, y, sw)
+        self._update(X, y - self._y_shift, sw)
         self.n_samples_seen_ = X.shape[0]
         self._publish()
         return self
@@ -474,8 +477,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             self.n_samples_seen_ += X.shape[0]
             return self
         if first:
-            self._start(X, sw)
-        self._update(X, y, sw)
+            self._start(X, y, sw)
+        self._update(X, y - self._y_shift, sw)
         self.n_samples_seen_ += X.shape[0]
         self._publish(chunk=True)
         return self

@@ -352,3 +352,34 @@ def test_rls_chunk_of_features_near_1e150_after_ordinary_ones_warns_nothing():
     batch = LinearRegression().fit(X, y)
     np.testing.assert_allclose(model.coef_, batch.coef_, rtol=1e-12)
     assert model.intercept_ == pytest.approx(batch.intercept_, rel=1e-12)
+
+
+@pytest.mark.parametrize("offset", [1e8, 1e12, 1e14])
+@pytest.mark.parametrize("chunk", [None, 10, 1])
+@pytest.mark.parametrize("prior_precision", [0.0, 1.0])
+@pytest.mark.parametrize("constant", [False, True])
+def test_rls_target_offset_changes_only_the_intercept(offset, chunk, prior_precision, constant):
+    """With a flat prior on the intercept, ``y + c`` changes only ``b`` (by ``c``), never ``w``. The filter
+    centred the features but not the target: ``y + 1e12`` cost the weights ~1e-4 (a constant ``y`` of 1e12 gave
+    ``coef_`` ~1e-4, not 0), though the stored targets minus ``c`` recover ``y`` exactly (steps of 1/16, at
+    least the spacing of doubles near 1e14: every ``y + c`` here is exact). Right answer: the fit of ``y`` itself, on a problem of condition
+    ~1 (so to 1e-11), for ``fit``, chunks of 10 rows and a stream of single rows; the intercept to the rounding of
+    ``c``."""
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((60, 4))
+    y = 0.0 * X[:, 0] if constant else np.round(X @ [4.8, -3.2, 1.6, 4.0]) / 16
+    assert np.array_equal((y + offset) - offset, y)          # the shifted targets are exact
+
+    def run(targets):
+        model = RecursiveLeastSquares(prior_precision=prior_precision)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)     # single rows: rank deficient until 5 are in
+            if chunk is None:
+                return model.fit(X, targets)
+            for start in range(0, 60, chunk):
+                model.partial_fit(X[start:start + chunk], targets[start:start + chunk])
+        return model
+
+    got, ref = run(y + offset), run(y)
+    np.testing.assert_allclose(got.coef_, ref.coef_, rtol=0, atol=1e-11 * max(np.abs(ref.coef_).max(), 0.1))
+    assert abs(got.intercept_ - offset - ref.intercept_) <= 8 * np.finfo(float).eps * offset
