@@ -106,7 +106,7 @@ class LeastAbsoluteDeviation(LinearModel):
     noise. Solved exactly as a linear programme (scipy's HiGHS): with ``y - X w - b = u - v``,
     ``u, v >= 0``, minimise ``sum_i s_i (u_i + v_i)``. HiGHS is given its dual, which has one
     equality constraint per coefficient and ``N`` bounded variables, and returns ``(w, b)`` as
-    its multipliers (:func:`_solve_lp`); sparse ``X`` is used as is. The
+    its multipliers (``_solve_lp``); sparse ``X`` is used as is. The
     minimiser need not be unique (the objective is piecewise linear); the LP returns a vertex
     solution, which interpolates at least ``rank`` data points. Same objective value as
     scikit-learn's ``QuantileRegressor(quantile=0.5, alpha=0)`` and statsmodels' ``QuantReg``
