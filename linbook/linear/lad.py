@@ -89,6 +89,7 @@ def _solve_lp(A, ys, s):
             "the LP can handle: check X for such columns, standardise them, or drop some.")
     return np.asarray(res.x[:k], dtype=float)
 
+
 def _residual_correction(A, residuals, s):
     """The LAD fit to the first fit's residuals, solved on them scaled to near 1 (exactly, by a power of two).
 
@@ -98,6 +99,7 @@ def _residual_correction(A, residuals, s):
     """
     scale = float(_typical_magnitudes(np.zeros(1), [np.abs(residuals)])[0])
     return scale * _solve_lp(A, residuals / scale, s)
+
 
 class LeastAbsoluteDeviation(LinearModel):
     """Least absolute deviations: minimises ``sum_i s_i |y_i - x_i . w - b|``.
