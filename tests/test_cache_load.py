@@ -70,3 +70,17 @@ def test_an_untested_numba_keeps_its_own_load(monkeypatch):
     assert _cache_load._tested_numba()
     monkeypatch.setattr(numba, "__version__", "0.99.0")
     assert not _cache_load._tested_numba()
+
+
+def test_a_user_function_without_a_module_compiles_beside_the_kernels():
+    """numba compiles functions made by ``exec`` (``__module__`` None), as in a user's code generator; the
+    cache patch asked ``None.startswith`` and raised AttributeError for them."""
+    import numba
+    import numpy as np
+
+    import linbook._kernels.sparse_gram  # noqa: F401  (installs the patch, as any compiled kernel does)
+
+    namespace = {"__name__": None}
+    exec("def double(v):\n    return 2.0 * v\n", namespace)
+    assert namespace["double"].__module__ is None
+    assert numba.njit(namespace["double"])(np.arange(3.0)).tolist() == [0.0, 2.0, 4.0]

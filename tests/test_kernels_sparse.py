@@ -160,11 +160,50 @@ def test_csr_gram_equals_scipy_product_with_duplicates_and_unsorted_indices(weig
     X = sp.csr_matrix((data, indices, indptr), shape=(n, d))
     assert not X.has_canonical_format
     s = rng.uniform(0.1, 3.0, n) if weighted else np.empty(0)
-    G = csr_gram(data, indices, indptr, s, d)
+    G = csr_gram(X, s)
     dense = X.toarray()                                   # toarray sums the duplicates
     expected = dense.T @ ((s if weighted else np.ones(n))[:, None] * dense)
     np.testing.assert_allclose(G, expected, rtol=1e-13, atol=1e-13 * np.abs(expected).max())
     np.testing.assert_array_equal(G, G.T)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("canonical", [False, True])
+def test_csr_gram_has_the_same_bits_for_every_band_width(weighted, canonical):
+    """The Gram kernel fills ``G`` a band of rows per pass over ``X``: every band width adds the same products
+    in the same order (row by row) as one pass, so the bits are the same, and equal to the row-by-row sums
+    ``G[j, k] += (s_i x_ij) x_ik`` (``j <= k``) written out in Python."""
+    from linbook._kernels.sparse_gram import _mirror_upper, _upper_gram, csr_gram
+
+    rng = np.random.default_rng(5)
+    n, d = 200, 23
+    indptr = np.r_[0, np.cumsum(rng.integers(0, 9, n))].astype(np.int32)
+    indices = rng.integers(0, d, indptr[-1]).astype(np.int32)
+    X = sp.csr_matrix((rng.standard_normal(indptr[-1]) * 10.0 ** rng.integers(-8, 8, indptr[-1]), indices, indptr),
+                      shape=(n, d))
+    if canonical:
+        X.sum_duplicates()
+    X.sort_indices()
+    s = rng.uniform(0.1, 3.0, n) * 10.0 ** rng.integers(-5, 5, n) if weighted else np.empty(0)
+    grams = []
+    for band in (1, 2, 5, 7, d):
+        G = _upper_gram(X.data, X.indices, X.indptr, s, d, band)
+        _mirror_upper(G)
+        grams.append(G)
+    for G in grams[1:] + [csr_gram(X, s)]:
+        np.testing.assert_array_equal(G, grams[0])
+    if canonical:                      # the sums written out (a duplicated entry pairs with its twin twice)
+        ref = np.zeros((d, d))
+        for i in range(n):
+            lo, hi = X.indptr[i], X.indptr[i + 1]
+            for p in range(lo, hi):
+                a = X.data[p] * s[i] if weighted else X.data[p]
+                for q in range(p, hi):
+                    j, k = X.indices[p], X.indices[q]
+                    ref[j, k] += a * X.data[q]
+        ref = np.triu(ref) + np.triu(ref, 1).T
+        np.testing.assert_array_equal(grams[0], ref)
+    np.testing.assert_array_equal(grams[0], grams[0].T)
 
 
 @pytest.mark.parametrize("weighted", [False, True])

@@ -24,7 +24,8 @@ _numba_init_hook = dispatcher.Dispatcher._compilation_chain_init_hook
 
 
 def _is_linbook(py_func):
-    return getattr(py_func, "__module__", "").startswith("linbook.")
+    # a function made by exec() or a C extension may have __module__ None
+    return (getattr(py_func, "__module__", None) or "").startswith("linbook.")
 
 
 def _load_overload(self, sig, target_context):

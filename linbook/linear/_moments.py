@@ -352,7 +352,7 @@ class Moments:
             else:
                 from .._kernels.sparse_gram import csr_gram
 
-                G = csr_gram(Xs.data, Xs.indices, Xs.indptr, sw, self.d)
+                G = csr_gram(Xs, sw)
             c = Xs.T @ (yc if self.sw is None else self.sw * yc)
             if self.fit_intercept:
                 Gc = G - self.sum_w * np.outer(m, m)
