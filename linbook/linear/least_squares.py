@@ -79,14 +79,14 @@ def _min_norm_by_lq(Z, z, rank):
     return v
 
 
-def _warn_if_scales_cost_rank(Z, cond, rank):
+def _warn_if_scales_cost_rank(Z, cond, rank, equilibrated=None):
     """Warn when ``gelsd``'s truncation (singular values below ``cond s_max``) dropped directions that the
     columns of ``Z`` span once each is brought to size 1: with columns decades apart the fit then misses the
     least-squares minimum (the wide case is solved by :func:`_min_norm_by_lq` instead; tall ``X`` has its
     columns scaled before)."""
     if rank >= min(Z.shape):
         return
-    equilibrated = _equilibrated_rank(Z, cond)
+    equilibrated = _equilibrated_rank(Z, cond) if equilibrated is None else equilibrated
     if equilibrated > rank:
         warnings.warn(f"LinearRegression: the columns of X span too many orders of magnitude for the SVD "
                       f"solver: it kept {rank} of the {equilibrated} independent directions they span, so the fit "
@@ -221,7 +221,7 @@ class LinearRegression(LinearModel):
             # rank-one fit); the LQ keeps every column's digits
             v, self.solver_, self._rank = lq, "lq", equilibrated
         else:
-            _warn_if_scales_cost_rank(Z, cond, int(rank))
+            _warn_if_scales_cost_rank(Z, cond, int(rank), equilibrated if Z.shape[0] < Z.shape[1] else None)
         if np.all(mom.x_scale == 1.0):
             self._sv = np.asarray(sv, dtype=float)
         else:                          # singular values of the rescaled copy are not X's
