@@ -112,7 +112,7 @@ def hat_diagonal(X, *, fit_intercept=False):
 _SCALE_GAP = 1e4
 
 
-def _warn_if_two_scales(X, fit_intercept, what):
+def _warn_if_two_scales(X, fit_intercept, what, stacklevel=4):
     """Warn where the rows of ``X`` fall into groups far apart in magnitude (a gap of more than ``_SCALE_GAP``
     between neighbouring rows, the columns scaled by :func:`_scaled_features`) and neither side of a gap has as
     many rows as the fit has coefficients: the fit then takes some directions from the large rows and others from
@@ -125,11 +125,11 @@ def _warn_if_two_scales(X, fit_intercept, what):
         return
     for shifted in {False, fit_intercept}:        # (an offset column hides the groups until centred)
         Z = np.abs(_scaled_features(_centred(X, shifted)[0])[0])
-        if _mixed_gap(np.max(Z, axis=1), p, what) or _mixed_gap(np.median(Z, axis=1), p, what):
+        if _mixed_gap(np.max(Z, axis=1), p, what, stacklevel) or _mixed_gap(np.median(Z, axis=1), p, what, stacklevel):
             return
 
 
-def _mixed_gap(size, p, what):
+def _mixed_gap(size, p, what, stacklevel):
     n = size.size
     order = np.argsort(-size, kind="stable")
     m = size[order][size[order] > 0]
@@ -140,7 +140,7 @@ def _mixed_gap(size, p, what):
                 f"rows, e.g. row {int(order[0])}, and {n - k} smaller, e.g. row {int(order[k])}), and neither group "
                 f"alone determines the {p} coefficients: the results mix both scales and may be off (by up to "
                 "~1e-5 at 1e10 apart). Check them against explicit refits without each row, or use fewer columns "
-                "(or more rows) so that one group determines the fit.", LinbookWarning, stacklevel=4)
+                "(or more rows) so that one group determines the fit.", LinbookWarning, stacklevel=stacklevel)
             return True
     return False
 
@@ -280,7 +280,7 @@ def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
     X, y = validate_data(X, y, y_numeric=True, min_samples=2)
     check_param_values("loocv_ridge", {"lam": [NON_NEGATIVE], "fit_intercept": ["boolean"]},
                        {"lam": lam, "fit_intercept": fit_intercept})
-    _warn_if_two_scales(X, fit_intercept, "loocv_ridge")
+    _warn_if_two_scales(X, fit_intercept, "loocv_ridge", stacklevel=5)     # (under renamed_kwargs)
     n = X.shape[0]
     Z, penalty, free = _ridge_design(X, lam, fit_intercept)
     Q, _, columns = _penalised_qr(Z, penalty, free)
