@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse
 
@@ -142,5 +144,17 @@ def typical_magnitudes(largest, columns, spread):
     as zero; ``loocv_ridge``'s QR moved the ordinary rows' leverages by 1e-6). ``spread`` bounds the far entries
     after the division (the LP's 1e20 infinity; float64's range).
     """
-    typical = np.array([np.median(c[c > 0]) if np.any(c > 0) else 0.0 for c in columns])
+    typical = _median_of_positive(columns)
     return _power_of_two_scale(np.maximum(typical, largest / spread), below=True)
+
+
+def _median_of_positive(columns):
+    """Per column, the median of its positive entries (0 for none); columns of one length in one vectorised pass
+    (a loop of ``np.median`` calls cost ~10 ms for 40 short columns)."""
+    if len(columns) > 1 and len({len(c) for c in columns}) == 1:
+        A = np.array(columns, dtype=float)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)          # "All-NaN slice": a column without one
+            typical = np.nanmedian(np.where(A > 0, A, np.nan), axis=1)
+        return np.where(np.isnan(typical), 0.0, typical)
+    return np.array([np.median(c[c > 0]) if np.any(c > 0) else 0.0 for c in columns])

@@ -18,6 +18,7 @@ Derived in: chapter "Model and feature selection".
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,7 +28,7 @@ from sklearn.model_selection import cross_val_score
 from sklearn.utils.validation import check_array
 
 from ._design import typical_magnitudes
-from .base import NON_NEGATIVE, _with_advice, check_param_values, renamed_kwargs, validate_data
+from .base import NON_NEGATIVE, LinbookWarning, _with_advice, check_param_values, renamed_kwargs, validate_data
 from ._kernels.threads import factorisation_threads, single_threaded_blas
 from .numerics import _power_of_two_scale
 
@@ -103,7 +104,45 @@ def hat_diagonal(X, *, fit_intercept=False):
     check_param_values("hat_diagonal", {"fit_intercept": ["boolean"]}, {"fit_intercept": fit_intercept})
     with _with_advice():
         X = check_array(X, dtype=np.float64, input_name="X")
+    _warn_if_two_scales(X, fit_intercept, "hat_diagonal")
     return np.sum(_column_space(_design(X, fit_intercept)) ** 2, axis=1)
+
+
+#: Rows of (typically scaled) X whose magnitudes jump by more than this between neighbours form separate groups.
+_SCALE_GAP = 1e4
+
+
+def _warn_if_two_scales(X, fit_intercept, what, stacklevel=4):
+    """Warn where the rows of ``X`` fall into groups far apart in magnitude (a gap of more than ``_SCALE_GAP``
+    between neighbouring rows, the columns scaled by :func:`_scaled_features`) and neither side of a gap has as
+    many rows as the fit has coefficients: the fit then takes some directions from the large rows and others from
+    the small ones, and the QR's rounding in the large rows reaches the small ones (leave-one-out residuals 1e-8
+    to O(1) off at 1e6..1e14 apart, against refits in exact arithmetic). Where the large rows alone determine the
+    fit (a tall design), or one side does (one far row), the answers stay accurate and nothing is said. Only
+    possible with fewer than twice as many rows as coefficients: ordinary tall data costs nothing."""
+    n, p = X.shape[0], X.shape[1] + int(fit_intercept)
+    if n >= 2 * p or n < 2:
+        return
+    for shifted in {False, fit_intercept}:        # (an offset column hides the groups until centred)
+        Z = np.abs(_scaled_features(_centred(X, shifted)[0])[0])
+        if _mixed_gap(np.max(Z, axis=1), p, what, stacklevel) or _mixed_gap(np.median(Z, axis=1), p, what, stacklevel):
+            return
+
+
+def _mixed_gap(size, p, what, stacklevel):
+    n = size.size
+    order = np.argsort(-size, kind="stable")
+    m = size[order][size[order] > 0]
+    for k in np.flatnonzero(m[:-1] > _SCALE_GAP * m[1:]) + 1:      # k rows above the gap
+        if k < p and n - k < p:
+            warnings.warn(
+                f"{what}: the rows of X fall into groups about {m[k - 1] / m[k]:.0e} apart in magnitude ({k} large "
+                f"rows, e.g. row {int(order[0])}, and {n - k} smaller, e.g. row {int(order[k])}), and neither group "
+                f"alone determines the {p} coefficients: the results mix both scales and may be off (by up to "
+                "~1e-5 at 1e10 apart). Check them against explicit refits without each row, or use fewer columns "
+                "(or more rows) so that one group determines the fit.", LinbookWarning, stacklevel=stacklevel)
+            return True
+    return False
 
 
 def _column_space(Phi):
@@ -194,6 +233,7 @@ def loocv_least_squares(X, y, *, fit_intercept=True, return_residuals=False):
     Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
     """
     X, y = validate_data(X, y, y_numeric=True, min_samples=2)
+    _warn_if_two_scales(X, fit_intercept, "loocv_least_squares")
     Phi = _design(X, fit_intercept)
     Q = _column_space(Phi)                      # the hat matrix H = Q Q^T
     h = np.sum(Q ** 2, axis=1)
@@ -240,6 +280,7 @@ def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
     X, y = validate_data(X, y, y_numeric=True, min_samples=2)
     check_param_values("loocv_ridge", {"lam": [NON_NEGATIVE], "fit_intercept": ["boolean"]},
                        {"lam": lam, "fit_intercept": fit_intercept})
+    _warn_if_two_scales(X, fit_intercept, "loocv_ridge", stacklevel=5)     # (under renamed_kwargs)
     n = X.shape[0]
     Z, penalty, free = _ridge_design(X, lam, fit_intercept)
     Q, _, columns = _penalised_qr(Z, penalty, free)

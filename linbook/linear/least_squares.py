@@ -52,17 +52,41 @@ def _least_squares_by_lsqr(mom):
     return v_eq if np.linalg.norm(z - fit_eq) <= np.linalg.norm(z - fit) else v
 
 
-def _warn_if_scales_cost_rank(Z, cond, rank):
+def _equilibrated_rank(Z, cond):
+    """The rank of ``Z`` with each column brought to size 1 (singular values above ``cond`` times the largest)."""
+    size = np.max(np.abs(Z), axis=0)
+    sv = scipy.linalg.svd(Z[:, size > 0] / size[size > 0], compute_uv=False, check_finite=False)
+    return int(np.sum(sv > cond * sv[0])) if sv.size else 0
+
+
+def _min_norm_by_lq(Z, z, rank):
+    """Wide ``Z``: the minimum-norm ``v`` with ``Z v = z`` from a QR of ``Z^T`` (an LQ of ``Z``), or ``None``.
+
+    ``Z^T`` goes in with its rows (the columns of ``Z``) largest first and its columns (the equations) pivoted:
+    Householder QR of such a graded matrix is accurate row by row, so each column of ``Z`` keeps its own digits
+    whatever its scale (the SVD resolves only ``eps s_max``: one column 1e100 times the others left a rank-one
+    fit). With ``Z_r`` the ``rank`` equations kept, ``Z_r^T = Q R`` and ``v = Q R^{-T} z_r``: in the row space
+    of ``Z`` and solving them, hence the minimum-norm solution. ``None`` unless it also solves the equations
+    left out (to 1e-8 of ``||z||``: they are dependent, as after centring, and consistent)."""
+    order = np.argsort(-np.max(np.abs(Z), axis=0), kind="stable")
+    Q, R, eqs = scipy.linalg.qr(Z[:, order].T, mode="economic", pivoting=True, check_finite=False)
+    kept = eqs[:rank]
+    v = np.empty(Z.shape[1])
+    v[order] = Q[:, :rank] @ scipy.linalg.solve_triangular(R[:rank, :rank], z[kept], trans="T")
+    left = np.setdiff1d(np.arange(Z.shape[0]), kept)
+    if not np.all(np.isfinite(v)) or np.linalg.norm(Z[left] @ v - z[left]) > 1e-8 * np.linalg.norm(z):
+        return None
+    return v
+
+
+def _warn_if_scales_cost_rank(Z, cond, rank, equilibrated=None):
     """Warn when ``gelsd``'s truncation (singular values below ``cond s_max``) dropped directions that the
-    columns of ``Z`` span once each is brought to size 1: with columns decades apart (wide ``X``, whose
-    columns share one scale to keep the minimum-norm meaning) the fit then misses the least-squares
-    minimum, e.g. a wide ``X`` with one column times 1e100 got a rank-one fit that does not interpolate."""
+    columns of ``Z`` span once each is brought to size 1: with columns decades apart the fit then misses the
+    least-squares minimum (the wide case is solved by :func:`_min_norm_by_lq` instead; tall ``X`` has its
+    columns scaled before)."""
     if rank >= min(Z.shape):
         return
-    size = np.max(np.abs(Z), axis=0)
-    Ze = Z[:, size > 0] / size[size > 0]
-    sv = scipy.linalg.svd(Ze, compute_uv=False, check_finite=False)
-    equilibrated = int(np.sum(sv > cond * sv[0])) if sv.size else 0
+    equilibrated = _equilibrated_rank(Z, cond) if equilibrated is None else equilibrated
     if equilibrated > rank:
         warnings.warn(f"LinearRegression: the columns of X span too many orders of magnitude for the SVD "
                       f"solver: it kept {rank} of the {equilibrated} independent directions they span, so the fit "
@@ -120,7 +144,8 @@ class LinearRegression(LinearModel):
         Its singular values, largest first (computed on access from the Gram matrix on the
         fast path; from the SVD in the fallback).
     solver_ : str
-        ``"cholesky"`` (the ``D x D`` or, for wide ``X``, the ``N x N`` form), ``"gelsd"``, ``"cg"`` or
+        ``"cholesky"`` (the ``D x D`` or, for wide ``X``, the ``N x N`` form), ``"gelsd"``, ``"lq"`` (wide ``X``
+        with columns too many decades apart for ``gelsd``: a QR of ``X^T``, the minimum-norm fit), ``"cg"`` or
         ``"lsqr"``: which of the above was used.
     sigma2_ : float
         Maximum-likelihood noise variance ``sum_i s_i r_i^2 / N`` on the training data (floored at
@@ -189,7 +214,14 @@ class LinearRegression(LinearModel):
                              "finite, so it holds columns of wildly different magnitudes or "
                              "near-duplicates: standardise the features or use Ridge(lam > 0).") from None
         self.solver_, self._rank = "gelsd", int(rank)
-        _warn_if_scales_cost_rank(Z, cond, int(rank))
+        equilibrated = _equilibrated_rank(Z, cond) if Z.shape[0] < Z.shape[1] and rank < Z.shape[0] else rank
+        lq = _min_norm_by_lq(Z, z, equilibrated) if equilibrated > rank else None
+        if lq is not None:
+            # wide, columns decades apart: the SVD dropped directions they span (one column times 1e100 gave a
+            # rank-one fit); the LQ keeps every column's digits
+            v, self.solver_, self._rank = lq, "lq", equilibrated
+        else:
+            _warn_if_scales_cost_rank(Z, cond, int(rank), equilibrated if Z.shape[0] < Z.shape[1] else None)
         if np.all(mom.x_scale == 1.0):
             self._sv = np.asarray(sv, dtype=float)
         else:                          # singular values of the rescaled copy are not X's

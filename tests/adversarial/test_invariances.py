@@ -58,26 +58,20 @@ def _wide(c):
 
 
 @pytest.mark.parametrize("c", [2.0 ** 60, 1e100])
-def test_linear_regression_wide_one_column_scaled_is_not_silent(c):
-    """The same wide fit: until the solve keeps every direction (the strict xfail below), it warns that the
-    fit misses the least-squares minimum and says what to do. Before, it returned the rank-one fit silently.
-    The unscaled X and a genuinely rank-deficient wide X (four columns repeated seven times) do not warn."""
+def test_linear_regression_wide_one_column_scaled_is_solved_by_lq(c):
+    """The same wide fit: the SVD keeps one of the 9 directions (it warned, session 22, and returned the
+    rank-one fit); now the QR of X^T (``solver_ == "lq"``) keeps all 9, with nothing to warn about. The
+    unscaled X and a genuinely rank-deficient wide X (four columns repeated seven times) stay as they were."""
     X, y, Xc = _wide(c)
-    with pytest.warns(linbook.base.LinbookWarning, match=r"kept 1 of the 9 independent directions.*Scale the"):
-        linbook.LinearRegression().fit(Xc, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", linbook.base.LinbookWarning)
+        scaled = linbook.LinearRegression().fit(Xc, y)
         linbook.LinearRegression().fit(X, y)
         deficient = linbook.LinearRegression().fit(np.tile(X[:, :4], (1, 7)), y)
+    assert (scaled.solver_, scaled.rank_) == ("lq", 9)
     assert (deficient.solver_, deficient.rank_) == ("gelsd", 4)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known defect (session 22, not fixed): wide X (N < D) with one column times 1e100 or 2**60. The wide "
-    "solve scales all columns by one power of two (to keep the minimum-norm meaning), so Z Z^T is "
-    "dominated by that column; the Cholesky test fails and gelsd, truncating singular values below "
-    "max(N, D) eps s_max, returns a rank-one fit: training residual ~9 where an exact interpolant exists "
-    "(the fit on the unscaled X has residual 1e-15); it now warns (test above), the fit is still rank one"))
 @pytest.mark.parametrize("c", [2.0 ** 60, 1e100])
 def test_linear_regression_wide_one_column_scaled_still_interpolates(c):
     """N = 10 rows, D = 25 columns: every least-squares minimiser interpolates y, whatever the column
