@@ -6,9 +6,8 @@ rows, so a fit through every point exists: scipy's HiGHS on the primal LP
 (``min sum u + v`` s.t. ``X w + b + u - v = y``) reaches an objective of 0 (its coefficients give 4e-6), while
 ``LeastAbsoluteDeviation`` returned 1.63 with no warning (a silent suboptimal fit). Other draws of the
 same conditioning (1e6 ... 1e13) reach ~1e-6, so the cause is in this instance's dual LP (tolerances of
-HiGHS on nearly dependent equality rows), not the conditioning as such. Left as a strict xfail:
-the fix (e.g. checking the dual solution's objective against the primal residuals and re-solving) did
-not fit in session 25.
+HiGHS on nearly dependent equality rows), not the conditioning as such. Fixed in ``lad._solve_lp``: the
+dual's answer is compared with the least-squares fit, and where that is lower the primal is solved too.
 """
 
 from __future__ import annotations
@@ -43,8 +42,6 @@ def _primal_lp_objective(X, y):
     return res.fun
 
 
-@pytest.mark.xfail(strict=True, reason="LAD's dual LP stops at a suboptimal vertex on this nearly collinear "
-                   "square design (objective 1.63 vs 0); not fixed in session 25")
 def test_lad_reaches_the_lp_optimum_on_a_nearly_collinear_square_design():
     X, y = _design()
     model = linbook.LeastAbsoluteDeviation().fit(X, y)
