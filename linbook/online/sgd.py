@@ -22,6 +22,8 @@ from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions
                     dask_blocks, encode_labels, predict_input, renamed_param,
                     require_weighted_classes, without_zero_weight_rows)
 from .._kernels.scores import row_argmax
+from .._kernels.sgd_python import MAX_FEATURES, RESIDUALS, sgd_epoch_list
+from .._kernels.sgd_python import step_size as _step_size
 from .._predictor import finite_scores, linear_predictor
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
@@ -32,15 +34,6 @@ __all__ = ["SGDRegressor", "SGDClassifier"]
 
 _LOSSES = {"squared_error": 0, "log_loss": 1, "perceptron": 2}   # the kernels' loss codes
 _numpy_steps_left = numpy_steps_left   # the process's numpy budget (``_stream.NUMPY_STEPS``)
-
-
-def _step_size(code, eta0, tau0, kappa, lam_n, k):
-    """eta_k of update ``k`` for the schedule ``schedules.SCHEDULES[code]`` (as the compiled kernel)."""
-    if code == 0:
-        return eta0
-    if code == 1:
-        return eta0 * (tau0 + k) ** (-kappa)
-    return eta0 / (1.0 + lam_n * eta0 * (k - 1.0))
 
 
 def _residual(loss, z, y):
@@ -57,15 +50,7 @@ def _residual(loss, z, y):
         r /= total
         r[c] -= 1.0
         return r, math.log(total) + top - z[c]
-    s = float(z)
-    if loss == 0:
-        r = s - y
-        return r, 0.5 * r * r
-    if loss == 1:                                        # stable sigmoid and log(1 + e^s) - y s
-        e = math.exp(-s if s >= 0.0 else s)
-        p = 1.0 / (1.0 + e) if s >= 0.0 else e / (1.0 + e)
-        return p - y, (s if s >= 0.0 else 0.0) + math.log1p(e) - y * s
-    return (1.0 if s > 0.0 else 0.0) - y, max(0.0, -(2.0 * y - 1.0) * s)
+    return RESIDUALS[loss](float(z), y)      # one output: the scalar formulas
 
 
 def _numpy_epoch(X, y, sw, order, W, b, Wbar, bbar, state, loss, code, eta0, tau0, kappa, lam_n, b_ratio,
@@ -246,9 +231,12 @@ class _BaseSGD(BaseEstimator):
 
         def run(order):
             if plain and numpy_first and numpy_pass(X.shape[0], _numpy_steps_left):
+                # one output, few features: the same loop on Python floats (sgd_epoch_list, bit-equal)
+                small = self._W.shape[0] == 1 and X.shape[1] <= MAX_FEATURES
+                epoch = sgd_epoch_list if small else _numpy_epoch
                 with np.errstate(over="ignore", invalid="ignore"):    # a divergence is reported below
-                    total, status = _numpy_epoch(X, T, sw, order, self._W, self._b, self._Wbar, self._bbar,
-                                                 *options[:8], bool(self.fit_intercept), avg)
+                    total, status = epoch(X, T, sw, order, self._W, self._b, self._Wbar, self._bbar,
+                                          *options[:8], bool(self.fit_intercept), avg)
             elif sp.issparse(X):
                 from .._kernels.csr import csr_parts
                 from .._kernels.sgd_sparse import sgd_epoch_csr
