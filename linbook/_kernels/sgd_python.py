@@ -1,7 +1,7 @@
 """One epoch of per-sample SGD for one output and few features, in plain Python floats (no compiled code).
 
-Readable reference: ``linbook.online.sgd._numpy_epoch`` (tested equal, bit for bit on the reference
-machine, in ``tests/test_sgd_python.py``), for one output (regression or a binary classifier)::
+Readable reference: ``linbook.online.sgd._numpy_epoch`` (tested equal in ``tests/test_sgd_python.py``: bit for
+bit where the BLAS's dot sums in order, to 1e-9 elsewhere), for one output (regression or a binary classifier)::
 
     z = w @ x_i + b;  r, f = residual(z, y_i);  t += 1;  eta = step(t);  shrink = 1 - eta lam/n
     w <- shrink w - (eta s_i r) x_i,   b <- b - (b_ratio eta) s_i r,   running mean of (w, b) (8.80)
@@ -10,8 +10,8 @@ The numpy loop makes about ten numpy calls on ``d`` numbers per sample (~15 us a
 here ``w`` is a Python list and each step is a few float operations per feature (~2 us).
 Every update and mean is the numpy loop's elementwise operation in the same order, so it is bit-equal.
 The score ``w @ x_i`` is summed left to right from 0.0: numpy hands a 1-d dot to BLAS, whose
-(OpenBLAS) ``ddot`` sums fewer than 16 numbers the same way, so the loop runs here only for
-``d <= MAX_FEATURES``; another BLAS may differ in the last bits of a score (a relative
+(OpenBLAS's Haswell and later kernels) ``ddot`` sums fewer than 16 numbers the same way, so the loop runs here only for
+``d <= MAX_FEATURES``; another BLAS (or OpenBLAS's Prescott kernel) may differ in the last bits of a score (a relative
 ``d u sum |w_j x_ij|``, ~1e-15 for d = 15, far below any printed digit).
 """
 
