@@ -11,9 +11,9 @@ mirrored, so the result is exactly symmetric.
 """
 
 import numpy as np
-from numba import njit
 
-from . import _cache_load  # noqa: F401  (linbook's cached kernels load without numba's registry refresh)
+from . import _cache_load  # noqa: F401  (imports numba: before it, see the module)
+from numba import njit
 
 
 @njit(cache=True)
