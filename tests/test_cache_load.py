@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import linbook
 from linbook._kernels import _cache_load
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,3 +85,51 @@ def test_a_user_function_without_a_module_compiles_beside_the_kernels():
     exec("def double(v):\n    return 2.0 * v\n", namespace)
     assert namespace["double"].__module__ is None
     assert numba.njit(namespace["double"])(np.arange(3.0)).tolist() == [0.0, 2.0, 4.0]
+
+
+PAUSE_SCRIPT = r"""
+import gc, sys, warnings
+import numpy as np
+import linbook
+from linbook import perceptron
+
+perceptron._numpy_updates_left[0] = 0      # the compiled epochs
+numba_modules = lambda: sum(name.split(".")[0] == "numba" for name in sys.modules)
+seen = []                                   # numba modules loaded at each collection, and whether a kernel compiled
+compiling = [False]
+gc.callbacks.append(lambda phase, info: seen.append((numba_modules(), compiling[0])) if phase == "start" else None)
+import linbook._kernels.perceptron          # imports numba
+imported = numba_modules()
+during_import = [n for n, _ in seen if 0 < n < imported]
+from numba.core import dispatcher
+numba_compile = dispatcher._FunctionCompiler.compile    # the compile proper, inside Dispatcher.compile
+
+def watched(self, args, return_type):
+    compiling[0] = True
+    try:
+        return numba_compile(self, args, return_type)
+    finally:
+        compiling[0] = False
+
+dispatcher._FunctionCompiler.compile = watched
+rng = np.random.default_rng(0)
+X = rng.standard_normal((500, 6))
+y = (X @ rng.standard_normal(6) + 0.3 * rng.standard_normal(500) > 0).astype(int)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    linbook.Perceptron(random_state=0, max_iter=20).fit(X, y)
+during_compile = sum(c for _, c in seen)
+print(len(during_import), during_compile, gc.isenabled(), len(seen))
+"""
+
+
+def test_numba_import_and_kernel_compile_run_with_the_collector_paused(tmp_path):
+    """Python's collector walks every object of the process (scikit-learn's, SciPy's...) at each full
+    collection: none runs while numba is imported or a linbook kernel compiles, and it is on after."""
+    # the linbook under test (also when it comes from PYTHONPATH, e.g. an old revision's worktree)
+    env = {"NUMBA_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin",
+           "PYTHONPATH": str(Path(linbook.__file__).parents[1])}
+    out = subprocess.run([sys.executable, "-c", PAUSE_SCRIPT], env=env, capture_output=True, text=True, check=True)
+    during_import, during_compile, enabled, collections = out.stdout.split()
+    assert int(collections) > 0, "the collector never ran: the check would be empty"
+    assert (during_import, during_compile, enabled) == ("0", "0", "True")

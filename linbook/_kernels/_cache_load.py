@@ -1,26 +1,59 @@
-"""Load linbook's cached kernels without numba's registry refresh (the first fit of a process).
+"""Load and compile linbook's kernels cheaply in a fresh process (the first fit of a process).
 
-Before it reads a cached function, numba refreshes its typing and lowering registries: it imports
-its whole library of implementations (``numba.np``, ``numba.cpython``, ``numba.typed``, cffi
-support...) and runs every third-party ``numba_extensions`` entry point. Loading cached machine
-code needs none of that, only numba's runtime (NRT) and the hash-secret symbols of
-``numba.cpython.hashing``; a compile refreshes the registries itself (``numba.core.compiler``).
-On a fresh process this is most of the cost of the first cached kernel: 20,000 x 20
-``Perceptron().fit``, 0.39 s CPU for its first kernel with the refresh, 0.07 s without.
+Two costs of numba's own path are avoided, for linbook's kernels only (functions of ``linbook.*``
+modules):
 
-``install()`` (run when this module is imported: every numba kernel module of linbook imports it,
-most of them through :mod:`linbook._kernels.prefetch`) makes the loads of linbook's own kernels
-(functions of ``linbook.*`` modules) skip the refresh and the entry points, on the numba releases
-it was tested with (``TESTED_NUMBA``); elsewhere it does nothing. Every other function, and every compile, goes through numba unchanged: a
-user's own ``@njit`` function in the same process still loads and compiles as numba does it.
-Loaded kernels run the same machine code (``tests/test_cache_load.py``).
+* **The registry refresh.** Before it reads a cached function, numba refreshes its typing and
+  lowering registries: it imports its whole library of implementations (``numba.np``,
+  ``numba.cpython``, ``numba.typed``, cffi support...) and runs every third-party
+  ``numba_extensions`` entry point. Loading cached machine code needs none of that, only numba's
+  runtime (NRT) and the hash-secret symbols of ``numba.cpython.hashing``; a compile refreshes the
+  registries itself (``numba.core.compiler``). On a fresh process this was most of the cost of the
+  first cached kernel: 20,000 x 20 ``Perceptron().fit``, 0.39 s CPU for its first kernel with the
+  refresh, 0.07 s without.
+* **The cyclic garbage collector.** Importing numba, loading a kernel and compiling one create
+  many objects (numba's import alone ~20,000 that stay), and every few hundred of them Python's
+  collector runs; its full collections walk every object of the process, which by a first fit holds
+  scikit-learn's, SciPy's and pandas'. ``collector_paused`` holds the collector off while numba is
+  imported (every numba kernel module of linbook imports this module before numba) and while a
+  linbook kernel loads or compiles; it runs again at the next allocation after. Session 25
+  (``benchmarks/issue22_first_fit.md``), 20,000 x 20 in a fresh process: the import of numba took
+  0.39-0.50 s CPU with 76 collections (0.15 s of them) and takes 0.28-0.36 s with one; a cold
+  perceptron compile made 135 collections and makes none (1.45-1.59 s -> 1.08-1.24 s). The peak
+  memory of the process did not change.
+
+``install()`` (run when this module is imported) makes the loads of linbook's kernels skip the
+refresh and the entry points, and runs their loads and compiles with the collector paused, on the
+numba releases it was tested with (``TESTED_NUMBA``); elsewhere it does nothing. Every other
+function goes through numba unchanged: a user's own ``@njit`` function in the same process still
+loads and compiles as numba does it. Loaded kernels run the same machine code
+(``tests/test_cache_load.py``).
 """
 
-from numba.core import caching, dispatcher
-from numba.core.runtime import rtsys
+import contextlib
+import gc
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """Hold Python's cyclic garbage collector off inside the block (left off if it was off)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+with collector_paused():
+    from numba.core import caching, dispatcher
+    from numba.core.runtime import rtsys
 
 _numba_load_overload = caching.Cache.load_overload
 _numba_init_hook = dispatcher.Dispatcher._compilation_chain_init_hook
+_numba_compile = dispatcher.Dispatcher.compile
 
 
 def _is_linbook(py_func):
@@ -46,6 +79,15 @@ def _compilation_chain_init_hook(self):
         _numba_init_hook(self)
 
 
+def _compile(self, sig):
+    """numba's ``Dispatcher.compile`` (a cache load or a compile), for linbook's kernels with the
+    collector paused."""
+    if not _is_linbook(self.py_func):
+        return _numba_compile(self, sig)
+    with collector_paused():
+        return _numba_compile(self, sig)
+
+
 # The numba releases this was tested with (the lock's): the methods it wraps are private, so on any
 # other release linbook's kernels load as numba loads them.
 TESTED_NUMBA = ((0, 68),)
@@ -58,12 +100,14 @@ def _tested_numba():
 
 
 def install():
-    """Patch numba's cache load and init hook (once), on a tested numba that has the methods they wrap."""
+    """Patch numba's cache load, init hook and compile (once), on a tested numba that has the methods
+    they wrap."""
     ok = _tested_numba() and all(hasattr(caching.Cache, name)
                                  for name in ("_load_overload", "_guard_against_spurious_io_errors"))
     if ok and caching.Cache.load_overload is _numba_load_overload:
         caching.Cache.load_overload = _load_overload
         dispatcher.Dispatcher._compilation_chain_init_hook = _compilation_chain_init_hook
+        dispatcher.Dispatcher.compile = _compile
 
 
 install()

@@ -3,9 +3,8 @@ when ``col`` is not empty, written into a reused buffer of either precision) as 
 loop: numpy's broadcast multiply with a dtype cast runs ~3x slower and allocates. Used by
 ``hessian.binary_pass`` for the SYRK input."""
 
+from . import _cache_load  # noqa: F401  (imports numba: before it, see the module)
 from numba import njit
-
-from . import _cache_load  # noqa: F401  (linbook's cached kernels load without numba's registry refresh)
 
 
 @njit(cache=True, nogil=True)   # runs in the row-chunk threads of binary_pass

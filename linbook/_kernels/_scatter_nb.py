@@ -5,9 +5,9 @@ Each function is the loop written out; the numpy expression it equals is in
 """
 
 import numpy as np
-from numba import njit
 
-from . import _cache_load  # noqa: F401  (linbook's cached kernels load without numba's registry refresh)
+from . import _cache_load  # noqa: F401  (imports numba: before it, see the module)
+from numba import njit
 
 
 @njit(cache=True, nogil=True)

@@ -1,9 +1,9 @@
 """Compiled loop of :func:`linbook._kernels.scores.diagonal_log_density` (NaN entries skipped)."""
 
 import numpy as np
-from numba import njit
 
-from . import _cache_load  # noqa: F401  (linbook's cached kernels load without numba's registry refresh)
+from . import _cache_load  # noqa: F401  (imports numba: before it, see the module)
+from numba import njit
 
 # reassociation lets LLVM vectorise the sums over features (results differ in the last bits only)
 _FAST = {"reassoc", "contract", "nsz"}

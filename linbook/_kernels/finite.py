@@ -9,6 +9,8 @@ float does no arithmetic on ``x``, so no reassociation applies: it is False for 
 """
 
 import numpy as np
+
+from . import _cache_load  # noqa: F401  (imports numba: before it, see the module)
 from numba import njit
 
 FLOAT_MAX = float(np.finfo(np.float64).max)

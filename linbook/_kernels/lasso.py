@@ -16,9 +16,9 @@ it, so row ``j`` is column ``j``.
 """
 
 import numpy as np
-from numba import njit
 
-from . import _cache_load  # noqa: F401  (linbook's cached kernels load without numba's registry refresh)
+from . import _cache_load  # noqa: F401  (imports numba: before it, see the module)
+from numba import njit
 
 # reassociation lets LLVM vectorise the dot product x_j^T r (it differs from numpy's BLAS dot in
 # the last bits only); the loop tests no finiteness, so no isfinite is folded (see ``finite.py``)

@@ -6,6 +6,8 @@ the chapter), tested equal to a plain numpy loop.
 """
 
 import numpy as np
+
+from . import _cache_load  # noqa: F401  (imports numba: before it, see the module)
 from numba import njit
 
 from .finite import is_finite

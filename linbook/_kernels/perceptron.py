@@ -10,6 +10,7 @@ read from a dense ``X`` or, when ``indptr`` is non-empty, from the CSR arrays
 
 import functools
 
+from . import _cache_load  # noqa: F401  (imports numba: before it, see the module)
 from numba import njit
 
 from .prefetch import AHEAD, prefetch_csr_row, prefetch_dense_row, worth_prefetching

@@ -8,12 +8,11 @@ on any value computed), so the row is in cache when its turn comes. On the text-
 benchmark this makes a sparse SGD epoch 2.5x faster, with bit-identical results.
 """
 
+from . import _cache_load  # noqa: F401  (imports numba: before it, see the module)
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
-
-from . import _cache_load  # noqa: F401  (linbook's cached kernels load without numba's registry refresh)
 
 AHEAD = 2          # samples ahead; 1-8 measured equal on the benchmark, 2 leaves slack
 #: Arrays smaller than this are not prefetched: their rows stay in the cache from one epoch to the next,

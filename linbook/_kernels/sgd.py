@@ -27,6 +27,8 @@ The step of update ``k`` is ``eta_w = step_size(k)`` for the weights and
 import functools
 
 import numpy as np
+
+from . import _cache_load  # noqa: F401  (imports numba: before it, see the module)
 from numba import njit
 
 from .finite import is_finite

@@ -11,6 +11,8 @@ benchmark (one weight vector, no minibatch or adagrad branches in the per-sample
 """
 
 import numpy as np
+
+from . import _cache_load  # noqa: F401  (imports numba: before it, see the module)
 from numba import njit
 
 from .prefetch import AHEAD, prefetch, prefetch_csr_row

@@ -18,9 +18,9 @@ width. The upper triangle is accumulated and mirrored, so the result is exactly 
 """
 
 import numpy as np
-from numba import njit
 
-from . import _cache_load  # noqa: F401  (linbook's cached kernels load without numba's registry refresh)
+from . import _cache_load  # noqa: F401  (imports numba: before it, see the module)
+from numba import njit
 
 #: Rows of ``G`` filled per pass over ``X`` (128 x 1000 columns: a 1 MB band). Measured on 100k x 1000
 #: (1 %), busy machine: bands of 16 / 64 / 128 / 256 / all rows 0.19 / 0.058 / 0.046 / 0.062 / 0.16 s;
