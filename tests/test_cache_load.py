@@ -132,4 +132,7 @@ def test_numba_import_and_kernel_compile_run_with_the_collector_paused(tmp_path)
     out = subprocess.run([sys.executable, "-c", PAUSE_SCRIPT], env=env, capture_output=True, text=True, check=True)
     during_import, during_compile, enabled, collections = out.stdout.split()
     assert int(collections) > 0, "the collector never ran: the check would be empty"
-    assert (during_import, during_compile, enabled) == ("0", "0", "True")
+    assert (during_import, enabled) == ("0", "True")
+    # the compile is wrapped on a tested numba only (elsewhere numba's own compile runs: make test-min's 0.60)
+    if _cache_load._tested_numba():
+        assert during_compile == "0"
