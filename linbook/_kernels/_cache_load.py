@@ -14,13 +14,12 @@ modules):
 * **The cyclic garbage collector.** Importing numba, loading a kernel and compiling one create
   many objects (numba's import alone ~20,000 that stay), and every few hundred of them Python's
   collector runs; its full collections walk every object of the process, which by a first fit holds
-  scikit-learn's, SciPy's and pandas'. ``collector_paused`` holds the collector off while numba is
-  imported (every numba kernel module of linbook imports this module before numba) and while a
-  linbook kernel loads or compiles; it runs again at the next allocation after. Session 25
-  (``benchmarks/issue22_first_fit.md``), 20,000 x 20 in a fresh process: the import of numba took
-  0.39-0.50 s CPU with 76 collections (0.15 s of them) and takes 0.28-0.36 s with one; a cold
-  perceptron compile made 135 collections and makes none (1.45-1.59 s -> 1.08-1.24 s). The peak
-  memory of the process did not change.
+  scikit-learn's, SciPy's and pandas'. numba is imported by :func:`linbook._imports.import_numba` (every
+  numba kernel module of linbook imports this module before numba), and a linbook kernel loads or
+  compiles under :func:`linbook._imports.collector_paused`. Session 25
+  (``benchmarks/issue22_first_fit.md``), 20,000 x 20 in a fresh process: a cold perceptron compile made
+  135 collections and makes none (1.45-1.59 s -> 1.08-1.24 s). The peak memory of the process did not
+  change.
 
 ``install()`` (run when this module is imported) makes the loads of linbook's kernels skip the
 refresh and the entry points, and runs their loads and compiles with the collector paused, on the
@@ -30,24 +29,10 @@ loads and compiles as numba does it. Loaded kernels run the same machine code
 (``tests/test_cache_load.py``).
 """
 
-import contextlib
-import gc
-
-
-@contextlib.contextmanager
-def collector_paused():
-    """Hold Python's cyclic garbage collector off inside the block (left off if it was off)."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
+from .._imports import collector_paused, import_numba
 
 with collector_paused():
+    import_numba()
     from numba.core import caching, dispatcher
     from numba.core.runtime import rtsys
 

@@ -1,0 +1,70 @@
+"""linbook's heavy imports at a first use (``linbook._imports``): the collector paused, numba's unused extras skipped.
+
+Each check runs a fresh interpreter (what is imported, and when the collector runs, depend on the whole process).
+No timing: the savings are measured in ``benchmarks/bench_first_use.py``.
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import linbook
+
+# the linbook under test (also when it comes from PYTHONPATH, e.g. an old revision's worktree)
+_PYTHONPATH = str(Path(linbook.__file__).parents[1])
+
+
+def _run(code, cwd=None, **env):
+    full_env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": _PYTHONPATH, **env}
+    return subprocess.run([sys.executable, "-c", code], env=full_env, cwd=cwd, capture_output=True, text=True,
+                          check=True).stdout.split()
+
+
+NUMBA_EXTRAS = """
+import sys
+from linbook._imports import import_numba
+numba = import_numba()
+skipped = [name for name in ("coverage", "yaml") if name not in sys.modules]
+# numba works, and both libraries can still be imported by the user
+assert numba.njit(lambda x: 2 * x)(21) == 42
+import coverage, yaml
+from numba.misc import coverage_support
+print(",".join(skipped) or "-", coverage_support.coverage_available, numba.config.DISABLE_PERFORMANCE_WARNINGS)
+"""
+
+
+def test_numba_is_imported_without_coverage_and_yaml_when_it_cannot_use_them(tmp_path):
+    assert _run(NUMBA_EXTRAS, cwd=tmp_path) == ["coverage,yaml", "False", "0"]
+
+
+def test_numba_imports_coverage_when_asked_to_report_compiled_lines(tmp_path):
+    assert _run(NUMBA_EXTRAS, cwd=tmp_path, NUMBA_JIT_COVERAGE="1") == ["yaml", "True", "0"]
+
+
+def test_numba_reads_its_config_file_with_yaml(tmp_path):
+    (tmp_path / ".numba_config.yaml").write_text("disable_performance_warnings: 1\n")
+    assert _run(NUMBA_EXTRAS, cwd=tmp_path) == ["-", "True", "1"]
+
+
+def test_a_coverage_run_already_under_way_keeps_numba_reporting_to_it(tmp_path):
+    code = "import coverage\n" + NUMBA_EXTRAS
+    assert _run(code, cwd=tmp_path) == ["yaml", "True", "0"]
+
+
+FIRST_USE = """
+import gc, sys
+import linbook
+full = []
+gc.callbacks.append(lambda phase, info: full.append(info["generation"]) if phase == "start" else None)
+linbook.LDA          # loads linbook.discriminant, and with it scikit-learn, SciPy...
+loaded = "sklearn" in sys.modules and "scipy" in sys.modules
+after = len(full)
+del gc.callbacks[-1]
+print(loaded, full[:after].count(2), gc.isenabled())
+"""
+
+
+def test_a_chapter_module_loads_without_a_full_collection_and_the_collector_is_on_after():
+    loaded, full_collections, enabled = _run(FIRST_USE)
+    assert (loaded, enabled) == ("True", "True")
+    assert full_collections == "0"
