@@ -79,9 +79,9 @@ def _load(module):
     """linbook's chapter module, loaded (the first time with scikit-learn, SciPy...) with the collector paused."""
     import importlib
 
-    from ._imports import collector_paused
+    from ._imports import imported_for_good
 
-    with collector_paused():
+    with imported_for_good():
         return importlib.import_module(f".{module}", __name__)
 
 

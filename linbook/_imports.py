@@ -5,13 +5,15 @@ A student's first fit in a fresh kernel imports scikit-learn, SciPy and pandas (
 for linbook:
 
 * **The cyclic garbage collector.** An import creates many objects and keeps nearly all of them; every few
-  hundred allocations Python's collector runs, and its full collections walk every object of the process.
-  :func:`collector_paused` holds it off inside a block; it runs again at the next allocation after. linbook
-  pauses it while a chapter module is loaded through the package (``linbook.LDA``, ``from linbook import
-  online``: ``linbook.__getattr__``), while numba is imported (:func:`import_numba`) and while one of linbook's
-  kernels is loaded or compiled (``linbook._kernels._cache_load``). Measured in fresh processes
-  (``benchmarks/issue22_first_fit.md``, sessions 25 and 26): importing ``linbook.online`` 2.1-2.5 s CPU with two
-  full collections, 2.0-2.4 s with none; numba's import 0.39-0.50 s with 76 collections, 0.28-0.36 s with one.
+  hundred allocations Python's collector runs a young collection, and now and then a full one, which walks
+  every object of the process. :func:`imported_for_good` holds it off while modules load, and then moves their
+  objects to the oldest generation unwalked; linbook uses it while a chapter module is loaded through the
+  package (``linbook.LDA``, ``from linbook import online``: ``linbook.__getattr__``) and while numba is imported
+  (:func:`import_numba`). :func:`collector_paused` only holds it off, while one of linbook's kernels loads or
+  compiles (``linbook._kernels._cache_load``: a compile's objects are mostly garbage after it). Measured in
+  fresh processes (``benchmarks/issue22_first_fit.md``, session 26), a 20,000 x 20 first-fit script (import
+  ``linbook.online``, fit ``Perceptron`` and ``SGDClassifier``): 298 young and 2 full collections, 0.22-0.28 s
+  CPU, before; 35 young ones, 0.011-0.015 s, after.
 * **numba's optional extras.** numba imports ``coverage`` (0.09 s CPU) to report compiled lines to a coverage
   run, which it does only when ``NUMBA_JIT_COVERAGE`` is set, and ``yaml`` (0.03 s) to read a
   ``.numba_config.yaml`` in the working directory. :func:`import_numba` imports numba without them when they
@@ -35,6 +37,27 @@ def collector_paused():
     try:
         yield
     finally:
+        gc.enable()
+
+
+@contextlib.contextmanager
+def imported_for_good():
+    """Hold the collector off while modules are imported, then move every object to its oldest generation.
+
+    A module's objects live as long as the process. Collected young, each would be walked by the next young
+    collections (0.13-0.15 s after scikit-learn's first import) for nothing; in the oldest generation only a full
+    collection walks them. ``gc.freeze(); gc.unfreeze()`` is that move, with no walk. Objects of the caller's
+    that were young then age too: a cycle among them is freed at the next full collection instead.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()         # before the collector is on again: its first young collection would walk them all
+        gc.unfreeze()
         gc.enable()
 
 
@@ -64,6 +87,6 @@ def _not_importable(names):
 def import_numba():
     """``import numba``, with the collector paused and without numba's extras that this process cannot use."""
     if "numba" not in sys.modules:
-        with collector_paused(), _not_importable(_unused_numba_extras()):
+        with imported_for_good(), _not_importable(_unused_numba_extras()):
             import numba  # noqa: F401
     return sys.modules["numba"]

@@ -29,9 +29,9 @@ loads and compiles as numba does it. Loaded kernels run the same machine code
 (``tests/test_cache_load.py``).
 """
 
-from .._imports import collector_paused, import_numba
+from .._imports import collector_paused, import_numba, imported_for_good
 
-with collector_paused():
+with imported_for_good():
     import_numba()
     from numba.core import caching, dispatcher
     from numba.core.runtime import rtsys
