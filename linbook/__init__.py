@@ -27,14 +27,19 @@ Every module, and every name above, is imported on first use, so ``import linboo
 loads numpy only (scikit-learn, scipy and numba load with the first estimator).
 """
 
-from . import numerics
-from .numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid, softmax
+from . import _imports
+
+# Every submodule (numerics first) loads with Python's cyclic collector paused, and its objects go to the
+# collector's oldest generation unwalked: ``linbook._imports``, 0.2 s of a first use.
+_imports.install_finder()
+
+from . import numerics  # noqa: E402
+from .numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid, softmax  # noqa: E402
 
 # Every chapter module loads on first use (PEP 562 ``__getattr__``): ``import linbook`` costs
 # numpy only, and ``linbook.LogisticRegression`` imports ``linbook.logistic`` (and with it
 # scikit-learn, whose ``BaseEstimator`` the estimators subclass) when it is first touched.
-# The first such import runs with Python's cyclic collector paused (``linbook._imports``: 0.1-0.4 s of a
-# first use). ``_EXPORTS`` maps each top-level name to its module; tests/test_api_snapshot.py checks
+# ``_EXPORTS`` maps each top-level name to its module; tests/test_api_snapshot.py checks
 # that it equals the modules' ``__all__``.
 _EXPORTS = {
     "estimation": ["bernoulli_mle", "gaussian_mle", "mvn_mle", "mvn_log_likelihood", "BetaBernoulli",
@@ -75,24 +80,16 @@ def _installed_version():
         return "0+unknown"
 
 
-def _load(module):
-    """linbook's chapter module, loaded (the first time with scikit-learn, SciPy...) with the collector paused."""
+def __getattr__(name):
     import importlib
 
-    from ._imports import imported_for_good
-
-    with imported_for_good():
-        return importlib.import_module(f".{module}", __name__)
-
-
-def __getattr__(name):
     if name == "__version__":   # on first use: `import linbook` loads numpy only, not importlib.metadata
         globals()[name] = _installed_version()
         return globals()[name]
     if name in _SUBMODULES:
-        return _load(name)
+        return importlib.import_module(f".{name}", __name__)
     if name in _NAME_TO_MODULE:
-        value = getattr(_load(_NAME_TO_MODULE[name]), name)
+        value = getattr(importlib.import_module(f".{_NAME_TO_MODULE[name]}", __name__), name)
         globals()[name] = value          # later lookups skip __getattr__
         return value
     raise AttributeError(f"module 'linbook' has no attribute {name!r}")

@@ -7,9 +7,8 @@ for linbook:
 * **The cyclic garbage collector.** An import creates many objects and keeps nearly all of them; every few
   hundred allocations Python's collector runs a young collection, and now and then a full one, which walks
   every object of the process. :func:`imported_for_good` holds it off while modules load, and then moves their
-  objects to the oldest generation unwalked; linbook uses it while a chapter module is loaded through the
-  package (``linbook.LDA``, ``from linbook import online``: ``linbook.__getattr__``) and while numba is imported
-  (:func:`import_numba`). :func:`collector_paused` only holds it off, while one of linbook's kernels loads or
+  objects to the oldest generation unwalked; linbook uses it while any of its submodules loads (:class:`SubmodulesForGood`,
+  installed by ``import linbook``) and while numba is imported (:func:`import_numba`). :func:`collector_paused` only holds it off, while one of linbook's kernels loads or
   compiles (``linbook._kernels._cache_load``: a compile's objects are mostly garbage after it). Measured in
   fresh processes (``benchmarks/issue22_first_fit.md``, session 26), a 20,000 x 20 first-fit script (import
   ``linbook.online``, fit ``Perceptron`` and ``SGDClassifier``): 298 young and 2 full collections, 0.22-0.28 s
@@ -22,7 +21,9 @@ for linbook:
 """
 
 import contextlib
+import functools
 import gc
+import importlib.machinery
 import os
 import sys
 
@@ -59,6 +60,35 @@ def imported_for_good():
         gc.freeze()         # before the collector is on again: its first young collection would walk them all
         gc.unfreeze()
         gc.enable()
+
+
+class SubmodulesForGood:
+    """A ``sys.meta_path`` finder that loads linbook's own submodules under :func:`imported_for_good`.
+
+    It finds them as Python's path finder does, and wraps the loader's ``exec_module`` only: the loader keeps
+    its type and every other method (``get_source``, resources...). Nested imports run inside the outermost
+    one's pause. Every way in is covered: ``linbook.LDA``, ``from linbook import online``, ``import
+    linbook.exercises``, ``from linbook.online import SGDClassifier``.
+    """
+
+    def find_spec(self, fullname, path, target=None):
+        if not fullname.startswith("linbook.") or path is None:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader.exec_module = functools.partial(_exec_for_good, spec.loader.exec_module)
+        return spec
+
+
+def _exec_for_good(exec_module, module):
+    with imported_for_good():
+        exec_module(module)
+
+
+def install_finder():
+    """Put :class:`SubmodulesForGood` first in ``sys.meta_path`` (once)."""
+    if not any(isinstance(finder, SubmodulesForGood) for finder in sys.meta_path):
+        sys.meta_path.insert(0, SubmodulesForGood())
 
 
 def _unused_numba_extras():

@@ -6,6 +6,8 @@ No timing: the savings are measured in ``benchmarks/bench_first_use.py``.
 
 import subprocess
 import sys
+
+import pytest
 from pathlib import Path
 
 import linbook
@@ -59,7 +61,7 @@ cycle = Node(); cycle.self = cycle                 # a user's garbage cycle, you
 freed = []; weakref.finalize(cycle, freed.append, True); del cycle
 collections = []
 gc.callbacks.append(lambda phase, info: collections.append(info["generation"]) if phase == "start" else None)
-linbook.LDA          # loads linbook.discriminant, and with it scikit-learn, SciPy...
+WAY_IN        # loads a chapter module, and with it scikit-learn, SciPy...
 loaded = "sklearn" in sys.modules and "scipy" in sys.modules
 during = len(collections)
 young = len(gc.get_objects(0)) + len(gc.get_objects(1))
@@ -69,13 +71,23 @@ print(loaded, during, young < 5000, gc.isenabled(), gc.get_freeze_count(), freed
 """
 
 
-def test_a_chapter_module_loads_without_collections_and_its_objects_go_to_the_oldest_generation():
+@pytest.mark.parametrize("way_in", ["linbook.LDA", "from linbook import online",
+                                    "from linbook.online import SGDClassifier", "import linbook.selection"])
+def test_a_chapter_module_loads_without_collections_and_its_objects_go_to_the_oldest_generation(way_in):
     """No collection while scikit-learn & co. load (their objects live as long as the process, and go to the
     oldest generation unwalked), nothing stays frozen, the collector is on after, a user's cycle is still freed."""
-    loaded, during, few_young, enabled, frozen, freed = _run(FIRST_USE)
+    loaded, during, few_young, enabled, frozen, freed = _run(FIRST_USE.replace("WAY_IN", way_in))
     assert (loaded, enabled, frozen, freed) == ("True", "True", "0", "True")
     assert during == "0"
     assert few_young == "True"
+
+
+def test_submodules_keep_their_loaders():
+    """Only ``exec_module`` is wrapped: the loader keeps its type, sources and line numbers stay readable."""
+    code = ("import importlib.machinery, inspect, linbook.online.lms as lms; "
+            "print(type(lms.__loader__) is importlib.machinery.SourceFileLoader, "
+            "'class LMS' in inspect.getsource(lms), lms.__spec__.origin == lms.__file__)")
+    assert _run(code) == ["True", "True", "True"]
 
 
 def test_a_paused_collector_stays_paused():
