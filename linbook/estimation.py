@@ -140,8 +140,17 @@ def gaussian_mle(X, *, unbiased=False):
     Z = X / c
     mz = column_means(Z.reshape(n, -1)).reshape(Z.shape[1:])   # a constant column: variance exactly 0
     R = Z - mz
-    denom = n - 1 if unbiased else n
-    S = (R @ R if X.ndim == 1 else R.T @ R) / denom
+    # mz is the mean rounded: sum (z - mz)^2 exceeds the scatter about the exact mean by N (mean - mz)^2, which
+    # is not negligible where the spread is a few units in the last place of the mean (1e6 + 1e-10 noise: the
+    # variance came out 1.6x too large). sum r = N (mean - mz) measures it: subtract (sum r)^2 / N (the
+    # corrected two-pass algorithm; Chan, Golub & LeVeque 1983).
+    r = R.sum(axis=0)
+    scatter = R @ R - r * r / n if X.ndim == 1 else R.T @ R - np.outer(r, r) / n
+    if X.ndim == 1:
+        scatter = max(scatter, 0.0)
+    else:
+        np.fill_diagonal(scatter, np.maximum(np.diag(scatter), 0.0))
+    S = scatter / (n - 1 if unbiased else n)
     with np.errstate(over="ignore", under="ignore"):
         mean, cov = mz * c, S * np.multiply.outer(c, c)
     if not np.all(np.isfinite(cov)):
