@@ -25,10 +25,10 @@ def _data(n=30_000, d=8, seed=0):
 def _everything():
     """Fitted numbers and predictions of the models whose passes run in row chunks."""
     X, t, y2, y3, sw = _data()
-    # sparse X of more than 2^18 entries: scipy's products a chunk of rows per core (threads.RowChunks)
-    Xs = scipy.sparse.random(30_000, 2000, density=0.005, format="csr", random_state=1,
+    # sparse X of more than 2^19 entries: scipy's products a chunk of rows per core (threads.RowChunks)
+    Xs = scipy.sparse.random(30_000, 1800, density=0.01, format="csr", random_state=1,
                              data_rvs=np.random.default_rng(1).standard_normal)
-    ts = Xs @ np.random.default_rng(2).standard_normal(2000)
+    ts = Xs @ np.random.default_rng(2).standard_normal(1800)
     ys = np.digitize(ts + np.random.default_rng(3).standard_normal(30_000), [-1.0, 1.0]).astype(float)
     out = []
     for m, X, y, w in [(linbook.LogisticRegression(), X, y2, None),                 # Newton: the Hessian chunks

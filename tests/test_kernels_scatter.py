@@ -195,10 +195,10 @@ def test_row_chunks_products_equal_scipys():
     """``RowChunks``: ``X @ V`` the same numbers as one scipy call, ``X^T S`` the chunks' sums in order."""
     import scipy.sparse
 
-    X = scipy.sparse.random(40_000, 300, density=0.03, format="csr", random_state=0,
+    X = scipy.sparse.random(40_000, 300, density=0.05, format="csr", random_state=0,
                             data_rvs=np.random.default_rng(0).standard_normal)
     chunks = threads.RowChunks(X)
-    assert chunks.chunked and len(chunks.blocks) == 8
+    assert chunks.chunked and chunks.chunked_tdot and len(chunks.blocks) == 8
     rng = np.random.default_rng(1)
     V, S, u = rng.standard_normal((300, 7)), rng.standard_normal((40_000, 7)), rng.standard_normal(300)
     assert np.array_equal(chunks.dot(V), X @ V) and np.array_equal(chunks.dot(V.T.copy().T), X @ V)
@@ -207,6 +207,11 @@ def test_row_chunks_products_equal_scipys():
     assert np.array_equal(chunks.tdot(S), sum(parts[1:], parts[0]))
     np.testing.assert_allclose(chunks.tdot(S), X.T @ S, rtol=1e-12, atol=1e-12 * np.abs(X.T @ S).max())
     assert np.array_equal(X.toarray(), scipy.sparse.vstack([chunks.blocks[a] for a in sorted(chunks.blocks)]).toarray())
+    wide = scipy.sparse.random(20_000, 20_000, density=0.0015, format="csr", random_state=2)
+    wide_chunks = threads.RowChunks(wide)         # X^T S in one call: too few entries per column in a chunk
+    assert wide_chunks.chunked and not wide_chunks.chunked_tdot
+    v, s = rng.standard_normal(20_000), rng.standard_normal(20_000)
+    assert np.array_equal(wide_chunks.tdot(s), wide.T @ s) and np.array_equal(wide_chunks.dot(v), wide @ v)
     for small in (X[:1000], X.tocsc(), X.toarray()):        # one call: too few entries, not CSR, dense
         one = threads.RowChunks(small)
         assert not one.chunked and np.array_equal(one.dot(V), small @ V)

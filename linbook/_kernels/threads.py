@@ -193,30 +193,44 @@ def map_row_chunks(fn, n_rows, *, min_rows=4096, parallel=True):
         return list(pool.map(lambda k: fn(bounds[k], bounds[k + 1]), range(n_chunks)))
 
 
-#: Sparse ``X`` of at least this many stored entries runs its products a chunk of rows per core: below it the
-#: ~0.3 ms of handing chunks to the threads costs more than they save (100k x 2000 at 0.5 %: 1.6 ms a product
-#: on 2 busy cores against 2.6 ms in one piece).
+#: Sparse ``X`` of at least this many stored entries runs its Hessian a chunk of rows per core (``hessian.py``):
+#: below it the ~0.3 ms of handing chunks to the threads costs more than they save (100k x 2000 at 0.5 %: 1.6 ms
+#: a product on 2 busy cores against 2.6 ms in one piece).
 THREADED_NNZ = 1 << 18
+
+#: ... and its products ``X @ V``, ``X^T S`` (:class:`RowChunks`) from this many: a product is less work per stored
+#: entry than a Hessian. Session 26, 20k x 20k text at 265k entries on 2 idle cores: ``X @ v`` 0.56 ms in 4
+#: chunks against 0.41 ms in one piece; 400k x 200 at 800k entries 3.16 against 4.11 ms.
+THREADED_PRODUCT_NNZ = 1 << 19
+
+#: ``X^T S`` runs in chunks only where each chunk holds this many stored entries per column of ``X``: each
+#: chunk's product is a full ``(D, k)`` array, and adding them costs ``D`` per chunk. Session 26, 2 idle cores,
+#: ``X^T s`` chunked against one piece: 400k x 200 (500 entries per column in a chunk) 3.05 against 3.59 ms;
+#: 100k x 2000 (62) 1.83 against 1.56 ms; 100k x 50k text (7) 4.9 against 4.7 ms; 20k x 20k text (3) 0.81
+#: against 0.37 ms.
+TDOT_ENTRIES_PER_COLUMN = 128
 
 
 class RowChunks:
     """The products ``X @ V`` and ``X^T S`` of a matrix, a chunk of rows per core for sparse ``X``.
 
     Why: scipy's sparse products run on one core, but release the GIL. CSR ``X`` of at least
-    :data:`THREADED_NNZ` stored entries is cut once into the row chunks of :func:`map_row_chunks` (views of
+    :data:`THREADED_PRODUCT_NNZ` stored entries is cut once into the row chunks of :func:`map_row_chunks` (views of
     its arrays, no copy), and each product runs them in its threads: ``X @ V`` fills each chunk's rows (the
     same numbers as one call), ``X^T S`` adds the chunks' ``X_k^T S_k`` in order (a fixed order: the same
-    bits on any core count). Dense, small or non-CSR ``X``: one call, with BLAS's own threads.
+    bits on any core count) where the chunks are tall enough (:data:`TDOT_ENTRIES_PER_COLUMN`). Dense, small
+    or non-CSR ``X``: one call, with BLAS's own threads.
     """
 
     def __init__(self, X):
         import scipy.sparse as sps
 
         self.X, self.n = X, X.shape[0]
-        self.chunked = sps.issparse(X) and X.format == "csr" and X.nnz >= THREADED_NNZ
+        self.chunked = sps.issparse(X) and X.format == "csr" and X.nnz >= THREADED_PRODUCT_NNZ
         bounds = map_row_chunks(lambda a, b: (a, b), self.n) if self.chunked else [(0, self.n)]
         self.chunked = len(bounds) > 1
         self.blocks = {a: _csr_rows(X, a, b) if self.chunked else X for a, b in bounds}
+        self.chunked_tdot = self.chunked and X.nnz >= TDOT_ENTRIES_PER_COLUMN * X.shape[1] * len(bounds)
 
     def map(self, fn):
         """``[fn(X_k, a_k, b_k)]`` over the chunks ``X_k = X[a_k:b_k]``, in order (one call on all of ``X``
@@ -240,7 +254,7 @@ class RowChunks:
 
     def tdot(self, S):
         """``X^T S``."""
-        if not self.chunked:
+        if not self.chunked_tdot:
             return self.X.T @ S
         parts = self.map(lambda B, a, b: B.T @ S[a:b])
         total = parts[0].copy()
