@@ -73,7 +73,7 @@ def weighted_gram(X, s, *, col_scale=None, block_size=None):
 
 
 def binary_pass(X, t, v, b, terms, *, weights=None, col_scale=None, fit_intercept=True,
-                need_hess=True, block_size=None, single_hessian=False):
+                need_hess=True, block_size=None, single_hessian=False, row_chunks=None):
     """One pass over ``X``: data term, gradient and Hessian of a binary GLM's weighted NLL.
 
     Parameters
@@ -90,6 +90,9 @@ def binary_pass(X, t, v, b, terms, *, weights=None, col_scale=None, fit_intercep
         speed of DSYRK) and sum the blocks in double. The Hessian's entries then carry
         relative errors of ~1e-6; ``f`` and ``g`` are unaffected. For solvers that only need
         an approximate Hessian (Newton with Hessian reuse).
+    row_chunks : RowChunks of ``X`` or None
+        Sparse ``X`` without ``col_scale``: the row chunks of its products, cut once by a fit that
+        passes over the same ``X`` many times (None: cut here).
 
     Returns
     -------
@@ -102,7 +105,8 @@ def binary_pass(X, t, v, b, terms, *, weights=None, col_scale=None, fit_intercep
     c = None if col_scale is None else np.asarray(col_scale, dtype=float)
     if scipy.sparse.issparse(X):
         Xc = X if c is None else divide_columns(X, c)
-        rows = RowChunks(Xc)                # its products a chunk of rows per core
+        # its products a chunk of rows per core; a fit passes the chunks it cut once (cutting costs ~0.5 ms a chunk)
+        rows = row_chunks if row_chunks is not None and c is None else RowChunks(Xc)
         z = rows.dot(v) + b
         nll, dz, d2 = terms(z, t)
         if weights is not None:

@@ -272,6 +272,8 @@ class BinaryLoss:
         self._single = approximate_hessian and not scipy.sparse.issparse(self._Xk)
         self._small = None if self._single else small_design(self._Xk, self._ck, fit_intercept)
         self._Xk_squared = None
+        # sparse X: its products a chunk of rows per core, the chunks cut once a fit (~0.5 ms a chunk)
+        self._rows = RowChunks(self._Xk) if scipy.sparse.issparse(self._Xk) else None
 
     def __call__(self, theta):
         return self._evaluate(theta, need_hess=True)
@@ -288,7 +290,7 @@ class BinaryLoss:
         else:
             f, g, H, _ = binary_pass(self._Xk, self.t, v, b, self.terms, weights=self.sample_weight,
                                      col_scale=self._ck, fit_intercept=self.fit_intercept,
-                                     need_hess=need_hess, single_hessian=self._single)
+                                     need_hess=need_hess, single_hessian=self._single, row_chunks=self._rows)
         if lam > 0:            # lam = 0 adds nothing (and w = v / c may overflow for tiny features)
             w = v / c
             f += 0.5 * lam * float(w @ w)             # (lam/2) ||w||^2
@@ -313,14 +315,15 @@ class BinaryLoss:
         off = int(self.fit_intercept)
         b, v = (theta[0] if self.fit_intercept else 0.0), theta[off:]
         f, g, _, z = binary_pass(self._Xk, self.t, v, b, self.terms, weights=self.sample_weight,
-                                 col_scale=self._ck, fit_intercept=self.fit_intercept, need_hess=False)
+                                 col_scale=self._ck, fit_intercept=self.fit_intercept, need_hess=False,
+                                 row_chunks=self._rows)
         s = self.terms(z, self.t)[2] * (1.0 if self.sample_weight is None else self.sample_weight)
         pen = np.zeros(v.size) if self.lam == 0 else (self.lam / self.c) / self.c
         if self.lam > 0:
             w = v / self.c
             f += 0.5 * self.lam * float(w @ w)
             g[off:] += (self.lam / self.c) * w
-        rows, ck = RowChunks(self._Xk), self._ck        # sparse X: its products a chunk of rows per core
+        rows, ck = (self._rows if self._rows is not None else RowChunks(self._Xk)), self._ck
 
         def hessp(u):
             uw = u[off:] if ck is None else u[off:] / ck
