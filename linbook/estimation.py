@@ -96,6 +96,22 @@ def bernoulli_mle(x):
     return float(x.mean())
 
 
+def _scatter_about_the_mean(R):
+    """``sum_i r_i r_i^T`` about the exact mean, from the residuals ``R`` about the rounded mean ``m``.
+
+    ``sum (z - m)^2`` exceeds the scatter about the exact mean by ``N (mean - m)^2``, which is not negligible
+    where the spread is a few units in the last place of the mean (``1e6 + 1e-10`` noise: the variance came out
+    1.6x too large). ``sum r = N (mean - m)`` measures it: subtract ``(sum r)^2 / N`` (the corrected two-pass
+    algorithm; Chan, Golub & LeVeque 1983).
+    """
+    n, r = R.shape[0], R.sum(axis=0)
+    if R.ndim == 1:
+        return max(R @ R - r * r / n, 0.0)
+    scatter = R.T @ R - np.outer(r, r) / n
+    np.fill_diagonal(scatter, np.maximum(np.diag(scatter), 0.0))
+    return scatter
+
+
 def gaussian_mle(X, *, unbiased=False):
     """Maximum-likelihood mean and (co)variance of Gaussian samples.
 
@@ -140,17 +156,7 @@ def gaussian_mle(X, *, unbiased=False):
     Z = X / c
     mz = column_means(Z.reshape(n, -1)).reshape(Z.shape[1:])   # a constant column: variance exactly 0
     R = Z - mz
-    # mz is the mean rounded: sum (z - mz)^2 exceeds the scatter about the exact mean by N (mean - mz)^2, which
-    # is not negligible where the spread is a few units in the last place of the mean (1e6 + 1e-10 noise: the
-    # variance came out 1.6x too large). sum r = N (mean - mz) measures it: subtract (sum r)^2 / N (the
-    # corrected two-pass algorithm; Chan, Golub & LeVeque 1983).
-    r = R.sum(axis=0)
-    scatter = R @ R - r * r / n if X.ndim == 1 else R.T @ R - np.outer(r, r) / n
-    if X.ndim == 1:
-        scatter = max(scatter, 0.0)
-    else:
-        np.fill_diagonal(scatter, np.maximum(np.diag(scatter), 0.0))
-    S = scatter / (n - 1 if unbiased else n)
+    S = _scatter_about_the_mean(R) / (n - 1 if unbiased else n)
     with np.errstate(over="ignore", under="ignore"):
         mean, cov = mz * c, S * np.multiply.outer(c, c)
     if not np.all(np.isfinite(cov)):
