@@ -29,26 +29,10 @@ import sys
 
 
 @contextlib.contextmanager
-def collector_paused():
-    """Hold Python's cyclic garbage collector off inside the block (left off if it was off)."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
+def collector_paused(*, promote=False):
+    """Hold Python's cyclic garbage collector off inside the block (left off if it was off).
 
-
-@contextlib.contextmanager
-def imported_for_good():
-    """Hold the collector off while modules are imported, then move every object to its oldest generation.
-
-    A module's objects live as long as the process. Collected young, each would be walked by the next young
-    collections (0.13-0.15 s after scikit-learn's first import) for nothing; in the oldest generation only a full
-    collection walks them. ``gc.freeze(); gc.unfreeze()`` is that move, with no walk. Objects of the caller's
-    that were young then age too: a cycle among them is freed at the next full collection instead.
+    ``promote=True``: then move every object to the collector's oldest generation (:func:`imported_for_good`).
     """
     if not gc.isenabled():
         yield
@@ -57,9 +41,21 @@ def imported_for_good():
     try:
         yield
     finally:
-        gc.freeze()         # before the collector is on again: its first young collection would walk them all
-        gc.unfreeze()
+        if promote:     # before the collector is on again: its first young collection would walk them all
+            gc.freeze()
+            gc.unfreeze()
         gc.enable()
+
+
+def imported_for_good():
+    """Hold the collector off while modules are imported, then move every object to its oldest generation.
+
+    A module's objects live as long as the process. Collected young, each would be walked by the next young
+    collections (0.13-0.15 s after scikit-learn's first import) for nothing; in the oldest generation only a full
+    collection walks them. ``gc.freeze(); gc.unfreeze()`` is that move, with no walk. Objects of the caller's
+    that were young then age too: a cycle among them is freed at the next full collection instead.
+    """
+    return collector_paused(promote=True)
 
 
 class SubmodulesForGood:
