@@ -86,7 +86,7 @@ class NearestShrunkenCentroids(DiagonalGaussianClassifier):
         # the other classes: the differences as written cancel to 0 when those classes weigh ~1e-300
         # beside the rest (then spread 0 and d = 0/0), where both are ordinary small numbers
         others = (1.0 - np.eye(C)) @ counts
-        mc = np.sqrt(others / (counts * n))
+        mc = np.sqrt(others / counts / n)          # not counts * n: overflows for weights ~1e300
         spread = mc * (s + s0)
         offsets = np.stack([(counts / n * (mu - self._means_z)).sum(axis=0) for mu in self._means_z])
         d = offsets / spread
