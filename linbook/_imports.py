@@ -7,8 +7,9 @@ for linbook:
 * **The cyclic garbage collector.** An import creates many objects and keeps nearly all of them; every few
   hundred allocations Python's collector runs a young collection, and now and then a full one, which walks
   every object of the process. :func:`imported_for_good` holds it off while modules load, and then moves their
-  objects to the oldest generation unwalked; linbook uses it while any of its submodules loads (:class:`SubmodulesForGood`,
-  installed by ``import linbook``) and while numba is imported (:func:`import_numba`). :func:`collector_paused` only holds it off, while one of linbook's kernels loads or
+  objects to the oldest generation unwalked; linbook uses it while any of its submodules loads
+  (:class:`SubmodulesForGood`, installed by ``import linbook``) and while numba is imported
+  (:func:`import_numba`). :func:`collector_paused` only holds it off, while one of linbook's kernels loads or
   compiles (``linbook._kernels._cache_load``: a compile's objects are mostly garbage after it). Measured in
   fresh processes (``benchmarks/issue22_first_fit.md``, session 26), a 20,000 x 20 first-fit script (import
   ``linbook.online``, fit ``Perceptron`` and ``SGDClassifier``): 298 young and 2 full collections, 0.22-0.28 s

@@ -273,7 +273,7 @@ class BinaryLoss:
         self._small = None if self._single else small_design(self._Xk, self._ck, fit_intercept)
         self._Xk_squared = None
         # sparse X: its products a chunk of rows per core, the chunks cut once a fit (~0.5 ms a chunk)
-        self._rows = RowChunks(self._Xk) if scipy.sparse.issparse(self._Xk) else None
+        self._rows = RowChunks(self._Xk)
 
     def __call__(self, theta):
         return self._evaluate(theta, need_hess=True)
@@ -323,7 +323,7 @@ class BinaryLoss:
             w = v / self.c
             f += 0.5 * self.lam * float(w @ w)
             g[off:] += (self.lam / self.c) * w
-        rows, ck = (self._rows if self._rows is not None else RowChunks(self._Xk)), self._ck
+        rows, ck = self._rows, self._ck
 
         def hessp(u):
             uw = u[off:] if ck is None else u[off:] / ck
