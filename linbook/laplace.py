@@ -299,6 +299,35 @@ def _moderated_logit(mu_n, var_n, exponent):
     return kappa_n * mu_n
 
 
+def _weight_scale(sw):
+    """A power of 4 near the mean of the positive ``sample_weight`` (1.0 without weights, or within a factor 2
+    of 1): dividing by it is exact, and so is multiplying a Cholesky factor by its square root."""
+    if sw is None or not np.any(sw > 0):
+        return 1.0
+    top = int(np.frexp(sw.max())[1])                   # sw / 2^top <= 1: the mean cannot overflow
+    log2_mean = top + np.log2(np.mean(np.ldexp(sw, -top)))
+    return float(np.ldexp(1.0, 2 * int(np.clip(np.round(log2_mean / 2), -500, 500))))
+
+
+def _energy_times(res, c):
+    """The Laplace approximation of ``exp(-c E)`` from ``res``, that of ``exp(-E)``: the same mode, with
+    ``E``, ``A`` and ``log |A|`` of ``c E`` (``c`` a power of 4, so every product is exact).
+
+    Far-out weights can put ``c A`` or ``c E`` beyond float64: then an error, not an infinite precision."""
+    if c == 1.0:
+        return res
+    m = res.mode.size
+    precision, energy = res.precision * c, res.energy * c
+    if not (np.all(np.isfinite(precision)) and np.isfinite(energy)):
+        raise ValueError("BayesianLogisticRegression: the posterior precision A or the energy E exceeds float64 "
+                         "(both grow with sample_weight, whose sum is near 1e308); divide sample_weight by a constant "
+                         "and prior_precision by the same constant (the same posterior mode).")
+    log_det = res.log_det_precision + m * np.log(c)
+    return LaplaceResult(mode=res.mode, energy=energy, precision=precision, covariance=res.covariance / c,
+                         chol=res.chol * np.sqrt(c), log_det_precision=log_det,
+                         log_evidence=-energy + 0.5 * m * np.log(2 * np.pi) - 0.5 * log_det, n_iter=res.n_iter)
+
+
 def _prior_too_weak(exc, alpha):
     """``exc``, or the error naming ``prior_precision`` when the mode was not reached under a weak prior.
 
@@ -468,14 +497,20 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         Phi = self._design(X)
         m, alpha = Phi.shape[1], float(self._prior_precision())
         const = 0.5 * m * (np.log(2 * np.pi) - np.log(alpha))   # (2 pi / alpha overflows for alpha < ~1e-308)
+        # E is a sum of s_i-weighted terms: weights times c make E, and the Newton decrement that tol reads in
+        # nats, c times larger. The mode search runs on E / c, c a power of 4 near the weights' mean (1
+        # without weights): the same mode, found to the same relative precision at any scale of the weights.
+        c = _weight_scale(sw)
+        sw_c, alpha_c = (None if sw is None else sw / c), alpha / c
 
-        def energy(w):   # E(w) = NLL(w) + (alpha/2) ||w||^2 + (M/2) log(2 pi / alpha), its g and H
-            # g = Phi'(s (mu - t)) + alpha w,  H = Phi' S Phi + alpha I
-            E, g, H = logistic_loss(w, Phi, t, alpha, sample_weight=sw)
-            return E + const, g, H
+        def energy_over_c(w):   # E(w) = NLL(w) + (alpha/2) ||w||^2 + (M/2) log(2 pi / alpha), over c; its g and H
+            # g = Phi'(s (mu - t)) + alpha w,  H = Phi' S Phi + alpha I  (over c)
+            E, g, H = logistic_loss(w, Phi, t, alpha_c, sample_weight=sw_c)
+            return E + const / c, g, H
 
         try:
-            res = laplace_approximation(energy, True, True, np.zeros(m), tol=self.tol, max_iter=self.max_iter)
+            res_c = laplace_approximation(energy_over_c, True, True, np.zeros(m), tol=self.tol,
+                                          max_iter=self.max_iter)
         except _NotPositiveDefinite:                    # with alpha > 0 it is, in exact arithmetic
             raise ValueError(f"BayesianLogisticRegression: the Hessian at the mode, Phi' S Phi + alpha I, is "
                              f"positive definite (alpha = {alpha:g} > 0) but singular to float64's rounding: "
@@ -483,6 +518,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
                              "fitting.") from None
         except ValueError as exc:
             raise _weights_too_spread(_prior_too_weak(exc, alpha), sw) from exc
+        res = _energy_times(res_c, c)
         _warn_if_ill_conditioned(res)
         self.laplace_ = res
         self.posterior_mean_ = res.mode
