@@ -5,6 +5,8 @@ Derived in: chapter "Generative vs discriminative classifiers" § "Fisher's line
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -113,6 +115,7 @@ class FisherLDA(TransformerMixin, BaseEstimator):
         except ValueError as exc:
             raise ValueError(f"{exc}{_weight_spread_note(sw)}") from None
         order = np.argsort(vals)[::-1][:L]
+        _warn_if_not_unique(vals[order], L)
         self.classes_, self.eigenvalues_ = classes, vals[order]
         scalings = np.zeros((D, L))
         scalings[keep] = W[:, order]
@@ -159,3 +162,21 @@ class FisherLDA(TransformerMixin, BaseEstimator):
         if far.any():       # rows near 1e308: x - mu or a partial sum overflowed (linbook._predictor)
             Z[far] = linear_predictor(X[far], self.scalings_, -(self.mean_ @ self.scalings_))
         return finite_scores(self, Z, "projection")
+
+
+# An eigenvalue below this fraction of the largest is zero to rounding: Sigma_B has no such direction.
+_ZERO_EIGENVALUE = 1e-12
+
+
+def _warn_if_not_unique(vals, n_components):
+    """Warn when a kept eigenvalue (descending ``vals``) is zero to rounding: the class means span fewer
+    directions than ``n_components``, and each direction past them is any ``Sigma_W``-orthogonal vector
+    of the null space of ``Sigma_B``: a valid answer, but not determined by the data."""
+    rank = int(np.sum(vals > _ZERO_EIGENVALUE * max(vals[0], 0.0)))
+    if rank < n_components:
+        which = (f"component {n_components} is" if rank + 1 == n_components else
+                 f"components {rank + 1} to {n_components} are")
+        warnings.warn(f"FisherLDA: the class means span only {rank} direction{'s' if rank != 1 else ''} (the "
+                      f"generalised eigenvalues {', '.join(f'{v:.1e}' for v in vals[rank:])} are zero to rounding), "
+                      f"so {which} not determined by the data: any direction Sigma_B does not see is as good. "
+                      f"Pass n_components={max(rank, 1)}.", UserWarning, stacklevel=3)

@@ -96,10 +96,7 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         if sw is not None and np.all(sw == 1.0):
             sw = None          # unit weights are no weights (scikit-learn's contract): the same fit, bit for bit
         name = type(self).__name__
-        if np.unique(y).size == 1:
-            raise ValueError(f"{name} needs samples of at least 2 classes; y has 1 class "
-                             f"({np.unique(y).tolist()}). A single class cannot be learned: pass "
-                             "samples of at least two classes (check the data or its split).")
+        # (one class: encode_labels' error, "needs at least 2 classes in y; got 1 class")
         classes, yidx = encode_labels(y, model=name, max_classes=max_classes, target_type=kind,
                                       more_classes="linbook.LogisticRegression (multinomial)")
         if sw is not None:
