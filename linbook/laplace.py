@@ -299,6 +299,34 @@ def _moderated_logit(mu_n, var_n, exponent):
     return kappa_n * mu_n
 
 
+def _laplace_posterior(Phi, t, alpha, sw, tol, max_iter):
+    """:func:`laplace_approximation` of the Bayesian logistic posterior (the energy in
+    :class:`BayesianLogisticRegression`), with its errors worded for the model."""
+    m = Phi.shape[1]
+    const = 0.5 * m * (np.log(2 * np.pi) - np.log(alpha))   # (2 pi / alpha overflows for alpha < ~1e-308)
+    # E is a sum of s_i-weighted terms: weights times c make E, and the Newton decrement that tol reads in
+    # nats, c times larger. The mode search runs on E / c, c a power of 4 near the weights' mean (1
+    # without weights): the same mode, found to the same relative precision at any scale of the weights.
+    c = _weight_scale(sw)
+    sw_c, alpha_c = (None if sw is None else sw / c), alpha / c
+
+    def energy_over_c(w):   # E(w) = NLL(w) + (alpha/2) ||w||^2 + (M/2) log(2 pi / alpha), over c; its g and H
+        # g = Phi'(s (mu - t)) + alpha w,  H = Phi' S Phi + alpha I  (over c)
+        E, g, H = logistic_loss(w, Phi, t, alpha_c, sample_weight=sw_c)
+        return E + const / c, g, H
+
+    try:
+        res_c = laplace_approximation(energy_over_c, True, True, np.zeros(m), tol=tol, max_iter=max_iter)
+    except _NotPositiveDefinite:                    # with alpha > 0 it is, in exact arithmetic
+        raise ValueError(f"BayesianLogisticRegression: the Hessian at the mode, Phi' S Phi + alpha I, is "
+                         f"positive definite (alpha = {alpha:g} > 0) but singular to float64's rounding: "
+                         f"{_LARGE_COLUMNS} Centre and scale the features (e.g. StandardScaler) before "
+                         "fitting.") from None
+    except ValueError as exc:
+        raise _weights_too_spread(_prior_too_weak(exc, alpha), sw) from exc
+    return _energy_times(res_c, c)
+
+
 def _weight_scale(sw):
     """A power of 4 near the mean of the positive ``sample_weight`` (1.0 without weights, or within a factor 2
     of 1): dividing by it is exact, and so is multiplying a Cholesky factor by its square root."""
@@ -495,30 +523,8 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         t = t.astype(float)
         sw = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
         Phi = self._design(X)
-        m, alpha = Phi.shape[1], float(self._prior_precision())
-        const = 0.5 * m * (np.log(2 * np.pi) - np.log(alpha))   # (2 pi / alpha overflows for alpha < ~1e-308)
-        # E is a sum of s_i-weighted terms: weights times c make E, and the Newton decrement that tol reads in
-        # nats, c times larger. The mode search runs on E / c, c a power of 4 near the weights' mean (1
-        # without weights): the same mode, found to the same relative precision at any scale of the weights.
-        c = _weight_scale(sw)
-        sw_c, alpha_c = (None if sw is None else sw / c), alpha / c
-
-        def energy_over_c(w):   # E(w) = NLL(w) + (alpha/2) ||w||^2 + (M/2) log(2 pi / alpha), over c; its g and H
-            # g = Phi'(s (mu - t)) + alpha w,  H = Phi' S Phi + alpha I  (over c)
-            E, g, H = logistic_loss(w, Phi, t, alpha_c, sample_weight=sw_c)
-            return E + const / c, g, H
-
-        try:
-            res_c = laplace_approximation(energy_over_c, True, True, np.zeros(m), tol=self.tol,
-                                          max_iter=self.max_iter)
-        except _NotPositiveDefinite:                    # with alpha > 0 it is, in exact arithmetic
-            raise ValueError(f"BayesianLogisticRegression: the Hessian at the mode, Phi' S Phi + alpha I, is "
-                             f"positive definite (alpha = {alpha:g} > 0) but singular to float64's rounding: "
-                             f"{_LARGE_COLUMNS} Centre and scale the features (e.g. StandardScaler) before "
-                             "fitting.") from None
-        except ValueError as exc:
-            raise _weights_too_spread(_prior_too_weak(exc, alpha), sw) from exc
-        res = _energy_times(res_c, c)
+        # E(w) = NLL(w) + (alpha/2) ||w||^2 + (M/2) log(2 pi / alpha): its mode, Hessian A and log Z
+        res = _laplace_posterior(Phi, t, float(self._prior_precision()), sw, self.tol, self.max_iter)
         _warn_if_ill_conditioned(res)
         self.laplace_ = res
         self.posterior_mean_ = res.mode
