@@ -74,6 +74,7 @@ def _armijo(fg, x, f, slope, d, *, t0=1.0, c1=1e-4, shrink=0.5, max_halvings=60)
 
     ``t = 0`` (and ``None``) when no such ``t`` was found.
     """
+    fg.nonfinite = False            # what this search meets (see linbook.optim.result._Counted)
     t = t0
     for k in range(1, max_halvings + 1):
         out = fg(x + t * d)
@@ -145,6 +146,7 @@ def _wolfe(fg, x, f, g, d, *, t0=1.0, c1=1e-4, c2=0.9, max_eval=30):
     """:func:`wolfe_line_search` on checked inputs (the optimizers' calls): ``t = 0`` when ``d`` is not a
     descent direction. ``fg`` returns ``f = inf`` where the objective or gradient is not finite (``_Counted``),
     which the search treats as a step too long."""
+    fg.nonfinite = False            # what this search meets (see linbook.optim.result._Counted)
     phi0, dphi0 = f, float(g @ d)
     if not dphi0 < 0:               # (NaN too: a direction from an overflowed matrix)
         return 0.0, f, g, 0

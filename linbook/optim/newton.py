@@ -81,7 +81,7 @@ def _newton_direction(H, g, damping=0.0):
                              "objective for overflow (scale the features or add a penalty)")
         if factor is not None:
             d = _chord_direction(factor, g)
-            if _is_descent(g, d):
+            if _is_descent(g, d) or not np.any(g):     # at a stationary point the step is 0, not a ridge's
                 return d, tau, factor
         tau = max(10.0 * tau, 1e-12)
         if tau > 1e12:

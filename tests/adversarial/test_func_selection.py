@@ -1,0 +1,41 @@
+"""Adversarial cases for linbook.selection's helpers against closed forms (session 27's function fuzz).
+
+* ``hat_diagonal`` divides each column by a power of two near the median of its magnitudes. For an even count
+  that median averages the middle two, and their sum overflowed for entries near 1e308: the column was not
+  scaled, the QR overflowed to inf, and every leverage came out 0 (they sum to the rank). Right answer: the
+  leverages of the same columns at any other scale (the hat matrix does not depend on the units).
+* ``kl_divergence`` accepts vectors that sum to 1 to ``np.isclose``; of such a p against q = p it returned
+  -1.1e-16 (and ~-1e-6 for a sum 1 - 1e-6): a divergence below 0. Right answer: KL of the normalised vectors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import linbook
+
+
+@pytest.mark.parametrize("n", [7, 8, 40], ids=lambda n: f"N{n}")
+@pytest.mark.parametrize("scale", [1e300, 1.7e308 / 1.5e8], ids=lambda s: f"x{s:.1e}")
+@pytest.mark.parametrize("fit_intercept", [False, True], ids=["no_intercept", "intercept"])
+def test_hat_diagonal_of_columns_near_the_largest_double(n, scale, fit_intercept):
+    rng = np.random.default_rng(n)
+    X = rng.standard_normal((n, 3)) + 1e8        # entries ~1e8, times scale: up to ~1.1e308
+    want = linbook.hat_diagonal(X, fit_intercept=fit_intercept)
+    got = linbook.hat_diagonal(X * scale, fit_intercept=fit_intercept)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-7)
+    assert got.sum() == pytest.approx(3 + fit_intercept, rel=1e-9)
+
+
+@pytest.mark.parametrize("shortfall", [1e-16, 1e-12, 1e-6], ids=lambda s: f"sum1-{s:g}")
+def test_kl_divergence_of_vectors_summing_to_one_within_rounding(shortfall):
+    rng = np.random.default_rng(1)
+    q = rng.dirichlet(np.ones(4))
+    p = q * (1 - shortfall)                     # sums to 1 within np.isclose: accepted as a distribution
+    assert linbook.kl_divergence(p, q) == pytest.approx(0.0, abs=1e-15)
+    assert linbook.kl_divergence([1 - 1e-16], [1.0]) == 0.0
+    r = rng.dirichlet(np.ones(4))
+    want = float(np.sum(q * np.log(q / r)))
+    assert linbook.kl_divergence(p, r) == pytest.approx(want, rel=1e-12)
+    assert linbook.kl_divergence(p, r) >= 0.0
