@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg
@@ -28,7 +29,8 @@ from sklearn.model_selection import cross_val_score
 from sklearn.utils.validation import check_array
 
 from ._design import typical_magnitudes
-from .base import NON_NEGATIVE, LinbookWarning, _with_advice, check_param_values, renamed_kwargs, validate_data
+from .base import (NON_NEGATIVE, Interval, LinbookWarning, _with_advice, check_param_values, renamed_kwargs,
+                   validate_data)
 from ._kernels.threads import factorisation_threads, single_threaded_blas
 from .numerics import _power_of_two_scale
 
@@ -392,10 +394,12 @@ def _cv(estimator, X, y, cols, cv, scoring):
     return float(np.mean(cross_val_score(clone(estimator), X[:, cols], y, cv=cv, scoring=scoring)))
 
 
-def _check_search(X, y, n_features, d):
+def _check_search(caller, X, y, n_features, tol):
+    """The searches' inputs: ``n_features`` a whole number in ``[1, D]`` or None (2.7 was cut to 2) and ``tol`` a finite number (NaN stopped the forward search at no feature at all), or a clear error."""
     X, y = validate_data(X, y)
-    if n_features is not None and not (1 <= int(n_features) <= X.shape[1]):
-        raise ValueError(f"n_features must be between 1 and {X.shape[1]}; got {n_features!r}")
+    check_param_values(caller, {"n_features": [Interval(Integral, 1, X.shape[1], closed="both"), None],
+                                "tol": [Interval(Real, -np.inf, np.inf, closed="neither")]},
+                       {"n_features": n_features, "tol": tol})
     return X, y
 
 
@@ -426,7 +430,7 @@ def forward_selection(estimator, X, y, *, n_features=None, cv=5, scoring=None, t
 
     Derived in: chapter "Model and feature selection" § "Feature selection: wrapper search".
     """
-    X, y = _check_search(X, y, n_features, None)
+    X, y = _check_search("forward_selection", X, y, n_features, tol)
     d = X.shape[1]
     chosen, scores, current = [], [], -np.inf
     target = d if n_features is None else int(n_features)
@@ -463,7 +467,7 @@ def backward_selection(estimator, X, y, *, n_features=None, cv=5, scoring=None, 
 
     Derived in: chapter "Model and feature selection" § "Feature selection: wrapper search".
     """
-    X, y = _check_search(X, y, n_features, None)
+    X, y = _check_search("backward_selection", X, y, n_features, tol)
     d = X.shape[1]
     kept = list(range(d))
     removed = []

@@ -259,7 +259,8 @@ def nonlinear_cg(fun, x0, grad=None, *, max_iter=1000, gtol=1e-6, xtol=0.0, gsca
         return early
     d = -g
     path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
-    t_prev = 1.0 / max(np.abs(g).sum(), 1e-300)
+    c = _power_of_two_scale(np.max(np.abs(g)))
+    t_prev = 1.0 / max(c * np.linalg.norm(g / c), 1e-300)     # 1 / ||g||, whose square would underflow
     for k in range(1, max_iter + 1):
         if g @ d >= 0:
             d = -g

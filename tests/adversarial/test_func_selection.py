@@ -13,7 +13,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from sklearn.linear_model import LinearRegression
+
 import linbook
+
+from .harness import assert_clear_error
 
 
 @pytest.mark.parametrize("n", [7, 8, 40], ids=lambda n: f"N{n}")
@@ -39,3 +43,17 @@ def test_kl_divergence_of_vectors_summing_to_one_within_rounding(shortfall):
     want = float(np.sum(q * np.log(q / r)))
     assert linbook.kl_divergence(p, r) == pytest.approx(want, rel=1e-12)
     assert linbook.kl_divergence(p, r) >= 0.0
+
+
+@pytest.mark.parametrize("search", ["forward_selection", "backward_selection"])
+@pytest.mark.parametrize("corrupts, kw", [("n_features", {"n_features": 2.7}), ("tol", {"tol": float("nan")})],
+                         ids=["n_features2.7", "tolnan"])
+def test_wrapper_search_refuses_a_fractional_count_or_a_nan_tol(search, corrupts, kw):
+    """n_features=2.7 was cut to 2 in silence; tol=NaN made every comparison False (the forward search returned no
+    feature at all). Right answer: a clear error naming the argument."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 4))
+    y = X[:, 0] + rng.standard_normal(40)
+    with pytest.raises((ValueError, TypeError)) as info:
+        getattr(linbook, search)(LinearRegression(), X, y, **kw)
+    assert_clear_error(info.value, corrupts)
