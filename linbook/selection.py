@@ -76,6 +76,17 @@ def _centred(X, fit_intercept):
     return X - np.median(_row_sample(X), axis=0), shrink
 
 
+def _centred_target(y, fit_intercept):
+    """Beside an intercept, ``y`` minus its median (the intercept absorbs the shift: the same leave-one-out
+    residuals): ``y - H y`` of targets near 1e9 lost ``eps * 1e9`` to rounding, which ``1 / (1 - h_ii)`` then
+    amplified (a wide design under a small ``lam``: residuals 1e-3 off). Left as it is where the shift overflows."""
+    if not fit_intercept:
+        return y
+    with np.errstate(over="ignore", invalid="ignore"):
+        shifted = y - np.median(y)
+    return shifted if np.all(np.isfinite(shifted)) else y
+
+
 def _row_sample(X):
     """Every k-th row, at most ~2048: enough for a typical value (any power of two or shift serves exactly)."""
     return X[::max(1, X.shape[0] // 2048)]
@@ -235,6 +246,7 @@ def loocv_least_squares(X, y, *, fit_intercept=True, return_residuals=False):
     Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
     """
     X, y = validate_data(X, y, y_numeric=True, min_samples=2)
+    y = _centred_target(y, fit_intercept)
     _warn_if_two_scales(X, fit_intercept, "loocv_least_squares")
     Phi = _design(X, fit_intercept)
     Q = _column_space(Phi)                      # the hat matrix H = Q Q^T
@@ -280,6 +292,7 @@ def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
     Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
     """
     X, y = validate_data(X, y, y_numeric=True, min_samples=2)
+    y = _centred_target(y, fit_intercept)
     check_param_values("loocv_ridge", {"lam": [NON_NEGATIVE], "fit_intercept": ["boolean"]},
                        {"lam": lam, "fit_intercept": fit_intercept})
     _warn_if_two_scales(X, fit_intercept, "loocv_ridge", stacklevel=5)     # (under renamed_kwargs)

@@ -57,3 +57,22 @@ def test_wrapper_search_refuses_a_fractional_count_or_a_nan_tol(search, corrupts
     with pytest.raises((ValueError, TypeError)) as info:
         getattr(linbook, search)(LinearRegression(), X, y, **kw)
     assert_clear_error(info.value, corrupts)
+
+
+@pytest.mark.parametrize("offset", [1e6, 1e9, 1e12], ids=lambda c: f"y+{c:g}")
+@pytest.mark.parametrize("seed", range(3))
+def test_loo_residuals_do_not_depend_on_a_shift_of_y_beside_an_intercept(seed, offset):
+    """The intercept absorbs any shift of y, so the leave-one-out residuals are those of y itself. A wide design
+    (6 rows, 5 features) under lam = 1e-8 has 1 - h_ii ~ 1e-4: the rounding of y - H y at y ~ 1e9 (eps * 1e9)
+    was amplified to residuals 1e-6..1e-3 off. Right answer: the residuals of the unshifted y (to ~1e-9)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((6, 5)) + 1e6
+    y = X @ rng.standard_normal(5) * 1e-6 + rng.standard_normal(6)
+    y = y - np.median(y)
+    shifted = y + offset                     # (shifted - offset is y to its rounding at that offset)
+    want = linbook.loocv_ridge(X, shifted - offset, 1e-8, return_residuals=True)[1]
+    got = linbook.loocv_ridge(X, shifted, 1e-8, return_residuals=True)[1]
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9 * np.max(np.abs(want)))
+    want = linbook.loocv_least_squares(X[:, :3], shifted - offset, return_residuals=True)[1]
+    got = linbook.loocv_least_squares(X[:, :3], shifted, return_residuals=True)[1]
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9 * np.max(np.abs(want)))
