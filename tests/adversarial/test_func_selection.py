@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from sklearn.linear_model import LinearRegression
 
 import linbook
