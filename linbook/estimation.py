@@ -388,7 +388,8 @@ class BetaBernoulli:
         a, b = self._post()
         if a >= 1 and b >= 1:
             if a + b == 2:
-                raise ValueError("the posterior is uniform (a_n = b_n = 1): every theta is a MAP estimate")
+                raise ValueError("the posterior is uniform (a_n = b_n = 1): every theta is a MAP estimate; use "
+                                 "posterior_mean() (1/2), or set a prior a, b with a unique mode (a + b > 2)")
             # (a_n - 1) / (a_n + b_n - 2), each a_n - 1 as (N_1 - 1) + a: one rounding (a_n - 1 formed from
             # a_n = 1e-8 + 1 kept 8 digits)
             return _shares(_less_one(self.a, self.n1_), _less_one(self.b, self.n0_))[0]
@@ -396,7 +397,8 @@ class BetaBernoulli:
             return 0.0
         if b < 1 <= a:
             return 1.0
-        raise ValueError("the posterior Beta(a_n, b_n) with a_n, b_n < 1 is U-shaped: modes at 0 and 1")
+        raise ValueError("the posterior Beta(a_n, b_n) with a_n, b_n < 1 is U-shaped: modes at 0 and 1; use "
+                         "posterior_mean(), or set a prior a, b >= 1")
 
     def predictive_proba(self, x=1):
         """Posterior predictive ``p(x | S) = int Ber(x | theta) Beta(theta | a_n, b_n) dtheta``.

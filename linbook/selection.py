@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg
@@ -28,7 +29,8 @@ from sklearn.model_selection import cross_val_score
 from sklearn.utils.validation import check_array
 
 from ._design import typical_magnitudes
-from .base import NON_NEGATIVE, LinbookWarning, _with_advice, check_param_values, renamed_kwargs, validate_data
+from .base import (NON_NEGATIVE, Interval, LinbookWarning, _with_advice, check_param_values, renamed_kwargs,
+                   validate_data)
 from ._kernels.threads import factorisation_threads, single_threaded_blas
 from .numerics import _power_of_two_scale
 
@@ -72,6 +74,17 @@ def _centred(X, fit_intercept):
     shrink = 256.0 if np.max(np.abs(X), initial=0.0) > 2.0 ** 1019 else 1.0
     X = X / shrink if shrink != 1.0 else X
     return X - np.median(_row_sample(X), axis=0), shrink
+
+
+def _centred_target(y, fit_intercept):
+    """Beside an intercept, ``y`` minus its median (the intercept absorbs the shift: the same leave-one-out
+    residuals): ``y - H y`` of targets near 1e9 lost ``eps * 1e9`` to rounding, which ``1 / (1 - h_ii)`` then
+    amplified (a wide design under a small ``lam``: residuals 1e-3 off). Left as it is where the shift overflows."""
+    if not fit_intercept:
+        return y
+    with np.errstate(over="ignore", invalid="ignore"):
+        shifted = y - np.median(y)
+    return shifted if np.all(np.isfinite(shifted)) else y
 
 
 def _row_sample(X):
@@ -233,6 +246,7 @@ def loocv_least_squares(X, y, *, fit_intercept=True, return_residuals=False):
     Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
     """
     X, y = validate_data(X, y, y_numeric=True, min_samples=2)
+    y = _centred_target(y, fit_intercept)
     _warn_if_two_scales(X, fit_intercept, "loocv_least_squares")
     Phi = _design(X, fit_intercept)
     Q = _column_space(Phi)                      # the hat matrix H = Q Q^T
@@ -278,6 +292,7 @@ def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
     Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
     """
     X, y = validate_data(X, y, y_numeric=True, min_samples=2)
+    y = _centred_target(y, fit_intercept)
     check_param_values("loocv_ridge", {"lam": [NON_NEGATIVE], "fit_intercept": ["boolean"]},
                        {"lam": lam, "fit_intercept": fit_intercept})
     _warn_if_two_scales(X, fit_intercept, "loocv_ridge", stacklevel=5)     # (under renamed_kwargs)
@@ -392,10 +407,12 @@ def _cv(estimator, X, y, cols, cv, scoring):
     return float(np.mean(cross_val_score(clone(estimator), X[:, cols], y, cv=cv, scoring=scoring)))
 
 
-def _check_search(X, y, n_features, d):
+def _check_search(caller, X, y, n_features, tol):
+    """The searches' inputs: ``n_features`` a whole number in ``[1, D]`` or None (2.7 was cut to 2) and ``tol`` a finite number (NaN stopped the forward search at no feature at all), or a clear error."""
     X, y = validate_data(X, y)
-    if n_features is not None and not (1 <= int(n_features) <= X.shape[1]):
-        raise ValueError(f"n_features must be between 1 and {X.shape[1]}; got {n_features!r}")
+    check_param_values(caller, {"n_features": [Interval(Integral, 1, X.shape[1], closed="both"), None],
+                                "tol": [Interval(Real, -np.inf, np.inf, closed="neither")]},
+                       {"n_features": n_features, "tol": tol})
     return X, y
 
 
@@ -426,7 +443,7 @@ def forward_selection(estimator, X, y, *, n_features=None, cv=5, scoring=None, t
 
     Derived in: chapter "Model and feature selection" § "Feature selection: wrapper search".
     """
-    X, y = _check_search(X, y, n_features, None)
+    X, y = _check_search("forward_selection", X, y, n_features, tol)
     d = X.shape[1]
     chosen, scores, current = [], [], -np.inf
     target = d if n_features is None else int(n_features)
@@ -463,7 +480,7 @@ def backward_selection(estimator, X, y, *, n_features=None, cv=5, scoring=None, 
 
     Derived in: chapter "Model and feature selection" § "Feature selection: wrapper search".
     """
-    X, y = _check_search(X, y, n_features, None)
+    X, y = _check_search("backward_selection", X, y, n_features, tol)
     d = X.shape[1]
     kept = list(range(d))
     removed = []
@@ -549,7 +566,8 @@ def mutual_information_scores(X, y):
 def kl_divergence(p, q):
     """``KL(p || q) = sum_k p_k log(p_k / q_k)`` for discrete distributions (nats).
 
-    Terms with ``p_k = 0`` contribute 0; ``p_k > 0`` with ``q_k = 0`` gives ``inf``.
+    Terms with ``p_k = 0`` contribute 0; ``p_k > 0`` with ``q_k = 0`` gives ``inf``. Each vector must sum to 1
+    (to ``np.isclose``) and is divided by its sum, so the result is never negative.
 
     Derived in: chapter "Model and feature selection" § "Feature selection: the mutual-information filter".
     """
@@ -564,6 +582,9 @@ def kl_divergence(p, q):
     if not (np.isclose(p.sum(), 1.0) and np.isclose(q.sum(), 1.0)):
         raise ValueError(f"p and q must each sum to 1; got {p.sum():.6g} and {q.sum():.6g}. Pass p / p.sum() "
                          "and q / q.sum() to normalise counts.")
+    # of the distributions the vectors stand for: each divided by its sum (a p summing to 1 - 1e-16 against
+    # q = p gave KL = -1.1e-16; one within the tolerance above, 1 - 1e-6, a KL 1e-6 below 0)
+    p, q = p / p.sum(), q / q.sum()
     nz = p > 0
     if np.any(q[nz] == 0):
         return float("inf")

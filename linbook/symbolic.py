@@ -333,32 +333,65 @@ def check_integral(f, value, label="integral", *, limits=((-np.inf, np.inf),), r
     return _passed(label, "quadrature", f"rtol {rtol:g}")
 
 
-def numeric_grad(f, x, eps=1e-6):
-    """Central finite-difference gradient of scalar ``f`` at ``x``.
+def numeric_grad(f, x, eps=None):
+    """Central finite-difference gradient of scalar ``f`` at ``x``, at any scale of ``x``.
+
+    The steps of :func:`check_gradient`: along each coordinate, fractions of ``|x_j|``, ``max |x|`` and 1,
+    each pair of neighbouring steps giving a Richardson estimate, the one of smallest error kept (the span
+    ``(x_j + h) - (x_j - h)`` actually made divides). A fixed absolute step of 1e-6 gave 0 at ``|x|`` near
+    1e150 (``x + h == x``), 1-10 % errors at 1e8, and NaN for ``log`` at 1e-8 (``x - h < 0``).
+
+    Parameters
+    ----------
+    eps : float, optional
+        A fixed absolute step (with ``2 eps`` for the Richardson estimate) instead of those steps.
 
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """
     x = np.asarray(x, dtype=float)
-    g = np.empty_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e.flat[i] = eps
-        g.flat[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return g
+    flat = _finite_point("numeric_grad", x)
+    f0 = _value_at("numeric_grad", f(x), "f(x)", flat)
+    if f0.size != 1:
+        raise ValueError(f"numeric_grad: f must return one number (a scalar objective), got shape {f0.shape}; "
+                         "use numeric_hessian for the Jacobian of a vector function")
+    return _fd_estimate("numeric_grad", lambda v: f(v.reshape(x.shape)), flat, f0, eps)[0].reshape(x.shape)
 
 
-def numeric_hessian(grad_f, x, eps=1e-6):
+def numeric_hessian(grad_f, x, eps=None):
     """Central finite-difference Jacobian of a gradient function (a Hessian), symmetrised.
+
+    Steps as in :func:`numeric_grad` (of each entry of the gradient).
 
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """
     x = np.asarray(x, dtype=float).ravel()
-    H = np.empty((x.size, x.size))
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e[i] = eps
-        H[:, i] = (np.asarray(grad_f(x + e)).ravel() - np.asarray(grad_f(x - e)).ravel()) / (2 * eps)
+    flat = _finite_point("numeric_hessian", x)
+    g0 = _value_at("numeric_hessian", grad_f(x), "grad_f(x)", flat).ravel()
+    H = _fd_estimate("numeric_hessian", grad_f, flat, g0, eps)
     return 0.5 * (H + H.T)
+
+
+def _finite_point(caller, x):
+    """``x`` flattened (a copy), or a clear error where it is not finite."""
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{caller}: x must be finite, got {x}; pass a point where the function is defined")
+    return x.ravel().copy()
+
+
+def _value_at(caller, value, what, x):
+    """``value`` as floats, or a ``ValueError`` where it is NaN or inf (no derivative there)."""
+    try:
+        return _finite_at_x(caller, value, what, x)
+    except DerivationError as exc:
+        raise ValueError(f"{exc}; pass an x where it is finite") from None
+
+
+def _fd_estimate(caller, fun, x, f0, eps):
+    """The finite-difference Jacobian of :func:`_fd_jacobian` (without its errors), or a ``ValueError``."""
+    try:
+        return _fd_jacobian(caller, fun, x, f0, eps)[0]
+    except DerivationError as exc:
+        raise ValueError(f"{exc}; pass an x inside its domain, or a larger eps") from None
 
 
 #: Finite differences that set their own steps and tolerance (check_gradient, check_hessian).
@@ -432,7 +465,7 @@ def _fd_derivative(fun, x, j, f0, eps):
             current = None
         if current is not None and previous is not None:
             estimate, error, plain_error = _richardson(previous, current, f0)
-            if best is not None and np.all(error > _FD_RISE * best[1]):
+            if best is not None and _risen(error, best[1]):
                 break
             best, unresolved = _keep_better(best, (estimate, error)), _keep_better(unresolved, (estimate, plain_error))
         previous = current
@@ -440,6 +473,15 @@ def _fd_derivative(fun, x, j, f0, eps):
         return None
     resolved = np.isfinite(best[1])
     return np.where(resolved, best[0], unresolved[0]), np.where(resolved, best[1], unresolved[1])
+
+
+def _risen(error, best_error):
+    """Whether the error has grown ``_FD_RISE``-fold past the best one in every entry the walk resolved (an entry
+    whose differences are all exactly 0, as the off-diagonal Hessian entries of a separable function, has the
+    error inf and does not vote: it held every walk to its largest steps, where a function of scale 1e-150 is
+    noise that differences to a small, confident, wrong derivative)."""
+    resolved = np.isfinite(best_error)
+    return bool(np.any(resolved) and np.all(error[resolved] > _FD_RISE * best_error[resolved]))
 
 
 def _finite_at_x(label, value, what, x):

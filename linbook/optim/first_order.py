@@ -259,18 +259,23 @@ def nonlinear_cg(fun, x0, grad=None, *, max_iter=1000, gtol=1e-6, xtol=0.0, gsca
         return early
     d = -g
     path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
-    t_prev = 1.0 / max(np.linalg.norm(g), 1e-300)
+    c = _power_of_two_scale(np.max(np.abs(g)))
+    t_prev = 1.0 / max(c * np.linalg.norm(g / c), 1e-300)     # 1 / ||g||, whose square would underflow
     for k in range(1, max_iter + 1):
         if g @ d >= 0:
             d = -g
-        t, f_new, g_new, _ = _wolfe(fg, x, f, g, d, t0=2 * t_prev, c2=0.1)
+        # d is in the units of g: the search runs along d / c (c a power of two near max |d|), so that g'd does
+        # not underflow (|g| ~ 1e-158 made g'g ~ 1e-316, and a failed search passed for convergence) or overflow
+        c = _power_of_two_scale(np.max(np.abs(d)))
+        t, f_new, g_new, _ = _wolfe(fg, x, f, g, d / c, t0=2 * t_prev * c, c2=0.1)
         if t == 0.0:
             msg, converged = _no_decrease(g, gtol, scale, fg)
             k -= 1
             break
+        t = t / c
         x_new = x + t * d
         small = _small_step(x_new - x, x, xtol)
-        beta = max(0.0, float(g_new @ (g_new - g)) / float(g @ g))
+        beta = _polak_ribiere(g_new, g)
         x, f, g, t_prev = x_new, f_new, g_new, t
         d = -g + beta * d
         path.append(x.copy())
@@ -279,3 +284,12 @@ def nonlinear_cg(fun, x0, grad=None, *, max_iter=1000, gtol=1e-6, xtol=0.0, gsca
             converged, msg = stop
             break
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
+
+
+def _polak_ribiere(g_new, g):
+    """``max(0, g_new'(g_new - g) / g'g)`` on both gradients divided by a power of two near ``max |g|`` (exact, the
+    same ratio): ``g'g`` of a gradient near 1e-158 underflowed to 0 (ZeroDivisionError), one near 1e155 overflowed."""
+    c = _power_of_two_scale(np.max(np.abs(g)))
+    u, v = g_new / c, g / c
+    return max(0.0, float(u @ (u - v)) / float(v @ v))
+

@@ -9,6 +9,8 @@ from numbers import Real
 
 import numpy as np
 
+from ..numerics import _power_of_two_scale
+
 __all__ = ["backtracking", "wolfe_line_search"]
 
 _NO_C2 = object()       # backtracking has no curvature constant c2
@@ -74,6 +76,7 @@ def _armijo(fg, x, f, slope, d, *, t0=1.0, c1=1e-4, shrink=0.5, max_halvings=60)
 
     ``t = 0`` (and ``None``) when no such ``t`` was found.
     """
+    fg.nonfinite = False            # what this search meets (see linbook.optim.result._Counted)
     t = t0
     for k in range(1, max_halvings + 1):
         out = fg(x + t * d)
@@ -145,6 +148,7 @@ def _wolfe(fg, x, f, g, d, *, t0=1.0, c1=1e-4, c2=0.9, max_eval=30):
     """:func:`wolfe_line_search` on checked inputs (the optimizers' calls): ``t = 0`` when ``d`` is not a
     descent direction. ``fg`` returns ``f = inf`` where the objective or gradient is not finite (``_Counted``),
     which the search treats as a step too long."""
+    fg.nonfinite = False            # what this search meets (see linbook.optim.result._Counted)
     phi0, dphi0 = f, float(g @ d)
     if not dphi0 < 0:               # (NaN too: a direction from an overflowed matrix)
         return 0.0, f, g, 0
@@ -210,7 +214,9 @@ def _wolfe_zoom(search, lo, hi, n):
             if dphi * (tb - ta) >= 0:
                 hi = lo
             lo = (tj, phi, dphi)
-        if abs(hi[0] - lo[0]) <= 1e-12 * max(1.0, abs(lo[0])):
+        # relative to the bracket's own size: t is in the units of x / d (1e-149 for a gradient step on an
+        # objective of scale 1e150), and an absolute 1e-12 ended the zoom before its first trial
+        if abs(hi[0] - lo[0]) <= 1e-12 * max(abs(lo[0]), abs(hi[0])):
             break
     if lo[0] > 0:
         # sufficient decrease holds at lo: accept it even if curvature is not met
@@ -220,7 +226,13 @@ def _wolfe_zoom(search, lo, hi, n):
 
 
 def _cubic_min(a, fa, da, b, fb, db):
-    d1 = da + db - 3 * (fa - fb) / (a - b)
+    """The minimiser of the cubic through ``(a, fa, da)`` and ``(b, fb, db)``; NaN where it has none. Computed
+    with the values and slopes divided by a power of two near the larger slope (exact: the same minimiser), as
+    ``d1 * d1`` underflowed for slopes near 1e-158 (an objective of scale 1e-150: the search then failed and
+    ``nonlinear_cg`` stalled) and overflowed near 1e155."""
+    k = _power_of_two_scale(max(abs(da), abs(db)))
+    da, db = da / k, db / k
+    d1 = da + db - 3 * ((fa - fb) / k) / (a - b)
     disc = d1 * d1 - da * db
     if disc < 0:
         return np.nan

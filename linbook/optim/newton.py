@@ -81,7 +81,7 @@ def _newton_direction(H, g, damping=0.0):
                              "objective for overflow (scale the features or add a penalty)")
         if factor is not None:
             d = _chord_direction(factor, g)
-            if _is_descent(g, d):
+            if _is_descent(g, d) or not np.any(g):     # at a stationary point the step is 0, not a ridge's
                 return d, tau, factor
         tau = max(10.0 * tau, 1e-12)
         if tau > 1e12:
@@ -400,7 +400,8 @@ def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol
         n_fev += evals
         if d is None:
             msg, k = "no decrease possible (at rounding level if converged)", k - 1
-            converged = bool(_small_grad(g, 1e3 * gtol, scale)) or f == 0.0
+            # an exact fit (r = 0), not f = ||r||^2 / 2 == 0: that underflows for residuals below ~1e-162
+            converged = bool(_small_grad(g, 1e3 * gtol, scale)) or not np.any(r)
             break
         small = _small_step(d, x, xtol)
         x, r, f = x + d, r_new, f_new

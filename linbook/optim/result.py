@@ -62,7 +62,10 @@ class _Counted:
 
     A non-finite objective or gradient is returned as ``f = +inf`` (so line searches
     shrink away from it) and remembered in ``nonfinite``, so a method can stop at once
-    and say so instead of running on to ``max_iter``.
+    and say so instead of running on to ``max_iter``. Each line search clears ``nonfinite`` as it
+    starts: a search that fails is then blamed on overflow only where *it* met some, not where
+    f's rounding stalled it long after an early trial step overflowed (a Laplace approximation
+    refused such a mode as "overflow"). ``n_nonfinite`` counts them all.
     """
 
     def __init__(self, fun, grad, hess=None, *, source="fun"):
