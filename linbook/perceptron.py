@@ -16,7 +16,9 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator
+
+from .base import ClassifierMixin  # scikit-learn's, with score's y and sample_weight checked
 from sklearn.exceptions import ConvergenceWarning
 
 from ._kernels.perceptron_numpy import primal_epoch as _numpy_epoch
