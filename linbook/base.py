@@ -23,6 +23,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse
+from sklearn.base import ClassifierMixin as _SkClassifierMixin
 from sklearn.base import RegressorMixin as _SkRegressorMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Options, StrOptions  # noqa: F401  (for the constraints)
@@ -537,6 +538,58 @@ def dask_blocks(method):
     return on_blocks_or_array
 
 
+def score_weights(estimator, sample_weight, y):
+    """``sample_weight`` for ``score``: checked as ``fit`` checks it (:func:`check_sample_weight`: negative,
+    NaN, infinite, all-zero weights or a wrong length are a clear error), and divided by a power of two near
+    the largest (exact), which leaves every ratio of weighted sums as it was.
+
+    Unchecked, scikit-learn's metrics scored with negative weights, and their sums over- or underflowed:
+    weights of 1e308 gave R^2 = NaN, weights of 5e-324 gave R^2 = 1 (the weighted total underflowed to 0,
+    scored as a constant ``y``). ``None`` stays ``None``.
+    """
+    if sample_weight is None:
+        return None
+    sw = check_sample_weight(sample_weight, np.empty((len(y), 0)), estimator=estimator)
+    return sw / _power_of_two_scale(np.max(sw))
+
+
+def _score_y(estimator, y):
+    """``y`` for ``score`` as an array, with a clear error for a length or values ``score`` cannot use."""
+    y_true = np.asarray(y)
+    if y_true.ndim == 0:
+        raise ValueError(f"{type(estimator).__name__}.score: y is a scalar; pass y with one entry per row of X.")
+    if y_true.dtype.kind == "f" and not np.all(np.isfinite(y_true)):
+        raise ValueError(f"{type(estimator).__name__}.score: y contains NaN or infinity; drop the samples whose "
+                         "target is missing or infinite.")
+    return y_true
+
+
+def _checked_score(estimator, score, X, y, sample_weight):
+    """``score(X, y_true, sw)`` with ``y`` and ``sample_weight`` checked, scikit-learn's errors advised."""
+    if is_dask(X, y, sample_weight):
+        return score(X, y, sample_weight)
+    with _with_advice(estimator):
+        y_true = _score_y(estimator, y)
+        if y_true.shape[0] != _num_rows(X):
+            raise ValueError(f"Found input variables with inconsistent numbers of samples: X has {_num_rows(X)} "
+                             f"rows and y {y_true.shape[0]}.")
+        sw = score_weights(estimator, sample_weight, y_true)
+    return score(X, y_true, sw)
+
+
+def _num_rows(X):
+    return X.shape[0] if hasattr(X, "shape") and len(X.shape) else len(X)
+
+
+class ClassifierMixin(_SkClassifierMixin):
+    """scikit-learn's ``ClassifierMixin`` whose ``score`` checks ``y`` and ``sample_weight`` as ``fit`` does
+    (:func:`score_weights`): the accuracy ``sum_i w_i [yhat_i = y_i] / sum_i w_i`` for any positive weights."""
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy of ``self.predict(X)`` against ``y`` (weighted by ``sample_weight``)."""
+        return _checked_score(self, super().score, X, y, sample_weight)
+
+
 class RegressorMixin(_SkRegressorMixin):
     """scikit-learn's ``RegressorMixin`` whose ``score`` (R^2) holds for targets near 1e155 and beyond.
 
@@ -548,14 +601,17 @@ class RegressorMixin(_SkRegressorMixin):
     """
 
     def score(self, X, y, sample_weight=None):
-        """R^2 of ``self.predict(X)`` against ``y``, as scikit-learn's ``r2_score``."""
+        """R^2 of ``self.predict(X)`` against ``y``, as scikit-learn's ``r2_score`` (``y`` and ``sample_weight``
+        checked as in ``fit``, :func:`score_weights`)."""
+        return _checked_score(self, self._r2_score, X, y, sample_weight)
+
+    def _r2_score(self, X, y, sample_weight=None):
         y_pred = self.predict(X)
         y_true = np.asarray(y) if not is_dask(y) else y
         if (is_dask(X, y, y_pred) or y_true.dtype.kind not in "biuf" or y_true.ndim != 1
                 or np.shape(y_pred) != y_true.shape or y_true.size < 2):
             return super().score(X, y, sample_weight=sample_weight)     # its checks, errors and warnings
-        sw = None if sample_weight is None else _check_sample_weight(sample_weight, y_true.reshape(-1, 1))
-        return _r2(np.asarray(y_true, dtype=float), np.asarray(y_pred, dtype=float), sw)
+        return _r2(np.asarray(y_true, dtype=float), np.asarray(y_pred, dtype=float), sample_weight)
 
 
 def _r2(y, yhat, sw):

@@ -21,7 +21,9 @@ import warnings
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator
+
+from .base import ClassifierMixin  # scikit-learn's, with score's y and sample_weight checked
 from sklearn.utils.validation import check_is_fitted
 
 from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, Integral, StrOptions, all_or_nothing,

@@ -16,7 +16,9 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator
+
+from .base import ClassifierMixin  # scikit-learn's, with score's y and sample_weight checked
 from sklearn.exceptions import ConvergenceWarning
 
 from ._kernels.perceptron_numpy import primal_epoch as _numpy_epoch
@@ -257,6 +259,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         X, t, kept = self._weigh(X, t, classes, sample_weight)   # weights: t_i <- s_i t_i
         n, d = X.shape
         eta, c2 = float(self.eta), self._intercept_c2(X)
+        eta, eta_scale = _split_eta(eta)                 # the run at eta / 2^k (see _split_eta)
         X_user, scale = X, self._tiny_scale(X, eta)
         if scale != 1.0:                                 # the same run on X / scale (see _tiny_scale)
             X, c2 = self._scaled_run(X, eta, c2, scale)
@@ -275,7 +278,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             if history.stop(updated, pocket_perfect=compiled.pocket_perfect()):
                 break
         self.classes_, self._c2 = classes, c2 * scale * scale
-        self._store(X_user, history, epoch, compiled.result(X), kept, t, scale)
+        self._store(X_user, history, epoch, compiled.result(X), kept, t, scale, eta_scale)
         return self
 
     def _validate(self, X, y):
@@ -297,12 +300,16 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         kept = sw > 0
         return X[kept], t[kept] * sw[kept], kept
 
-    def _store(self, X, history, epoch, result, kept, t, scale):
+    def _store(self, X, history, epoch, result, kept, t, scale, eta_scale=1.0):
         """Set the fitted attributes from the run's ``result`` (sample numbers in the caller's ``X``, whose rows
-        ``kept`` were fitted; the run's weights times ``scale``, its intercept times ``scale^2``), and warn when
-        the data were not separated."""
+        ``kept`` were fitted; the run's weights times ``scale``, its intercept times ``scale^2``, both and the dual
+        coefficients times ``eta_scale``), and warn when the data were not separated."""
         w, b, pocket, alpha = result
-        w, b = w * scale, b * scale * scale
+        with np.errstate(over="ignore"):
+            w, b = w * (scale * eta_scale), b * (scale * scale * eta_scale)
+            alpha = None if alpha is None else alpha * eta_scale
+        if eta_scale != 1.0:
+            _check_eta_weights(w, b, self.eta)
         updated = np.concatenate(history.updates)
         self.update_indices_ = updated if kept is None else np.flatnonzero(kept)[updated]
         self.n_mistakes_ = int(updated.size)
@@ -500,6 +507,28 @@ class _History:
             self.fewest = min(self.fewest, k)
             self.tol_reached = self.no_change >= self.patience
         return self.tol_reached
+
+
+def _split_eta(eta):
+    """``(eta / 2^k, 2^k)``: the run's step and the power of two its weights are multiplied by at the end.
+
+    With zero initial weights every ``w`` and ``b`` of the run is ``eta`` times the run at ``eta = 1``, and the
+    tests ``y (w.x + b) <= 0`` do not depend on ``eta``: the run at ``eta / 2^k`` makes the same mistakes, and
+    its weights times ``2^k`` are the weights of ``eta`` bit for bit (a power of two scales exactly). ``k`` is
+    0 up to ``eta = 2^64``. Above, the unscaled run's scores ``eta x.x`` overflowed: at ``eta`` near 1e308
+    the weights became inf and NaN and the fit returned them without a word (50 % training accuracy)."""
+    if eta <= 2.0 ** 64:
+        return eta, 1.0
+    eta_scale = float(np.ldexp(1.0, int(np.floor(np.log2(eta)))))
+    return eta / eta_scale, eta_scale
+
+
+def _check_eta_weights(w, b, eta):
+    """A clear error when the weights of a large ``eta`` overflow."""
+    if not (np.all(np.isfinite(w)) and np.all(np.isfinite(b))):
+        raise ValueError(f"Perceptron: the weights eta * sum_i y_i x_i overflow float64 with eta = {float(eta):g}. "
+                         "Lower eta: the mistakes, and so the predictions, do not depend on eta (eta = 1 gives the "
+                         "same classifier).")
 
 
 class _CompiledEpochs:

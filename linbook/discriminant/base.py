@@ -31,7 +31,9 @@ import warnings
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator
+
+from ..base import ClassifierMixin  # scikit-learn's, with score's y and sample_weight checked
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._kernels.scatter import class_sums, column_range

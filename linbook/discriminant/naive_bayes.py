@@ -21,7 +21,7 @@ from .._kernels.scatter import class_square_sums
 from .._kernels.scores import diagonal_log_density
 from ..base import NON_NEGATIVE, LinbookWarning
 from ..numerics import _binary_exponent
-from .base import ZERO_VARIANCE, GaussianClassifier, class_name
+from .base import _LOG_2PI, ZERO_VARIANCE, GaussianClassifier, class_name
 
 __all__ = ["DiagonalLDA", "GaussianNaiveBayes"]
 
@@ -55,7 +55,9 @@ class DiagonalGaussianClassifier(GaussianClassifier):
     def _variances_and_constants(self):
         """``v_cj`` and ``log(2 pi v_cj s_j^2)``, shape (C, D) each."""
         var = np.broadcast_to(self._var, self._mu.shape)
-        return var, np.log(2.0 * np.pi * var) + 2.0 * np.log(self._scale)
+        # log(2 pi) + log(v), not log(2 pi v): the product overflowed for v above ~3e307 (var_smoothing near
+        # 1e308) and the scores became -inf - (-inf) = NaN, a silent NaN posterior
+        return var, _LOG_2PI + np.log(var) + 2.0 * np.log(self._scale)
 
     def _row_scaled_log_density(self, X, exponent):
         # the scores of _log_density / 4^e from u = z / 2^e (z_j - mu_cj = 2^e (u_j - mu_cj / 2^e)): a power
@@ -207,6 +209,10 @@ class GaussianNaiveBayes(DiagonalGaussianClassifier):
         e = _binary_exponent(self._scale) - 1
         k = np.argmax(np.log2(total) + 2 * e)
         eps = np.ldexp(self.var_smoothing * total[k], np.minimum(2 * (e[k] - e), 1000))
+        if not np.all(np.isfinite(eps)):
+            raise ValueError(f"GaussianNaiveBayes: var_smoothing * max_j Var(x_j) overflows float64 (var_smoothing = "
+                             f"{self.var_smoothing:g}); lower var_smoothing (near 1e300 it already swamps every "
+                             "class variance, and the model predicts the class priors).")
         var = within / counts + eps
         if np.any(var <= ZERO_VARIANCE):
             c, j = np.argwhere(var <= ZERO_VARIANCE)[0]

@@ -22,7 +22,9 @@ from numbers import Real
 import numpy as np
 import scipy.sparse
 from scipy.special import log_ndtr
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator
+
+from ..base import ClassifierMixin  # scikit-learn's, with score's y and sample_weight checked
 from sklearn.exceptions import ConvergenceWarning
 
 from .._kernels.hessian import binary_pass

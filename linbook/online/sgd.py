@@ -13,7 +13,9 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator
+
+from ..base import ClassifierMixin  # scikit-learn's, with score's y and sample_weight checked
 from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not overflow
 from sklearn.utils import metadata_routing
 from sklearn.utils.metaestimators import available_if
