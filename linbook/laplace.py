@@ -227,7 +227,7 @@ class _NotPositiveDefinite(ValueError):
 def _precision_and_factor(res, e, g, A, max_iter):
     """``(A, L)``: the (symmetrised) Hessian at the end of the mode search and its lower Cholesky
     factor, or a ``ValueError`` saying why there is no Gaussian approximation there."""
-    A = 0.5 * (A + A.T)
+    A = A + 0.5 * (A.T - A)            # symmetrised; (A + A.T) / 2 overflows for entries near 1.7e308
     overflow = res.message in (MSG_NONFINITE, MSG_UNBOUNDED) or res.message.startswith("newton: the Hessian")
     if overflow or not (np.isfinite(e) and np.all(np.isfinite(g)) and np.all(np.isfinite(A))):
         raise ValueError("laplace_approximation: the gradient or Hessian is not finite during the "

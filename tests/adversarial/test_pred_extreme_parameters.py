@@ -88,12 +88,9 @@ def test_perceptron_weights_beyond_float64_name_eta(form):
     assert not hasattr(model, "coef_")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BayesianLogisticRegression(prior_precision=1.7e308): the mode is w = 0 but the prior's gradient and Hessian "
-    "overflow in laplace_approximation, whose error names no parameter ('scale the variables'); the posterior "
-    "covariance 1 / alpha falls below the normal doubles, so a clear error naming prior_precision would do. "
-    "Left to the lead (linbook/laplace.py is theirs this session)"))
 def test_bayesian_logistic_with_a_prior_precision_near_the_largest_double():
+    """The mode is w = 0 and every probability 1/2; laplace_approximation symmetrised A as (A + A') / 2, which
+    overflowed at 1.7e308 and stopped the fit with "scale the variables" (fixed in session 27)."""
     X, y = _classes(2)
     try:
         model = _fit(linbook.BayesianLogisticRegression(prior_precision=1.7e308), X, y)
