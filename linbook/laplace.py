@@ -22,11 +22,10 @@ import warnings
 import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator
-
-from .base import ClassifierMixin  # scikit-learn's, with score's y and sample_weight checked
 from sklearn.utils.validation import check_is_fitted
 
-from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, Integral, StrOptions, all_or_nothing,
+from .base import (ClassifierMixin,  # scikit-learn's, with score's y and sample_weight checked
+                   DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, Integral, StrOptions, all_or_nothing,
                    check_param_values, check_params, check_sample_weight, encode_labels, label_type, renamed_param, require_y,
                    validate_fit, validate_predict, weight_spread)
 from ._predictor import finite_scores

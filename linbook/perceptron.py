@@ -17,13 +17,12 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-
-from .base import ClassifierMixin  # scikit-learn's, with score's y and sample_weight checked
 from sklearn.exceptions import ConvergenceWarning
 
 from ._kernels.perceptron_numpy import primal_epoch as _numpy_epoch
 from ._predictor import _far_rows, finite_scores, linear_predictor
-from .base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, all_or_nothing, as_rng,
+from .base import (ClassifierMixin,  # scikit-learn's, with score's y and sample_weight checked
+                   DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, all_or_nothing, as_rng,
                    check_param_values, check_params, check_sample_weight, encode_labels, max_sq_row_norm,
                    predict_input, renamed_kwargs, renamed_param, require_weighted_classes, require_y, validate_fit)
 from .optim.result import real_array

@@ -32,13 +32,12 @@ import warnings
 import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator
-
-from ..base import ClassifierMixin  # scikit-learn's, with score's y and sample_weight checked
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._kernels.scatter import class_sums, column_range
 from .._kernels.scores import row_argmax, row_softmax
-from ..base import (LinbookWarning, all_or_nothing, check_params, check_sample_weight, dask_blocks, encode_labels,
+from ..base import (ClassifierMixin,  # scikit-learn's, with score's y and sample_weight checked
+                    LinbookWarning, all_or_nothing, check_params, check_sample_weight, dask_blocks, encode_labels,
                     is_dask, require_y, validate_fit, validate_predict_missing, weight_spread, without_zero_weight_rows,
                     _with_advice)
 from ..criteria import InformationCriteriaMixin

@@ -23,12 +23,11 @@ import numpy as np
 import scipy.sparse
 from scipy.special import log_ndtr
 from sklearn.base import BaseEstimator
-
-from ..base import ClassifierMixin  # scikit-learn's, with score's y and sample_weight checked
 from sklearn.exceptions import ConvergenceWarning
 
 from .._kernels.hessian import binary_pass
-from ..base import (NON_NEGATIVE, POSITIVE_INT, Interval, StrOptions, _with_advice, check_finite_fit,
+from ..base import (ClassifierMixin,  # scikit-learn's, with score's y and sample_weight checked
+                    NON_NEGATIVE, POSITIVE_INT, Interval, StrOptions, _with_advice, check_finite_fit,
                     check_params, check_sample_weight, dask_blocks, encode_labels, label_type, require_weighted_classes,
                     require_y,
                     validate_fit, validate_predict)

@@ -15,8 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from ..base import ClassifierMixin  # scikit-learn's, with score's y and sample_weight checked
-from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not overflow
+from ..base import ClassifierMixin, RegressorMixin  # scikit-learn's, with score's y and weights checked
 from sklearn.utils import metadata_routing
 from sklearn.utils.metaestimators import available_if
 
