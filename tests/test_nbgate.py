@@ -38,6 +38,9 @@ def test_configurations_cover_each_dimension():
     assert any("OPENBLAS_CORETYPE" in e for e in envs), "another OpenBLAS kernel is always runnable on x86-64"
     alt = nbgate.alternative()
     assert alt.env["OPENBLAS_CORETYPE"] == "Prescott" and alt.env["NUMBA_CPU_NAME"] == "generic"
+    # each older kernel's configuration is a whole CPU of its generation: numba compiles for it too
+    haswell = [c for c in configs if c.env.get("OPENBLAS_CORETYPE") == "Haswell"]
+    assert all(c.env["NUMBA_CPU_NAME"] == "haswell" for c in haswell)
     if nbgate._numpy_dispatch_above("baseline"):
         assert alt.env["NPY_DISABLE_CPU_FEATURES"] == nbgate._numpy_dispatch_above("baseline")
 

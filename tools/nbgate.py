@@ -8,8 +8,9 @@ every other numeric configuration this machine can emulate:
 * each OpenBLAS kernel the CPU can run among SkylakeX, Haswell, Sandybridge and Prescott
   (``OPENBLAS_CORETYPE``; the BLAS kernel decides the order of every sum in a product),
 * one BLAS thread and two,
-* numba compiled for this CPU and for a generic x86-64 / aarch64 CPU
-  (``NUMBA_CPU_NAME=generic``, with its own cache directory, so SIMD width changes too),
+* numba compiled for this CPU, for each kernel's CPU (``haswell``, ``sandybridge``...) and for
+  a generic x86-64 / aarch64 CPU (``NUMBA_CPU_NAME``, each with its own cache directory): the
+  compiled loops that reassociate sums (``fastmath``) change with the vector width and FMA,
 * numpy's own SIMD paths (``NPY_DISABLE_CPU_FEATURES``): numpy picks at run time among
   vectorised ``exp``, ``log``, ``log1p``, ``expm1``, ``power``, ``tanh``... for the widest
   instruction set the CPU has, and these differ from the narrower paths in the last bit
@@ -50,6 +51,10 @@ GENERIC_NUMBA_CACHE = ROOT / ".venv" / "numba-cache-generic"
 #: OpenBLAS x86-64 kernels, widest SIMD first, with the CPU flags each one needs.
 X86_KERNELS = [("SkylakeX", {"avx512f"}), ("Haswell", {"avx2", "fma"}),
                ("Sandybridge", {"avx"}), ("Prescott", {"sse3"})]
+#: the LLVM CPU numba compiles for in each kernel's configuration (Prescott's SSE3 adds nothing
+#: numba's loops use to the generic x86-64 target)
+NUMBA_CPUS = {"SkylakeX": "skylake-avx512", "Haswell": "haswell", "Sandybridge": "sandybridge",
+              "Prescott": "generic"}
 
 
 @dataclass(frozen=True)
@@ -113,18 +118,39 @@ def _numpy_dispatch_above(level):
     return ",".join(found) or None  # commas: make test passes the value through env(1) words
 
 
+def _numba_for(cpu):
+    """numba compiling for the LLVM CPU ``cpu`` (``"generic"``: any x86-64 / aarch64), with a cache of
+    its own, so no configuration ever loads machine code compiled for another."""
+    return {"NUMBA_CPU_NAME": cpu, "NUMBA_CPU_FEATURES": None,
+            "NUMBA_CACHE_DIR": str(GENERIC_NUMBA_CACHE if cpu == "generic" else ROOT / ".venv" / f"numba-cache-{cpu}")}
+
+
 def _generic_numba():
-    return {"NUMBA_CPU_NAME": "generic", "NUMBA_CPU_FEATURES": None,
-            "NUMBA_CACHE_DIR": str(GENERIC_NUMBA_CACHE)}
+    return _numba_for("generic")
+
+
+def _older_cpu(name, threads):
+    """The configuration of a whole CPU of kernel ``name``'s generation: that OpenBLAS kernel,
+    numpy's SIMD paths of that generation, numba compiling for it (fastmath loops change with
+    the vector width and FMA), and ``threads`` BLAS threads."""
+    env = {"OPENBLAS_CORETYPE": name, "OPENBLAS_NUM_THREADS": str(threads)}
+    if threads == 1:
+        env["OMP_NUM_THREADS"] = "1"
+    numpy_off = None if name == "SkylakeX" else _numpy_dispatch_above("avx2" if name == "Haswell" else "baseline")
+    if numpy_off:
+        env["NPY_DISABLE_CPU_FEATURES"] = numpy_off
+    cpu = NUMBA_CPUS[name]
+    env.update(_numba_for(cpu))
+    return Config(f"OpenBLAS {name}, {threads} thread{'s' * (threads > 1)}, numba {cpu}", env)
 
 
 def configurations():
     """The reference first, then every other configuration this machine can run.
 
     Each dimension's values appear at least once: every runnable kernel other than the
-    native one (alternating one thread with the generic numba target and two threads with
-    the host target), and the native kernel with one thread and generic numba. The narrowest
-    kernel always gets one thread and generic numba: that is `alternative()`.
+    native one, each as a whole CPU of its generation (`_older_cpu`), alternating one thread and
+    two; then the native kernel with one thread and generic numba. The narrowest kernel always
+    gets one thread (and generic numba, numpy's baseline paths): that is `alternative()`.
     """
     configs = [Config("native")]
     if platform.machine() not in ("x86_64", "AMD64"):
@@ -137,17 +163,7 @@ def configurations():
     runnable = [name for name, need in X86_KERNELS if need <= flags and name.lower() != native]
     narrowest = runnable[-1] if runnable else None
     for i, name in enumerate(runnable):
-        one_thread = name == narrowest or i % 2 == 1
-        env = {"OPENBLAS_CORETYPE": name,
-               "NPY_DISABLE_CPU_FEATURES": _numpy_dispatch_above("avx2" if name == "Haswell" else "baseline")}
-        if name == "SkylakeX" or env["NPY_DISABLE_CPU_FEATURES"] is None:
-            del env["NPY_DISABLE_CPU_FEATURES"]
-        if one_thread:
-            env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", **_generic_numba())
-            configs.append(Config(f"OpenBLAS {name}, 1 thread, numba generic", env))
-        else:
-            env.update(OPENBLAS_NUM_THREADS="2")
-            configs.append(Config(f"OpenBLAS {name}, 2 threads", env))
+        configs.append(_older_cpu(name, 1 if name == narrowest or i % 2 == 1 else 2))
     configs.append(Config("native, 1 thread, numba generic",
                           {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", **_generic_numba()}))
     return configs
