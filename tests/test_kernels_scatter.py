@@ -219,6 +219,26 @@ def test_row_chunks_products_equal_scipys():
         assert np.array_equal(one.tdot(S[:small.shape[0]]), small.T @ S[:small.shape[0]])
 
 
+def test_row_chunks_wide_tdot_sums_chunks_where_entries_per_column_suffice():
+    """``X^T S`` with ``S`` of several columns (a multinomial Hessian product) runs in chunks from 32 stored
+    entries per column in a chunk, one vector from 128: the choice is the shapes', and the result is the
+    chunks' sums in order, equal to one call within rounding."""
+    import scipy.sparse
+
+    rng = np.random.default_rng(2)
+    X = scipy.sparse.random(40_000, 2000, density=0.008, format="csr", random_state=2,
+                            data_rvs=rng.standard_normal)          # 40 entries per column in each of 8 chunks
+    chunks = threads.RowChunks(X)
+    assert chunks.chunked and chunks.chunked_wide_tdot and not chunks.chunked_tdot
+    S, s = rng.standard_normal((40_000, threads.TDOT_WIDE_COLUMNS)), rng.standard_normal(40_000)
+    parts = [X[a:b].T @ S[a:b] for a, b in threads.map_row_chunks(lambda a, b: (a, b), 40_000)]
+    assert np.array_equal(chunks.tdot(S), sum(parts[1:], parts[0]))
+    np.testing.assert_allclose(chunks.tdot(S), X.T @ S, rtol=1e-12, atol=1e-12 * np.abs(X.T @ S).max())
+    assert np.array_equal(chunks.tdot(s), X.T @ s)                     # one vector: one call
+    narrow = S[:, :threads.TDOT_WIDE_COLUMNS - 1]
+    assert np.array_equal(chunks.tdot(narrow), X.T @ narrow)
+
+
 def test_a_sparse_logistic_fit_cuts_its_rows_once(monkeypatch):
     """A fit's passes over sparse ``X`` reuse the row chunks cut once (cutting costs ~0.5 ms a chunk), with the
     same coefficients as chunks cut at every pass."""
