@@ -9,6 +9,7 @@ import functools
 import warnings
 
 import numpy as np
+import scipy.linalg
 from scipy.linalg import lapack
 from sklearn.base import BaseEstimator
 from .._predictor import finite_scores, linear_predictor
@@ -18,6 +19,7 @@ from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, _finite
                     check_sample_weight, dask_blocks, predict_input, renamed_param)
 from .._kernels.cholesky import cholesky_known_conditioned, equilibrated_cholesky, equilibrated_solve
 from .._kernels.threads import blas_threads_for_one_call
+from ..numerics import _power_of_two_scale
 from ._stream import chunk_sample_weight, numpy_pass, transactional, validate_chunk
 
 __all__ = ["RecursiveLeastSquares"]
@@ -25,6 +27,7 @@ __all__ = ["RecursiveLeastSquares"]
 _SOLVE_COND = 1e8       # A m = r is solved by Cholesky only while cond(A) (columns scaled) is below this
 _FINAL_COND = 1e12      # beyond this at the end of a chunk, with no mean yet, the design is rank deficient
 _GAIN_LIMIT = 1e3       # a row with s x^T P x above this is not put through the recursion (see below)
+_FAR_ROWS = 1e8         # fit solves by QR when the rows' weighted squared norms span more than this (_far_rows_solve)
 _NO_SHIFT = np.zeros(0)     # rls_pass's shift without an intercept
 _NO_CEILING = np.zeros(0)   # no bound on the condition yet (_estimate_condition)
 # up to this many parameters a chunk's solve is one compiled call: 100 rows, one thread, 6 / 65 / 138 us against
@@ -124,6 +127,54 @@ def _normal_equations(A, r, Z, y, sw, ceiling):
     return A, r, factor, equilibrated_solve(factor, r), DONE if bounded else CONDITION_UNKNOWN
 
 
+def _row_spread(Z, sw):
+    """The ratio of the largest to the smallest ``s_i ||z_i / c||^2`` over the rows of weight and norm above 0,
+    ``c`` the columns' median ``|entry|`` (their largest where that is 0; a power of two).
+
+    Why: ``A = sum s z z^T`` holds a row's share only to the rounding of the largest share, so rows whose shares
+    span more than ~1e8 lose digits in ``A``, and beyond 1e16 they are lost whatever the route. The column units
+    make a column of large numbers no far row; the median makes a far row no unit."""
+    mag = np.abs(Z)
+    unit = np.median(mag, axis=0)
+    unit = _power_of_two_scale(np.where(unit > 0, unit, mag.max(axis=0, initial=0.0)), normal=True)
+    with np.errstate(over="ignore", under="ignore"):
+        q = sw * np.einsum("ij,ij->i", Z / unit, Z / unit)
+    q = q[(q > 0) & np.isfinite(q)]
+    return q.max() / q.min() if q.size > 1 else 1.0
+
+
+def _sorted_qr_solve(Z, y, sw, prior):
+    """``(m, R)``: the weighted ridge problem ``min sum s_i (y_i - z_i^T m)^2 + sum_j prior_j m_j^2`` solved by
+    Householder QR of its rows ``sqrt(s_i) [z_i, y_i]`` and ``sqrt(prior_j) e_j`` sorted by decreasing norm,
+    ``R`` the triangular factor (``R^T R = A``). Householder QR with the rows in that order is accurate row by
+    row (Powell and Reid): a row 1e150 times the others leaves their share of the answer intact, where the
+    normal equations ``A m = r`` round it away; ``None`` when ``R`` is singular."""
+    p = Z.shape[1]
+    root = np.sqrt(sw)
+    rows = np.vstack([np.column_stack([root[:, None] * Z, root * y]),
+                      np.column_stack([np.diag(np.sqrt(prior)), np.zeros(p)])[prior > 0]])
+    size = np.abs(rows[:, :p]).max(axis=1)         # the max-norm: it orders the rows as well, and cannot overflow
+    R = scipy.linalg.qr(rows[np.argsort(-size, kind="stable")], mode="r")[0][:p]
+    if not (np.all(np.isfinite(R)) and np.all(R.diagonal() != 0)):
+        return None, None
+    return scipy.linalg.solve_triangular(R[:, :p], R[:, p]), R[:, :p]
+
+
+def _full_rank_by_rows(Z, sw, prior):
+    """Whether the weighted design with the prior's rows has full column rank, judged on its rows scaled to
+    norm 1 and then its columns to norm 1 (scalings that change no rank): condition below 1e6, the limit
+    ``_FINAL_COND = 1e12`` puts on ``A``. Why: a far row makes ``A`` look singular, and ``R``'s diagonal spans
+    the rows' scales, so neither can tell a far row from a duplicated column; the unit rows can."""
+    rows = np.vstack([np.sqrt(sw)[:, None] * Z, np.diag(np.sqrt(prior))[prior > 0]])
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        rows = rows / _power_of_two_scale(np.abs(rows).max(axis=1), normal=True)[:, None]
+        rows = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    rows = rows[np.all(np.isfinite(rows), axis=1)]
+    rows = rows / np.maximum(np.linalg.norm(rows, axis=0), np.finfo(float).tiny)
+    sv = np.linalg.svd(rows, compute_uv=False)
+    return sv.size == Z.shape[1] and sv[-1] > 1e-6 * sv[0]
+
+
 @functools.cache
 def _compiled():
     """``linbook._kernels.online``, imported on first use (``import linbook`` loads no numba) and then kept:
@@ -141,8 +192,9 @@ def _overflow():
 def _lost_definiteness(row):
     return DivergenceError(
         f"RecursiveLeastSquares: the update of sample {row} made P lose positive "
-        "definiteness (the data are too ill-conditioned for the recursion). Cure: scale the "
-        "features X (e.g. StandardScaler) or set prior_precision > 0.")
+        "definiteness (the data are too ill-conditioned for the recursion, or a row is far larger than "
+        "the others). Cure: scale the features X (e.g. StandardScaler), set prior_precision > 0, or call "
+        "fit on all rows (it solves rows far larger than the others by QR).")
 
 
 class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
@@ -172,6 +224,12 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
       The gain ``P x`` is a per-parameter (matrix) step size. A row that would remove nearly all
       of ``P`` along ``x`` (``s x^T P x > 1000``: the cancellation would cost digits) is solved for
       instead.
+
+    Beside a row far larger than the others (weighted squared norms, in the columns' units, spanning more
+    than 1e8: a row 1e4..1e150 times the others, or a weight that large) ``A`` rounds the other rows' share
+    away, so ``fit`` and the first ``partial_fit`` chunk then solve by Householder QR of the rows sorted by
+    norm, and later chunks continue by the recursion from ``P = R^-1 R^-T``. A far row in a first chunk too
+    small to determine the model is not recovered: the warnings and errors then say to call ``fit``.
 
     With a flat prior (``alpha = 0``, or the intercept) ``P_0`` is infinite, so no mean
     exists until ``A`` is invertible ("exact initialisation": no large artificial prior).
@@ -299,7 +357,31 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
                 warnings.warn(f"RecursiveLeastSquares: the design seen so far is too ill-conditioned for the normal "
                               f"equations (cond > {_FINAL_COND:g} with its columns scaled); the mean comes from the "
                               "recursion alone and may have lost digits. Scale the features, bring sample_weight "
-                              "to a narrower range, or set prior_precision > 0.", UserWarning, stacklevel=4)
+                              "to a narrower range, set prior_precision > 0, or, for rows far larger than the "
+                              "others, call fit on all rows (it solves them by QR).", UserWarning, stacklevel=4)
+
+    def _far_rows_solve(self, X, y, sw):
+        """``fit`` on rows whose weighted norms span more than ``_FAR_ROWS`` (a row 1e8..1e150 times the others,
+        or a weight that large): the whole problem by QR of the rows sorted by norm (``_sorted_qr_solve``), then
+        ``P = R^-1 R^-T``, so that ``partial_fit`` continues by the recursion. True: done. False (nothing
+        stored) for ordinary rows, a rank-deficient design or ``A`` overflowing: the normal route then
+        solves, or raises its error.
+
+        Why: ``A = sum s x x^T`` rounds the ordinary rows' share away beside a far row, so every route through
+        ``A`` (a solve, the halves, the recursion) refused a well-posed problem or lost all the digits of the
+        ordinary rows' answer (coefficients 78 % off, a far first row of 1e20)."""
+        Z = self._augment(X)
+        prior = self._A.diagonal().copy()
+        if _row_spread(Z, sw) <= _FAR_ROWS or not _full_rank_by_rows(Z, sw, prior):
+            return False
+        with np.errstate(over="ignore", invalid="ignore"):
+            A, r = self._A + Z.T @ (sw[:, None] * Z), self._r + Z.T @ (sw * y)
+        m, R = _sorted_qr_solve(Z, y, sw, prior)
+        if m is None or not (_finite(A.diagonal()) and _finite(r) and _finite(m)):
+            return False
+        Rinv = scipy.linalg.solve_triangular(R, np.eye(len(m)))
+        self._A, self._r, self._m, self._P, self._factor = A, r, m, Rinv @ Rinv.T, None
+        return True
 
     def _solve_or_halve(self, X, y, sw):
         """No mean yet, a chunk of at least ``2 p`` rows: solve the normal equations with it whole, or, where
@@ -451,9 +533,13 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             f"The design seen so far ({n} sample{'s' if n != 1 else ''}, {p} parameters) is rank deficient or "
             f"too ill-conditioned to solve (cond > {_FINAL_COND:g} with its columns scaled) with {prior}: "
             "fewer independent samples than parameters, a zero column, duplicated columns, sample_weight "
-            "spanning too many orders of magnitude, or features and weights so small that s x^2 underflows. "
-            "Stream more samples, drop the redundant columns, bring sample_weight to a narrower range, scale "
-            f"tiny features up, or {'raise' if alpha > 0 else 'set'} prior_precision{'' if alpha > 0 else ' > 0'}.")
+            "spanning too many orders of magnitude, rows far larger than the others (1e4 times or more: the "
+            "recursion keeps them, but not the rows beside them) when the first chunk alone does not determine "
+            "the model, or features and weights so small that s x^2 underflows. "
+            "Stream more samples, drop the redundant columns, bring sample_weight to a narrower range, pass the "
+            "far rows in a first chunk that determines the model or call fit on all rows (both solve far rows "
+            f"by QR), scale tiny features up, or {'raise' if alpha > 0 else 'set'} prior_precision"
+            f"{'' if alpha > 0 else ' > 0'}.")
 
     @transactional
     def fit(self, X, y, sample_weight=None):
@@ -461,7 +547,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         X, y = validate_chunk(self, X, y, first=True, y_numeric=True)
         sw = check_sample_weight(sample_weight, X, estimator=self)
         self._start(X, y, sw)
-        self._update(X, y - self._y_shift, sw)
+        if not self._far_rows_solve(X, y - self._y_shift, sw):
+            self._update(X, y - self._y_shift, sw)
         self.n_samples_seen_ = X.shape[0]
         self._publish()
         return self
@@ -478,7 +565,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             return self
         if first:
             self._start(X, y, sw)
-        self._update(X, y - self._y_shift, sw)
+        if not (first and self._far_rows_solve(X, y - self._y_shift, sw)):
+            self._update(X, y - self._y_shift, sw)
         self.n_samples_seen_ += X.shape[0]
         self._publish(chunk=True)
         return self
