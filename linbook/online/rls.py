@@ -227,8 +227,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
 
     Beside a row far larger than the others (weighted squared norms, in the columns' units, spanning more
     than 1e8: a row 1e4..1e150 times the others, or a weight that large) ``A`` rounds the other rows' share
-    away, so ``fit`` and the first ``partial_fit`` chunk then solve by Householder QR of the rows sorted by
-    norm, and later chunks continue by the recursion from ``P = R^-1 R^-T``. A far row in a first chunk too
+    away and no mean can be found from it, so the first chunk (``fit``'s rows) is then solved by Householder QR
+    of its rows sorted by norm, and later chunks continue by the recursion from ``P = R^-1 R^-T``. A far row in a first chunk too
     small to determine the model is not recovered: the warnings and errors then say to call ``fit``.
 
     With a flat prior (``alpha = 0``, or the intercept) ``P_0`` is infinite, so no mean
@@ -310,6 +310,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         # no mean m until A is invertible; A and r are always those of the rows seen, and with m either
         # the Cholesky factor of A (after a solve) or P = A^{-1} (after the recursion) is kept
         self._m = self._P = self._factor = None
+        self._fresh = True              # no rows in A yet: a first chunk of far rows can still be solved by QR
         self._ceiling = _NO_CEILING     # diag A below which A is known well conditioned (_estimate_condition)
 
     @staticmethod
@@ -361,16 +362,16 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
                               "others, call fit on all rows (it solves them by QR).", UserWarning, stacklevel=4)
 
     def _far_rows_solve(self, X, y, sw):
-        """``fit`` on rows whose weighted norms span more than ``_FAR_ROWS`` (a row 1e8..1e150 times the others,
-        or a weight that large): the whole problem by QR of the rows sorted by norm (``_sorted_qr_solve``), then
-        ``P = R^-1 R^-T``, so that ``partial_fit`` continues by the recursion. True: done. False (nothing
-        stored) for ordinary rows, a rank-deficient design or ``A`` overflowing: the normal route then
-        solves, or raises its error.
+        """The first chunk, where the normal equations found no mean, on rows whose weighted norms span more than
+        ``_FAR_ROWS`` (a row 1e4..1e150 times the others, or a weight that large): the whole problem by QR of
+        the rows sorted by norm (``_sorted_qr_solve``), then ``P = R^-1 R^-T``, so that later chunks continue
+        by the recursion. True: done. False (nothing stored) for ordinary rows, a rank-deficient design or
+        ``A`` overflowing: the normal route then goes on as before (halves, the recursion, or its error).
 
         Why: ``A = sum s x x^T`` rounds the ordinary rows' share away beside a far row, so every route through
         ``A`` (a solve, the halves, the recursion) refused a well-posed problem or lost all the digits of the
         ordinary rows' answer (coefficients 78 % off, a far first row of 1e20)."""
-        Z = self._augment(X)
+        Z = self._augment(X)    # not the normal route's Z: that one holds sqrt(s) z
         prior = self._A.diagonal().copy()
         if _row_spread(Z, sw) <= _FAR_ROWS or not _full_rank_by_rows(Z, sw, prior):
             return False
@@ -380,7 +381,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         if m is None or not (_finite(A.diagonal()) and _finite(r) and _finite(m)):
             return False
         Rinv = scipy.linalg.solve_triangular(R, np.eye(len(m)))
-        self._A, self._r, self._m, self._P, self._factor = A, r, m, Rinv @ Rinv.T, None
+        self._A, self._r, self._m, self._P, self._factor, self._fresh = A, r, m, Rinv @ Rinv.T, None, False
         return True
 
     def _solve_or_halve(self, X, y, sw):
@@ -421,11 +422,13 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         if outcome == OVERFLOW:
             raise _overflow()
         if outcome == DONE or (outcome == CONDITION_UNKNOWN and self._estimate_condition(A, factor)):
-            self._A, self._r, self._factor, self._P, self._m = A, r, factor, None, m
+            self._A, self._r, self._factor, self._P, self._m, self._fresh = A, r, factor, None, m, False
             return True
         if self._m is not None:
             return False
-        self._A, self._r = A, r                # no mean yet: keep the rows and wait for more
+        if self._fresh and self._far_rows_solve(X, y, sw):
+            return True
+        self._A, self._r, self._fresh = A, r, False    # no mean yet: keep the rows and wait for more
         return True
 
     def _estimate_condition(self, A, factor):
@@ -465,7 +468,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             raise _lost_definiteness(row)
         if outcome == OVERFLOW:
             raise _overflow()
-        self._P, self._m, self._A, self._r, self._factor = P, m, A, r, None
+        self._P, self._m, self._A, self._r, self._factor, self._fresh = P, m, A, r, None, False
         return row
 
     def _covariance_in_shifted_columns(self):
@@ -547,8 +550,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         X, y = validate_chunk(self, X, y, first=True, y_numeric=True)
         sw = check_sample_weight(sample_weight, X, estimator=self)
         self._start(X, y, sw)
-        if not self._far_rows_solve(X, y - self._y_shift, sw):
-            self._update(X, y - self._y_shift, sw)
+        self._update(X, y - self._y_shift, sw)
         self.n_samples_seen_ = X.shape[0]
         self._publish()
         return self
@@ -565,8 +567,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             return self
         if first:
             self._start(X, y, sw)
-        if not (first and self._far_rows_solve(X, y - self._y_shift, sw)):
-            self._update(X, y - self._y_shift, sw)
+        self._update(X, y - self._y_shift, sw)
         self.n_samples_seen_ += X.shape[0]
         self._publish(chunk=True)
         return self
