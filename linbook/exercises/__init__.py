@@ -168,7 +168,7 @@ def close(a, b, tol=None, *, rtol=1e-8, atol=1e-10, scale=None):
     """Does a student's answer ``a`` match the reference ``b``?
 
     True when ``a`` converts to a float array of the same shape as ``b``, is finite, and
-    every entry satisfies
+    every entry satisfies::
 
         |a_i - b_i| <= rtol * |b_i| + atol * scale,
 

@@ -27,7 +27,7 @@ __all__ = ["RecursiveLeastSquares"]
 _SOLVE_COND = 1e8       # A m = r is solved by Cholesky only while cond(A) (columns scaled) is below this
 _FINAL_COND = 1e12      # beyond this at the end of a chunk, with no mean yet, the design is rank deficient
 _GAIN_LIMIT = 1e3       # a row with s x^T P x above this is not put through the recursion (see below)
-_FAR_ROWS = 1e8         # fit solves by QR when the rows' weighted squared norms span more than this (_far_rows_solve)
+_FAR_ROWS = 1e8         # a first chunk A cannot solve goes to QR when its rows' weighted squared norms span more
 _NO_SHIFT = np.zeros(0)     # rls_pass's shift without an intercept
 _NO_CEILING = np.zeros(0)   # no bound on the condition yet (_estimate_condition)
 # up to this many parameters a chunk's solve is one compiled call: 100 rows, one thread, 6 / 65 / 138 us against
@@ -227,9 +227,10 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
 
     Beside a row far larger than the others (weighted squared norms, in the columns' units, spanning more
     than 1e8: a row 1e4..1e150 times the others, or a weight that large) ``A`` rounds the other rows' share
-    away and no mean can be found from it, so the first chunk (``fit``'s rows) is then solved by Householder QR
-    of its rows sorted by norm, and later chunks continue by the recursion from ``P = R^-1 R^-T``. A far row in a first chunk too
-    small to determine the model is not recovered: the warnings and errors then say to call ``fit``.
+    away and no mean can be found from it, so the first chunk (``fit``'s rows) is then solved by Householder
+    QR of its rows sorted by norm, and later chunks continue by the recursion from ``P = R^-1 R^-T``. A far
+    row in a first chunk too small to determine the model is not recovered: the warnings and errors then
+    say to call ``fit``.
 
     With a flat prior (``alpha = 0``, or the intercept) ``P_0`` is infinite, so no mean
     exists until ``A`` is invertible ("exact initialisation": no large artificial prior).
@@ -370,7 +371,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
 
         Why: ``A = sum s x x^T`` rounds the ordinary rows' share away beside a far row, so every route through
         ``A`` (a solve, the halves, the recursion) refused a well-posed problem or lost all the digits of the
-        ordinary rows' answer (coefficients 78 % off, a far first row of 1e20)."""
+        ordinary rows' answer (a stream of rows after a far first row of 1e20: coefficients 78 % off)."""
         Z = self._augment(X)    # not the normal route's Z: that one holds sqrt(s) z
         prior = self._A.diagonal().copy()
         if _row_spread(Z, sw) <= _FAR_ROWS or not _full_rank_by_rows(Z, sw, prior):
