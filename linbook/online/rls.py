@@ -28,6 +28,7 @@ _SOLVE_COND = 1e8       # A m = r is solved by Cholesky only while cond(A) (colu
 _FINAL_COND = 1e12      # beyond this at the end of a chunk, with no mean yet, the design is rank deficient
 _GAIN_LIMIT = 1e3       # a row with s x^T P x above this is not put through the recursion (see below)
 _FAR_ROWS = 1e8         # a first chunk A cannot solve goes to QR when its rows' weighted squared norms span more
+_HOLD_ROWS = 1024    # the first rows kept whole until there is a mean (and at least 2 p rows): _warm_start
 _NO_SHIFT = np.zeros(0)     # rls_pass's shift without an intercept
 _NO_CEILING = np.zeros(0)   # no bound on the condition yet (_estimate_condition)
 # up to this many parameters a chunk's solve is one compiled call: 100 rows, one thread, 6 / 65 / 138 us against
@@ -228,14 +229,14 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     Beside a row far larger than the others (weighted squared norms, in the columns' units, spanning more
     than 1e8: a row 1e4..1e150 times the others, or a weight that large) ``A`` rounds the other rows' share
     away and no mean can be found from it, so the first chunk (``fit``'s rows) is then solved by Householder
-    QR of its rows sorted by norm, and later chunks continue by the recursion from ``P = R^-1 R^-T``. A far
-    row in a first chunk too small to determine the model is not recovered: the warnings and errors then
-    say to call ``fit``.
+    QR of its rows sorted by norm, and later chunks continue by the recursion from ``P = R^-1 R^-T``. A
+    stream's first rows are held and solved together, chunk after chunk, until there is a mean and at least
+    ``2 p`` of them (at most 1024), so a far row among them is treated as in one chunk.
 
     With a flat prior (``alpha = 0``, or the intercept) ``P_0`` is infinite, so no mean
     exists until ``A`` is invertible ("exact initialisation": no large artificial prior).
-    With an intercept the filter runs on ``x - c`` and ``y - c_y``, ``c`` and ``c_y`` the first chunk's
-    weighted column and target medians: the flat prior on ``b`` makes those shifts change only ``b``
+    With an intercept the filter runs on ``x - c`` and ``y - c_y``, ``c`` and ``c_y`` the first rows'
+    (those held, above) weighted column and target medians: the flat prior on ``b`` makes those shifts change only ``b``
     (``b = b_c + c_y - w^T c``); they keep ``A`` well conditioned when a column is offset by 1e8 or
     more, and ``w`` its digits when ``y`` is (``y + 1e12`` cost it 1e-4 before).
     A design that stays rank deficient (too few samples, a constant-zero or an exactly
@@ -312,6 +313,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         # the Cholesky factor of A (after a solve) or P = A^{-1} (after the recursion) is kept
         self._m = self._P = self._factor = None
         self._fresh = True              # no rows in A yet: a first chunk of far rows can still be solved by QR
+        self._held = None               # the first rows, kept whole until there is a mean (_hold)
         self._ceiling = _NO_CEILING     # diag A below which A is known well conditioned (_estimate_condition)
 
     @staticmethod
@@ -566,12 +568,36 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         if sample_weight is not None and not sw.any():
             self.n_samples_seen_ += X.shape[0]
             return self
-        if first:
-            self._start(X, y, sw)
+        seen = (0 if first else self.n_samples_seen_) + X.shape[0]
+        warm = first or self._held is not None
+        if warm:
+            X, y, sw = self._warm_start(X, y, sw)
         self._update(X, y - self._y_shift, sw)
-        self.n_samples_seen_ += X.shape[0]
+        self._held = (X, y, sw) if warm and self._still_warm(len(sw)) else None
+        self.n_samples_seen_ = seen
         self._publish(chunk=True)
         return self
+
+    def _warm_start(self, X, y, sw):
+        """Start again from the prior with the rows held so far and this chunk: ``(X, y, sw)``, all of them.
+
+        Why: the first rows fix the shift ``c`` (their weighted median) and, with no prior, the first mean; a
+        far row among them (1e8..1e150 times the others) then either became the shift, so that every later row
+        ``x - c`` lost its digits to it, or entered ``A`` before the rows that decide the other directions, which
+        it then rounded away: a stream of single rows after a far first row ended 2 %..1e134 times off, or
+        raised DivergenceError. Held until there is a mean and at least ``2 p`` rows, the first rows are solved
+        together each time (by QR where they span far scales: :meth:`_far_rows_solve`), with their median as
+        the shift, as one chunk of them would be."""
+        if getattr(self, "_held", None) is not None:      # (none before the first chunk)
+            X, y, sw = (np.concatenate([held, new]) for held, new in zip(self._held, (X, y, sw)))
+        self._start(X, y, sw)
+        return X, y, sw
+
+    def _still_warm(self, n_rows):
+        """Whether the first ``n_rows`` rows are to be held (``_warm_start`` starts from them): while there is
+        no mean or fewer than ``2 p`` of them, up to ``_HOLD_ROWS``; after that the recursion carries them."""
+        p = len(self._r)
+        return (self._m is None or n_rows < 2 * p) and n_rows <= _HOLD_ROWS
 
     @dask_blocks
     def predict(self, X):
