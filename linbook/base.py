@@ -430,6 +430,32 @@ def encode_labels(y, *, min_classes=2, max_classes=None, model="this model", mor
     return classes, y_index
 
 
+
+def class_index(estimator, y, *, partial_fit=False):
+    """The positions of the labels ``y`` in ``estimator.classes_`` (sorted, as :func:`encode_labels`
+    makes it), or the one error for labels the model does not know.
+
+    Every classifier's methods that take labels after ``fit`` (``log_likelihood``, the NLL's gradient,
+    ``partial_fit``) read them through here, so an unknown label is worded the same everywhere: the
+    model's name, the labels, ``classes_``, and what to do. ``partial_fit=True`` adds the cure of a
+    stream (every class in ``classes`` on the first call). Labels numpy cannot compare with
+    ``classes_`` (strings against numbers) are unknown too.
+    """
+    classes, y = estimator.classes_, np.asarray(y)
+    try:
+        index = np.clip(np.searchsorted(classes, y), 0, classes.size - 1)
+        unknown = classes[index] != y
+    except TypeError:
+        index, unknown = None, np.ones(y.shape, dtype=bool)
+    if np.any(unknown):
+        labels = np.unique(y[unknown].astype(object).astype(str)) if index is None else np.unique(y[unknown])
+        raise ValueError(f"{type(estimator).__name__}: y has labels {labels.tolist()[:10]} not in classes_ "
+                         f"{classes.tolist()} (the classes the model was fitted on). Pass y with labels from "
+                         "classes_" + ("; for a stream, pass every class in `classes` on the first partial_fit "
+                                       "call." if partial_fit else "."))
+    return index
+
+
 # ---------------------------------------------------------------- hyperparameters
 # One scheme, scikit-learn's: each estimator states ``_parameter_constraints`` (a dict
 # ``name: [constraint, ...]``, satisfied when any one holds) and calls :func:`check_params`

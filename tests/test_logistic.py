@@ -283,7 +283,7 @@ def test_bad_input():
     m = LR().fit(X, y)
     with pytest.raises(ValueError, match="features"):
         m.predict(X[:, :2])
-    with pytest.raises(ValueError, match="labels not seen"):
+    with pytest.raises(ValueError, match=r"y has labels \[5, 6\] not in classes_ \[0, 1\]"):
         m.log_likelihood(X, y + 5)
 
 

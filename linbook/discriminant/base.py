@@ -39,7 +39,7 @@ from .._kernels.scores import row_argmax, row_softmax
 from ..base import (ClassifierMixin,  # scikit-learn's, with score's y and sample_weight checked
                     LinbookWarning, all_or_nothing, check_params, check_sample_weight, dask_blocks, encode_labels,
                     is_dask, require_y, validate_fit, validate_predict_missing, weight_spread, without_zero_weight_rows,
-                    _with_advice)
+                    class_index, _with_advice)
 from ..criteria import InformationCriteriaMixin
 from .._kernels.cholesky import equilibrated_cholesky
 from ..gaussian import tiny_pivot
@@ -473,10 +473,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         y = np.asarray(y).ravel()
         if y.size != n_rows:
             raise ValueError(f"X has {n_rows} rows but y has {y.size} labels; they must match")
-        idx = np.clip(np.searchsorted(self.classes_, y), 0, self.classes_.size - 1)
-        if np.any(self.classes_[idx] != y):
-            raise ValueError("y contains labels not seen in fit; pass labels from classes_")
-        return idx
+        return class_index(self, y)
 
     # -------------------------------------------------- per-model primitives
     def _log_density(self, X, exact):  # pragma: no cover - abstract

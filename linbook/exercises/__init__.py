@@ -164,13 +164,31 @@ def _short(value):
     return describe(value).removeprefix("an ").removeprefix("a ").split(" (")[0]
 
 
-def close(a, b, tol=None, *, rtol=1e-8, atol=1e-10):
+def close(a, b, tol=None, *, rtol=1e-8, atol=1e-10, scale=None):
     """Does a student's answer ``a`` match the reference ``b``?
 
-    True when ``a`` converts to a float array of the same shape as ``b``, is finite, and is
-    ``allclose`` to ``b``; ``tol`` sets ``rtol`` and ``atol`` together. Otherwise a falsy
-    value that says what differs (used in the printed hint): a non-numeric answer, a wrong
-    shape or a NaN gives a failed property, never an exception.
+    True when ``a`` converts to a float array of the same shape as ``b``, is finite, and
+    every entry satisfies::
+
+        |a_i - b_i| <= rtol * |b_i| + atol * scale,
+
+    ``scale`` being the reference's own scale: by default the largest ``|b_i|`` (1 when ``b``
+    is all zero). ``tol`` sets ``rtol`` and ``atol`` together. Otherwise a falsy value that
+    says what differs (used in the printed hint): a non-numeric answer, a wrong shape or a
+    NaN gives a failed property, never an exception.
+
+    Why this rule: the absolute part ``atol`` exists to accept rounding noise in entries that
+    cancel to (nearly) zero, and that noise is a fraction of the size of the numbers the
+    array was computed from, not an absolute amount. An absolute ``atol`` accepted any answer
+    for a reference of 1e-12 and rejected correct answers for references of 1e20 whose small
+    entries carry rounding noise of order 1e4. Measured against the array's largest entry,
+    the verdict is the same at every scale: ``close(c a, c b) == close(a, b)`` for any
+    ``c > 0``. The scale is per array, not per entry, because one formula computes the whole
+    array from the same inputs; an entry 1e-15 times the largest is therefore judged only to
+    about ``atol`` times the largest. A check whose entries are separate quantities passes
+    ``scale`` (a number, or an array broadcasting to ``b``; ``scale=np.abs(b)`` judges every
+    entry relative to itself), and a check whose reference is exactly zero but comes from
+    numbers far from 1 passes their size as ``scale``.
     """
     if tol is not None:
         rtol = atol = tol
@@ -185,7 +203,21 @@ def close(a, b, tol=None, *, rtol=1e-8, atol=1e-10):
         return _Mismatch(f"got shape {arr.shape} where {b.shape} is expected")
     if not np.all(np.isfinite(arr)):
         return _Mismatch("got NaN or inf")
-    return bool(np.allclose(arr, b, rtol=rtol, atol=atol))
+    if scale is None:
+        scale = _reference_scale(b)
+    bound = rtol * np.abs(b) + atol * np.asarray(scale, dtype=float)
+    # The difference of two finite numbers near the largest float overflows; halves do not.
+    return bool(np.all(np.abs(arr / 2 - b / 2) <= bound / 2))
+
+
+def _reference_scale(b):
+    """The size of the reference: its largest ``|entry|``, or 1 for an all-zero (or empty) one.
+
+    An all-zero reference has no size of its own, so rounding noise is then measured in
+    absolute terms, as numpy's ``allclose`` does.
+    """
+    largest = float(np.max(np.abs(b), initial=0.0))
+    return largest if largest > 0 else 1.0
 
 
 def has_shape(value, shape):

@@ -28,6 +28,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .._kernels.hessian import binary_pass
 from ..base import (ClassifierMixin,  # scikit-learn's, with score's y and sample_weight checked
                     NON_NEGATIVE, POSITIVE_INT, Interval, StrOptions, _with_advice, check_finite_fit,
+                    class_index,
                     check_params, check_sample_weight, dask_blocks, encode_labels, label_type, require_weighted_classes,
                     require_y,
                     validate_fit, validate_predict)
@@ -187,12 +188,7 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         return np.exp(self.predict_log_proba(X))
 
     def _y_index(self, y):
-        y = np.asarray(y)
-        pos = np.clip(np.searchsorted(self.classes_, y), 0, self.classes_.size - 1)
-        if not np.all(self.classes_[pos] == y):
-            raise ValueError(f"y has labels not seen in fit; the model knows {self.classes_.tolist()}. "
-                             "Pass y with labels from classes_.")
-        return pos
+        return class_index(self, y)
 
     def log_likelihood(self, X, y):
         """Summed log-likelihood ``sum_i log p(y_i | x_i)`` in nats (penalty not included)."""

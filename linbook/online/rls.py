@@ -9,6 +9,7 @@ import functools
 import warnings
 
 import numpy as np
+import scipy.linalg
 from scipy.linalg import lapack
 from sklearn.base import BaseEstimator
 from .._predictor import finite_scores, linear_predictor
@@ -18,6 +19,7 @@ from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, _finite
                     check_sample_weight, dask_blocks, predict_input, renamed_param)
 from .._kernels.cholesky import cholesky_known_conditioned, equilibrated_cholesky, equilibrated_solve
 from .._kernels.threads import blas_threads_for_one_call
+from ..numerics import _power_of_two_scale
 from ._stream import chunk_sample_weight, numpy_pass, transactional, validate_chunk
 
 __all__ = ["RecursiveLeastSquares"]
@@ -25,6 +27,8 @@ __all__ = ["RecursiveLeastSquares"]
 _SOLVE_COND = 1e8       # A m = r is solved by Cholesky only while cond(A) (columns scaled) is below this
 _FINAL_COND = 1e12      # beyond this at the end of a chunk, with no mean yet, the design is rank deficient
 _GAIN_LIMIT = 1e3       # a row with s x^T P x above this is not put through the recursion (see below)
+_FAR_ROWS = 1e8         # a first chunk A cannot solve goes to QR when its rows' weighted squared norms span more
+_HOLD_ROWS = 1024    # the first rows kept whole until there is a mean (and at least 2 p rows): _warm_start
 _NO_SHIFT = np.zeros(0)     # rls_pass's shift without an intercept
 _NO_CEILING = np.zeros(0)   # no bound on the condition yet (_estimate_condition)
 # up to this many parameters a chunk's solve is one compiled call: 100 rows, one thread, 6 / 65 / 138 us against
@@ -124,6 +128,54 @@ def _normal_equations(A, r, Z, y, sw, ceiling):
     return A, r, factor, equilibrated_solve(factor, r), DONE if bounded else CONDITION_UNKNOWN
 
 
+def _row_spread(Z, sw):
+    """The ratio of the largest to the smallest ``s_i ||z_i / c||^2`` over the rows of weight and norm above 0,
+    ``c`` the columns' median ``|entry|`` (their largest where that is 0; a power of two).
+
+    Why: ``A = sum s z z^T`` holds a row's share only to the rounding of the largest share, so rows whose shares
+    span more than ~1e8 lose digits in ``A``, and beyond 1e16 they are lost whatever the route. The column units
+    make a column of large numbers no far row; the median makes a far row no unit."""
+    mag = np.abs(Z)
+    unit = np.median(mag, axis=0)
+    unit = _power_of_two_scale(np.where(unit > 0, unit, mag.max(axis=0, initial=0.0)), normal=True)
+    with np.errstate(over="ignore", under="ignore"):
+        q = sw * np.einsum("ij,ij->i", Z / unit, Z / unit)
+    q = q[(q > 0) & np.isfinite(q)]
+    return q.max() / q.min() if q.size > 1 else 1.0
+
+
+def _sorted_qr_solve(Z, y, sw, prior):
+    """``(m, R)``: the weighted ridge problem ``min sum s_i (y_i - z_i^T m)^2 + sum_j prior_j m_j^2`` solved by
+    Householder QR of its rows ``sqrt(s_i) [z_i, y_i]`` and ``sqrt(prior_j) e_j`` sorted by decreasing norm,
+    ``R`` the triangular factor (``R^T R = A``). Householder QR with the rows in that order is accurate row by
+    row (Powell and Reid): a row 1e150 times the others leaves their share of the answer intact, where the
+    normal equations ``A m = r`` round it away; ``None`` when ``R`` is singular."""
+    p = Z.shape[1]
+    root = np.sqrt(sw)
+    rows = np.vstack([np.column_stack([root[:, None] * Z, root * y]),
+                      np.column_stack([np.diag(np.sqrt(prior)), np.zeros(p)])[prior > 0]])
+    size = np.abs(rows[:, :p]).max(axis=1)         # the max-norm: it orders the rows as well, and cannot overflow
+    R = scipy.linalg.qr(rows[np.argsort(-size, kind="stable")], mode="r")[0][:p]
+    if not (np.all(np.isfinite(R)) and np.all(R.diagonal() != 0)):
+        return None, None
+    return scipy.linalg.solve_triangular(R[:, :p], R[:, p]), R[:, :p]
+
+
+def _full_rank_by_rows(Z, sw, prior):
+    """Whether the weighted design with the prior's rows has full column rank, judged on its rows scaled to
+    norm 1 and then its columns to norm 1 (scalings that change no rank): condition below 1e6, the limit
+    ``_FINAL_COND = 1e12`` puts on ``A``. Why: a far row makes ``A`` look singular, and ``R``'s diagonal spans
+    the rows' scales, so neither can tell a far row from a duplicated column; the unit rows can."""
+    rows = np.vstack([np.sqrt(sw)[:, None] * Z, np.diag(np.sqrt(prior))[prior > 0]])
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        rows = rows / _power_of_two_scale(np.abs(rows).max(axis=1), normal=True)[:, None]
+        rows = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    rows = rows[np.all(np.isfinite(rows), axis=1)]
+    rows = rows / np.maximum(np.linalg.norm(rows, axis=0), np.finfo(float).tiny)
+    sv = np.linalg.svd(rows, compute_uv=False)
+    return sv.size == Z.shape[1] and sv[-1] > 1e-6 * sv[0]
+
+
 @functools.cache
 def _compiled():
     """``linbook._kernels.online``, imported on first use (``import linbook`` loads no numba) and then kept:
@@ -141,8 +193,9 @@ def _overflow():
 def _lost_definiteness(row):
     return DivergenceError(
         f"RecursiveLeastSquares: the update of sample {row} made P lose positive "
-        "definiteness (the data are too ill-conditioned for the recursion). Cure: scale the "
-        "features X (e.g. StandardScaler) or set prior_precision > 0.")
+        "definiteness (the data are too ill-conditioned for the recursion, or a row is far larger than "
+        "the others). Cure: scale the features X (e.g. StandardScaler), set prior_precision > 0, or call "
+        "fit on all rows (it solves rows far larger than the others by QR).")
 
 
 class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
@@ -173,10 +226,17 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
       of ``P`` along ``x`` (``s x^T P x > 1000``: the cancellation would cost digits) is solved for
       instead.
 
+    Beside a row far larger than the others (weighted squared norms, in the columns' units, spanning more
+    than 1e8: a row 1e4..1e150 times the others, or a weight that large) ``A`` rounds the other rows' share
+    away and no mean can be found from it, so the first chunk (``fit``'s rows) is then solved by Householder
+    QR of its rows sorted by norm, and later chunks continue by the recursion from ``P = R^-1 R^-T``. A
+    stream's first rows are held and solved together, chunk after chunk, until there is a mean and at least
+    ``2 p`` of them (at most 1024), so a far row among them is treated as in one chunk.
+
     With a flat prior (``alpha = 0``, or the intercept) ``P_0`` is infinite, so no mean
     exists until ``A`` is invertible ("exact initialisation": no large artificial prior).
-    With an intercept the filter runs on ``x - c`` and ``y - c_y``, ``c`` and ``c_y`` the first chunk's
-    weighted column and target medians: the flat prior on ``b`` makes those shifts change only ``b``
+    With an intercept the filter runs on ``x - c`` and ``y - c_y``, ``c`` and ``c_y`` the first rows'
+    (those held, above) weighted column and target medians: the flat prior on ``b`` makes those shifts change only ``b``
     (``b = b_c + c_y - w^T c``); they keep ``A`` well conditioned when a column is offset by 1e8 or
     more, and ``w`` its digits when ``y`` is (``y + 1e12`` cost it 1e-4 before).
     A design that stays rank deficient (too few samples, a constant-zero or an exactly
@@ -252,6 +312,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         # no mean m until A is invertible; A and r are always those of the rows seen, and with m either
         # the Cholesky factor of A (after a solve) or P = A^{-1} (after the recursion) is kept
         self._m = self._P = self._factor = None
+        self._fresh = True              # no rows in A yet: a first chunk of far rows can still be solved by QR
+        self._held = None               # the first rows, kept whole until there is a mean (_hold)
         self._ceiling = _NO_CEILING     # diag A below which A is known well conditioned (_estimate_condition)
 
     @staticmethod
@@ -299,7 +361,31 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
                 warnings.warn(f"RecursiveLeastSquares: the design seen so far is too ill-conditioned for the normal "
                               f"equations (cond > {_FINAL_COND:g} with its columns scaled); the mean comes from the "
                               "recursion alone and may have lost digits. Scale the features, bring sample_weight "
-                              "to a narrower range, or set prior_precision > 0.", UserWarning, stacklevel=4)
+                              "to a narrower range, set prior_precision > 0, or, for rows far larger than the "
+                              "others, call fit on all rows (it solves them by QR).", UserWarning, stacklevel=4)
+
+    def _far_rows_solve(self, X, y, sw):
+        """The first chunk, where the normal equations found no mean, on rows whose weighted norms span more than
+        ``_FAR_ROWS`` (a row 1e4..1e150 times the others, or a weight that large): the whole problem by QR of
+        the rows sorted by norm (``_sorted_qr_solve``), then ``P = R^-1 R^-T``, so that later chunks continue
+        by the recursion. True: done. False (nothing stored) for ordinary rows, a rank-deficient design or
+        ``A`` overflowing: the normal route then goes on as before (halves, the recursion, or its error).
+
+        Why: ``A = sum s x x^T`` rounds the ordinary rows' share away beside a far row, so every route through
+        ``A`` (a solve, the halves, the recursion) refused a well-posed problem or lost all the digits of the
+        ordinary rows' answer (a stream of rows after a far first row of 1e20: coefficients 78 % off)."""
+        Z = self._augment(X)    # not the normal route's Z: that one holds sqrt(s) z
+        prior = self._A.diagonal().copy()
+        if _row_spread(Z, sw) <= _FAR_ROWS or not _full_rank_by_rows(Z, sw, prior):
+            return False
+        with np.errstate(over="ignore", invalid="ignore"):
+            A, r = self._A + Z.T @ (sw[:, None] * Z), self._r + Z.T @ (sw * y)
+        m, R = _sorted_qr_solve(Z, y, sw, prior)
+        if m is None or not (_finite(A.diagonal()) and _finite(r) and _finite(m)):
+            return False
+        Rinv = scipy.linalg.solve_triangular(R, np.eye(len(m)))
+        self._A, self._r, self._m, self._P, self._factor, self._fresh = A, r, m, Rinv @ Rinv.T, None, False
+        return True
 
     def _solve_or_halve(self, X, y, sw):
         """No mean yet, a chunk of at least ``2 p`` rows: solve the normal equations with it whole, or, where
@@ -339,11 +425,13 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         if outcome == OVERFLOW:
             raise _overflow()
         if outcome == DONE or (outcome == CONDITION_UNKNOWN and self._estimate_condition(A, factor)):
-            self._A, self._r, self._factor, self._P, self._m = A, r, factor, None, m
+            self._A, self._r, self._factor, self._P, self._m, self._fresh = A, r, factor, None, m, False
             return True
         if self._m is not None:
             return False
-        self._A, self._r = A, r                # no mean yet: keep the rows and wait for more
+        if self._fresh and self._far_rows_solve(X, y, sw):
+            return True
+        self._A, self._r, self._fresh = A, r, False    # no mean yet: keep the rows and wait for more
         return True
 
     def _estimate_condition(self, A, factor):
@@ -383,7 +471,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             raise _lost_definiteness(row)
         if outcome == OVERFLOW:
             raise _overflow()
-        self._P, self._m, self._A, self._r, self._factor = P, m, A, r, None
+        self._P, self._m, self._A, self._r, self._factor, self._fresh = P, m, A, r, None, False
         return row
 
     def _covariance_in_shifted_columns(self):
@@ -451,9 +539,13 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             f"The design seen so far ({n} sample{'s' if n != 1 else ''}, {p} parameters) is rank deficient or "
             f"too ill-conditioned to solve (cond > {_FINAL_COND:g} with its columns scaled) with {prior}: "
             "fewer independent samples than parameters, a zero column, duplicated columns, sample_weight "
-            "spanning too many orders of magnitude, or features and weights so small that s x^2 underflows. "
-            "Stream more samples, drop the redundant columns, bring sample_weight to a narrower range, scale "
-            f"tiny features up, or {'raise' if alpha > 0 else 'set'} prior_precision{'' if alpha > 0 else ' > 0'}.")
+            "spanning too many orders of magnitude, rows far larger than the others (1e4 times or more: the "
+            "recursion keeps them, but not the rows beside them) when the first chunk alone does not determine "
+            "the model, or features and weights so small that s x^2 underflows. "
+            "Stream more samples, drop the redundant columns, bring sample_weight to a narrower range, pass the "
+            "far rows in a first chunk that determines the model or call fit on all rows (both solve far rows "
+            f"by QR), scale tiny features up, or {'raise' if alpha > 0 else 'set'} prior_precision"
+            f"{'' if alpha > 0 else ' > 0'}.")
 
     @transactional
     def fit(self, X, y, sample_weight=None):
@@ -476,12 +568,36 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         if sample_weight is not None and not sw.any():
             self.n_samples_seen_ += X.shape[0]
             return self
-        if first:
-            self._start(X, y, sw)
+        seen = (0 if first else self.n_samples_seen_) + X.shape[0]
+        warm = first or self._held is not None
+        if warm:
+            X, y, sw = self._warm_start(X, y, sw)
         self._update(X, y - self._y_shift, sw)
-        self.n_samples_seen_ += X.shape[0]
+        self._held = (X, y, sw) if warm and self._still_warm(len(sw)) else None
+        self.n_samples_seen_ = seen
         self._publish(chunk=True)
         return self
+
+    def _warm_start(self, X, y, sw):
+        """Start again from the prior with the rows held so far and this chunk: ``(X, y, sw)``, all of them.
+
+        Why: the first rows fix the shift ``c`` (their weighted median) and, with no prior, the first mean; a
+        far row among them (1e8..1e150 times the others) then either became the shift, so that every later row
+        ``x - c`` lost its digits to it, or entered ``A`` before the rows that decide the other directions, which
+        it then rounded away: a stream of single rows after a far first row ended 2 %..1e134 times off, or
+        raised DivergenceError. Held until there is a mean and at least ``2 p`` rows, the first rows are solved
+        together each time (by QR where they span far scales: :meth:`_far_rows_solve`), with their median as
+        the shift, as one chunk of them would be."""
+        if getattr(self, "_held", None) is not None:      # (none before the first chunk)
+            X, y, sw = (np.concatenate([held, new]) for held, new in zip(self._held, (X, y, sw)))
+        self._start(X, y, sw)
+        return X, y, sw
+
+    def _still_warm(self, n_rows):
+        """Whether the first ``n_rows`` rows are to be held (``_warm_start`` starts from them): while there is
+        no mean or fewer than ``2 p`` of them, up to ``_HOLD_ROWS``; after that the recursion carries them."""
+        p = len(self._r)
+        return (self._m is None or n_rows < 2 * p) and n_rows <= _HOLD_ROWS
 
     @dask_blocks
     def predict(self, X):

@@ -20,7 +20,7 @@ from sklearn.utils import metadata_routing
 from sklearn.utils.metaestimators import available_if
 
 from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, as_rng, check_params,
-                    dask_blocks, encode_labels, predict_input, renamed_param,
+                    class_index, dask_blocks, encode_labels, predict_input, renamed_param,
                     require_weighted_classes, without_zero_weight_rows)
 from .._kernels.scores import row_argmax
 from .._kernels.sgd_python import MAX_FEATURES, RESIDUALS, sgd_epoch_list
@@ -503,13 +503,7 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
 
     def _codes(self, y):
         """Class codes 0..K-1 of ``y`` as floats (the kernels' targets)."""
-        codes = np.clip(np.searchsorted(self.classes_, y), 0, self.classes_.size - 1)
-        bad = self.classes_[codes] != y
-        if np.any(bad):
-            raise ValueError(f"y contains labels {np.unique(y[bad]).tolist()[:10]} that are not in classes "
-                             f"{self.classes_.tolist()}; pass every class in `classes` on the first "
-                             "partial_fit call.")
-        return codes.astype(np.float64)
+        return class_index(self, y, partial_fit=True).astype(np.float64)
 
     @transactional
     def fit(self, X, y, sample_weight=None):

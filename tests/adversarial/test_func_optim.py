@@ -62,11 +62,45 @@ def test_levenberg_marquardt_does_not_take_an_underflowed_objective_for_an_exact
         np.testing.assert_allclose(res.x, xstar, rtol=1e-6, atol=1e-6 * np.max(np.abs(xstar)))
 
 
-@pytest.mark.xfail(strict=True, reason="levenberg_marquardt's damping lam I is absolute (lam0=1e-3, as the chapter "
-                   "writes it): with J'J near 1e-150 every damped step is below f's rounding and the run stops "
-                   "(honestly, converged=False) at x0; a damping relative to J'J would change chapter 5's runs")
 def test_levenberg_marquardt_at_a_tiny_jacobian_scale():
     residual, jac, xstar = _linear_residual(0, 1e-75, 1.0)
     res = optim.levenberg_marquardt(residual, np.zeros(3), jac)
     assert res.converged
     np.testing.assert_allclose(res.x, xstar, rtol=1e-6)
+
+
+JAC_SCALES = [1e-150, 1e-75, 1e-20, 1e-3, 1.0, 1e3, 1e20, 1e75, 1e150]
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("js", JAC_SCALES, ids=lambda s: f"J{s:g}")
+def test_levenberg_marquardt_solves_a_linear_least_squares_problem_at_every_jacobian_scale(js, seed):
+    """Before, the damping lam I was absolute (lam0 = 1e-3, floor 1e-15, cap 1e16): beside J'J near 1e-40 or
+    below every step was below rounding, and the run stopped at x0 (converged=False)."""
+    residual, jac, xstar = _linear_residual(seed, js, 1.0)
+    res = optim.levenberg_marquardt(residual, np.zeros(3), jac)
+    assert res.converged, res.message
+    np.testing.assert_allclose(res.x, xstar, rtol=1e-6)
+
+
+def _scaled_rosenbrock(s):
+    """``s r(x)`` with ``r`` Rosenbrock's residual (``||r||^2 / 2 = rosen(x)``): the minimiser (1, 1) at any ``s``."""
+    def residual(p):
+        return s * np.array([np.sqrt(200) * (p[1] - p[0] ** 2), np.sqrt(2) * (1 - p[0])])
+
+    def jac(p):
+        return s * np.array([[-2 * np.sqrt(200) * p[0], np.sqrt(200)], [-np.sqrt(2), 0.0]])
+
+    return residual, jac
+
+
+@pytest.mark.parametrize("js", JAC_SCALES, ids=lambda s: f"J{s:g}")
+@pytest.mark.parametrize("x0", [(-1.2, 1.0), (2.0, -1.0), (0.0, 3.0)], ids=["x0a", "x0b", "x0c"])
+def test_levenberg_marquardt_reaches_the_rosenbrock_minimum_at_every_residual_scale(js, x0):
+    """A nonlinear problem needs the damping: before, beside J'J of 1e40 or more the largest lam (1e16) left
+    the Gauss-Newton step undamped, it raised f, and the run stopped at x0 ("no decrease possible") -- already
+    at a residual scale of 1e20."""
+    residual, jac = _scaled_rosenbrock(js)
+    res = optim.levenberg_marquardt(residual, np.array(x0), jac)
+    assert res.converged, res.message
+    np.testing.assert_allclose(res.x, [1.0, 1.0], rtol=1e-7)
