@@ -9,8 +9,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
-from ..base import (DivergenceError, _plain_input, _with_advice, all_or_nothing, check_sample_weight, is_dask, require_y,
-                    validate_fit)
+from ..base import (DivergenceError, _numeric_y, _plain_input, _with_advice, all_or_nothing, check_sample_weight, is_dask,
+                    require_y, validate_fit)
 # the process's budget of numpy steps before the compiled loops load (shared with the lasso's sweeps)
 from .._kernels.numpy_budget import NUMPY_STEPS, numpy_fit, numpy_pass, numpy_steps_left  # noqa: F401
 from .._kernels.threads import fit_blas_threads
@@ -71,7 +71,7 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
                 X, y = _sk_validate_data(est, X, y, reset=False, dtype=np.float64, accept_sparse=sparse,
                                          y_numeric=y_numeric)
         if y_numeric:
-            y = np.asarray(y, dtype=np.float64)
+            y = _numeric_y(est, y)
     if sp.issparse(X):
         from .._kernels.csr import summed_csr
         X = summed_csr(sp.csr_matrix(X))        # duplicates summed: the answer of canonical X

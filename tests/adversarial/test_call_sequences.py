@@ -125,3 +125,31 @@ def test_rls_covariance_reads_a_checked_noise_variance():
     assert_clear_error(info.value, ("noise_variance",))
     model.set_params(noise_variance=2.5)
     np.testing.assert_array_equal(model.covariance_, 2.5 * model.P_)
+
+
+# ------------------------------------------------------------------ a failing refit or chunk: y of strings
+def _regressors():
+    from sklearn.utils import get_tags
+
+    from .harness import public_estimators
+
+    return [cls for cls in public_estimators() if get_tags(cls()).estimator_type == "regressor"]
+
+
+@pytest.mark.parametrize("cls", _regressors(), ids=lambda cls: cls.__name__)
+def test_regression_on_string_targets_names_y_and_keeps_the_fit(cls):
+    """A refit (and a later partial_fit chunk) with y of strings: numpy's "could not convert string to
+    float" named neither y nor what to do; the error now does, and the previous fit is kept."""
+    X, y, _ = _data()
+    est = cls(lam=0.1) if cls.__name__ == "Lasso" else cls()
+    labels = np.where(y > 0, "high", "low")
+    calls = [est.fit] + ([est.partial_fit] if hasattr(est, "partial_fit") else [])
+    for call in calls:
+        model = clone(est).fit(X, y)
+        before, expected = copy.deepcopy(vars(model)), model.predict(X)
+        with pytest.raises(ValueError) as info:
+            getattr(model, call.__name__)(X, labels)
+        assert_clear_error(info.value, ("y",))
+        assert "numeric" in str(info.value)
+        _assert_same_state(before, vars(model))
+        np.testing.assert_array_equal(model.predict(X), expected)
