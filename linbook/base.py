@@ -231,8 +231,19 @@ def validate_fit(estimator, X, y=None, *, y_numeric=False, accept_sparse=False, 
                                  y_numeric=y_numeric, ensure_min_samples=min_samples,
                                  ensure_all_finite=finite)
     if y_numeric:
-        y = np.asarray(y, dtype=np.float64)
+        y = _numeric_y(estimator, y)
     return X, y
+
+
+def _numeric_y(estimator, y):
+    """``y`` as float64 for a regression; for labels that are not numbers (strings), the error saying so:
+    numpy's "could not convert string to float" named neither y nor what to do."""
+    try:
+        return np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        kind = f"dtype {np.asarray(y).dtype}"
+        raise ValueError(f"{type(estimator).__name__}: y must be numeric for a regression; got {kind}. Use a "
+                         "classifier for class labels, or convert y to numbers.") from None
 
 
 def check_sample_weight(sample_weight, X, *, estimator=None):

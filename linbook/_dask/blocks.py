@@ -22,7 +22,7 @@ import numpy as np
 
 from .._kernels.scatter import column_range
 
-__all__ = ["Blocks", "Summary", "row_blocks", "summarise", "map_reduce", "map_method", "tree_sum"]
+__all__ = ["Blocks", "Summary", "check_block_lengths", "row_blocks", "summarise", "map_reduce", "map_method", "tree_sum"]
 
 # Blocks' results are added FAN_IN at a time, in a tree of tasks on the workers: no worker
 # (and not the client) ever holds more than FAN_IN partial sums of size O(D^2 x classes).
@@ -187,9 +187,10 @@ class Summary:
         return np.sqrt(self.m2 / self.sw)
 
 
-def _summarise_block(Xb, yb, swb, index, model, labels_needed, allow_nan):
-    Xb = np.asarray(Xb, dtype=np.float64)
-    n = Xb.shape[0]
+def check_block_lengths(Xb, yb, swb, index, model):
+    """Blocks of unknown sizes are paired one to one (``row_blocks``): say so when a pair's lengths differ,
+    naming the cure, rather than letting the block's own validation report samples that do not match."""
+    n = np.shape(Xb)[0]
     if yb is not None and np.shape(yb)[0] != n:
         raise ValueError(f"{model}: row block {index} of X has {n} rows but the matching block of y has "
                          f"{np.shape(yb)[0]}. Pass X and y split into the same row blocks: call "
@@ -198,6 +199,12 @@ def _summarise_block(Xb, yb, swb, index, model, labels_needed, allow_nan):
         raise ValueError(f"{model}: row block {index} of X has {n} rows but the matching block of "
                          f"sample_weight has {np.shape(swb)[0]}. Pass one sample_weight per row of X, split as X "
                          "(call compute_chunk_sizes() on both).")
+
+
+def _summarise_block(Xb, yb, swb, index, model, labels_needed, allow_nan):
+    check_block_lengths(Xb, yb, swb, index, model)
+    Xb = np.asarray(Xb, dtype=np.float64)
+    n = Xb.shape[0]
     if n and not (np.isfinite(Xb.max()) and np.isfinite(Xb.min())) and not (allow_nan and not np.isinf(Xb).any()):
         bad = "infinity" if np.isinf(Xb).any() else "NaN"
         raise ValueError(f"{model}: X contains {bad} (in row block {index}). Remove or impute the missing "

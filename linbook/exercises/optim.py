@@ -20,6 +20,14 @@ def _spd(rng, d):
     return A @ A.T + d * np.eye(d)
 
 
+def _halving_step(f, g, x, d, c1=1e-4):
+    """The step the exercise asks for: the first of t = 1, 1/2, 1/4, ... that satisfies Armijo."""
+    t, fx, slope = 1.0, f(x), g(x) @ d
+    while f(x + t * d) > fx + c1 * t * slope:
+        t *= 0.5
+    return t
+
+
 @exercise("optim.backtracking", "Armijo backtracking line search",
           returns="a step size t (one number in (0, 1])")
 def _check_backtracking(fn):
@@ -30,16 +38,20 @@ def _check_backtracking(fn):
         return np.array([2 * x[0] * (x[0] ** 2 - x[1]) + x[0] - 1, -(x[0] ** 2 - x[1])])
 
     rng = np.random.default_rng(0)
-    ok_armijo, ok_max = True, True
+    ok_armijo, ok_max, ok_first = True, True, True
     for _ in range(20):
         x = rng.normal(size=2) * 2
         d = -g(x)
         t = float(fn(f, g, x, d))
         ok_armijo &= f(x + t * d) <= f(x) + 1e-4 * t * g(x) @ d + 1e-12
         ok_max &= 0 < t <= 1.0
+        # any smaller step also satisfies Armijo here: only the halving sequence pins t down
+        ok_first &= t == _halving_step(f, g, x, d)
     yield Property("returned step satisfies the Armijo condition (c1 = 1e-4)", bool(ok_armijo),
                    "halve t until the sufficient-decrease (Armijo) condition holds")
     yield Property("step is in (0, 1]", bool(ok_max), "start from t = 1 and only shrink")
+    yield Property("is the first of t = 1, 1/2, 1/4, ... that satisfies Armijo", bool(ok_first),
+                   "test t = 1 first, halve t only while the condition fails, and return the first t that passes")
     # f(x + d) < f(x) but not by the Armijo margin: a plain "any decrease" test accepts t = 1
     f1 = lambda x: 0.5 * float(x @ x)   # noqa: E731
     g1 = lambda x: np.asarray(x, float)   # noqa: E731
@@ -48,12 +60,9 @@ def _check_backtracking(fn):
     yield Property("rejects a step that decreases f by less than c1 t g'd",
                    f1(x1 + t * np.array([-1.9999])) <= 0.5 - 1e-4 * t * 1.9999 and t < 1.0,
                    "a mere decrease f(x + t d) < f(x) is not enough")
-    x = np.array([1.0, 1.0]) + 1e-3
-    d = -g(x)
-    t = float(fn(f, g, x, d))
-    yield Property("accepts the full step t = 1 when it already satisfies Armijo",
-                   t == 1.0 if f(x + d) <= f(x) + 1e-4 * g(x) @ d else True,
-                   "test t = 1 first")
+    # the Newton direction of a quadratic: t = 1 reaches the minimum, f drops from 0.5 to 0 > 1e-4
+    t = float(fn(f1, g1, np.array([1.0, -2.0]), np.array([-1.0, 2.0])))
+    yield Property("accepts the full step t = 1 when it already satisfies Armijo", t == 1.0, "test t = 1 first")
 
 
 @exercise("optim.bfgs-update-h", "BFGS update of the inverse Hessian",

@@ -23,14 +23,49 @@ import dask
 import numpy as np
 from sklearn.base import clone
 
-from .._dask.blocks import row_blocks
+from .._dask.blocks import check_block_lengths, row_blocks
 
 __all__ = ["stream"]
 
 
-def _partial_fit_block(model, Xb, yb, swb, kwargs, names):
+def _all_zero(sample_weight):
+    """True when every weight of a block is 0 (NaN counts as non-zero, so ``partial_fit`` refuses it)."""
+    try:
+        return not np.any(np.asarray(sample_weight, dtype=np.float64))
+    except (TypeError, ValueError):
+        return False                 # not numbers: partial_fit says so
+
+
+def _stack(first, second):
+    """Two consecutive row blocks ``(X, y, sample_weight)`` as one."""
+    import scipy.sparse as sp
+
+    return tuple(None if a is None else sp.vstack([a, b]).tocsr() if sp.issparse(a) else np.concatenate([a, b])
+                 for a, b in zip(first, second))
+
+
+def _partial_fit_block(carry, Xb, yb, swb, index, kwargs, names):
+    """``partial_fit`` on one block; ``carry`` is ``(model, held)``.
+
+    A stream cannot start from rows that all weigh 0 (there is nothing to centre or scale by), but
+    inside a fit, or a dask collection whose first block happens to hold them, those rows are valid
+    and count for nothing. So the blocks of weight 0 met before the model has started are held and
+    read together with the next block (``partial_fit`` drops their weight or counts them as seen,
+    exactly as it does for such rows inside one chunk); :func:`_finish` reports the stream whose
+    every weight is 0.
+    """
+    model, held = carry
+    check_block_lengths(Xb, yb, swb, index, type(model).__name__)
     if np.shape(Xb)[0] == 0:                 # an empty block (a filtered array) is no chunk
-        return model
+        return carry
+    if held is not None:
+        Xb, yb, swb = _stack(held, (Xb, yb, swb))
+    if swb is not None and not hasattr(model, "n_features_in_") and _all_zero(swb):
+        return model, (Xb, yb, swb)
+    return _read(model, Xb, yb, swb, kwargs, names), None
+
+
+def _read(model, Xb, yb, swb, kwargs, names):
     if names is not None:
         import pandas as pd
 
@@ -39,6 +74,12 @@ def _partial_fit_block(model, Xb, yb, swb, kwargs, names):
         kwargs = dict(kwargs, sample_weight=swb)
     model.partial_fit(Xb, yb, **kwargs)
     return model
+
+
+def _finish(carry, kwargs, names):
+    """The model after the last block; blocks still held all weigh 0, which ``partial_fit`` refuses clearly."""
+    model, held = carry
+    return model if held is None else _read(model, *held, kwargs, names)
 
 
 def stream(est, method, X, y=None, sample_weight=None, **kwargs):
@@ -59,10 +100,10 @@ def stream(est, method, X, y=None, sample_weight=None, **kwargs):
         raise TypeError(f"{name}.{method} does not take dask collections")
     blocks = row_blocks(X, y, sample_weight, model=name)
     step = dask.delayed(_partial_fit_block, pure=False)
-    state = model
-    for Xb, yb, swb in blocks.parts:
-        state = step(state, Xb, yb, swb, kwargs, blocks.feature_names)
-    (fitted,) = dask.compute(state)
+    state = (model, None)
+    for index, (Xb, yb, swb) in enumerate(blocks.parts):
+        state = step(state, Xb, yb, swb, index, kwargs, blocks.feature_names)
+    (fitted,) = dask.compute(dask.delayed(_finish, pure=False)(state, kwargs, blocks.feature_names))
     vars(est).clear()
     vars(est).update(vars(fitted))
     return est

@@ -9,8 +9,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
-from ..base import (DivergenceError, _plain_input, _with_advice, all_or_nothing, check_sample_weight, is_dask, require_y,
-                    validate_fit)
+from ..base import (DivergenceError, _numeric_y, _plain_input, _with_advice, all_or_nothing, check_sample_weight, is_dask,
+                    require_y, validate_fit)
 # the process's budget of numpy steps before the compiled loops load (shared with the lasso's sweeps)
 from .._kernels.numpy_budget import NUMPY_STEPS, numpy_fit, numpy_pass, numpy_steps_left  # noqa: F401
 from .._kernels.threads import fit_blas_threads
@@ -71,11 +71,56 @@ def validate_chunk(est, X, y, *, first, y_numeric, accept_sparse=False):
                 X, y = _sk_validate_data(est, X, y, reset=False, dtype=np.float64, accept_sparse=sparse,
                                          y_numeric=y_numeric)
         if y_numeric:
-            y = np.asarray(y, dtype=np.float64)
+            y = _numeric_y(est, y)
     if sp.issparse(X):
         from .._kernels.csr import summed_csr
         X = summed_csr(sp.csr_matrix(X))        # duplicates summed: the answer of canonical X
     return X, y
+
+
+def record_params(est):
+    """Remember the parameter objects a stream was validated with (its first chunk, or ``fit``)."""
+    est._stream_params = {name: getattr(est, name) for name in _param_names(type(est))}
+
+
+def recheck_params(est, check, fixed=()):
+    """Validate the parameters again on a later chunk of a stream when any was set since the last check.
+
+    ``set_params`` between ``partial_fit`` calls is allowed (scikit-learn's streams take a new ``eta0``
+    that way), but a bad value set there was never checked: ``lam=-1`` went on as a negative penalty.
+    ``check`` is the model's own validation. Parameters in ``fixed`` shape the stream's state (the
+    intercept's slot, the prior it started from) and cannot change mid-stream: a change raises.
+    When every parameter is still the object last validated, nothing is checked (a chunk of one row
+    would otherwise pay the validation many times over).
+    """
+    last = getattr(est, "_stream_params", None)
+    names = _param_names(type(est))
+    if last is not None and all(getattr(est, name) is last.get(name) for name in names):
+        return
+    for name in fixed:
+        if last is not None and name in last and not _same_value(getattr(est, name), last[name]):
+            raise ValueError(f"{type(est).__name__}: {name} changed from {last[name]!r} to {getattr(est, name)!r} "
+                             f"after the stream started, but it fixes the model the stream updates. Set {name} "
+                             f"back to {last[name]!r}, or call fit (or partial_fit on a clone) to start a new stream.")
+    check()
+    record_params(est)
+
+
+_PARAM_NAMES = {}
+
+
+def _param_names(cls):
+    """The class's parameter names (``get_params`` reads the signature each time; this once per class)."""
+    if cls not in _PARAM_NAMES:
+        _PARAM_NAMES[cls] = tuple(cls._get_param_names())
+    return _PARAM_NAMES[cls]
+
+
+def _same_value(a, b):
+    try:
+        return a is b or bool(np.all(a == b))
+    except (TypeError, ValueError):
+        return False
 
 
 def chunk_sample_weight(est, sample_weight, X, *, first):

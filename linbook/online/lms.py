@@ -14,7 +14,8 @@ from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not o
 
 from ..base import NON_NEGATIVE, POSITIVE_INT, StrOptions, as_rng, check_params, dask_blocks, predict_input
 from . import schedules
-from ._stream import diverged, numpy_fit, numpy_pass, objective_stop, transactional, validate_chunk
+from ._stream import (diverged, numpy_fit, numpy_pass, objective_stop, recheck_params, record_params, transactional,
+                      validate_chunk)
 from .sgd import _step_size
 
 __all__ = ["LMS"]
@@ -176,8 +177,12 @@ class LMS(RegressorMixin, BaseEstimator):
         "shuffle": ["boolean"], "record_path": ["boolean"],
     }
 
-    def _start(self, d):
+    def _checked_params(self):
         check_params(self, schedules.schedule_constraints(self))
+
+    def _start(self, d):
+        self._checked_params()
+        record_params(self)
         p = d + int(self.fit_intercept)
         theta = np.zeros(p) if self.theta0 is None else np.array(self.theta0, dtype=float).reshape(-1)
         if theta.shape[0] != p or not np.all(np.isfinite(theta)):
@@ -278,6 +283,8 @@ class LMS(RegressorMixin, BaseEstimator):
     def partial_fit(self, X, y):
         """Update on each sample of the chunk in order (no ``tol`` test). Returns ``self``."""
         first = not hasattr(self, "_theta")
+        if not first:
+            recheck_params(self, self._checked_params, fixed=("fit_intercept",))
         X, y = validate_chunk(self, X, y, first=first, y_numeric=True)
         X = np.ascontiguousarray(X)
         if first:

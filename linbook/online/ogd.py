@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..base import POSITIVE, StrOptions, _with_advice, check_param_values, check_params, dask_blocks, predict_input
 from ..numerics import log1pexp, sigmoid
-from ._stream import diverged, numpy_pass, transactional, validate_chunk
+from ._stream import diverged, numpy_pass, recheck_params, record_params, transactional, validate_chunk
 from .schedules import curvature_bound, scaled_fixed_step, scaled_rows
 
 __all__ = ["OnlineGradientDescent", "best_fixed_parameter"]
@@ -184,6 +184,9 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
         first = not hasattr(self, "coef_")
         if first:
             check_params(self)
+            record_params(self)
+        else:
+            recheck_params(self, lambda: check_params(self))
         X, y = validate_chunk(self, X, y, first=first, y_numeric=True)
         _check_targets(self.loss, y, type(self).__name__)
         # the rounds run on X c (c a power of two, 1 unless ||x||^2 over- or underflows): theta / c,
@@ -223,7 +226,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
     @transactional
     def fit(self, X, y):
         """Start afresh and play every sample once, in order. Returns ``self``."""
-        for a in ("coef_", "losses_", "t_", "_state", "_theta", "_x_scale"):
+        for a in ("coef_", "losses_", "t_", "_state", "_theta", "_x_scale", "_stream_params"):
             self.__dict__.pop(a, None)
         return self.partial_fit(X, y)
 

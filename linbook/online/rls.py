@@ -15,12 +15,12 @@ from sklearn.base import BaseEstimator
 from .._predictor import finite_scores, linear_predictor
 from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not overflow
 
-from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, _finite, check_params,
+from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, _finite, check_param_values, check_params,
                     check_sample_weight, dask_blocks, predict_input, renamed_param)
 from .._kernels.cholesky import cholesky_known_conditioned, equilibrated_cholesky, equilibrated_solve
 from .._kernels.threads import blas_threads_for_one_call
 from ..numerics import _power_of_two_scale
-from ._stream import chunk_sample_weight, numpy_pass, transactional, validate_chunk
+from ._stream import chunk_sample_weight, numpy_pass, recheck_params, record_params, transactional, validate_chunk
 
 __all__ = ["RecursiveLeastSquares"]
 
@@ -292,10 +292,16 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     _parameter_constraints = {"prior_precision": [NON_NEGATIVE], "fit_intercept": ["boolean"],
                               "noise_variance": [POSITIVE]}
 
-    def _start(self, X, y, sw):
+    def _checked_prior(self):
+        """Check the parameters; return ``prior_precision`` (also when given by its old name ``alpha``)."""
         renamed_param(self, None, "block_size")
         prior_precision = renamed_param(self, "prior_precision", "alpha")
         check_params(self, prior_precision=prior_precision)
+        return prior_precision
+
+    def _start(self, X, y, sw):
+        prior_precision = self._checked_prior()
+        record_params(self)
         self._prior_precision = float(prior_precision)
         d = X.shape[1]
         p = d + int(self.fit_intercept)
@@ -530,6 +536,10 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     @property
     def covariance_(self):
         """``noise_variance * P_``: the posterior covariance of ``[coef..., intercept]``."""
+        # read here, not at fit: a value set afterwards (set_params) is checked here, or a negative
+        # noise_variance would give a negative "covariance"
+        check_param_values(type(self).__name__, {"noise_variance": self._parameter_constraints["noise_variance"]},
+                           {"noise_variance": self.noise_variance})
         return self.noise_variance * self.P_
 
     def _rank_deficient(self):
@@ -562,6 +572,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     def partial_fit(self, X, y, sample_weight=None):
         """Absorb one chunk (continuing the posterior). Returns ``self``."""
         first = not hasattr(self, "_m")
+        if not first:
+            recheck_params(self, self._checked_prior, fixed=("fit_intercept", "prior_precision", "alpha"))
         X, y = validate_chunk(self, X, y, first=first, y_numeric=True)
         sw = chunk_sample_weight(self, sample_weight, X, first=first)
         # weights all 0: the rows are seen, the posterior unchanged (None means ones: no test, ~5 us of ~35)

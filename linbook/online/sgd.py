@@ -29,7 +29,7 @@ from .._predictor import finite_scores, linear_predictor
 from ..numerics import log_sigmoid, log_softmax, sigmoid, softmax
 from . import schedules
 from ._stream import (CURE, chunk_sample_weight, diverged, numpy_fit, numpy_pass, numpy_steps_left, objective_stop, progress,
-                      transactional, validate_chunk)
+                      recheck_params, record_params, transactional, validate_chunk)
 
 __all__ = ["SGDRegressor", "SGDClassifier"]
 
@@ -136,6 +136,7 @@ class _BaseSGD(BaseEstimator):
         self._x_scale = None                                     # c: the state is that of X c (_scaled_rows)
         self._target_scale = None                                # s: the target's size (adagrad's auto step)
         self.t_ = 0
+        record_params(self)
 
     def _run(self, X, T, sw, *, epochs, shuffle, rng, stop=False):
         """Up to ``epochs`` passes over ``(X, T)`` (Algorithm 8.3's outer loop); returns the passes run.
@@ -426,6 +427,8 @@ class SGDRegressor(RegressorMixin, _BaseSGD):
         first = not hasattr(self, "_W")
         if first:
             self._checked_lam()
+        else:
+            recheck_params(self, self._checked_lam)
         X, y, sw = self._prepare(X, y, sample_weight, first=first)
         if not X.shape[0]:     # every row of weight 0 (a later chunk): nothing moves
             return self
@@ -551,7 +554,9 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):
             if all_classes.size < 2:
                 raise ValueError(f"{type(self).__name__} needs at least 2 classes; got {all_classes.tolist()}. "
                                  "A single class cannot be learned: pass every class of the stream.")
-        elif classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
+        else:
+            recheck_params(self, self._checked_lam)
+        if not first and classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
             raise ValueError(f"classes {np.unique(classes).tolist()} differ from the classes of the first "
                              f"partial_fit call {self.classes_.tolist()}. Pass those classes (or classes=None) on "
                              "later calls, or call fit to start a new stream.")
