@@ -144,6 +144,25 @@ def _row_spread(Z, sw):
     return q.max() / q.min() if q.size > 1 else 1.0
 
 
+def _one_row_holds_a_column(X, shift, sw, A):
+    """Whether one row's ``s_i z_ij^2`` (``z = [x - c, 1]``, or ``x``) is all but ``1 / _FAR_ROWS`` of some
+    ``A_jj``: a far row the normal equations rounded the other rows' share of that column away from, although
+    ``A`` (columns scaled) is well conditioned. Why: with one feature and an intercept a row 1e20 times the
+    others leaves ``A`` a well-conditioned 2 x 2 whose solve succeeds, but ``r``'s intercept entry held only
+    the far row's ``s y``: ``fit`` and streams published intercepts 1e57 off (a row 1e75 times the others).
+    A bound from the columns' extremes and the largest weight settles ordinary rows without a copy of ``X``
+    (a fit of 1e5 x 10 paid 10 % for the copy); :meth:`_far_rows_solve` then decides by the rows' spread."""
+    diag = A.diagonal()
+    c = 0.0 if shift is None else shift
+    with np.errstate(over="ignore", invalid="ignore"):
+        reach = np.maximum(X.max(axis=0) - c, c - X.min(axis=0))
+        largest = np.append(sw.max() * reach ** 2, sw.max())[:len(diag)]
+        if np.all(diag - largest >= diag / _FAR_ROWS):
+            return False
+        largest = np.append((np.abs(X - c) * np.sqrt(sw)[:, None]).max(axis=0) ** 2, sw.max())[:len(diag)]
+        return bool(np.any(diag - largest < diag / _FAR_ROWS))
+
+
 def _sorted_qr_solve(Z, y, sw, prior):
     """``(m, R)``: the weighted ridge problem ``min sum s_i (y_i - z_i^T m)^2 + sum_j prior_j m_j^2`` solved by
     Householder QR of its rows ``sqrt(s_i) [z_i, y_i]`` and ``sqrt(prior_j) e_j`` sorted by decreasing norm,
@@ -431,6 +450,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         if outcome == OVERFLOW:
             raise _overflow()
         if outcome == DONE or (outcome == CONDITION_UNKNOWN and self._estimate_condition(A, factor)):
+            if self._fresh and _one_row_holds_a_column(X, self._shift, sw, A) and self._far_rows_solve(X, y, sw):
+                return True
             self._A, self._r, self._factor, self._P, self._m, self._fresh = A, r, factor, None, m, False
             return True
         if self._m is not None:
