@@ -175,7 +175,9 @@ def close(a, b, tol=None, *, rtol=1e-8, atol=1e-10, scale=None):
     ``scale`` being the reference's own scale: by default the largest ``|b_i|`` (1 when ``b``
     is all zero). ``tol`` sets ``rtol`` and ``atol`` together. Otherwise a falsy value that
     says what differs (used in the printed hint): a non-numeric answer, a wrong shape or a
-    NaN gives a failed property, never an exception.
+    NaN gives a failed property, never an exception. A reference holding NaN, inf or complex
+    numbers, or a ``scale`` not finite, >= 0 and broadcasting to ``b``'s shape, is the check's
+    error: ``ValueError``.
 
     Why this rule: the absolute part ``atol`` exists to accept rounding noise in entries that
     cancel to (nearly) zero, and that noise is a fraction of the size of the numbers the
@@ -194,20 +196,61 @@ def close(a, b, tol=None, *, rtol=1e-8, atol=1e-10, scale=None):
         rtol = atol = tol
     if a is None:
         return _Mismatch("got None")
+    if _complex(a):
+        return _Mismatch(f"got {describe(a)} with complex entries, not real numbers")
     try:
         arr = np.asarray(a, dtype=float)
     except (TypeError, ValueError):
         return _Mismatch(f"got {describe(a)}, not numbers")
-    b = np.asarray(b, dtype=float)
+    b = _real_reference(b)
     if arr.shape != b.shape:
         return _Mismatch(f"got shape {arr.shape} where {b.shape} is expected")
     if not np.all(np.isfinite(arr)):
         return _Mismatch("got NaN or inf")
-    if scale is None:
-        scale = _reference_scale(b)
-    bound = rtol * np.abs(b) + atol * np.asarray(scale, dtype=float)
+    bound = rtol * np.abs(b) + atol * _checked_scale(scale, b)
     # The difference of two finite numbers near the largest float overflows; halves do not.
     return bool(np.all(np.abs(arr / 2 - b / 2) <= bound / 2))
+
+
+def _complex(value):
+    """Whether ``value`` holds complex numbers with an imaginary part: ``np.asarray(..., dtype=float)`` of a
+    complex array drops the imaginary parts with only a warning, so ``[1 + 5j, 2]`` matched ``[1, 2]``.
+    (A complex array whose imaginary parts are all 0, as from ``np.linalg.eigvals``, is real.)"""
+    try:
+        values = np.asarray(value)
+        return np.iscomplexobj(values) and bool(np.any(values.imag != 0))
+    except (TypeError, ValueError):
+        return False
+
+
+def _real_reference(b):
+    """The reference as a finite float array. Why: an inf in ``b`` made the scale, and so every entry's bound,
+    inf (any answer matched); a NaN failed every answer without a reason. Both are the check's error."""
+    if _complex(b):
+        raise ValueError(f"close: the reference b holds complex numbers ({describe(b)}); compare the real and "
+                         "imaginary parts as two real arrays.")
+    b = np.asarray(b, dtype=float)
+    if not np.all(np.isfinite(b)):
+        raise ValueError("close: the reference b holds NaN or inf, which no answer can be judged against; "
+                         "check the finite entries, and the non-finite ones with np.isnan / np.isinf.")
+    return b
+
+
+def _checked_scale(scale, b):
+    """``scale`` as an array of ``b``'s shape (the reference's own by default). Why: a scale of shape (n, 1)
+    broadcast the bound to (n, n) and judged each entry against the others' bounds; a negative or NaN one
+    failed every answer without a reason."""
+    if scale is None:
+        return _reference_scale(b)
+    try:
+        s = np.asarray(scale, dtype=float)
+        ok = np.broadcast_shapes(s.shape, b.shape) == b.shape
+    except (TypeError, ValueError):
+        ok = False
+    if not (ok and np.all(s >= 0) and np.all(np.isfinite(s))):
+        raise ValueError(f"close: scale must be a finite number >= 0 or such an array broadcasting to the "
+                         f"reference's shape {b.shape}; got {describe(scale)}.")
+    return s
 
 
 def _reference_scale(b):

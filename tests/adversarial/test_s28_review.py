@@ -50,3 +50,42 @@ def test_rls_one_feature_far_first_rows_intercept_is_the_minimiser(far, pos, alp
         _stream(model, X, y, sw, 1 if route == "rows" else 7)
     np.testing.assert_allclose(np.r_[model.coef_, model.intercept_], _exact(X, y, sw, alpha, True), rtol=1e-9)
     assert model.n_samples_seen_ == len(y)
+
+
+# --- linbook.exercises.close: references and scales it cannot judge by, complex answers ----------------------
+# Before: a reference holding inf made every bound inf (any answer matched), complex arrays lost their
+# imaginary parts with only a ComplexWarning (so [1 + 5j, 2] matched [1, 2]), and a scale of shape (n, 1)
+# broadcast the bound to (n, n).
+
+from linbook.exercises import close  # noqa: E402
+
+
+@pytest.mark.parametrize("b", [[np.inf, 1.0], [1.0, -np.inf], [np.nan, 1.0]], ids=["inf", "-inf", "nan"])
+def test_close_refuses_a_non_finite_reference(b):
+    with pytest.raises(ValueError, match="reference b holds NaN or inf"):
+        close(np.array([0.0, 999.0]), np.array(b))
+
+
+@pytest.mark.parametrize("a, b", [([1 + 5j, 2.0], [1.0, 2.0]), ([1.0, 2.0 + 1e-3j], [1.0, 2.0])])
+def test_close_rejects_a_complex_answer(a, b):
+    verdict = close(np.array(a), np.array(b))
+    assert not verdict and "complex" in str(verdict)
+
+
+def test_close_refuses_a_complex_reference_and_accepts_zero_imaginary_parts():
+    with pytest.raises(ValueError, match="complex"):
+        close(np.array([1.0, 2.0]), np.array([1 + 5j, 2.0]))
+    assert close(np.array([1.0, 2.0]), np.array([1.0, 2.0], dtype=complex))
+
+
+@pytest.mark.parametrize("scale", [np.ones((2, 1)), np.ones(3), -1.0, np.array([np.nan, 1.0]), np.inf])
+def test_close_refuses_a_scale_of_the_wrong_shape_or_sign(scale):
+    with pytest.raises(ValueError, match="scale must be"):
+        close(np.array([1.0, 2.0]), np.array([1.0, 2.0]), scale=scale)
+
+
+def test_close_with_a_valid_scale_array_judges_each_entry_against_its_own():
+    # entry 1 is 1e-9 off: inside atol * 1e3 = 1e-7, outside atol * 1 = 1e-10 (rtol 0 isolates atol)
+    a, b = np.array([1.0, 1e-9]), np.array([1.0, 0.0])
+    assert close(a, b, rtol=0.0, scale=np.array([1.0, 1e3]))
+    assert not close(a, b, rtol=0.0, scale=np.array([1e3, 1.0]))
