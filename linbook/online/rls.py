@@ -318,6 +318,17 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         check_params(self, prior_precision=prior_precision)
         return prior_precision
 
+    def _same_prior(self):
+        """Check the parameters of a later chunk; the prior the stream started from cannot change. Why the
+        value, not each name: a stream started with the deprecated ``alpha=0.5`` and moved to
+        ``prior_precision=0.5``, as the FutureWarning says to, kept its prior but was refused as changed."""
+        prior = float(self._checked_prior())
+        if prior != self._prior_precision:
+            raise ValueError(f"RecursiveLeastSquares: prior_precision changed from {self._prior_precision!r} to "
+                             f"{prior!r} after the stream started, but it fixes the model the stream updates. Set "
+                             f"prior_precision back to {self._prior_precision!r}, or call fit (or partial_fit on a "
+                             "clone) to start a new stream.")
+
     def _start(self, X, y, sw):
         prior_precision = self._checked_prior()
         record_params(self)
@@ -594,7 +605,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         """Absorb one chunk (continuing the posterior). Returns ``self``."""
         first = not hasattr(self, "_m")
         if not first:
-            recheck_params(self, self._checked_prior, fixed=("fit_intercept", "prior_precision", "alpha"))
+            recheck_params(self, self._same_prior, fixed=("fit_intercept",))
         X, y = validate_chunk(self, X, y, first=first, y_numeric=True)
         sw = chunk_sample_weight(self, sample_weight, X, first=first)
         # weights all 0: the rows are seen, the posterior unchanged (None means ones: no test, ~5 us of ~35)

@@ -89,3 +89,40 @@ def test_close_with_a_valid_scale_array_judges_each_entry_against_its_own():
     a, b = np.array([1.0, 1e-9]), np.array([1.0, 0.0])
     assert close(a, b, rtol=0.0, scale=np.array([1.0, 1e3]))
     assert not close(a, b, rtol=0.0, scale=np.array([1e3, 1.0]))
+
+
+# --- partial_fit's re-check of the parameters: a renamed parameter moved to its new name -------------------
+# Before: a stream started with the deprecated alpha=0.5, moved to prior_precision=0.5 as the FutureWarning
+# says, was refused ("prior_precision changed from 0.0 to 0.5") though its prior had not changed.
+
+
+def _rls_chunks():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((30, 2))
+    return X, X @ np.array([1.0, -2.0]) + 0.3 + 0.1 * rng.standard_normal(30)
+
+
+def test_rls_stream_moved_from_alpha_to_prior_precision_keeps_going():
+    X, y = _rls_chunks()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        model = RecursiveLeastSquares(alpha=0.5).partial_fit(X[:15], y[:15])
+    model.set_params(alpha="deprecated", prior_precision=0.5)
+    model.partial_fit(X[15:], y[15:])
+    whole = RecursiveLeastSquares(prior_precision=0.5).fit(X, y)
+    np.testing.assert_allclose(np.r_[model.coef_, model.intercept_], np.r_[whole.coef_, whole.intercept_],
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("change", [{"prior_precision": 1.0}, {"alpha": 1.0, "prior_precision": 0.0}])
+def test_rls_stream_refuses_a_changed_prior_and_stays_as_it_was(change):
+    X, y = _rls_chunks()
+    model = RecursiveLeastSquares(prior_precision=0.5).partial_fit(X[:15], y[:15])
+    before = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(model).items()}
+    model.set_params(**change)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        with pytest.raises(ValueError, match="prior_precision changed from 0.5 to 1.0"):
+            model.partial_fit(X[15:], y[15:])
+    assert model.n_samples_seen_ == before["n_samples_seen_"]
+    np.testing.assert_array_equal(model.coef_, before["coef_"])
