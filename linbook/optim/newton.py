@@ -348,7 +348,7 @@ def _damped_step(residual, J, g, x, f, lam, unit):
     ``lam`` multiplied by 10 until ``f`` decreases (then divided by 10 for the next step);
     ``d`` is None when ``lam`` exceeds 1e16 first.
 
-    ``u`` (``unit``, a power of two) is the size of ``J``'s entries at ``x0``: the system is solved
+    ``u`` (``unit``, a power of two) is the size of ``J``'s entries at ``x``: the system is solved
     divided by ``u^2``, as ``(Ju'Ju + lam I) d = -Ju'r / u`` with ``Ju = J / u`` (exact), so ``lam``
     and its range [1e-15, 1e16] are relative to ``J'J``. An absolute ``lam`` could neither damp a
     Jacobian of 1e20 nor step at all beside one of 1e-20."""
@@ -375,7 +375,7 @@ def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol
     """Levenberg-Marquardt for nonlinear least squares ``min (1/2) ||r(x)||^2``.
 
     Step ``(J'J + lam u^2 I) d = -J'r``: Gauss-Newton for small ``lam``, a short gradient step
-    for large ``lam``. ``u`` is the power of two at or below the largest ``|J_ij|`` at ``x0``, so
+    for large ``lam``. ``u`` is the power of two at or below the largest ``|J_ij|`` at the current ``x``, so
     ``lam`` is relative to the size of ``J'J`` and the run is the same whatever the scale of ``r``
     (``u = 1`` for Jacobians with entries of size 1 to 2). ``lam`` is divided by 10 after a step
     that lowers the objective and multiplied by 10 (step rejected) otherwise. Stops when ``max |J'r|`` falls below
@@ -400,12 +400,13 @@ def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol
     if early:
         return early
     n_fev, lam, scale = 1, float(lam0), float(np.max(np.abs(g)))
-    unit = _power_of_two_scale(np.max(np.abs(J)), below=True, normal=True)
     path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
     for k in range(1, max_iter + 1):
         if _small_grad(g, gtol, scale):
             converged, k, msg = True, k - 1, MSG_GTOL
             break
+        # u from the current J, not x0's: J growing 1e9-fold (x^3 - 8 from x = 1e-5) needed lam beyond its range
+        unit = _power_of_two_scale(np.max(np.abs(J)), below=True, normal=True)
         d, r_new, f_new, lam, evals = _damped_step(residual, J, g, x, f, lam, unit)    # (J'J + lam u^2 I) d = -J'r
         n_fev += evals
         if d is None:

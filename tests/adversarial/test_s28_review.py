@@ -126,3 +126,38 @@ def test_rls_stream_refuses_a_changed_prior_and_stays_as_it_was(change):
             model.partial_fit(X[15:], y[15:])
     assert model.n_samples_seen_ == before["n_samples_seen_"]
     np.testing.assert_array_equal(model.coef_, before["coef_"])
+
+
+# --- levenberg_marquardt: the damping's unit follows J ------------------------------------------------------
+# Before: u was fixed at x0's largest |J_ij|, and lam's range [1e-15, 1e16] relative to it; a Jacobian that
+# grows by more than ~1e8 on the way (x^3 - 8 from x = 1e-5: J from 3e-10 to 12) needed lam beyond the range,
+# so the run stopped at x = 0.443 with converged False (the pre-session absolute lam reached 2).
+
+from scipy.optimize import least_squares  # noqa: E402
+
+from linbook.optim import levenberg_marquardt  # noqa: E402
+
+
+def _cube(x):
+    return np.array([x[0] ** 3 - 8.0])
+
+
+def _cube_jac(x):
+    return np.array([[3.0 * x[0] ** 2]])
+
+
+@pytest.mark.parametrize("start", [1e-5, 3e-5, 1e-4, -1e-5], ids=lambda s: f"x0={s:g}")
+@pytest.mark.parametrize("scale", [1.0, 1e-100, 1e100], ids=lambda s: f"r*{s:g}")
+def test_levenberg_marquardt_reaches_the_root_when_the_jacobian_grows(start, scale):
+    def residual(x):
+        return scale * _cube(x)
+
+    def jac(x):
+        return scale * _cube_jac(x)
+
+    x0 = np.array([start])
+    result = levenberg_marquardt(residual, x0, jac)
+    reference = least_squares(_cube, x0, jac=_cube_jac, method="lm", xtol=1e-15, ftol=1e-15, gtol=1e-15).x
+    np.testing.assert_allclose(reference, [2.0], rtol=1e-12)
+    assert result.converged
+    np.testing.assert_allclose(result.x, reference, rtol=1e-9)
