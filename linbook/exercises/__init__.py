@@ -199,7 +199,7 @@ def close(a, b, tol=None, *, rtol=1e-8, atol=1e-10, scale=None):
     if _complex(a):
         return _Mismatch(f"got {describe(a)} with complex entries, not real numbers")
     try:
-        arr = np.asarray(a, dtype=float)
+        arr = _real_array(a)
     except (TypeError, ValueError):
         return _Mismatch(f"got {describe(a)}, not numbers")
     b = _real_reference(b)
@@ -223,13 +223,20 @@ def _complex(value):
         return False
 
 
+def _real_array(value):
+    """``value`` as a float array, a complex one with zero imaginary parts (checked by :func:`_complex`) taken
+    by its real part, so that no ComplexWarning reaches the reader."""
+    values = np.asarray(value)
+    return np.asarray(values.real if np.iscomplexobj(values) else values, dtype=float)
+
+
 def _real_reference(b):
     """The reference as a finite float array. Why: an inf in ``b`` made the scale, and so every entry's bound,
     inf (any answer matched); a NaN failed every answer without a reason. Both are the check's error."""
     if _complex(b):
         raise ValueError(f"close: the reference b holds complex numbers ({describe(b)}); compare the real and "
                          "imaginary parts as two real arrays.")
-    b = np.asarray(b, dtype=float)
+    b = _real_array(b)
     if not np.all(np.isfinite(b)):
         raise ValueError("close: the reference b holds NaN or inf, which no answer can be judged against; "
                          "check the finite entries, and the non-finite ones with np.isnan / np.isinf.")
