@@ -414,7 +414,7 @@ class Moments:
             u = B @ q - shift
             if sw is not None:
                 u *= sw[a:b]
-            return B.T @ u, u.sum()
+            return chunks.transposed(B, a) @ u, u.sum()
 
         def matvec(p):
             q, shift = p / s, float(m @ p)
