@@ -52,3 +52,46 @@ def test_sparse_least_squares_at_small_scales(model, seed, shape, spread, x_exp,
         est.fit(Xs, y * 2.0 ** y_exp, sample_weight=w)
     fitted = est.predict(Xs) / 2.0 ** y_exp
     np.testing.assert_allclose(fitted, expected, rtol=0, atol=1e-8 * np.std(y))
+
+
+# -- leave-one-out on two groups of rows far apart (the known defect "leave-one-out on two clusters is only warned")
+
+def _refit_residuals(X, y, lam, fit_intercept):
+    """``y_i - yhat_{-i}(x_i)`` by N refits by the penalised normal equations in 100-digit arithmetic."""
+    import mpmath
+    with mpmath.workdps(100):
+        n, d = X.shape
+        design = [[mpmath.mpf(float(v)) for v in row] + ([mpmath.mpf(1)] if fit_intercept else []) for row in X]
+        target = [mpmath.mpf(float(v)) for v in y]
+        out = []
+        for i in range(n):
+            A = mpmath.matrix([design[k] for k in range(n) if k != i])
+            G = A.T * A
+            for j in range(d):
+                G[j, j] += lam
+            w = mpmath.lu_solve(G, A.T * mpmath.matrix([target[k] for k in range(n) if k != i]))
+            out.append(float(target[i] - sum(design[i][j] * w[j] for j in range(len(design[i])))))
+    return np.array(out)
+
+
+TWO_GROUPS = [(ratio, shape, lam, fit_intercept, seed)
+              for ratio in (1e6, 1e12) for shape in ((10, 8, 7), (13, 10, 8), (7, 5, 3))
+              for lam in (0.0, 1e-6, 1e2) for fit_intercept in (True, False) for seed in (4,)]
+
+
+@pytest.mark.parametrize("ratio, shape, lam, fit_intercept, seed", TWO_GROUPS,
+                         ids=lambda v: f"{v:g}" if isinstance(v, float) else str(v))
+def test_leave_one_out_on_two_groups_of_rows(ratio, shape, lam, fit_intercept, seed):
+    """Some rows ``ratio`` times the others, neither group determining the fit: every residual by a refit on the
+    raw design, rows sorted largest first (before: up to O(1) off beside a warning)."""
+    n, d, k = shape
+    rng = np.random.default_rng(seed)
+    X, y = rng.standard_normal((n, d)), rng.standard_normal(n)
+    X[rng.permutation(n)[:k]] *= ratio
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        if lam == 0:
+            r = linbook.loocv_least_squares(X, y, fit_intercept=fit_intercept, return_residuals=True)[1]
+        else:
+            r = linbook.loocv_ridge(X, y, lam, fit_intercept=fit_intercept, return_residuals=True)[1]
+    np.testing.assert_allclose(r, _refit_residuals(X, y, lam, fit_intercept), rtol=1e-9)
