@@ -137,30 +137,32 @@ def _warn_if_two_scales(X, fit_intercept, what, stacklevel=4):
                       "that one group determines the fit.", LinbookWarning, stacklevel=stacklevel)
 
 
-def _two_scales(X, fit_intercept):
+def _two_scales(X, fit_intercept, few_large=False):
     """A description of the groups where the rows of ``X`` fall into groups far apart in magnitude (a gap of more
     than ``_SCALE_GAP`` between neighbouring rows, the columns scaled by :func:`_scaled_features`) and neither side
     of a gap has as many rows as the fit has coefficients, else ``None``. The fit then takes some directions from
     the large rows and others from the small ones. Where the large rows alone determine the fit (a tall design), or
-    one side does (one far row), the closed form stays accurate. Only possible with fewer than twice as many rows
-    as coefficients: ordinary tall data costs nothing."""
+    one side does (one far row), the closed form stays accurate to ~1e-9 up to 1e12 apart. Only possible with
+    fewer than twice as many rows as coefficients: ordinary tall data costs nothing. ``few_large``: also where
+    only the large group is too small to determine the fit (two rows 1e20 times six others, three coefficients:
+    the closed form's residuals of the small rows were O(1) off)."""
     n, p = X.shape[0], X.shape[1] + int(fit_intercept)
-    if n >= 2 * p or n < 2:
+    if (n >= 2 * p and not few_large) or n < 2:
         return None
     for shifted in {False, fit_intercept}:        # (an offset column hides the groups until centred)
         Z = np.abs(_scaled_features(_centred(X, shifted)[0])[0])
-        groups = _mixed_gap(np.max(Z, axis=1), p) or _mixed_gap(np.median(Z, axis=1), p)
+        groups = _mixed_gap(np.max(Z, axis=1), p, few_large) or _mixed_gap(np.median(Z, axis=1), p, few_large)
         if groups:
             return groups
     return None
 
 
-def _mixed_gap(size, p):
+def _mixed_gap(size, p, few_large=False):
     n = size.size
     order = np.argsort(-size, kind="stable")
     m = size[order][size[order] > 0]
     for k in np.flatnonzero(m[:-1] > _SCALE_GAP * m[1:]) + 1:      # k rows above the gap
-        if k < p and n - k < p:
+        if k < p and (n - k < p or few_large):
             return (f"the rows of X fall into groups about {m[k - 1] / m[k]:.0e} apart in magnitude ({k} large "
                     f"rows, e.g. row {int(order[0])}, and {n - k} smaller, e.g. row {int(order[k])})")
     return None
@@ -171,7 +173,7 @@ def _mixed_gap(size, p):
 _MAX_GRADED_REFIT_FLOPS = 2e8
 
 
-def _graded_loo(X, y, lam, fit_intercept, determined):
+def _graded_loo(X, y, lam, fit_intercept, determined, rows=None):
     """Leave-one-out residuals of a two-group design (:func:`_two_scales`) by ``N`` refits, each a Householder QR
     of the other rows (and the penalty's rows ``sqrt(lam) e_j``) sorted largest first, columns pivoted, on ``X``
     itself, neither centred nor stripped of columns: accurate row by row, so each group keeps its own digits.
@@ -180,8 +182,10 @@ def _graded_loo(X, y, lam, fit_intercept, determined):
     medians, which lie in the large group, and with a rank test relative to the large rows) lost the small rows'
     digits: residuals 1e-8 to O(1) off at groups 1e6..1e14 apart, against refits in 100-digit arithmetic; these
     refits are within 3e-13 of them on the same designs (the coefficients are those of ``[X, 1] / a``, ``a`` times
-    the user's). ``determined(i)`` raises where the other rows do not determine row ``i``'s prediction."""
+    the user's). ``determined(i)`` raises where the other rows do not determine row ``i``'s prediction. Only the
+    ``rows`` given (default: all) are refitted; the other entries are NaN."""
     n, d = X.shape
+    X, y = _shifted_by_small_rows(X, y, fit_intercept)
     # [X, 1] / a and y / c, a and c powers of two (exact): one scale for all columns, the intercept's too, since
     # a column scaled on its own reorders the rows (features of the small rows 1e-10 beside their 1: "large")
     a = _power_of_two_scale(max(np.max(np.abs(X), initial=0.0), 1.0 if fit_intercept else 0.0), normal=True)
@@ -189,8 +193,8 @@ def _graded_loo(X, y, lam, fit_intercept, determined):
     A = (np.hstack([X, np.ones((n, 1))]) if fit_intercept else X) / a
     with np.errstate(over="ignore"):
         penalty = np.hstack([np.sqrt(lam) / a * np.eye(d), np.zeros((d, A.shape[1] - d))]) if lam > 0 else A[:0]
-    r = np.empty(n)
-    for i in range(n):
+    r = np.full(n, np.nan)
+    for i in range(n) if rows is None else rows:
         determined(i)
         B = np.vstack([np.delete(A, i, axis=0), penalty])
         t = np.concatenate([np.delete(y / c, i), np.zeros(len(penalty))])
@@ -203,9 +207,23 @@ def _graded_loo(X, y, lam, fit_intercept, determined):
     return r
 
 
+def _shifted_by_small_rows(X, y, fit_intercept):
+    """Beside an intercept (which absorbs any shift), ``X`` and ``y`` minus their medians over the smaller half of
+    the rows (by largest ``|x_ij|``): a column offset by 1e6 loses nothing to its near-collinearity with the
+    intercept, and, unlike the median of all rows, the shift is no larger than the small rows themselves (a median
+    in the large group turned them into rows of its size, and their digits went)."""
+    if not fit_intercept:
+        return X, y
+    size = np.max(np.abs(X), axis=1, initial=0.0)
+    small = size <= np.median(size)
+    with np.errstate(over="ignore", invalid="ignore"):
+        Xs, ys = X - np.median(X[small], axis=0), y - np.median(y[small])
+    return (Xs, ys) if np.all(np.isfinite(Xs)) and np.all(np.isfinite(ys)) else (X, y)
+
+
 def _graded_refits_affordable(X, fit_intercept):
     n, p = X.shape[0], X.shape[1] + int(fit_intercept)
-    return _two_scales(X, fit_intercept) is not None and n * (n + p) * p * p <= _MAX_GRADED_REFIT_FLOPS
+    return n * (n + p) * p * p <= _MAX_GRADED_REFIT_FLOPS and _two_scales(X, fit_intercept, few_large=True) is not None
 
 
 def _column_space(Phi):
@@ -348,6 +366,7 @@ def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
     Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
     """
     X, y = validate_data(X, y, y_numeric=True, min_samples=2)
+    y_given = y
     check_param_values("loocv_ridge", {"lam": [NON_NEGATIVE], "fit_intercept": ["boolean"]},
                        {"lam": lam, "fit_intercept": fit_intercept})
     if _graded_refits_affordable(X, fit_intercept):     # two groups of rows far apart: refits (lam = 0: least squares)
@@ -365,6 +384,8 @@ def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
     fitted = Q1 @ (Q1.T @ y)
 
     def refit(i):
+        if lam > 0:     # the penalty determines every direction: no rank test (not row-graded) may drop a column
+            return float(_graded_loo(X, y_given, float(lam), fit_intercept, lambda i: None, rows=[i])[i])
         r_i, kept = _deleted_residual(Z, penalty, free, y, i)
         if kept < columns.size and not np.any(penalty):
             raise _not_determined(i, h[i], "least squares, lam = 0")

@@ -95,3 +95,24 @@ def test_leave_one_out_on_two_groups_of_rows(ratio, shape, lam, fit_intercept, s
         else:
             r = linbook.loocv_ridge(X, y, lam, fit_intercept=fit_intercept, return_residuals=True)[1]
     np.testing.assert_allclose(r, _refit_residuals(X, y, lam, fit_intercept), rtol=1e-9)
+
+
+FAR_PAIRS = [(seed, n, d, ratio, lam, fit_intercept)
+             for seed in (0, 1, 2) for n, d in ((4, 2), (8, 3)) for ratio in (1e12, 1e20)
+             for lam in (1e-6, 1.0) for fit_intercept in (True, False)]
+
+
+@pytest.mark.parametrize("seed, n, d, ratio, lam, fit_intercept", FAR_PAIRS,
+                         ids=lambda v: f"{v:g}" if isinstance(v, float) else str(v))
+def test_ridge_leave_one_out_with_two_far_rows(seed, n, d, ratio, lam, fit_intercept):
+    """Two rows ``ratio`` times the others in a tall design: without one of them the other far row fixes one
+    direction and the small rows (with the penalty) the rest, so the left-out far row's prediction is ~``ratio``.
+    The refit of such a row (leverage near 1) dropped that direction as "dependent" (its ``R_kk`` ~ the small rows,
+    below the far row's rounding) and returned the in-sample residual, ~1 instead of ~1e20, silently."""
+    rng = np.random.default_rng(seed)
+    X, y = rng.standard_normal((n, d)), rng.standard_normal(n)
+    X[:2] *= ratio
+    r = linbook.loocv_ridge(X, y, lam, fit_intercept=fit_intercept, return_residuals=True)[1]
+    expected = _refit_residuals(X, y, lam, fit_intercept)
+    np.testing.assert_allclose(r[:2], expected[:2], rtol=1e-7)          # the far rows
+    np.testing.assert_allclose(r[2:], expected[2:], rtol=1e-7)
