@@ -171,6 +171,9 @@ def _mixed_gap(size, p, few_large=False):
 #: Two-group designs (:func:`_two_scales`) get every leave-one-out residual by a refit while the N refits cost at
 #: most about this many flops (``N (N + D) D^2``): a 60 x 40 design; beyond, the closed form and a warning.
 _MAX_GRADED_REFIT_FLOPS = 2e8
+#: ... and while there are at most this many rows (each refit also costs ~0.5 ms of Python and LAPACK calls:
+#: 2000 x 5 with one far row took 7-10 s on a busy machine, where the closed form is accurate anyway).
+_MAX_GRADED_REFITS = 256
 
 
 def _graded_loo(X, y, lam, fit_intercept, determined, rows=None):
@@ -223,7 +226,8 @@ def _shifted_by_small_rows(X, y, fit_intercept):
 
 def _graded_refits_affordable(X, fit_intercept):
     n, p = X.shape[0], X.shape[1] + int(fit_intercept)
-    return n * (n + p) * p * p <= _MAX_GRADED_REFIT_FLOPS and _two_scales(X, fit_intercept, few_large=True) is not None
+    return (n <= _MAX_GRADED_REFITS and n * (n + p) * p * p <= _MAX_GRADED_REFIT_FLOPS
+            and _two_scales(X, fit_intercept, few_large=True) is not None)
 
 
 def _column_space(Phi):
