@@ -364,12 +364,15 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
       of ``P`` along ``x`` (``s x^T P x > 1000``: the cancellation would cost digits) is solved for
       instead.
 
-    Beside a row far larger than the others (weighted squared norms, in the columns' units, spanning more
-    than 1e8: a row 1e4..1e150 times the others, or a weight that large) ``A`` rounds the other rows' share
-    away and no mean can be found from it, so the first chunk (``fit``'s rows) is then solved by Householder
-    QR of its rows sorted by norm, and later chunks continue by the recursion from ``P = R^-1 R^-T``. A
-    stream's first rows are held and solved together, chunk after chunk, until there is a mean and at least
-    ``2 p`` of them (at most 1024), so a far row among them is treated as in one chunk.
+    Beside a row far larger than the others (its ``s x_j^2`` above 1e4 times the ``A_jj`` of the rows before
+    it, or rows whose shares span that much within a chunk: a row 1e2..1e150 times the others, or a weight that
+    large, at any position of the stream) ``A`` rounds the other rows' share away and no mean can be found
+    from it. From that chunk on, the stream keeps a square root ``R`` of ``A`` (``R^T R = A``) instead and
+    absorbs each chunk by Householder QR of ``R`` and the rows (sorted by norm, with column pivoting and
+    row interchanges, which keep each row's share to its own rounding). A stream's first rows are held and
+    solved together, chunk after chunk, until there is a mean and at least ``2 p`` of them (at most 1024).
+    Where a direction of the weights is then decided by rounding alone (equal columns beside far rows) a
+    ``UserWarning`` says so.
 
     With a flat prior (``alpha = 0``, or the intercept) ``P_0`` is infinite, so no mean
     exists until ``A`` is invertible ("exact initialisation": no large artificial prior).
