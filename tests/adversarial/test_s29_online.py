@@ -11,6 +11,7 @@ largest squared norm, as they do.
 from __future__ import annotations
 
 import copy
+import warnings
 
 import numpy as np
 import pytest
@@ -56,3 +57,27 @@ def test_ogd_still_refuses_steps_that_cannot_move_the_weights():
             np.testing.assert_array_equal(vars(model)[key], value)
         else:
             assert vars(model)[key] == value
+
+
+@pytest.mark.parametrize("lam", [0.0, 1e-300])
+def test_sgd_stop_rule_with_weights_near_the_overflow(lam):
+    """A constant step of 1e300 (log loss saturates from the first step, so the iterates are 1e150 times those
+    of a step of 1e150, to the last bit in exact arithmetic): the epoch objective's penalty was ``0 * inf`` =
+    NaN with ``lam = 0`` (inf with ``lam = 1e-300``), so the stop rule never fired, 1000 epochs ran and 1000
+    RuntimeWarnings leaked. Now the penalty is taken scaled, and the fit stops when the step of 1e150 does."""
+    from linbook.online import SGDClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 3))
+    y = (X @ [1.0, -2.0, 0.5] + 0.3 > 0).astype(int)
+    small = SGDClassifier(learning_rate="constant", eta0=1e150, lam=lam, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        large = SGDClassifier(learning_rate="constant", eta0=1e300, lam=lam, random_state=0).fit(X, y)
+    if lam == 0.0:
+        assert large.n_iter_ == small.n_iter_ < 1000
+        np.testing.assert_allclose(large.coef_, 1e150 * small.coef_, rtol=1e-12)
+        np.testing.assert_allclose(large.intercept_, 1e150 * small.intercept_, rtol=1e-12)
+    else:          # the penalty's share differs between the two; the rule still fires, on a finite objective
+        assert large.tol_reached_ and large.n_iter_ < 1000
+    assert np.all(np.isfinite(large.coef_))
