@@ -153,17 +153,20 @@ def _far_rows_hold_a_column(X, shift, sw, A):
     and the normal equations rounded the other rows' share of it away, although ``A`` (columns scaled) may be
     well conditioned. Why: with one feature and an intercept a row 1e20 times the others (or four rows 1e93
     times) leaves ``A`` a well-conditioned 2 x 2 whose solve succeeds, but ``r``'s intercept entry held only the
-    far rows' ``s y``: ``fit`` and streams published intercepts 1e45..1e57 off. The medians of a strided sample
-    of 128 rows settle ordinary rows first (a fit of 1e5 x 10 paid 10 % for a whole copy of ``X``);
+    far rows' ``s y``: ``fit`` and streams published intercepts 1e45..1e57 off. The medians of a strided
+    sample of 128 rows settle ordinary rows first (a fit of 1e5 x 10 paid 10 % for a whole copy of ``X``);
     :meth:`_far_rows_solve` then solves the rows by QR."""
-    n = X.shape[0]
-    for rows in (slice(None, None, max(1, n // 128)), slice(None)):
-        Z = np.abs(X[rows] - (0.0 if shift is None else shift))
+    n, diag = X.shape[0], A.diagonal()
+    c = 0.0 if shift is None else shift
+    for rows in (slice(None, None, -(-n // 128)), slice(None)):
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-            share = np.column_stack([Z * Z, np.ones(Z.shape[0])])[:, :len(A)] * sw[rows, None]
-            typical = np.array([np.median(col[col > 0]) if np.any(col > 0) else np.inf for col in share.T])
-            if np.all(A.diagonal() <= _FAR_SHARE * n * typical):
-                return False
+            share = np.column_stack([(X[rows] - c) ** 2, np.ones(len(sw[rows]))])[:, :len(diag)] * sw[rows, None]
+        typical = np.median(share, axis=0)
+        for j in np.flatnonzero(typical == 0):        # a column mostly 0: the median of its other rows
+            positive = share[:, j][share[:, j] > 0]
+            typical[j] = np.median(positive) if positive.size else np.inf
+        if np.all(diag <= _FAR_SHARE * n * typical):
+            return False
     return True
 
 
