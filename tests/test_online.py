@@ -717,16 +717,19 @@ def test_a_stream_of_like_chunks_estimates_the_condition_once(monkeypatch, d):
                                rtol=1e-9, atol=1e-10)
 
 
-def test_a_heavy_row_in_a_large_late_chunk_goes_through_the_recursion():
-    """Weight 1e200 on one row of a later chunk: A is then too ill-conditioned to solve, so that chunk takes
-    the recursion, which fits exactly through the row (the limit of the weighted ridge fit)."""
+def test_a_heavy_row_in_a_large_late_chunk_is_solved_by_qr():
+    """Weight 1e200 on one row of a later chunk: A + s x x^T would round the earlier rows away, so that chunk
+    and the later ones go by QR of a square root of A and the rows (no warning: nothing is lost), which fits
+    exactly through the row (the limit of the weighted ridge fit). Before session 29 the recursion took it,
+    with a warning that digits may be lost."""
     X, y, _ = _rls_data(400, 3, seed=8)
     s = np.ones(400)
     s[300] = 1e200
     model = RecursiveLeastSquares(prior_precision=0.5).partial_fit(X[:200], y[:200])
-    with pytest.warns(UserWarning, match="too ill-conditioned for the normal equations"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         model.partial_fit(X[200:], y[200:], sample_weight=s[200:])
-    assert model._factor is None                                      # the recursion's state
+    assert model._root is not None                                    # the square root's state
     assert model.predict(X[300:301])[0] == pytest.approx(y[300], rel=1e-12, abs=1e-12)
     D, r = np.delete(X, 300, axis=0) - X[300], np.delete(y, 300) - y[300]
     w = np.linalg.lstsq(np.vstack([D, np.sqrt(0.5) * np.eye(3)]), np.r_[r, np.zeros(3)], rcond=None)[0]

@@ -192,7 +192,9 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
         # the rounds run on X c (c a power of two, 1 unless ||x||^2 over- or underflows): theta / c,
         # the step eta0 / c^2 and the radius / c make every score and loss those of X, bit for bit
         X, scale, top, nnz = scaled_rows(X, None if first else self._x_scale)
-        curvature_bound(top, nnz=nnz)                   # a clear error when ||x c||^2 over- or underflows
+        # a clear error when ||x c||^2 overflows, or underflows with no larger row before it: the stream's
+        # largest, not the chunk's (a first row 1e150 times the later ones made every later chunk refused)
+        L_x = curvature_bound(top, 0.0 if first else getattr(self, "_L_x", 0.0), nnz=nnz)
         auto = isinstance(self.eta0, str)
         eta0 = 1.0 if auto else scaled_fixed_step(float(self.eta0), scale)[0]
         radius = -1.0 if self.radius is None else float(self.radius) / scale
@@ -217,7 +219,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
             bad = ogd_rounds(*args)
         if bad >= 0 or not np.all(np.isfinite(theta)):
             raise diverged(self, "the loss", "scale the features, lower eta0 (or use eta0='auto'), or set a radius")
-        self._theta = theta
+        self._theta, self._L_x = theta, L_x
         self.coef_ = theta * self._x_scale
         self.t_ = int(self._state[0])
         self.losses_ = np.concatenate([self.losses_, losses])
@@ -226,7 +228,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
     @transactional
     def fit(self, X, y):
         """Start afresh and play every sample once, in order. Returns ``self``."""
-        for a in ("coef_", "losses_", "t_", "_state", "_theta", "_x_scale", "_stream_params"):
+        for a in ("coef_", "losses_", "t_", "_state", "_theta", "_x_scale", "_L_x", "_stream_params"):
             self.__dict__.pop(a, None)
         return self.partial_fit(X, y)
 

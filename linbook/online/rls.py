@@ -29,6 +29,9 @@ _FINAL_COND = 1e12      # beyond this at the end of a chunk, with no mean yet, t
 _GAIN_LIMIT = 1e3       # a row with s x^T P x above this is not put through the recursion (see below)
 _FAR_ROWS = 1e8         # a first chunk A cannot solve goes to QR when its rows' weighted squared norms span more
 _HOLD_ROWS = 1024    # the first rows kept whole until there is a mean (and at least 2 p rows): _warm_start
+_QR_ROUNDING = 1e-7     # a QR pivot below 1e7 times its rounding error: the mean may have lost its digits
+_EPS = np.finfo(float).eps
+_FAR_SHARE = 1e4        # a row whose s z_j^2 is above this times A_jj of the rows before it: _far_beside
 _NO_SHIFT = np.zeros(0)     # rls_pass's shift without an intercept
 _NO_CEILING = np.zeros(0)   # no bound on the condition yet (_estimate_condition)
 # up to this many parameters a chunk's solve is one compiled call: 100 rows, one thread, 6 / 65 / 138 us against
@@ -144,40 +147,159 @@ def _row_spread(Z, sw):
     return q.max() / q.min() if q.size > 1 else 1.0
 
 
-def _one_row_holds_a_column(X, shift, sw, A):
-    """Whether one row's ``s_i z_ij^2`` (``z = [x - c, 1]``, or ``x``) is all but ``1 / _FAR_ROWS`` of some
-    ``A_jj``: a far row the normal equations rounded the other rows' share of that column away from, although
-    ``A`` (columns scaled) is well conditioned. Why: with one feature and an intercept a row 1e20 times the
-    others leaves ``A`` a well-conditioned 2 x 2 whose solve succeeds, but ``r``'s intercept entry held only
-    the far row's ``s y``: ``fit`` and streams published intercepts 1e57 off (a row 1e75 times the others).
-    A bound from the columns' extremes and the largest weight settles ordinary rows without a copy of ``X``
-    (a fit of 1e5 x 10 paid 10 % for the copy); :meth:`_far_rows_solve` then decides by the rows' spread."""
-    diag = A.diagonal()
+def _far_rows_hold_a_column(X, shift, sw, A):
+    """Whether some ``A_jj`` is above ``_FAR_SHARE`` times ``n`` rows' median ``s_i z_ij^2`` (``z = [x - c, 1]``,
+    or ``x``; over the rows where it is above 0): a few far rows hold all but ``1 / _FAR_SHARE`` of the column,
+    and the normal equations rounded the other rows' share of it away, although ``A`` (columns scaled) may be
+    well conditioned. Why: with one feature and an intercept a row 1e20 times the others (or four rows 1e93
+    times) leaves ``A`` a well-conditioned 2 x 2 whose solve succeeds, but ``r``'s intercept entry held only the
+    far rows' ``s y``: ``fit`` and streams published intercepts 1e45..1e57 off. The medians of a strided
+    sample of 128 rows settle ordinary rows first (a fit of 1e5 x 10 paid 10 % for a whole copy of ``X``);
+    :meth:`_far_rows_solve` then solves the rows by QR."""
+    n, diag = X.shape[0], A.diagonal()
     c = 0.0 if shift is None else shift
-    with np.errstate(over="ignore", invalid="ignore"):
-        reach = np.maximum(X.max(axis=0) - c, c - X.min(axis=0))
-        largest = np.append(sw.max() * reach ** 2, sw.max())[:len(diag)]
-        if np.all(diag - largest >= diag / _FAR_ROWS):
+    for rows in (slice(None, None, -(-n // 128)), slice(None)):
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            share = np.column_stack([(X[rows] - c) ** 2, np.ones(len(sw[rows]))])[:, :len(diag)] * sw[rows, None]
+        typical = np.median(share, axis=0)
+        for j in np.flatnonzero(typical == 0):        # a column mostly 0: the median of its other rows
+            positive = share[:, j][share[:, j] > 0]
+            typical[j] = np.median(positive) if positive.size else np.inf
+        if np.all(diag <= _FAR_SHARE * n * typical):
             return False
-        largest = np.append((np.abs(X - c) * np.sqrt(sw)[:, None]).max(axis=0) ** 2, sw.max())[:len(diag)]
-        return bool(np.any(diag - largest < diag / _FAR_ROWS))
+    return True
+
+
+def _norm(x):
+    """``||x||``, scaled: entries of 1e200 do not overflow."""
+    top = np.abs(x).max(initial=0.0)
+    return top * np.sqrt(np.sum((x / top) ** 2)) if top > 0 else 0.0
+
+
+def _householder_step(M, J, k):
+    """Step ``k`` of Householder QR with row interchanges, in place on ``M`` (rows ``k..``, columns ``k..``):
+    the row of largest ``|M_ik|`` is moved to row ``k`` first, so every entry of the reflector's vector
+    ``v`` (``v_k = 1``) is at most 1 and no reflection adds a large row's rounding to a small one (Powell and
+    Reid). Why not LAPACK's ``dgeqrf``: a row that the earlier steps made small in ``z`` but left large in ``y``
+    (the residual of rows 1e150 times the others) was reflected onto the small pivot's row, and its ``y``
+    rounded away what the pivot's row held (an intercept of 0 for 456).
+
+    ``J`` bounds the rounding error of each entry of ``M``'s first ``p`` columns, updated alike. False: the
+    column is zero."""
+    i = k + int(np.argmax(np.abs(M[k:, k])))
+    M[[k, i]], J[[k, i]] = M[[i, k]], J[[i, k]]
+    x = M[k:, k]
+    top = abs(x[0])
+    if top == 0:
+        return False
+    norm = _norm(x)
+    beta = -np.copysign(norm, x[0])
+    v = x / (x[0] - beta)
+    v[0] = 1.0
+    tau = (beta - x[0]) / beta
+    w = tau * (v @ M[k:, k + 1:])
+    M[k:, k + 1:] -= np.outer(v, w)
+    p = J.shape[1]
+    J[k:, k + 1:] += _EPS * (np.abs(M[k:, k + 1:p]) + np.outer(np.abs(v), np.abs(w[:p - k - 1])))
+    M[k, k], M[k + 1:, k] = beta, 0.0
+    return True
+
+
+def _rounding_in_m(junk, y, pivot):
+    """A bound on the error that the rounding ``junk`` of a column (rows ``k..``, before step ``k``) puts into
+    ``m`` beside those rows' ``y``: ``sum_i junk_i |y_i| / R_kk^2`` (scaled: the terms can overflow). Why: rows 1e107 times the others with two equal columns leave, after their first pivots, entries
+    that are nothing but rounding in those columns; with their large ``y`` they decide how the prior splits the
+    weight between the columns, which no order of the rows recovers."""
+    y = np.abs(y)
+    a, b = junk.max(initial=0.0), y.max(initial=0.0)
+    if a == 0 or b == 0:
+        return 0.0
+    return (a / abs(pivot)) * (b / abs(pivot)) * float(np.sum((junk / a) * (y / b)))
+
+
+def _sorted_qr(rows, p):
+    """``((R, q, piv), m)``: the least-squares solution ``m`` of the rows ``[sqrt(s) z, sqrt(s) y]`` (or
+    ``[S, S m]``, a square root of earlier rows' information) by Householder QR with column pivoting and row
+    interchanges (:func:`_householder_step`) of the rows sorted by decreasing norm: ``Z[:, piv] = Q R``,
+    ``q`` the first ``p`` entries of ``Q^T y``, ``R m[piv] = q``; ``(None, None)`` when ``R`` is singular or not
+    finite. Why: Householder QR so is accurate row by row (Powell and Reid): a row 1e150 times the others
+    leaves their share of the answer intact, where the normal equations ``A m = r`` round it away. Without the
+    column pivoting, rows 1e150 times the others in ``x`` and a row of weight 1e147 (large only in the
+    intercept's column) lost the intercept."""
+    size = np.abs(rows[:, :p]).max(axis=1)         # the max-norm: it orders the rows as well, and cannot overflow
+    M = rows[np.argsort(-size, kind="stable")]
+    if M.shape[0] < p:
+        return None, None
+    piv, J, lost = np.arange(p), _EPS * np.abs(M[:, :p]), 0.0    # lost: a bound on the error in m
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        for k in range(p):
+            sub = M[k:, k:p]
+            top = np.abs(sub).max(axis=0)
+            unit = np.where(top > 0, top, 1.0)
+            j = k + int(np.argmax(top * np.sqrt(np.sum((sub / unit) ** 2, axis=0))))
+            M[:, [k, j]], J[:, [k, j]], piv[[k, j]] = M[:, [j, k]], J[:, [j, k]], piv[[j, k]]
+            junk, y = J[k:, k].copy(), M[k:, p].copy()
+            if not _householder_step(M, J, k):
+                return None, None
+            lost = max(lost, _rounding_in_m(junk, y, M[k, k]))
+    R, q = np.triu(M[:p, :p]), M[:p, p]
+    if not (np.isfinite(lost) and np.all(np.isfinite(R)) and np.all(np.isfinite(q))):
+        return None, None
+    m = np.empty(p)
+    m[piv] = scipy.linalg.solve_triangular(R, q)
+    if lost > _QR_ROUNDING * np.abs(m).max():
+        warnings.warn(f"RecursiveLeastSquares: rows far larger than the others leave a direction of the weights "
+                      "decided by rounding (equal or nearly equal columns beside such rows), so the mean may be off "
+                      f"by up to {lost:.2g} along it. Drop duplicated columns, scale the far rows down or raise "
+                      "prior_precision.", UserWarning, stacklevel=5)
+    return (R, q, piv), m
+
+
+def _root_rows(root):
+    """``[S, q]`` with ``S^T S = A`` (``S = R`` with its columns put back in order): the earlier rows' share
+    of the least-squares problem as ``p`` rows."""
+    R, q, piv = root
+    S = np.empty_like(R)
+    S[:, piv] = R
+    return np.column_stack([S, q])
+
+
+def _root_covariance(root):
+    """``A^-1`` from ``A[piv][:, piv] = R^T R``."""
+    R, _, piv = root
+    Rinv = scipy.linalg.solve_triangular(R, np.eye(len(R)))
+    P = np.empty_like(R)
+    P[np.ix_(piv, piv)] = Rinv @ Rinv.T
+    return P
+
+
+def _weighted_rows(Z, y, sw):
+    """``[sqrt(s) z, sqrt(s) y]`` per row: the rows whose least-squares problem is the weighted one."""
+    root = np.sqrt(sw)
+    return np.column_stack([root[:, None] * Z, root * y])
 
 
 def _sorted_qr_solve(Z, y, sw, prior):
-    """``(m, R)``: the weighted ridge problem ``min sum s_i (y_i - z_i^T m)^2 + sum_j prior_j m_j^2`` solved by
-    Householder QR of its rows ``sqrt(s_i) [z_i, y_i]`` and ``sqrt(prior_j) e_j`` sorted by decreasing norm,
-    ``R`` the triangular factor (``R^T R = A``). Householder QR with the rows in that order is accurate row by
-    row (Powell and Reid): a row 1e150 times the others leaves their share of the answer intact, where the
-    normal equations ``A m = r`` round it away; ``None`` when ``R`` is singular."""
+    """``(m, root)``: the weighted ridge problem ``min sum s_i (y_i - z_i^T m)^2 + sum_j prior_j m_j^2`` solved by
+    :func:`_sorted_qr` of its rows and the prior's rows ``sqrt(prior_j) e_j``; ``(None, None)`` when ``R`` is
+    singular."""
     p = Z.shape[1]
-    root = np.sqrt(sw)
-    rows = np.vstack([np.column_stack([root[:, None] * Z, root * y]),
-                      np.column_stack([np.diag(np.sqrt(prior)), np.zeros(p)])[prior > 0]])
-    size = np.abs(rows[:, :p]).max(axis=1)         # the max-norm: it orders the rows as well, and cannot overflow
-    R = scipy.linalg.qr(rows[np.argsort(-size, kind="stable")], mode="r")[0][:p]
-    if not (np.all(np.isfinite(R)) and np.all(R.diagonal() != 0)):
-        return None, None
-    return scipy.linalg.solve_triangular(R[:, :p], R[:, p]), R[:, :p]
+    rows = np.vstack([_weighted_rows(Z, y, sw), np.column_stack([np.diag(np.sqrt(prior)), np.zeros(p)])[prior > 0]])
+    root, m = _sorted_qr(rows, p)
+    return m, root
+
+
+def _far_beside(X, shift, sw, A):
+    """Whether some row's ``s_i z_ij^2`` (``z = [x - c, 1]``, or ``x``) is above ``_FAR_SHARE`` times ``A_jj``,
+    the information of the rows before it in column ``j``. Why: ``A + s z z^T`` then holds the earlier rows'
+    share of that column (and of ``r``) only to the rounding of the far row's, so every route through ``A``
+    (a solve, the recursion's gain) loses their digits: one feature and an intercept, a row 1e20 times the
+    others arriving after them, and the intercept came out 600 times too large, silently. Rows within the
+    limit cost at most ~4 of the earlier rows' 16 digits."""
+    c = 0.0 if shift is None else shift
+    with np.errstate(over="ignore", invalid="ignore"):
+        largest = np.append((np.abs(X - c) * np.sqrt(sw)[:, None]).max(axis=0) ** 2, sw.max())[:len(A)]
+        return bool(np.any(~(largest <= _FAR_SHARE * A.diagonal())))
 
 
 def _full_rank_by_rows(Z, sw, prior):
@@ -245,12 +367,15 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
       of ``P`` along ``x`` (``s x^T P x > 1000``: the cancellation would cost digits) is solved for
       instead.
 
-    Beside a row far larger than the others (weighted squared norms, in the columns' units, spanning more
-    than 1e8: a row 1e4..1e150 times the others, or a weight that large) ``A`` rounds the other rows' share
-    away and no mean can be found from it, so the first chunk (``fit``'s rows) is then solved by Householder
-    QR of its rows sorted by norm, and later chunks continue by the recursion from ``P = R^-1 R^-T``. A
-    stream's first rows are held and solved together, chunk after chunk, until there is a mean and at least
-    ``2 p`` of them (at most 1024), so a far row among them is treated as in one chunk.
+    Beside a row far larger than the others (its ``s x_j^2`` above 1e4 times the ``A_jj`` of the rows before
+    it, or rows whose shares span that much within a chunk: a row 1e2..1e150 times the others, or a weight that
+    large, at any position of the stream) ``A`` rounds the other rows' share away and no mean can be found
+    from it. From that chunk on, the stream keeps a square root ``R`` of ``A`` (``R^T R = A``) instead and
+    absorbs each chunk by Householder QR of ``R`` and the rows (sorted by norm, with column pivoting and
+    row interchanges, which keep each row's share to its own rounding). A stream's first rows are held and
+    solved together, chunk after chunk, until there is a mean and at least ``2 p`` of them (at most 1024).
+    Where a direction of the weights is then decided by rounding alone (equal columns beside far rows) a
+    ``UserWarning`` says so.
 
     With a flat prior (``alpha = 0``, or the intercept) ``P_0`` is infinite, so no mean
     exists until ``A`` is invertible ("exact initialisation": no large artificial prior).
@@ -350,6 +475,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         self._m = self._P = self._factor = None
         self._fresh = True              # no rows in A yet: a first chunk of far rows can still be solved by QR
         self._held = None               # the first rows, kept whole until there is a mean (_hold)
+        self._root = None               # (R, q, piv), a square root of A, once far rows came in: _qr_update
         self._ceiling = _NO_CEILING     # diag A below which A is known well conditioned (_estimate_condition)
 
     @staticmethod
@@ -384,6 +510,9 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         """Absorb the rows of ``X`` with weights ``s``. Every step stores new arrays (never writes into the
         ones held), so a failed call leaves the model as it was (``transactional``)."""
         n, p = X.shape[0], X.shape[1] + int(self.fit_intercept)
+        if self._root is not None:             # far rows came in: A no longer holds the others' share
+            self._qr_update(X, y, sw)
+            return
         if self._m is not None and not _solving_is_cheaper(n, p):
             absorbed = self._recursion(X, y, sw, _GAIN_LIMIT)
             X, y, sw = X[absorbed:], y[absorbed:], sw[absorbed:]
@@ -400,11 +529,11 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
                               "to a narrower range, set prior_precision > 0, or, for rows far larger than the "
                               "others, call fit on all rows (it solves them by QR).", UserWarning, stacklevel=4)
 
-    def _far_rows_solve(self, X, y, sw):
+    def _far_rows_solve(self, X, y, sw, spread=_FAR_ROWS):
         """The first chunk, where the normal equations found no mean, on rows whose weighted norms span more than
-        ``_FAR_ROWS`` (a row 1e4..1e150 times the others, or a weight that large): the whole problem by QR of
-        the rows sorted by norm (``_sorted_qr_solve``), then ``P = R^-1 R^-T``, so that later chunks continue
-        by the recursion. True: done. False (nothing stored) for ordinary rows, a rank-deficient design or
+        ``spread`` (a row 1e4..1e150 times the others, or a weight that large; 0: one row known to hold a column): the whole problem by QR of
+        the rows sorted by norm (``_sorted_qr_solve``), whose factor ``[R, q]`` later chunks then update
+        (:meth:`_qr_update`). True: done. False (nothing stored) for ordinary rows, a rank-deficient design or
         ``A`` overflowing: the normal route then goes on as before (halves, the recursion, or its error).
 
         Why: ``A = sum s x x^T`` rounds the ordinary rows' share away beside a far row, so every route through
@@ -412,16 +541,44 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         ordinary rows' answer (a stream of rows after a far first row of 1e20: coefficients 78 % off)."""
         Z = self._augment(X)    # not the normal route's Z: that one holds sqrt(s) z
         prior = self._A.diagonal().copy()
-        if _row_spread(Z, sw) <= _FAR_ROWS or not _full_rank_by_rows(Z, sw, prior):
+        if (spread and _row_spread(Z, sw) <= spread) or not _full_rank_by_rows(Z, sw, prior):
             return False
         with np.errstate(over="ignore", invalid="ignore"):
             A, r = self._A + Z.T @ (sw[:, None] * Z), self._r + Z.T @ (sw * y)
-        m, R = _sorted_qr_solve(Z, y, sw, prior)
+        m, root = _sorted_qr_solve(Z, y, sw, prior)
         if m is None or not (_finite(A.diagonal()) and _finite(r) and _finite(m)):
             return False
-        Rinv = scipy.linalg.solve_triangular(R, np.eye(len(m)))
-        self._A, self._r, self._m, self._P, self._factor, self._fresh = A, r, m, Rinv @ Rinv.T, None, False
+        self._A, self._r, self._m, self._P, self._factor, self._fresh, self._root = A, r, m, None, None, False, root
         return True
+
+    def _square_root(self):
+        """``(S, S m, range(p))`` with ``S^T S = A`` (the rows seen so far, accurate: none far beside the others yet), from
+        the Cholesky factor of ``A``, or, where ``A`` is too ill-conditioned to factor, from that of ``P = A^-1``
+        kept by the recursion; ``None`` when neither exists."""
+        factor = self._factor or equilibrated_cholesky(self._A)
+        if factor is not None:
+            S = factor[0] * factor[1]              # A = e C^T C e
+        else:
+            factor = equilibrated_cholesky(self._covariance_in_shifted_columns())
+            if factor is None:
+                return None
+            S = scipy.linalg.solve_triangular(factor[0] * factor[1], np.eye(len(self._m)), trans="T")
+        return S, S @ self._m, np.arange(len(S))
+
+    def _qr_update(self, X, y, sw):
+        """Absorb the rows by QR into the square root ``(R, q, piv)`` of the information (``R^T R = A`` with the
+        columns in the order ``piv``, ``R m[piv] = q``): :func:`_sorted_qr` of its rows and ``sqrt(s) [z, y]``.
+
+        Why: once a row far larger than those before it (:func:`_far_beside`) has entered, ``A`` and ``r`` hold
+        the other rows' share only to the far row's rounding, and so would every later chunk's; the factor keeps
+        each row's share to its own rounding (Powell and Reid), whatever the order the rows arrive in."""
+        p, Z = len(self._m), self._augment(X)
+        root, m = _sorted_qr(np.vstack([_root_rows(self._root), _weighted_rows(Z, y, sw)]), p)
+        if m is None or not _finite(m):
+            raise _overflow()
+        with np.errstate(over="ignore", invalid="ignore"):     # kept for their size only: the factor decides
+            A, r = self._A + Z.T @ (sw[:, None] * Z), self._r + Z.T @ (sw * y)
+        self._A, self._r, self._root, self._m, self._P, self._factor, self._fresh = A, r, root, m, None, None, False
 
     def _solve_or_halve(self, X, y, sw):
         """No mean yet, a chunk of at least ``2 p`` rows: solve the normal equations with it whole, or, where
@@ -460,8 +617,14 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             factor = (C, e)
         if outcome == OVERFLOW:
             raise _overflow()
+        # DONE: no A_jj grew past the ceiling, at most _FAR_SHARE times its value when it was set: no far rows
+        if outcome != DONE and self._m is not None and _far_beside(X, self._shift, sw, self._A):
+            self._root = self._square_root()
+            if self._root is not None:
+                self._qr_update(X, y, sw)
+                return True
         if outcome == DONE or (outcome == CONDITION_UNKNOWN and self._estimate_condition(A, factor)):
-            if self._fresh and _one_row_holds_a_column(X, self._shift, sw, A) and self._far_rows_solve(X, y, sw):
+            if self._fresh and _far_rows_hold_a_column(X, self._shift, sw, A) and self._far_rows_solve(X, y, sw, 0.0):
                 return True
             self._A, self._r, self._factor, self._P, self._m, self._fresh = A, r, factor, None, m, False
             return True
@@ -480,8 +643,9 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         ``lambda_min(As') >= lambda_min(As) min_j A_jj / A'_jj`` with ``lambda_min(As) >= 1 / ||As^-1||_1``,
         and ``cond_1(As') <= p^1.5 / lambda_min(As')`` (the entries of ``As'`` are at most 1): that bound
         stays below the limit while every ``A'_jj`` stays below ``ceiling_j = A_jj _SOLVE_COND / (p^1.5
-        ||As^-1||_1)``. A stream of like chunks is estimated once, then again when the diagonal has grown
-        by that factor (~1e6 for a well-conditioned design)."""
+        ||As^-1||_1)``, and at most ``_FAR_SHARE`` times ``A_jj`` (so that a chunk below the ceiling holds no
+        row far beside the earlier ones: :func:`_far_beside`). A stream of like chunks is estimated once, then
+        again when the diagonal has grown by that factor."""
         diag = A.diagonal()
         C, e = factor
         norm = np.abs(A / np.outer(e, e)).sum(axis=0).max()
@@ -491,7 +655,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         # a ceiling beyond float64 (a diagonal near 1e300: features of 1e150) is inf, rightly: no finite
         # diagonal can pass it (numpy's overflow warning on a valid fit was noise)
         with np.errstate(over="ignore"):
-            self._ceiling = diag * (_SOLVE_COND * rcond * norm / len(diag) ** 1.5)
+            self._ceiling = diag * min(_SOLVE_COND * rcond * norm / len(diag) ** 1.5, _FAR_SHARE)
         return True
 
     def _recursion(self, X, y, sw, gain_limit):
@@ -514,7 +678,9 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
 
     def _covariance_in_shifted_columns(self):
         """``P = A^{-1}``: kept by the recursion, or from the factor of the last solve."""
-        if self._P is None:
+        if self._P is None and self._root is not None:
+            self._P = _root_covariance(self._root)
+        elif self._P is None:
             P = equilibrated_solve(self._factor, np.eye(len(self._m)))
             self._P = 0.5 * (P + P.T)
         return self._P

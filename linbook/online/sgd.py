@@ -106,6 +106,18 @@ def _numpy_epoch(X, y, sw, order, W, b, Wbar, bbar, state, loss, code, eta0, tau
     return total, status
 
 
+
+def _penalty(W, lam_n, n):
+    """``(n lam_n / 2) ||W||^2``, the epoch objective's penalty, with ``||W||`` taken scaled: 0 without a
+    penalty, and no overflow while the product is representable. Why: with ``lam = 0`` and weights near 1e300
+    (a constant step of 1e300) ``0 * inf`` made every epoch's objective NaN, so the stop rule never fired and
+    a thousand RuntimeWarnings leaked; with ``lam = 1e-300`` the objective ~1e302 was inf for the same reason."""
+    top = float(np.abs(W).max(initial=0.0))
+    if lam_n == 0 or top == 0:
+        return 0.0
+    with np.errstate(over="ignore"):       # beyond float64: inf, and the stop rule sees no fall
+        return 0.5 * n * (lam_n * top) * top * float(np.sum((W / top) ** 2))
+
 class _BaseSGD(BaseEstimator):
     """Shared engine: parameters ``W`` (M, D), ``b`` (M,), one compiled epoch at a time."""
 
@@ -159,7 +171,7 @@ class _BaseSGD(BaseEstimator):
             total = epoch_in(order)                                  # summed loss, each before its step
             if self.verbose:
                 progress(self, epoch, epochs, total / sw.sum())
-            if stops is not None and stops(total + 0.5 * lam_n * n * float(np.sum(self._W ** 2))):
+            if stops is not None and stops(total + _penalty(self._W, lam_n, n)):
                 break
         self.tol_reached_ = stops is not None and epoch < epochs
         self.t_ = int(self._state[0])
