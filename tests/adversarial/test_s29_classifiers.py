@@ -37,3 +37,73 @@ def test_naive_bayes_smoothing_overflow_names_the_column_and_the_limit(vs, scale
         assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(axis=1), 1.0)
         with pytest.raises(ValueError, match="overflows"):
             linbook.GaussianNaiveBayes(var_smoothing=limit * 10).fit(X, y)
+
+
+# --- Regression sweep (passes on main too; recorded so the classes stay right) -------------------------------------
+# LogisticRegression with lam = 0 on columns scaled by exact powers of two 2^-450..2^450, dense and CSR, every solver.
+# Oracle: scikit-learn's unpenalised LogisticRegression on the unscaled columns (the posterior is scale-free).
+
+def _multiclass(seed, C, n, p, noise=1.5):
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((n, p))
+    y = (Z @ rng.standard_normal((p, C)) + noise * rng.standard_normal((n, C))).argmax(axis=1)
+    return Z, y, rng
+
+
+@pytest.mark.parametrize("solver", ["auto", "newton", "newton-cg", "lbfgs", "bfgs"])
+@pytest.mark.parametrize("seed, C", [(0, 2), (1, 3), (2, 2), (3, 3)])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_logistic_posterior_is_free_of_power_of_two_column_scales(solver, seed, C, sparse):
+    import scipy.sparse as sp
+    from sklearn.linear_model import LogisticRegression as SkLogistic
+    Z, y, rng = _multiclass(seed, C, 150, 3)
+    X = np.ldexp(Z, rng.integers(-450, 450, Z.shape[1]))
+    expected = SkLogistic(penalty=None, tol=1e-14, max_iter=100000).fit(Z, y).predict_proba(Z)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = linbook.LogisticRegression(lam=0, solver=solver).fit(sp.csr_matrix(X) if sparse else X, y)
+    np.testing.assert_allclose(model.predict_proba(X), expected, atol=1e-6)
+
+
+# The Gaussian classifiers on columns scaled by 2^-300..2^300 plus a y-independent offset of 1e6 column units.
+# Oracle: scikit-learn's LinearDiscriminantAnalysis(solver="lsqr"), QuadraticDiscriminantAnalysis and GaussianNB on
+# the unscaled, unshifted data (these models are affine-equivariant per column).
+
+@pytest.mark.parametrize("name", ["LDA", "QDA", "GaussianNaiveBayes"])
+@pytest.mark.parametrize("seed, C, p", [(0, 2, 1), (1, 3, 2), (2, 4, 3), (3, 2, 3)])
+@pytest.mark.parametrize("offset", [0.0, 1e6])
+def test_gaussian_classifiers_are_affine_equivariant_per_column(name, seed, C, p, offset):
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
+    from sklearn.naive_bayes import GaussianNB
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(C), 20)
+    Z = rng.standard_normal((y.size, p)) + rng.standard_normal((C, p))[y]
+    T = Z[::3] + 0.3 * rng.standard_normal(Z[::3].shape)
+    e = rng.integers(-300, 300, p)
+    oracle = {"LDA": LinearDiscriminantAnalysis(solver="lsqr"), "QDA": QuadraticDiscriminantAnalysis(),
+              "GaussianNaiveBayes": GaussianNB(var_smoothing=1e-300)}[name].fit(Z, y)
+    model = getattr(linbook, name)(**({"var_smoothing": 0.0} if name == "GaussianNaiveBayes" else {}))
+    model.fit(np.ldexp(Z + offset, e), y)
+    np.testing.assert_allclose(model.predict_proba(np.ldexp(T + offset, e)), oracle.predict_proba(T), atol=1e-6)
+
+
+# LogisticRegression against scikit-learn with the matching l2 penalty (C = 1 / lam) for labels of every kind,
+# sample weights, and dense / CSC / float32 inputs.
+
+@pytest.mark.parametrize("labels", ["int", "str", "negative", "float", "bool"])
+@pytest.mark.parametrize("kind", ["dense", "csc", "float32"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_logistic_matches_scikit_learn_for_label_and_input_kinds(labels, kind, weighted):
+    import scipy.sparse as sp
+    from sklearn.linear_model import LogisticRegression as SkLogistic
+    C = 2 if labels == "bool" else 3
+    Z, yi, rng = _multiclass(7, C, 80, 3, noise=0.7)
+    y = {"int": yi, "str": np.array([f"c{k}" for k in yi]), "negative": -3 - yi, "float": yi.astype(float),
+         "bool": yi.astype(bool)}[labels]
+    sw = rng.uniform(0.1, 3.0, yi.size) if weighted else None
+    oracle = SkLogistic(C=1 / 0.5, tol=1e-13, max_iter=100000).fit(Z, y, sample_weight=sw)
+    X = {"dense": Z, "csc": sp.csc_matrix(Z), "float32": Z.astype(np.float32)}[kind]
+    model = linbook.LogisticRegression(lam=0.5, tol=1e-10).fit(X, y, sample_weight=sw)
+    assert list(model.classes_) == list(oracle.classes_)
+    np.testing.assert_allclose(model.predict_proba(Z), oracle.predict_proba(Z), atol=1e-4 if kind == "float32" else 1e-6)
+    assert np.array_equal(model.predict(Z), oracle.classes_[oracle.predict_proba(Z).argmax(axis=1)])
