@@ -107,3 +107,43 @@ def test_logistic_matches_scikit_learn_for_label_and_input_kinds(labels, kind, w
     assert list(model.classes_) == list(oracle.classes_)
     np.testing.assert_allclose(model.predict_proba(Z), oracle.predict_proba(Z), atol=1e-4 if kind == "float32" else 1e-6)
     assert np.array_equal(model.predict(Z), oracle.classes_[oracle.predict_proba(Z).argmax(axis=1)])
+
+
+# --- LogisticRegression / ProbitRegression with sample weights over more than 16 decades --------------------------
+# Before: the start b = link(ybar), ybar = np.average(y, weights=sw), rounded to 1.0 when the heaviest rows were all
+# of one class, so b = inf and the fit failed with the solver's "x0 must be finite: pass a starting point without NaN
+# or inf" (naming no input of fit). Weights 10^U(-100, 100) on 20 rows: 7 of 30 seeds. Now the start is computed from
+# the log class weights. Oracle: mpmath (80 digits) evaluates the gradient of the weighted NLL at the returned
+# (intercept_, coef_); relative to sum_i w_i max|x~_i| it must be at rounding level when converged_ is True.
+
+def _weighted_nll_gradient(X, y, w, b, coef, link):
+    import mpmath as mp
+    with mp.workdps(80):
+        grad = [mp.mpf(0)] * (1 + X.shape[1])
+        for xi, yi, wi in zip(X, y, w):
+            z = mp.mpf(float(b)) + mp.fsum(mp.mpf(float(a)) * mp.mpf(float(c)) for a, c in zip(xi, coef))
+            t = 1 if yi == 1 else -1
+            if link == "logit":
+                d = -t * mp.mpf(float(wi)) / (1 + mp.exp(t * z))
+            else:                               # d/dz of -log Phi(t z) = -t phi(z) / Phi(t z)
+                d = -t * mp.mpf(float(wi)) * mp.npdf(z) / mp.ncdf(t * z)
+            grad = [grad[0] + d] + [grad[j + 1] + d * mp.mpf(float(xi[j])) for j in range(X.shape[1])]
+        scale = mp.fsum(mp.mpf(float(wi)) for wi in w) * max(1.0, float(np.abs(X).max()))
+        return float(max(abs(g) for g in grad) / scale)
+
+
+@pytest.mark.parametrize("model, link", [("LogisticRegression", "logit"), ("ProbitRegression", "probit")])
+@pytest.mark.parametrize("seed, span", [(1, 200), (4, 200), (5, 200), (9, 200), (2, 60), (3, 300), (6, 40), (8, 250)])
+def test_binary_glm_fits_weights_over_many_decades(model, link, seed, span):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((20, 2))
+    y = (X.sum(axis=1) + 1.3 * rng.standard_normal(20) > 0).astype(int)
+    y[:2] = [0, 1]
+    w = 10.0 ** rng.uniform(-span / 2, span / 2, 20)
+    w[np.argmax(w)] *= 1e8          # the heaviest row outweighs all others by more than 16 decades
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = getattr(linbook, model)(lam=0).fit(X, y, sample_weight=w)
+    assert np.all(np.isfinite(fitted.predict_proba(X)))
+    if fitted.converged_:
+        assert _weighted_nll_gradient(X, y, w, fitted.intercept_[0], fitted.coef_.ravel(), link) < 1e-8
