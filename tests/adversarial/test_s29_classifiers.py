@@ -147,3 +147,23 @@ def test_binary_glm_fits_weights_over_many_decades(model, link, seed, span):
     assert np.all(np.isfinite(fitted.predict_proba(X)))
     if fitted.converged_:
         assert _weighted_nll_gradient(X, y, w, fitted.intercept_[0], fitted.coef_.ravel(), link) < 1e-8
+
+
+@pytest.mark.parametrize("model", ["LogisticRegression", "ProbitRegression"])
+@pytest.mark.parametrize("seed", [1, 4, 5, 9])
+def test_binary_glm_on_dask_fits_weights_over_many_decades(model, seed):
+    """The dask fit had the same start (from label_weight sums). Oracle: the in-memory fit (checked above)."""
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((20, 2))
+    y = (X.sum(axis=1) + 1.3 * rng.standard_normal(20) > 0).astype(int)
+    y[:2] = [0, 1]
+    w = 10.0 ** rng.uniform(-100, 100, 20)
+    w[np.argmax(w)] *= 1e8
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = getattr(linbook, model)(lam=0).fit(X, y, sample_weight=w)
+        fitted = getattr(linbook, model)(lam=0).fit(da.from_array(X, chunks=7), da.from_array(y, chunks=7),
+                                                    sample_weight=da.from_array(w, chunks=7))
+    assert fitted.converged_ == expected.converged_
+    np.testing.assert_allclose(fitted.predict_proba(X), expected.predict_proba(X), atol=1e-8)
