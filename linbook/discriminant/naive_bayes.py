@@ -208,11 +208,11 @@ class GaussianNaiveBayes(DiagonalGaussianClassifier):
         # eps = var_smoothing * max_j Var(x_j) in the units of X; Var(x_j) = total_j * s_j^2, s_j = 2^e_j
         e = _binary_exponent(self._scale) - 1
         k = np.argmax(np.log2(total) + 2 * e)
-        eps = np.ldexp(self.var_smoothing * total[k], np.minimum(2 * (e[k] - e), 1000))
+        shift = np.minimum(2 * (e[k] - e), 1000)
+        with np.errstate(over="ignore"):        # an overflow is reported below, naming the columns
+            eps = np.ldexp(self.var_smoothing * total[k], shift)
         if not np.all(np.isfinite(eps)):
-            raise ValueError(f"GaussianNaiveBayes: var_smoothing * max_j Var(x_j) overflows float64 (var_smoothing = "
-                             f"{self.var_smoothing:g}); lower var_smoothing (near 1e300 it already swamps every "
-                             "class variance, and the model predicts the class priors).")
+            raise ValueError(self._smoothing_overflow_message(total[k], e, k, int(np.argmax(shift))))
         var = within / counts + eps
         if np.any(var <= ZERO_VARIANCE):
             c, j = np.argwhere(var <= ZERO_VARIANCE)[0]
@@ -222,6 +222,22 @@ class GaussianNaiveBayes(DiagonalGaussianClassifier):
         self._warn_drowned_columns(within, counts, eps)
         self._set_diagonal(self._means_z, var)
         self.n_params_ = int((C - 1) + 2 * C * D)
+
+    def _smoothing_overflow_message(self, total_k, e, k, j):
+        """The error for ``eps = var_smoothing * Var(x_k)`` (``k`` the widest column) beyond float64 in the units
+        of column ``j`` (the narrowest; the fit works in each column's own units ``2^e``). It names both inputs
+        that make the product, ``var_smoothing`` and the columns of X, and the largest ``var_smoothing`` that
+        fits (rounded down), so the user can lower the one or rescale the other."""
+        exact = np.log10(np.finfo(float).max) - np.log10(total_k) - min(2 * (e[k] - e[j]), 1000) * np.log10(2)
+        limit = np.floor(10.0 ** (exact % 1 + 1)) / 10 * 10.0 ** np.floor(exact)
+        col_k, col_j = np.flatnonzero(self._keep)[[k, j]]
+        log_var = np.log10(total_k) + 2 * e[k] * np.log10(2)
+        return (f"GaussianNaiveBayes: the added variance var_smoothing * max_j Var(x_j) overflows float64: "
+                f"var_smoothing = {self.var_smoothing:g} times Var of column {col_k} of X (about 1e{log_var:.0f}, the "
+                f"largest), in the units of column {col_j} of X (values up to about 2^{e[j] + 1}). Lower "
+                f"var_smoothing to {limit:.2g} or less, or rescale columns {col_k} and {col_j} of X to comparable "
+                "sizes (e.g. StandardScaler); a var_smoothing this large swamps every class variance anyway, and "
+                "the model predicts the class priors.")
 
     def _warn_drowned_columns(self, within, counts, eps):
         """Warn naming the columns whose class separation the smoothing ``eps`` erases (the class docstring's rule).

@@ -31,7 +31,7 @@ from .multinomial import reduced_objective
 from .separation import separable, separable_multinomial
 from .solvers import DEFAULT_MAX_ITER, SeparationWatch, choose_solver, minimise
 from ._scaled import _SATURATED, _jacobi, gradient_scale, predictor_scale
-from .binary import logit_terms, probit_terms
+from .binary import intercept_only_start, logit_terms, probit_terms
 from .._dask.blocks import map_reduce, row_blocks, summarise
 from ..linear._dask_fit import _combine_grams, _gram_block, _uncentred_block
 from ..linear._moments import gram_null_space
@@ -132,8 +132,7 @@ def fit_logistic(est, X, y, sample_weight=None, *, block_loss):
         pen = block_loss(theta, *no_data, est.lam, penalised=r, hessian=need_hess)    # the penalty
         return tuple(x + y for x, y in zip(data, pen))
 
-    ybar = summary.label_weight[1] / summary.sw
-    b0 = float(np.log(ybar / (1 - ybar)))                # start: the intercept-only MLE (as in memory)
+    b0 = intercept_only_start(np.arange(2), summary.label_weight)   # the intercept-only MLE (as in memory)
     return _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, max_iter, "logit")
 
 
@@ -366,8 +365,6 @@ def _l2_penalty(theta, lam_r, need_hess):
 
 def fit_probit(est, X, y, sample_weight=None):
     """``ProbitRegression.fit`` on dask collections."""
-    import scipy.special
-
     blocks, summary, classes, frame, solver, max_iter = _prepare(est, X, y, sample_weight)
     if classes.size > 2:           # the in-memory fit's message, from the classes the first pass found
         encode_labels(classes, max_classes=2, model="ProbitRegression",
@@ -379,5 +376,5 @@ def fit_probit(est, X, y, sample_weight=None):
         pen = _l2_penalty(theta, est.lam * r, need_hess)
         return tuple(x + y for x, y in zip(data, pen))
 
-    b0 = float(scipy.special.ndtri(summary.label_weight[1] / summary.sw))
+    b0 = intercept_only_start(np.arange(2), summary.label_weight, link="probit")
     return _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, max_iter, "probit")

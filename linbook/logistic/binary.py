@@ -21,7 +21,7 @@ from numbers import Real
 
 import numpy as np
 import scipy.sparse
-from scipy.special import log_ndtr
+from scipy.special import log_ndtr, logsumexp, ndtri
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 
@@ -61,6 +61,25 @@ def probit_terms(z, t):
     dz = -t * lam
     d2 = np.clip(lam * (u + lam), 1e-300, 1.0)   # in (0, 1): log Phi is concave
     return -logPhi, dz, d2
+
+
+def intercept_only_start(y, sw, link="logit"):
+    """The intercept-only MLE ``b`` (``link(ybar)``, ``ybar = W_1 / (W_0 + W_1)``), the fits' starting point.
+
+    From the log class weights ``log W_c`` (``logsumexp`` of ``log sw_i``), not from ``ybar``: with weights
+    over more than 16 decades ``ybar`` rounds to 1 (or 0) and ``link(ybar)`` to inf, which the solver
+    refused ("x0 must be finite"). ``fit`` has already refused a class without positive weight.
+    """
+    logw = np.zeros(y.size) if sw is None else np.log(sw)
+    with np.errstate(divide="ignore"):          # zero weights: log 0 = -inf, no mass
+        log_w0, log_w1 = logsumexp(logw[y == 0]), logsumexp(logw[y == 1])
+    if link == "logit":
+        return float(log_w1 - log_w0)
+    # probit: Phi^{-1}(ybar) = -Phi^{-1}(1 - ybar), from the smaller share (it does not round to 0 as 1 - ybar
+    # does), kept above the smallest normal number (the MLE is a start, not a result)
+    small = np.exp(min(log_w0, log_w1) - np.logaddexp(log_w0, log_w1))
+    b = float(ndtri(max(small, np.finfo(float).tiny)))
+    return -b if log_w1 > log_w0 else b
 
 
 class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):

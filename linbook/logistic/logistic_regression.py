@@ -22,7 +22,7 @@ from ..linear._moments import design_null_space
 from ..numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid, softmax
 from . import multinomial, solvers
 from ._scaled import BinaryLoss
-from .binary import BinaryGLM, logit_terms
+from .binary import BinaryGLM, intercept_only_start, logit_terms
 
 __all__ = ["LogisticRegression"]
 
@@ -285,8 +285,7 @@ class LogisticRegression(BinaryGLM):
         # X per step, never X~; tests/test_logistic_readable.py checks them equal).
         chord = self.solver_ == "newton" and solvers.reuse_hessian(X.shape[0], X.shape[1] + self.fit_intercept)
         loss = BinaryLoss(X, y, sw, lam, self.fit_intercept, logit_terms, approximate_hessian=chord)
-        ybar = np.average(y, weights=sw)
-        theta = loss.coordinates(b=np.log(ybar / (1 - ybar)))   # start: the intercept-only MLE, w = 0
+        theta = loss.coordinates(b=intercept_only_start(yidx, sw))   # start: the intercept-only MLE, w = 0
         watch = solvers.SeparationWatch(loss.separable) if lam == 0 else None   # no finite MLE?
         # solver "newton": optim.newton(loss, theta, grad=True, hess=True, ...), the one Newton driver
         res = solvers.minimise(self.solver_, loss, theta, max_iter=max_iter, tol=self.tol, callback=watch,

@@ -6,13 +6,12 @@ Derived in: chapter "Logistic regression" § "Probit regression".
 from __future__ import annotations
 
 import numpy as np
-import scipy.special
 from scipy.special import log_ndtr
 
 from ..base import all_or_nothing, is_dask
 from . import solvers
 from ._scaled import BinaryLoss
-from .binary import BinaryGLM, probit_terms
+from .binary import BinaryGLM, intercept_only_start, probit_terms
 
 __all__ = ["ProbitRegression"]
 
@@ -115,7 +114,7 @@ class ProbitRegression(BinaryGLM):
         chord = self.solver_ == "newton" and solvers.reuse_hessian(X.shape[0], X.shape[1] + self.fit_intercept)
         loss = BinaryLoss(X, y, sw, lam, self.fit_intercept, probit_terms, link="probit",
                           approximate_hessian=chord)
-        theta = loss.coordinates(b=scipy.special.ndtri(np.average(y, weights=sw)))   # the intercept-only MLE
+        theta = loss.coordinates(b=intercept_only_start(yidx, sw, link="probit"))   # the intercept-only MLE
         watch = solvers.SeparationWatch(loss.separable) if lam == 0 else None
         res = solvers.minimise(self.solver_, loss, theta, max_iter=max_iter, tol=self.tol, callback=watch,
                                reuse_hessian=chord)
