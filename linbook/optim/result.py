@@ -285,8 +285,9 @@ MSG_NOT_A_MINIMUM = ("x0 is a stationary point (zero gradient) but not a minimum
                      "direction (a saddle or a maximum); start elsewhere, e.g. at x0 plus a small random step")
 #: At most this many coordinate axes are probed at a stationary x0 (6 evaluations each).
 _PROBE_AXES = 50
-#: The probe's step sizes, relative to ``max |x|`` (to 1 at ``x = 0``, which has no scale of its own).
-PROBE_SIZES = (2.0 ** -20, 2.0 ** -10, 1.0)
+#: The probe's step sizes, relative to ``max |x|`` (to 1 at ``x = 0``, which has no scale of its own): small,
+#: so that the probe sees the curvature at ``x`` and does not leap into another basin of a local minimum.
+PROBE_SIZES = (2.0 ** -20, 2.0 ** -10, 2.0 ** -5)
 
 
 def _lower_by_curvature(f_at, x, f, g, directions):

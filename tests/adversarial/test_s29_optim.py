@@ -150,3 +150,21 @@ def test_a_flat_plateau_start_is_still_converged(method):
 def test_a_minimum_start_is_still_converged(method):
     res = _minimisers(lambda x: (x - 1) @ (x - 1), lambda x: 2 * (x - 1), lambda x: 2 * np.eye(2))[method](np.ones(2))
     assert res.converged and np.array_equal(res.x, [1.0, 1.0])
+
+
+def test_a_local_minimum_start_next_to_a_deeper_basin_is_still_converged():
+    # f = (x - 1)^2 ((x + 1)^2 - 1/2): x = 1 is a local minimum (f = 0, f'' = 7), x = -1 has f = -2. The
+    # probe looks at x0's own curvature and must not call the local minimum "not a minimum"
+    def f(x):
+        return float((x[0] - 1) ** 2 * ((x[0] + 1) ** 2 - 0.5))
+
+    def g(x):
+        return np.array([2 * (x[0] - 1) * ((x[0] + 1) ** 2 - 0.5) + 2 * (x[0] - 1) ** 2 * (x[0] + 1)])
+
+    def H(x):
+        a = x[0]
+        return np.array([[2 * ((a + 1) ** 2 - 0.5) + 8 * (a - 1) * (a + 1) + 2 * (a - 1) ** 2]])
+    assert f(np.array([-1.0])) == -2.0 and g(np.ones(1))[0] == 0.0
+    for method, run in _minimisers(f, g, H).items():
+        res = run(np.ones(1))
+        assert res.converged and res.x[0] == 1.0, (method, res.message)
