@@ -155,7 +155,7 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
         ``hess(x) -> (d, d)``, or ``True`` when ``fun(x)`` returns ``(f, g, H)`` (``grad=True``).
     line_search : bool
         Armijo backtracking from t = 1 (``False``: always the full step t = 1).
-    gtol, gscale, xtol : the relative stopping tests of :func:`linbook.optim.gradient_descent`.
+    gtol, gscale, xtol : the relative stopping tests and ``converged`` rule of :func:`linbook.optim.gradient_descent`.
     damping : float, optional
         If given, always use ``H + damping I``.
     callback : callable, optional
@@ -166,7 +166,6 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
     Returns
     -------
     OptimizeResult
-        ``converged`` only at a minimum (a stationary ``x0`` is probed: ``result._lower_by_curvature``).
 
     Derived in: chapter "Optimizers" § "Newton's method".
     """

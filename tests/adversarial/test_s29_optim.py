@@ -168,3 +168,13 @@ def test_a_local_minimum_start_next_to_a_deeper_basin_is_still_converged():
     for method, run in _minimisers(f, g, H).items():
         res = run(np.ones(1))
         assert res.converged and res.x[0] == 1.0, (method, res.message)
+
+
+@pytest.mark.parametrize("method", ["bfgs", "lbfgs", "nonlinear_cg"])
+@pytest.mark.parametrize("s", [1e-200, 1e-250, 1e-300])
+def test_wolfe_methods_on_an_objective_of_tiny_scale_reach_the_minimiser(method, s):
+    # g'd of a gradient and direction of 1e-200 underflowed to 0 in the Wolfe search: "line search failed" at x0
+    A = np.array([[3.0, 1.0], [1.0, 2.0]])
+    res = getattr(optim, method)(lambda x: s * ((x - 1) @ A @ (x - 1)), np.zeros(2), lambda x: s * 2 * A @ (x - 1))
+    assert res.converged, res.message
+    np.testing.assert_allclose(res.x, [1.0, 1.0], rtol=1e-5)
