@@ -336,8 +336,11 @@ def _start(fg, x, gtol, gscale, path_x=None):
     scale = _gscale(g, gscale)
     if np.all(scale == 0.0) or (np.all(scale > 0) and _small_grad(g, gtol, scale)):
         msg = MSG_ZERO_GRAD if np.all(scale == 0.0) else MSG_GTOL
-        # a method that has not moved knows no curvature: probe along the axes (see _lower_by_curvature)
-        minimum = _lower_by_curvature(lambda z: fg(z)[0], x, f, g, _probe_directions(x.size)) is None
+        # a method that has not moved knows no curvature at a zero gradient: probe (see _lower_by_curvature).
+        # Not below a stated gscale: a resumed run starts there, and f's rounding over heavy weights reads as
+        # a fall (a multinomial fit with weights over ten decades was called "not a minimum")
+        minimum = msg == MSG_GTOL or _lower_by_curvature(lambda z: fg(z)[0], x, f, g,
+                                                         _probe_directions(x.size)) is None
         return out, scale, OptimizeResult(x, f, g, minimum, 0, fg.n, x[None, :].copy(),
                                           msg if minimum else MSG_NOT_A_MINIMUM)
     return out, scale, None
