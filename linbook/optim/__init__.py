@@ -16,6 +16,10 @@ not depend on the units of ``x`` or ``f``: ``max |g| <= gtol * max |g(x0)|`` (or
 ``gtol * gscale`` for a stated ``gscale``), or a step with
 ``max |x_new - x| <= xtol * max |x|``. A non-finite objective or gradient stops a
 method at once with ``converged = False`` and a message saying so.
+``converged`` is true only at a minimum: a start with zero gradient is probed for descent along a
+few directions (a saddle or maximum there gives ``converged = False``, "not a minimum"), and
+Levenberg-Marquardt probes along its direction of least curvature and moves on from a lower point;
+the one rule is :func:`linbook.optim.result._lower_by_curvature`.
 
 Modules: :mod:`~linbook.optim.line_search` (Armijo, Wolfe),
 :mod:`~linbook.optim.first_order` (gradient descent, momentum, CG),

@@ -43,6 +43,7 @@ def gradient_descent(fun, x0, grad=None, *, step="backtracking", hess=None, max_
     Returns
     -------
     OptimizeResult
+        ``converged`` only at a minimum (a stationary ``x0`` is probed: ``result._lower_by_curvature``).
 
     Derived in: chapter "Optimizers" § "Gradient descent".
     """
@@ -117,6 +118,7 @@ def momentum(fun, x0, grad=None, *, lr=0.1, beta=0.9, max_iter=1000, gtol=1e-6, 
     Returns
     -------
     OptimizeResult
+        ``converged`` only at a minimum (a stationary ``x0`` is probed: ``result._lower_by_curvature``).
 
     Derived in: chapter "Optimizers" § "Momentum (heavy ball)".
     """
@@ -249,6 +251,7 @@ def nonlinear_cg(fun, x0, grad=None, *, max_iter=1000, gtol=1e-6, xtol=0.0, gsca
     Returns
     -------
     OptimizeResult
+        ``converged`` only at a minimum (a stationary ``x0`` is probed: ``result._lower_by_curvature``).
 
     Derived in: chapter "Optimizers" § "Conjugate gradients".
     """

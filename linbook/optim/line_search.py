@@ -149,6 +149,10 @@ def _wolfe(fg, x, f, g, d, *, t0=1.0, c1=1e-4, c2=0.9, max_eval=30):
     descent direction. ``fg`` returns ``f = inf`` where the objective or gradient is not finite (``_Counted``),
     which the search treats as a step too long."""
     fg.nonfinite = False            # what this search meets (see linbook.optim.result._Counted)
+    # searched along d / c, c a power of two near max |d| (exact: the same trial points): g'd underflowed
+    # to 0 for a gradient and direction of 1e-200 (an objective of scale 1e-200), and the search gave up
+    c = _power_of_two_scale(np.max(np.abs(d), initial=0.0), normal=True)
+    d, t0 = d / c, t0 * c
     phi0, dphi0 = f, float(g @ d)
     if not dphi0 < 0:               # (NaN too: a direction from an overflowed matrix)
         return 0.0, f, g, 0
@@ -164,7 +168,7 @@ def _wolfe(fg, x, f, g, d, *, t0=1.0, c1=1e-4, c2=0.9, max_eval=30):
     found, lo, hi, n = _wolfe_bracket(search, t0)
     if found is None and lo is not None:
         found, n = _wolfe_zoom(search, lo, hi, n)
-    return found if found is not None else (0.0, f, g, n)
+    return (found[0] / c, *found[1:]) if found is not None else (0.0, f, g, n)
 
 
 def _wolfe_bracket(search, t):

@@ -46,6 +46,7 @@ from ..numerics import _power_of_two_scale
 from .line_search import _armijo, _flat_step
 from .newton_cg import newton_cg
 from .result import checked_arguments
+from .result import _lower_by_curvature
 from .result import (MSG_DECREMENT, MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted,
                      _msg_max_iter, _no_decrease, _small_grad, _small_step, _start, _x0, real_array)
 
@@ -154,7 +155,7 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
         ``hess(x) -> (d, d)``, or ``True`` when ``fun(x)`` returns ``(f, g, H)`` (``grad=True``).
     line_search : bool
         Armijo backtracking from t = 1 (``False``: always the full step t = 1).
-    gtol, gscale, xtol : the relative stopping tests of :func:`linbook.optim.gradient_descent`.
+    gtol, gscale, xtol : the relative stopping tests and ``converged`` rule of :func:`linbook.optim.gradient_descent`.
     damping : float, optional
         If given, always use ``H + damping I``.
     callback : callable, optional
@@ -312,6 +313,7 @@ def truncated_newton(fun, x0, grad=None, hessp=None, *, max_iter=100, gtol=1e-8,
     Returns
     -------
     OptimizeResult
+        ``converged`` only at a minimum (a stationary ``x0`` is probed: ``result._lower_by_curvature``).
 
     Derived in: chapter "Optimizers" § "Newton's method".
     """
@@ -343,28 +345,48 @@ def _hessian_product(hessp, x, v):
     return Hv
 
 
-def _damped_step(residual, J, g, x, f, lam, unit):
-    """``(d, r(x + d), f(x + d), lam, evaluations)``: the step ``(J'J + lam u^2 I) d = -J'r`` with
+def _column_norms(J):
+    """``||J_:j||`` for each column, without overflow or underflow: each column is divided by a power of
+    two near its largest entry first (exact), as columns of 1e-150 and 1e150 have squares beyond float64."""
+    c = _power_of_two_scale(np.max(np.abs(J), axis=0), normal=True)
+    return c * np.sqrt(np.sum((J / c) ** 2, axis=0))
+
+
+def _marquardt_scales(J, D=None):
+    """Marquardt's column scales ``D_j``: the running maximum over the iterations of ``||J_:j||`` (as
+    MINPACK's ``lmder`` keeps it), 1 for a column that has been zero so far.
+
+    Damping with ``D^2 = diag(J'J)`` rather than ``I`` makes the step the same whatever the units
+    of each coordinate: with one column of 1e8 and one of 1e-8, ``lam I`` is far below the first
+    column's curvature and far above the second's, so that coordinate never moves and the run stopped
+    (converged) at the wrong point. The running maximum keeps ``lam`` from shrinking with a column."""
+    norms = _column_norms(J)
+    D = norms if D is None else np.maximum(D, norms)
+    return D
+
+
+def _damped_step(residual, J, r, x, f, lam, D):
+    """``(d, r(x + d), f(x + d), lam, evaluations)``: the step ``(J'J + lam D^2) d = -J'r`` with
     ``lam`` multiplied by 10 until ``f`` decreases (then divided by 10 for the next step);
     ``d`` is None when ``lam`` exceeds 1e16 first.
 
-    ``u`` (``unit``, a power of two) is the size of ``J``'s entries at ``x``: the system is solved
-    divided by ``u^2``, as ``(Ju'Ju + lam I) d = -Ju'r / u`` with ``Ju = J / u`` (exact), so ``lam``
-    and its range [1e-15, 1e16] are relative to ``J'J``. An absolute ``lam`` could neither damp a
-    Jacobian of 1e20 nor step at all beside one of 1e-20."""
-    Ju, evals = J / unit, 0
-    A, rhs = Ju.T @ Ju, -(g / unit) / unit
+    The system is solved in the scaled coordinates ``s = D d`` (:func:`_marquardt_scales`), as
+    ``(Js'Js + lam I) s = -Js'r`` with ``Js = J D^{-1}``, whose columns have norms at most 1: so ``lam``
+    and its range [1e-15, 1e16] are relative to ``J'J``, column by column, whatever the scale of ``J``."""
+    Ds = np.where(D > 0, D, 1.0)
+    Js, evals = J / Ds, 0
+    A, rhs = Js.T @ Js, -(Js.T @ r)
+    f_of = _lm_objective(residual, r)
     while True:
         try:
-            d = scipy.linalg.solve(A + lam * np.eye(x.size), rhs, assume_a="pos")
-        except np.linalg.LinAlgError:     # J'J + lam I numerically singular: damp more
+            d = scipy.linalg.solve(A + lam * np.eye(x.size), rhs, assume_a="pos") / Ds
+        except np.linalg.LinAlgError:     # J'J + lam D^2 numerically singular: damp more
             d = None
-        if d is not None:
+        if d is not None and np.all(np.isfinite(d)):
             r_new = real_array(residual(x + d), "the residual (from residual)")
             evals += 1
-            f_new = 0.5 * float(r_new @ r_new)
-            if np.isfinite(f_new) and f_new < f:
-                return d, r_new, f_new, max(lam / 10, 1e-15), evals
+            if f_of.scaled(r_new) < f_of.scaled(r):
+                return d, r_new, 0.5 * float(r_new @ r_new), max(lam / 10, 1e-15), evals
         lam *= 10
         if lam > 1e16:
             return None, None, None, lam, evals
@@ -374,12 +396,15 @@ def _damped_step(residual, J, g, x, f, lam, unit):
 def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol=1e-10, xtol=1e-12):
     """Levenberg-Marquardt for nonlinear least squares ``min (1/2) ||r(x)||^2``.
 
-    Step ``(J'J + lam u^2 I) d = -J'r``: Gauss-Newton for small ``lam``, a short gradient step
-    for large ``lam``. ``u`` is the power of two at or below the largest ``|J_ij|`` at the current ``x``, so
-    ``lam`` is relative to the size of ``J'J`` and the run is the same whatever the scale of ``r``
-    (``u = 1`` for Jacobians with entries of size 1 to 2). ``lam`` is divided by 10 after a step
-    that lowers the objective and multiplied by 10 (step rejected) otherwise. Stops when ``max |J'r|`` falls below
-    ``gtol`` times its value at ``x0`` or a step below ``xtol * max |x|`` (relative tests).
+    Step ``(J'J + lam D^2) d = -J'r``: Gauss-Newton for small ``lam``, a short gradient step for large
+    ``lam``. ``D^2 = diag(J'J)`` is Marquardt's scaling (``D_j = ||J_:j||``, kept as the running maximum
+    over the iterations, as MINPACK does), so ``lam`` is relative to each column's own curvature and the
+    run is the same whatever the units of each coordinate of ``x`` or the scale of ``r``. ``lam`` is
+    divided by 10 after a step that lowers the objective and multiplied by 10 (step rejected) otherwise.
+    Stops when the scaled gradient ``max_j |(J'r)_j| / D_j`` falls below ``gtol`` times its value at
+    ``x0`` or a step below ``xtol * max |x|`` (relative tests), and only at a minimum: where ``r != 0``, ``f`` is
+    probed along the direction of least ``J'J`` curvature (:func:`linbook.optim.result._lower_by_curvature`;
+    ``x^3 - 1`` at 0 has ``J = 0``) and the run goes on from a lower point if the probe finds one.
 
     Parameters
     ----------
@@ -396,44 +421,120 @@ def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol
 
     Derived in: chapter "Optimizers" § "Levenberg–Marquardt and truncated Newton".
     """
-    x, r, J, f, g, early = _lm_start(residual, jac, x0)
+    x, r, J, f, early = _lm_start(residual, jac, x0)
     if early:
         return early
-    n_fev, lam, scale = 1, float(lam0), float(np.max(np.abs(g)))
-    path, converged, k, msg = [x.copy()], False, 0, _msg_max_iter(max_iter)
+    lm = _LM(residual, jac, x, r, J, f)
+    lam, path, converged, k, msg = float(lam0), [x.copy()], False, 0, _msg_max_iter(max_iter)
     for k in range(1, max_iter + 1):
-        if _small_grad(g, gtol, scale):
-            converged, k, msg = True, k - 1, MSG_GTOL
-            break
-        # u from the current J, not x0's: J growing 1e9-fold (x^3 - 8 from x = 1e-5) needed lam beyond its range
-        unit = _power_of_two_scale(np.max(np.abs(J)), below=True, normal=True)
-        d, r_new, f_new, lam, evals = _damped_step(residual, J, g, x, f, lam, unit)    # (J'J + lam u^2 I) d = -J'r
-        n_fev += evals
+        if lm.small_grad(gtol):
+            if not lm.escaped():
+                converged, k, msg = True, k - 1, MSG_GTOL
+                break
+            path.append(lm.x.copy())        # the probe's point: a step, then on from there
+            continue
+        d, r_new, f_new, lam, evals = _damped_step(residual, lm.J, lm.r, lm.x, lm.f, lam, lm.D)
+        lm.n_fev += evals
         if d is None:
             msg, k = "no decrease possible (at rounding level if converged)", k - 1
             # an exact fit (r = 0), not f = ||r||^2 / 2 == 0: that underflows for residuals below ~1e-162
-            converged = bool(_small_grad(g, 1e3 * gtol, scale)) or not np.any(r)
+            converged = (lm.small_grad(1e3 * gtol) or not np.any(lm.r)) and not lm.escaped()
             break
-        small = _small_step(d, x, xtol)
-        x, r, f = x + d, r_new, f_new
-        J = real_array(jac(x), "the Jacobian (from jac)")
-        if not np.all(np.isfinite(J)):
+        small = _small_step(d, lm.x, xtol)
+        if not lm.move(lm.x + d, r_new, f_new):
             msg = "the Jacobian became non-finite: check jac (overflow?)"
             break
-        g = J.T @ r
-        path.append(x.copy())
-        if small:
+        path.append(lm.x.copy())
+        if small and not lm.escaped():
             converged, msg = True, MSG_XTOL
             break
     else:
-        converged = bool(_small_grad(g, gtol, scale))
+        converged = lm.small_grad(gtol) and not lm.escaped()
         msg = MSG_GTOL if converged else msg
-    return OptimizeResult(x, f, g, converged, k, n_fev, np.array(path), msg)
+    return OptimizeResult(lm.x, lm.f, lm.g, bool(converged), k, lm.n_fev, np.array(path), msg)
+
+
+class _LM:
+    """The state of :func:`levenberg_marquardt` at its current point: ``x``, ``r``, ``J``, ``f``, the
+    gradient ``g = J'r``, Marquardt's scales ``D`` and the scaled gradient's size at ``x0``."""
+
+    def __init__(self, residual, jac, x, r, J, f):
+        self.residual, self.jac, self.n_fev = residual, jac, 1
+        self.D = _marquardt_scales(J)
+        self._set(x, r, J, f)
+        self.scale = float(np.max(np.abs(self._scaled_grad()), initial=0.0))
+        self.scale_from_x0 = self.scale > 0
+
+    def _set(self, x, r, J, f):
+        """Move to ``x``; the reported gradient ``J'r`` is ``D`` times the scaled one (``J'r`` summed as it
+        stands overflows to inf - inf = NaN for columns of 1e300 and residuals of 1e150)."""
+        self.x, self.r, self.J, self.f = x, r, J, f
+        with np.errstate(over="ignore"):
+            self.g = np.where(self.D > 0, self.D, 1.0) * self._scaled_grad()
+
+    def _scaled_grad(self):
+        """``(J'r)_j / D_j``, as ``(J D^{-1})'r``: ``J'r`` itself underflows for ``J`` and ``r`` of 1e-200."""
+        return (self.J / np.where(self.D > 0, self.D, 1.0)).T @ self.r
+
+    def small_grad(self, gtol):
+        """The gradient test on ``(J'r)_j / D_j``: relative to its size at ``x0`` (to 0 if that was 0)."""
+        gs = np.abs(self._scaled_grad())
+        return bool(np.max(gs, initial=0.0) <= gtol * self.scale) if self.scale > 0 else not np.any(gs)
+
+    def move(self, x, r, f):
+        """Go to ``x`` (with its residual ``r`` and ``f``); ``False`` if ``J`` is not finite there."""
+        J = real_array(self.jac(x), "the Jacobian (from jac)")
+        if not np.all(np.isfinite(J)):
+            return False
+        self.D = _marquardt_scales(J, self.D)
+        self._set(x, r, J, f)
+        if not self.scale_from_x0:      # x0 was stationary (and not a minimum): the largest gradient since
+            self.scale = max(self.scale, float(np.max(np.abs(self._scaled_grad()), initial=0.0)))
+        return True
+
+    def escaped(self):
+        """Whether the point, about to be called converged, is not a minimum and the run moved on from it.
+
+        An exact fit (``r = 0``) is a global minimum. Otherwise ``J'J`` leaves the curvature of ``r``
+        itself unknown, most of all along ``J``'s direction of least singular value; there ``f`` is
+        probed (:func:`linbook.optim.result._lower_by_curvature`), and a lower point found is moved to."""
+        if not np.any(self.r):
+            return False
+        _, _, Vt = np.linalg.svd(self.J / np.where(self.D > 0, self.D, 1.0))
+        f_at = _lm_objective(self.residual, self.r, self)       # in units of u^2: f and g divided by u^2
+        gu = (self.J / f_at.unit).T @ (self.r / f_at.unit)
+        lower = _lower_by_curvature(f_at, self.x, f_at.scaled(self.r), gu, [Vt[-1]])
+        if lower is None:
+            return False
+        r = real_array(self.residual(lower), "the residual (from residual)")
+        self.n_fev += 1
+        return self.move(lower, r, 0.5 * float(r @ r))
+
+
+class _lm_objective:
+    """``||r||^2 / 2`` for comparisons near the current residual ``r``, in units of ``u^2``, ``u`` a power of
+    two near ``max |r|`` (exact): ``||r||^2`` of residuals of 1e-170 underflows to 0, and then no step
+    could be seen to lower it. Calling it, ``f_at(x)``, evaluates ``residual`` there (``inf`` where not finite)."""
+
+    def __init__(self, residual, r, counter=None):
+        self.residual, self.counter = residual, counter
+        self.unit = _power_of_two_scale(np.max(np.abs(r), initial=0.0), normal=True)
+
+    def scaled(self, r):
+        with np.errstate(over="ignore", invalid="ignore"):
+            ru = np.asarray(r, dtype=float) / self.unit
+            f = 0.5 * float(ru @ ru)
+        return f if np.isfinite(f) else np.inf
+
+    def __call__(self, x):
+        self.counter.n_fev += 1
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self.scaled(self.residual(x))
 
 
 def _lm_start(residual, jac, x0):
-    """``(x0, r, J, f, g, early)`` at ``x0``, with ``f = ||r||^2 / 2`` and ``g = J'r``; ``early`` is the
-    result to return at once when they are not finite or ``g = 0``, else ``None``."""
+    """``(x0, r, J, f, early)`` at ``x0``, with ``f = ||r||^2 / 2``; ``early`` is the result to return at
+    once when they are not finite, else ``None``."""
     if jac is None:
         raise ValueError("levenberg_marquardt needs jac, the Jacobian of residual: pass jac, a callable "
                          "jac(x) -> (m, d) array with entries d r_i / d x_j (e.g. from sympy, or by finite "
@@ -445,11 +546,12 @@ def _lm_start(residual, jac, x0):
         raise ValueError(f"residual(x0) has shape {r.shape} and jac(x0) {J.shape}; with x0 of length {x.size} "
                          f"they must be (m,) and (m, {x.size}): fix residual to return a vector and jac its "
                          "Jacobian, one row per residual and one column per coordinate of x")
-    f = 0.5 * float(r @ r)
+    with np.errstate(over="ignore"):
+        f = 0.5 * float(r @ r)
+    if np.isinf(f) and np.all(np.isfinite(r)):
+        raise ValueError(f"||residual(x0)||^2 overflows float64 (max |r| = {np.max(np.abs(r)):.3g}): divide the "
+                         "residual (and jac) by a constant near that size; the minimiser is the same")
     if not (np.isfinite(f) and np.all(np.isfinite(J))):
-        return x, r, J, f, None, OptimizeResult(x, np.nan, None, False, 0, 1, x[None, :].copy(),
-                                                "the residual or its Jacobian is not finite at x0: start elsewhere")
-    g = J.T @ r
-    if np.max(np.abs(g), initial=0.0) == 0.0:
-        return x, r, J, f, g, OptimizeResult(x, f, g, True, 0, 1, x[None, :].copy(), "the gradient is zero at x0")
-    return x, r, J, f, g, None
+        return x, r, J, f, OptimizeResult(x, np.nan, None, False, 0, 1, x[None, :].copy(),
+                                          "the residual or its Jacobian is not finite at x0: start elsewhere")
+    return x, r, J, f, None

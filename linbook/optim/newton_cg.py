@@ -49,6 +49,7 @@ def newton_cg(fun, x0, *, max_iter=100, gtol=1e-8, gscale=None, cg_max_iter=250,
     Returns
     -------
     OptimizeResult
+        ``converged`` only at a minimum (a stationary ``x0`` is probed: ``result._lower_by_curvature``).
 
     Derived in: chapter "Optimizers" § "Newton's method".
     """

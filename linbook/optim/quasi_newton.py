@@ -106,6 +106,7 @@ def bfgs(fun, x0, grad=None, *, form="H", max_iter=1000, gtol=1e-6, xtol=0.0, gs
     Returns
     -------
     OptimizeResult
+        ``converged`` only at a minimum (a stationary ``x0`` is probed: ``result._lower_by_curvature``).
 
     Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
@@ -260,6 +261,7 @@ def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=
     Returns
     -------
     OptimizeResult
+        ``converged`` only at a minimum (a stationary ``x0`` is probed: ``result._lower_by_curvature``).
 
     Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """

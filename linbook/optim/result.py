@@ -281,6 +281,50 @@ def _msg_max_iter(k):
             "increase max_iter or loosen gtol")
 
 
+MSG_NOT_A_MINIMUM = ("x0 is a stationary point (zero gradient) but not a minimum: f decreases along a probe "
+                     "direction (a saddle or a maximum); start elsewhere, e.g. at x0 plus a small random step")
+#: At most this many coordinate axes are probed at a stationary x0 (6 evaluations each).
+_PROBE_AXES = 50
+#: The probe's step sizes, relative to ``max |x|`` (to 1 at ``x = 0``, which has no scale of its own): small,
+#: so that the probe sees the curvature at ``x`` and does not leap into another basin of a local minimum.
+PROBE_SIZES = (2.0 ** -20, 2.0 ** -10, 2.0 ** -5)
+
+
+def _lower_by_curvature(f_at, x, f, g, directions):
+    """The rule for ``converged`` at a stationary point, shared by every method (their docstrings
+    point here): a (nearly) zero gradient is a minimum only if ``f`` does not fall, along the directions
+    the method knows least about, by more than the gradient explains. Returns a point with ``f`` lower
+    than ``f(x)`` in that way, or ``None``.
+
+    A method with curvature (Levenberg-Marquardt's ``J'J``) passes the directions of least or unknown
+    curvature; one without, :func:`_probe_directions`. Along each direction ``v`` and size ``h``
+    (:data:`PROBE_SIZES` times ``max |x|``) the lower of ``f(x + hv)`` and ``f(x - hv)`` must stay above
+    ``f(x) - h |g'v|`` (to rounding): near a minimum ``f(x +- hv) = f(x) +- h g'v + (h^2 / 2) v'Hv`` with
+    ``v'Hv >= 0``, so a small leftover gradient (a minimum met to ``gtol``) never counts, while a saddle,
+    a maximum or ``x^3`` at 0 do. A flat plateau is left as a (weak) minimum. ``f_at(x) -> float`` may
+    return ``inf`` (it then never counts as lower).
+    """
+    size = float(np.max(np.abs(x), initial=0.0)) or 1.0
+    rounding = 16 * np.finfo(float).eps * abs(f)
+    for v in directions:
+        v = v / np.max(np.abs(v))
+        for h in PROBE_SIZES:
+            step = h * size * v
+            best = min((f_at(x + step), 1.0), (f_at(x - step), -1.0))
+            if best[0] < f - abs(float(g @ step)) - rounding:
+                return x + best[1] * step
+    return None
+
+
+def _probe_directions(d):
+    """The directions probed where no curvature is known: the first :data:`_PROBE_AXES` axes, the
+    all-ones and alternating-sign vectors (``x1 x2`` curves down only off the axes) and two fixed
+    random ones (seeded, so a run is repeatable)."""
+    rng = np.random.default_rng(0)
+    signs = np.where(np.arange(d) % 2 == 0, 1.0, -1.0)
+    return [*np.eye(d)[:_PROBE_AXES], np.ones(d), signs, *rng.standard_normal((2, d))]
+
+
 def _start(fg, x, gtol, gscale, path_x=None):
     """Evaluate at ``x0``. Returns ``(f, g, scale, early)`` where ``early`` is a result to
     return at once (objective not finite at x0, or x0 already stationary) or ``None``."""
@@ -292,5 +336,11 @@ def _start(fg, x, gtol, gscale, path_x=None):
     scale = _gscale(g, gscale)
     if np.all(scale == 0.0) or (np.all(scale > 0) and _small_grad(g, gtol, scale)):
         msg = MSG_ZERO_GRAD if np.all(scale == 0.0) else MSG_GTOL
-        return out, scale, OptimizeResult(x, f, g, True, 0, fg.n, x[None, :].copy(), msg)
+        # a method that has not moved knows no curvature at a zero gradient: probe (see _lower_by_curvature).
+        # Not below a stated gscale: a resumed run starts there, and f's rounding over heavy weights reads as
+        # a fall (a multinomial fit with weights over ten decades was called "not a minimum")
+        minimum = msg == MSG_GTOL or _lower_by_curvature(lambda z: fg(z)[0], x, f, g,
+                                                         _probe_directions(x.size)) is None
+        return out, scale, OptimizeResult(x, f, g, minimum, 0, fg.n, x[None, :].copy(),
+                                          msg if minimum else MSG_NOT_A_MINIMUM)
     return out, scale, None
