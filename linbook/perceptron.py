@@ -256,6 +256,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         check_params(self, max_iter=max_iter)
         X, t, classes = self._validate(X, y)             # labels coded t_i in {-1, +1}
         X, t, kept = self._weigh(X, t, classes, sample_weight)   # weights: t_i <- s_i t_i
+        t, weight_scale = _split_weights(t)              # the run on t / 2^k (see _split_weights)
         n, d = X.shape
         eta, c2 = float(self.eta), self._intercept_c2(X)
         eta, eta_scale = _split_eta(eta)                 # the run at eta / 2^k (see _split_eta)
@@ -277,7 +278,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             if history.stop(updated, pocket_perfect=compiled.pocket_perfect()):
                 break
         self.classes_, self._c2 = classes, c2 * scale * scale
-        self._store(X_user, history, epoch, compiled.result(X), kept, t, scale, eta_scale)
+        self._store(X_user, history, epoch, compiled.result(X), kept, t * weight_scale, scale, eta_scale,
+                    weight_scale)
         return self
 
     def _validate(self, X, y):
@@ -299,16 +301,19 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         kept = sw > 0
         return X[kept], t[kept] * sw[kept], kept
 
-    def _store(self, X, history, epoch, result, kept, t, scale, eta_scale=1.0):
+    def _store(self, X, history, epoch, result, kept, t, scale, eta_scale=1.0, weight_scale=1.0):
         """Set the fitted attributes from the run's ``result`` (sample numbers in the caller's ``X``, whose rows
         ``kept`` were fitted; the run's weights times ``scale``, its intercept times ``scale^2``, both and the dual
-        coefficients times ``eta_scale``), and warn when the data were not separated."""
+        coefficients times ``eta_scale``, the weights, the intercept and the pocket's weighted error count times
+        ``weight_scale``), and warn when the data were not separated."""
         w, b, pocket, alpha = result
         with np.errstate(over="ignore"):
-            w, b = w * (scale * eta_scale), b * (scale * scale * eta_scale)
+            w, b = w * (scale * eta_scale) * weight_scale, b * (scale * scale * eta_scale) * weight_scale
             alpha = None if alpha is None else alpha * eta_scale
-        if eta_scale != 1.0:
-            _check_eta_weights(w, b, self.eta)
+        if eta_scale != 1.0 or weight_scale != 1.0:
+            _check_large_weights(w, b, self.eta, weight_scale)
+        if weight_scale != 1.0 and pocket is not None:
+            pocket = (pocket[0] * weight_scale, pocket[1])
         updated = np.concatenate(history.updates)
         self.update_indices_ = updated if kept is None else np.flatnonzero(kept)[updated]
         self.n_mistakes_ = int(updated.size)
@@ -522,12 +527,31 @@ def _split_eta(eta):
     return eta / eta_scale, eta_scale
 
 
-def _check_eta_weights(w, b, eta):
-    """A clear error when the weights of a large ``eta`` overflow."""
+def _split_weights(t):
+    """``(t / 2^k, 2^k)``: the run's signed weights ``t_i = s_i y_i`` and the power of two its weights are multiplied
+    by at the end, as :func:`_split_eta` does for ``eta`` (every update is ``eta t_i x_i``, so scaling all ``t_i``
+    by a power of two scales every ``w`` and ``b`` of the run exactly and leaves the tests ``t_i (w.x_i + b) <= 0``
+    as they were). ``k`` brings the largest ``|t_i|`` to 1 when it is above 1, short of making the smallest
+    positive one subnormal. Why: with ``sample_weight`` of 1e305 (or 1e10 beside features of 1e150) the scores
+    ``w.x`` overflowed, and the fit returned inf and NaN weights without a word."""
+    size = np.abs(t)
+    largest = float(np.max(size, initial=0.0))
+    if largest <= 1.0:
+        return t, 1.0
+    k = min(int(np.floor(np.log2(largest))), int(np.floor(np.log2(np.min(size[size > 0])))) + 1021)
+    if k <= 0:
+        return t, 1.0
+    weight_scale = float(np.ldexp(1.0, k))
+    return t / weight_scale, weight_scale
+
+
+def _check_large_weights(w, b, eta, weight_scale):
+    """A clear error when the weights of a large ``eta`` or large sample weights overflow."""
     if not (np.all(np.isfinite(w)) and np.all(np.isfinite(b))):
-        raise ValueError(f"Perceptron: the weights eta * sum_i y_i x_i overflow float64 with eta = {float(eta):g}. "
-                         "Lower eta: the mistakes, and so the predictions, do not depend on eta (eta = 1 gives the "
-                         "same classifier).")
+        raise ValueError(f"Perceptron: the weights eta * sum_i s_i y_i x_i overflow float64 (eta = {float(eta):g}, "
+                         f"sample weights up to ~{weight_scale:.0e}). Lower eta or divide sample_weight by its largest "
+                         "value: the mistakes, and so the predictions, do not depend on their scale (eta = 1 and "
+                         "weights at most 1 give the same classifier).")
 
 
 class _CompiledEpochs:
