@@ -209,7 +209,24 @@ def close(a, b, tol=None, *, rtol=1e-8, atol=1e-10, scale=None):
         return _Mismatch("got NaN or inf")
     bound = rtol * np.abs(b) + atol * _checked_scale(scale, b)
     # The difference of two finite numbers near the largest float overflows; halves do not.
-    return bool(np.all(np.abs(arr / 2 - b / 2) <= bound / 2))
+    if np.all(np.abs(arr / 2 - b / 2) <= bound / 2):
+        return True
+    return _low_precision_hint(a, arr, b, bound)
+
+
+def _low_precision_hint(a, arr, b, bound):
+    """``False``, saying so when the answer is float32 / float16 and right to that format's rounding: its ~7 (or
+    ~3) digits cannot meet a float64 check, and "wrong" alone would send the student looking for a mistake in
+    the maths instead of in the dtype."""
+    dtype = getattr(a, "dtype", None)
+    if dtype is None or dtype.kind != "f" or dtype.itemsize >= 8:
+        return False
+    eps = float(np.finfo(dtype).eps)
+    loose = np.maximum(bound, 16 * eps * np.maximum(np.abs(b), float(np.max(np.abs(b), initial=0.0))))
+    if np.all(np.abs(arr / 2 - b / 2) <= loose / 2):
+        return _Mismatch(f"got {dtype.name}, right only to {dtype.name}'s ~{int(-np.log10(eps))} digits: "
+                         "compute in float64 (start from float64 arrays, e.g. np.asarray(X, dtype=float))")
+    return False
 
 
 def _complex(value):

@@ -67,3 +67,16 @@ def test_answers_near_the_largest_float_do_not_overflow():
     with np.errstate(all="raise"):
         assert not close(1.7e308, -1.7e308)
         assert close([1.7e308, 1.7e308], [1.7e308, 1.7e308 * (1 - 1e-12)])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 1e3])
+def test_a_low_precision_answer_is_told_to_compute_in_float64(dtype, scale):
+    """A float32 / float16 answer right to its own rounding fails a float64 check with a reason that names the dtype
+    (session 29: the verdict was a bare "wrong"); one that is wrong beyond that rounding gets no such reason."""
+    b = scale * np.array([1 / 3, 2.0, -7.25])
+    verdict = close(b.astype(dtype), b)
+    assert not verdict and "float64" in repr(verdict) and np.dtype(dtype).name in repr(verdict)
+    wrong = close((1.05 * b).astype(dtype), b)
+    assert not wrong and "float64" not in repr(wrong)
+    assert close(b, b) is True and close(b.astype(np.float32), b, rtol=1e-6) is True
