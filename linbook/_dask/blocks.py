@@ -298,6 +298,10 @@ def summarise(blocks, model, labels=True, allow_nan=False):
     if not total.sw > 0:
         raise ValueError(f"{model}: sample_weight is zero for every sample: nothing to fit. "
                          "Give at least one sample a positive sample_weight.")
+    if not np.isfinite(total.sw):      # as linbook.base.check_sample_weight in memory
+        raise ValueError(f"{model}: sample_weight sums to more than float64 holds: divide the weights by their "
+                         "largest value (for a model with a penalty lam, divide lam by the same factor: the fit "
+                         "is then the same).")
     return total
 
 

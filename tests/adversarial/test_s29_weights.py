@@ -94,3 +94,20 @@ def test_perceptron_weights_beyond_float64_are_a_clear_error(form):
         model.fit(X, y, sample_weight=np.full(30, 1e306))
     assert_clear_error(info.value, ("sample_weight",))
     assert not hasattr(model, "coef_")
+
+
+@pytest.mark.parametrize("est", [linbook.LinearRegression(), linbook.Ridge(), linbook.LogisticRegression(),
+                                 linbook.ProbitRegression()], ids=lambda e: type(e).__name__)
+def test_dask_weights_whose_sum_overflows_are_refused_clearly(est):
+    """The same rule on Dask: the logistic fits said "x0 must be finite", a name no input of ``fit`` has."""
+    da = pytest.importorskip("dask.array")
+    X, y, labels = _data(n=200)
+    target = labels if is_classifier(est) else y
+    model = clone(est)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError) as info:
+            model.fit(da.from_array(X, chunks=50), da.from_array(target, chunks=50),
+                      sample_weight=da.from_array(np.full(200, 1e308), chunks=50))
+    assert_clear_error(info.value, ("sample_weight",))
+    assert not hasattr(model, "coef_")
