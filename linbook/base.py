@@ -266,7 +266,7 @@ def check_sample_weight(sample_weight, X, *, estimator=None):
             total = float(np.sum(w))
         if not np.isfinite(total):     # every weighted sum a fit takes would overflow (inf - inf = NaN, or inf)
             raise ValueError(f"sample_weight sums to more than float64 holds (largest weight {np.max(w):.3g}): "
-                             "divide the weights by their largest value (for a model with a penalty lam, "
+                             "rescale sample_weight, dividing it by its largest value (for a model with a penalty lam, "
                              "divide lam by the same factor: the fit is then the same).")
     return w
 

@@ -299,8 +299,8 @@ def summarise(blocks, model, labels=True, allow_nan=False):
         raise ValueError(f"{model}: sample_weight is zero for every sample: nothing to fit. "
                          "Give at least one sample a positive sample_weight.")
     if not np.isfinite(total.sw):      # as linbook.base.check_sample_weight in memory
-        raise ValueError(f"{model}: sample_weight sums to more than float64 holds: divide the weights by their "
-                         "largest value (for a model with a penalty lam, divide lam by the same factor: the fit "
+        raise ValueError(f"{model}: sample_weight sums to more than float64 holds: rescale sample_weight, "
+                         "dividing it by its largest value (for a model with a penalty lam, divide lam by the same factor: the fit "
                          "is then the same).")
     return total
 
