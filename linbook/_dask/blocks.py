@@ -300,8 +300,8 @@ def summarise(blocks, model, labels=True, allow_nan=False):
                          "Give at least one sample a positive sample_weight.")
     if not np.isfinite(total.sw):      # as linbook.base.check_sample_weight in memory
         raise ValueError(f"{model}: sample_weight sums to more than float64 holds: rescale sample_weight, "
-                         "dividing it by its largest value (for a model with a penalty lam, divide lam by the same factor: the fit "
-                         "is then the same).")
+                         "dividing it by its largest value (for a model with a penalty lam, divide lam by the "
+                         "same factor: the fit is then the same).")
     return total
 
 
