@@ -15,6 +15,7 @@ import pytest
 import scipy.sparse as sps
 
 import linbook
+from tests.test_loo_two_clusters import _refit_residuals   # N refits in 100-digit arithmetic
 
 
 def _problem(seed, n, d, weight_spread):
@@ -55,23 +56,6 @@ def test_sparse_least_squares_at_small_scales(model, seed, shape, spread, x_exp,
 
 
 # -- leave-one-out on two groups of rows far apart (the known defect "leave-one-out on two clusters is only warned")
-
-def _refit_residuals(X, y, lam, fit_intercept):
-    """``y_i - yhat_{-i}(x_i)`` by N refits by the penalised normal equations in 100-digit arithmetic."""
-    import mpmath
-    with mpmath.workdps(100):
-        n, d = X.shape
-        design = [[mpmath.mpf(float(v)) for v in row] + ([mpmath.mpf(1)] if fit_intercept else []) for row in X]
-        target = [mpmath.mpf(float(v)) for v in y]
-        out = []
-        for i in range(n):
-            A = mpmath.matrix([design[k] for k in range(n) if k != i])
-            G = A.T * A
-            for j in range(d):
-                G[j, j] += lam
-            w = mpmath.lu_solve(G, A.T * mpmath.matrix([target[k] for k in range(n) if k != i]))
-            out.append(float(target[i] - sum(design[i][j] * w[j] for j in range(len(design[i])))))
-    return np.array(out)
 
 
 TWO_GROUPS = [(ratio, shape, lam, fit_intercept, seed)
