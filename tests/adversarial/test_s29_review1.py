@@ -116,3 +116,20 @@ def test_least_squares_loo_of_far_rows_with_a_dependent_column(n_small, gap, fit
     expected = _refit_residuals(X, y, 0.0, fit_intercept, int(4 * np.log10(gap)) + 60)
     np.testing.assert_allclose(r, expected, rtol=1e-9, atol=0)
     assert mse == pytest.approx(np.mean(expected ** 2), rel=1e-9)
+
+
+def test_close_sees_complex_entries_of_object_arrays():
+    """An object array hid its complex entries: an answer holding np.complex128(1 + 5j) matched 1 (numpy's
+    ComplexWarning only), one holding 1 + 0j was 'not numbers', and such a reference raised Python's TypeError."""
+    from linbook.exercises import close
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not close(np.array([np.complex128(1 + 5j), 2.0], dtype=object), [1.0, 2.0])
+        assert not close(np.array([1 + 5j, 2.0], dtype=object), [1.0, 2.0])
+        assert close(np.array([1 + 0j, 2.0], dtype=object), [1.0, 2.0])
+        assert close(np.array([np.complex128(1 + 0j), 2.0], dtype=object), [1.0, 2.0])
+        assert not close(np.array([1 + 0j, 2.5], dtype=object), [1.0, 2.0])
+        assert close([1.0, 2.0], np.array([1 + 0j, 2.0], dtype=object))
+        with pytest.raises(ValueError, match="complex"):
+            close([1.0, 2.0], np.array([1 + 5j, 2.0], dtype=object))
