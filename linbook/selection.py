@@ -788,13 +788,35 @@ def kl_divergence(p, q):
         return float("inf")
     p, q = p[q > 0], q[q > 0]               # (p_k = q_k = 0: no term)
     # of the distributions the vectors stand for, p / sum(p) and q / sum(q) (a p summing to 1 - 1e-16 against
-    # q = p gave KL = -1.1e-16), with u = p_k sum(q) / (q_k sum(p)) - 1 formed from p_k - q_k and the sums' exact
-    # departures from 1 (dividing first rounded p_k and q_k, and u of two close distributions lost its digits)
+    # q = p gave KL = -1.1e-16)
     sp, sq = math.fsum(p), math.fsum(q)
-    dp, dq = math.fsum(np.append(p, -1.0)), math.fsum(np.append(q, -1.0))
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        u = ((p - q) + (p * dq - q * dp)) / (q * sp)
+    u = _relative_departures(p, q)
     return float(np.sum(_divergence_terms(p / sp, q / sq, u)))
+
+
+def _relative_departures(p, q):
+    """``u_k = (p_k / sum(p)) / (q_k / sum(q)) - 1``, accurate to its own size for ``p, q`` of sums near 1: the
+    numerator ``p_k sum(q) - q_k sum(p)`` from exact products (:func:`_two_product`) and the sums as two doubles.
+    Why: dividing first rounded ``p_k`` and ``q_k``, and ``u`` of two close distributions lost its digits; so did
+    ``p_k (sum(q) - 1) - q_k (sum(p) - 1)``, whose rounded products cancel (sums 1 + 1e-6, distributions 1e-15
+    apart: a KL 4e-8 off)."""
+    sp, sq = math.fsum(p), math.fsum(q)
+    sp_low, sq_low = math.fsum(np.append(p, -sp)), math.fsum(np.append(q, -sq))     # the sums' rounding
+    (h1, l1), (h2, l2) = _two_product(p, sq), _two_product(q, sp)
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        return ((h1 - h2) + (l1 - l2) + (p * sq_low - q * sp_low)) / (q * sp)
+
+
+def _two_product(a, b):
+    """``(h, l)`` with ``h + l = a * b`` exactly, ``h`` the rounded product (Dekker's split; entries below ~1e300)."""
+    def split(x):
+        c = 134217729.0 * x
+        high = c - (c - x)
+        return high, x - high
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        h = a * b
+        (ah, al), (bh, bl) = split(a), split(np.float64(b))
+        return h, ((ah * bh - h) + ah * bl + al * bh) + al * bl
 
 
 #: Coefficients ``(-1)^n / (n (n - 1))``, n = 2..18, of ``phi(u) = (1 + u) log1p(u) - u``'s series.
