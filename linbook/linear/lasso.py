@@ -129,26 +129,39 @@ def _exact_residual(mom, v):
 
     Why: the descent's residual is a difference of ``yc`` and ``X v`` with errors ``eps (|yc_i| + |X||v|_i)``;
     where ``X v`` absorbs an offset in ``y`` those errors swamp ``r``, and the gap computed from it is noise.
-    Loops over the ``k``-th stored entry of every row (dense: the columns), ``O(nnz)`` vectorised work.
+    ``O(nnz)`` vectorised work and ``O(N)`` memory: dense ``X`` column by column, sparse ``X`` by the ``k``-th
+    stored entry of every row.
     """
-    X = mom.X if sps.issparse(mom.X) else sps.csr_matrix(mom.X)
     hi, lo = mom.yc.copy(), np.zeros(mom.n)
-    counts = np.diff(X.indptr)
     shift, shift_lo = 0.0, 0.0          # (centre . v) in double-double: Xc v = X v - (centre . v)
     for part in (mom.x_mean_s, mom.x_mean_delta):     # the centre is held in two parts (weighted means)
         for j in np.flatnonzero(part * v):
             p, e = _two_product(part[j], v[j])
             shift, t = _two_sum(shift, p)
             shift_lo += t + e
-    for k in range(int(counts.max(initial=0))):
-        rows = np.flatnonzero(counts > k)
-        at = X.indptr[rows] + k
-        cols = X.indices[at]
-        p, e = _two_product(X.data[at] / mom.x_scale[cols], -v[cols])     # (x_scale: a power of 2, exact)
+    for rows, cols, x in _entries(mom.X):
+        keep = v[cols] != 0
+        rows, cols, x = rows[keep], cols[keep], x[keep]
+        p, e = _two_product(x / mom.x_scale[cols], -v[cols])      # (x_scale: a power of 2, exact)
         hi[rows], t = _two_sum(hi[rows], p)
         lo[rows] += t + e
     hi, t = _two_sum(hi, shift)
     return hi + (lo + t + shift_lo)
+
+
+def _entries(X):
+    """``(rows, cols, values)`` of ``X`` in groups that hold each row at most once: a dense column, or the
+    ``k``-th stored entry of every sparse row (so the per-row sums above can be vectorised)."""
+    if not sps.issparse(X):
+        rows = np.arange(X.shape[0])
+        for j in range(X.shape[1]):
+            yield rows, np.full(X.shape[0], j), X[:, j]
+        return
+    counts = np.diff(X.indptr)
+    for k in range(int(counts.max(initial=0))):
+        rows = np.flatnonzero(counts > k)
+        at = X.indptr[rows] + k
+        yield rows, X.indices[at], X.data[at]
 
 
 def exact_gradient(mom, v):
