@@ -150,16 +150,24 @@ def test_least_squares_branch_with_an_offset_y(offset):
 
 
 def test_dual_gap_is_relative_to_the_objective():
-    """``dual_gap_`` is the gap over ``P`` (the stopping rule's scale): at an unconverged first sweep of an
-    ordinary problem it is the gap divided by the objective there, not by ``||yc||^2``."""
+    """``dual_gap_`` is the gap over ``P`` (the stopping rule's scale): after one sweep of an ordinary problem
+    with ``y ~ 1e6`` and no intercept it is the duality gap there (computed here from the double-double
+    residual) divided by the objective, not by ``||yc||^2`` (old main: 1e-8 of it)."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((200, 5))
     X[:, 1] = X[:, 0] + 0.01 * X[:, 1]
     y = X @ np.ones(5) + rng.standard_normal(200) + 1e6
+    lam = 1.0
     with pytest.warns(ConvergenceWarning, match="relative duality gap"):
-        m = linbook.Lasso(lam=1.0, max_iter=1, fit_intercept=False).fit(X, y)
-    P = _objective(X, y, m.coef_, 1.0, np.ones(200))
+        m = linbook.Lasso(lam=lam, max_iter=1, fit_intercept=False).fit(X, y)
+    w = m.coef_
+    r = _residual(X, y, w)
+    g = X.T @ r
+    alpha = min(1.0, lam / np.abs(g).max())
+    P = 0.5 * (r @ r) + lam * np.abs(w).sum()
+    gap = 0.5 * (1 - alpha) ** 2 * (r @ r) + lam * np.abs(w).sum() - alpha * (w @ g)
+    assert gap > 1e-6 * P            # (a point the rule must reject)
+    np.testing.assert_allclose(m.dual_gap_, gap / P, rtol=1e-3)
     # the gap of any point bounds its distance to the minimum: P - P* <= dual_gap_ P
-    best = linbook.Lasso(lam=1.0, fit_intercept=False, max_iter=100000).fit(X, y)
-    P_best = _objective(X, y, best.coef_, 1.0, np.ones(200))
-    assert P - P_best <= m.dual_gap_ * P * (1 + 1e-9)
+    best = linbook.Lasso(lam=lam, fit_intercept=False, max_iter=100000).fit(X, y)
+    assert P - _objective(X, y, best.coef_, lam, np.ones(200)) <= m.dual_gap_ * P * (1 + 1e-9)
