@@ -58,3 +58,18 @@ def test_logistic_weights_over_300_decades_at_the_mle_stay_converged(seed):
     """No false alarm: where the fit is the minimum (Nelder-Mead from it gains less than 1e-12), it says so."""
     model, fitted, best, _ = _fit_and_best(seed)
     assert model.converged_ and fitted <= best * (1 + 1e-12), (model.converged_, fitted, best)
+
+
+@pytest.mark.parametrize("target", ["binary", "multinomial", "probit"])
+def test_rank_deficient_newton_fits_at_the_least_norm_optimum_stay_converged(target):
+    """No false alarm from the rule above: on a design with x3 = x0 + x1 Newton's last step is rounding noise along
+    the near-null direction (long, so the step test refuses it) and predicts a gain ~1e-22 of the objective, which
+    no line search can find; the least-norm optimum is reached (tests/test_logistic_rank.py) and is converged."""
+    from tests.test_logistic_rank import _collinear
+    X, y, y3 = _collinear()
+    model = (linbook.ProbitRegression(tol=1e-10) if target == "probit" else
+             linbook.LogisticRegression(lam=0, tol=1e-10))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model.fit(X, y3 if target == "multinomial" else y)
+    assert model.converged_
