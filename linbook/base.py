@@ -246,11 +246,13 @@ def _numeric_y(estimator, y):
                          "classifier for class labels, or convert y to numbers.") from None
 
 
-def check_sample_weight(sample_weight, X, *, estimator=None):
+def check_sample_weight(sample_weight, X, *, estimator=None, summed=True):
     """Non-negative float weights, one per row of ``X`` (ones when ``None``).
 
     Raises ``ValueError`` for negative, non-finite or all-zero weights, or a wrong length,
-    named after ``estimator`` (when given) and ending with what to do.
+    named after ``estimator`` (when given) and ending with what to do; and, for a fit (``summed``), for
+    weights whose sum overflows, which every weighted sum of the fit would too. ``score`` divides its
+    weights by a power of two first (:func:`score_weights`), so there any common scale is fine.
     """
     if sample_weight is None:
         ones = np.empty(X.shape[0])     # np.ones, without its Python wrapper (~1 us of a streamed chunk's ~20)
@@ -263,7 +265,7 @@ def check_sample_weight(sample_weight, X, *, estimator=None):
         if not np.any(w > 0):
             raise ValueError("sample_weight is zero for every sample: nothing to fit.")
         with np.errstate(over="ignore"):
-            total = float(np.sum(w))
+            total = float(np.sum(w)) if summed else 0.0
         if not np.isfinite(total):     # every weighted sum a fit takes would overflow (inf - inf = NaN, or inf)
             raise ValueError(f"sample_weight sums to more than float64 holds (largest weight {np.max(w):.3g}): "
                              "rescale sample_weight, dividing it by its largest value (for a model with a penalty lam, "
@@ -592,7 +594,7 @@ def score_weights(estimator, sample_weight, y):
     """
     if sample_weight is None:
         return None
-    sw = check_sample_weight(sample_weight, np.empty((len(y), 0)), estimator=estimator)
+    sw = check_sample_weight(sample_weight, np.empty((len(y), 0)), estimator=estimator, summed=False)
     return sw / _power_of_two_scale(np.max(sw))
 
 

@@ -19,7 +19,7 @@ method at once with ``converged = False`` and a message saying so.
 ``converged`` is true only at a minimum: a start with zero gradient is probed for descent along a
 few directions (a saddle or maximum there gives ``converged = False``, "not a minimum"), and
 Levenberg-Marquardt probes along its direction of least curvature and moves on from a lower point;
-the one rule is :func:`linbook.optim.result._lower_by_curvature`.
+the one rule is ``linbook.optim.result._lower_by_curvature``.
 
 Modules: :mod:`~linbook.optim.line_search` (Armijo, Wolfe),
 :mod:`~linbook.optim.first_order` (gradient descent, momentum, CG),

@@ -425,7 +425,7 @@ def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol
     divided by 10 after a step that lowers the objective and multiplied by 10 (step rejected) otherwise.
     Stops when the scaled gradient ``max_j |(J'r)_j| / D_j`` falls below ``gtol`` times its value at
     ``x0`` or a step below ``xtol * max |x|`` (relative tests), and only at a minimum: where ``r != 0``, ``f`` is
-    probed along the direction of least ``J'J`` curvature (:func:`linbook.optim.result._lower_by_curvature`;
+    probed along the direction of least ``J'J`` curvature (``linbook.optim.result._lower_by_curvature``;
     ``x^3 - 1`` at 0 has ``J = 0``) and the run goes on from a lower point if the probe finds one.
 
     Parameters
@@ -519,7 +519,7 @@ class _LM:
 
         An exact fit (``r = 0``) is a global minimum. Otherwise ``J'J`` leaves the curvature of ``r``
         itself unknown, most of all along ``J``'s direction of least singular value; there ``f`` is
-        probed (:func:`linbook.optim.result._lower_by_curvature`), and a lower point found is moved to."""
+        probed (``linbook.optim.result._lower_by_curvature``), and a lower point found is moved to."""
         if not np.any(self.r):
             return False
         _, _, Vt = np.linalg.svd(self.J / np.where(self.D > 0, self.D, 1.0))
