@@ -252,7 +252,7 @@ def check_sample_weight(sample_weight, X, *, estimator=None, summed=True):
     Raises ``ValueError`` for negative, non-finite or all-zero weights, or a wrong length,
     named after ``estimator`` (when given) and ending with what to do; and, for a fit (``summed``), for
     weights whose sum overflows, which every weighted sum of the fit would too. ``score`` divides its
-    weights by a power of two first (:func:`score_weights`), so there any common scale is fine.
+    weights by a power of two first (``score_weights``), so there any common scale is fine.
     """
     if sample_weight is None:
         ones = np.empty(X.shape[0])     # np.ones, without its Python wrapper (~1 us of a streamed chunk's ~20)
