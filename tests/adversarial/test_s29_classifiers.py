@@ -166,4 +166,12 @@ def test_binary_glm_on_dask_fits_weights_over_many_decades(model, seed):
         fitted = getattr(linbook, model)(lam=0).fit(da.from_array(X, chunks=7), da.from_array(y, chunks=7),
                                                     sample_weight=da.from_array(w, chunks=7))
     assert fitted.converged_ == expected.converged_
-    np.testing.assert_allclose(fitted.predict_proba(X), expected.predict_proba(X), atol=1e-8)
+    if expected.converged_:
+        np.testing.assert_allclose(fitted.predict_proba(X), expected.predict_proba(X), atol=1e-8)
+    else:   # both warned: where they stopped is not an answer (seed 4 under the Prescott / 1-thread configuration:
+        # coefficients 6.40e4 against 6.55e4 on a quasi-separable fit), but both must have come as far down
+        z_fit, z_exp = (np.ravel(m.decision_function(X)) for m in (fitted, expected))
+        from scipy.special import log_ndtr
+        nll = ((lambda m: -log_ndtr(m)) if model == "ProbitRegression" else (lambda m: np.logaddexp(0.0, -m)))
+        loss = [float(np.sum(w / w.max() * nll((2 * y - 1) * z))) for z in (z_fit, z_exp)]
+        assert loss[0] == pytest.approx(loss[1], rel=1e-8)
