@@ -12,7 +12,8 @@ import statsmodels.api as sm
 from scipy import optimize
 from sklearn.feature_selection import SequentialFeatureSelector
 from sklearn.linear_model import LinearRegression
-from sklearn.model_selection import KFold
+from sklearn.metrics import mutual_info_score
+from sklearn.model_selection import KFold, cross_val_score
 
 import linbook
 from linbook.base import SeparableDataWarning
@@ -81,3 +82,79 @@ def test_irls_one_class_with_a_finite_mle_converges():
 def test_irls_refuses_no_rows():
     with pytest.raises(ValueError, match="no rows"):
         linbook.irls(np.zeros((0, 2)), np.zeros(0))
+
+
+# --- forward_selection / backward_selection --------------------------------------------------------------------
+
+def _regression(seed=2, n=30, d=5):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    return X, X[:, 1] * 2 - X[:, d - 2] + 0.5 * rng.normal(size=n)
+
+
+@pytest.mark.parametrize("search", [linbook.forward_selection, linbook.backward_selection])
+def test_search_accepts_one_feature(search):
+    # old: Interval(Integral, 1, 1) is refused by scikit-learn ("right can't be less than left"), so a
+    # one-column X could not be searched at all, not even with n_features=None
+    X, y = _regression()
+    res = search(LinearRegression(), X[:, :1], y, n_features=1)
+    assert res.support.tolist() == [True]
+    expected = np.mean(cross_val_score(LinearRegression(), X[:, :1], y, cv=5))
+    assert res.scores[-1] == pytest.approx(expected, rel=1e-12)
+    assert search(LinearRegression(), X[:, :1], y).n_features == 1
+
+
+@pytest.mark.parametrize("search", [linbook.forward_selection, linbook.backward_selection])
+@pytest.mark.parametrize("case", ["loo_r2", "nan_scorer"])
+def test_search_refuses_nan_scores(search, case):
+    # old: np.argmax picks a NaN first, so R^2 on the one-sample folds of cv=N chose feature 0 with score NaN
+    X, y = _regression()
+    kw = {"cv": 30} if case == "loo_r2" else {"scoring": lambda est, X_, y_: np.nan}
+    with pytest.raises(ValueError, match="NaN"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search(LinearRegression(), X, y, n_features=2, **kw)
+
+
+def test_search_fit_failing_in_a_fold_raises_its_own_error():
+    # old: scikit-learn's error_score=nan turned a failed fold into a NaN score (then the NaN argmax above)
+    class FailsOnPairs(LinearRegression):
+        def fit(self, X, y):
+            if X.shape[1] == 2 and X.shape[0] < 25:
+                raise RuntimeError("boom in a fold")
+            return super().fit(X, y)
+
+    X, y = _regression()
+    with pytest.raises(RuntimeError, match="boom in a fold"):
+        linbook.forward_selection(FailsOnPairs(), X, y, n_features=3)
+
+
+@pytest.mark.parametrize("direction", ["forward", "backward"])
+@pytest.mark.parametrize("cv", [5, KFold(3, shuffle=True, random_state=0)])
+def test_search_matches_sequential_feature_selector_with_duplicate_and_constant_columns(direction, cv):
+    X, y = _regression(seed=5)
+    X = np.c_[X, X[:, 1], np.ones(len(y))]
+    search = linbook.forward_selection if direction == "forward" else linbook.backward_selection
+    ours = search(LinearRegression(), X, y, n_features=3, cv=cv)
+    sfs = SequentialFeatureSelector(LinearRegression(), n_features_to_select=3, direction=direction, cv=cv).fit(X, y)
+    assert ours.support.tolist() == sfs.get_support().tolist()
+
+
+# --- mutual_information_scores: continuous columns ---------------------------------------------------------------
+# old: a column with a different value in every row (a continuous feature) was scored H(y), the largest possible
+# score, with no word: five Gaussian columns all scored 0.657.
+
+def test_mutual_information_scores_warns_on_all_distinct_columns():
+    rng = np.random.default_rng(4)
+    X = np.c_[rng.normal(size=40), rng.integers(0, 3, 40)]
+    y = rng.integers(0, 2, 40)
+    with pytest.warns(linbook.base.LinbookWarning, match=r"column\(s\) \[0\]"):
+        scores = linbook.mutual_information_scores(X, y)
+    np.testing.assert_allclose(scores, [mutual_info_score(X[:, j], y) for j in range(2)], rtol=1e-12)
+
+
+def test_mutual_information_scores_discrete_columns_do_not_warn():
+    rng = np.random.default_rng(4)
+    X, y = rng.integers(0, 3, (40, 3)) * 2 ** 62, rng.integers(0, 2, 40) * 2 ** 62 + 7
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        linbook.mutual_information_scores(X, y)
