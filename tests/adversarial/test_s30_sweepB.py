@@ -158,3 +158,68 @@ def test_mutual_information_scores_discrete_columns_do_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         linbook.mutual_information_scores(X, y)
+
+
+# --- best_fixed_parameter ---------------------------------------------------------------------------------------
+# old: BFGS / SLSQP with absolute tolerances. The absolute loss (non-smooth) stopped anywhere: 1.5846 against the
+# LP optimum 1.5837 on unit features, theta = 0 and total 10.68 on features 1e8; the squared loss in a ball of
+# radius 1e-7 on features 1e8 returned a total of 7e15 against 0.10; radius 1e300 overflowed (OverflowError).
+
+def _online_data(seed=0, n=20):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    return X, X @ [1.0, -2.0, 0.5] + 0.1 * rng.normal(size=n)
+
+
+def _lad_total(X, y):
+    T, D = X.shape
+    lp = optimize.linprog(np.r_[np.zeros(D), np.ones(T)], A_ub=np.block([[X, -np.eye(T)], [-X, -np.eye(T)]]),
+                          b_ub=np.r_[y, -y], bounds=[(None, None)] * D + [(0, None)] * T, method="highs")
+    return lp.fun
+
+
+@pytest.mark.parametrize("xs,ys", [(1.0, 1.0), (1e8, 1.0), (1e-8, 1.0), (1.0, 1e200), (1e150, 1e-150)])
+def test_best_fixed_parameter_absolute_loss_is_the_lp_optimum(xs, ys):
+    X, y = _online_data()
+    theta, total = linbook.online.best_fixed_parameter(X * xs, y * ys, loss="absolute_error")
+    assert total == pytest.approx(_lad_total(X, y) * ys, rel=1e-9)
+    np.testing.assert_allclose(np.sum(np.abs(X @ (theta * xs / ys) - y)), _lad_total(X, y), rtol=1e-9)
+
+
+def _kkt_on_sphere(theta, grad, radius):
+    """theta on the sphere and grad = -mu theta with mu > 0 (the constrained optimum of a convex loss)."""
+    assert np.linalg.norm(theta) == pytest.approx(radius, rel=1e-9)
+    mu = -(grad @ theta) / (theta @ theta)
+    assert mu > 0
+    assert np.linalg.norm(grad + mu * theta) <= 1e-7 * np.linalg.norm(grad)
+
+
+@pytest.mark.parametrize("xs,radius", [(1.0, 0.5), (1e8, 0.5e-8), (1e-8, 0.5e8), (1e150, 0.5e-150)])
+def test_best_fixed_parameter_squared_loss_in_a_ball_meets_kkt(xs, radius):
+    X, y = _online_data()
+    theta, total = linbook.online.best_fixed_parameter(X * xs, y, radius=radius)
+    _kkt_on_sphere(theta * xs, X.T @ (X @ (theta * xs) - y), radius * xs)
+    assert total == pytest.approx(0.5 * np.sum((X @ (theta * xs) - y) ** 2), rel=1e-12)
+
+
+@pytest.mark.parametrize("xs,radius", [(1.0, 2.0), (1e6, 2e-6), (1e-6, 2e6)])
+def test_best_fixed_parameter_log_loss_in_a_ball_meets_kkt(xs, radius):
+    X, y = _online_data()
+    yb = (X[:, 0] > 0).astype(float)                  # separable: the ball binds
+    theta, total = linbook.online.best_fixed_parameter(X * xs, yb, loss="log_loss", radius=radius)
+    t = theta * xs
+    _kkt_on_sphere(t, X.T @ (1 / (1 + np.exp(-(X @ t))) - yb), radius * xs)
+
+
+def test_best_fixed_parameter_inside_the_ball_is_least_squares():
+    X, y = _online_data()
+    theta, _ = linbook.online.best_fixed_parameter(X * 1e8, y, radius=1e-7)
+    np.testing.assert_allclose(theta * 1e8, np.linalg.lstsq(X, y, rcond=None)[0], rtol=1e-10)
+    theta, _ = linbook.online.best_fixed_parameter(X, y, radius=1e300)
+    np.testing.assert_allclose(theta, np.linalg.lstsq(X, y, rcond=None)[0], rtol=1e-10)
+
+
+def test_best_fixed_parameter_separable_log_loss_without_ball_warns():
+    X, y = _online_data()
+    with pytest.warns(SeparableDataWarning, match="radius"):
+        linbook.online.best_fixed_parameter(X, (X[:, 0] > 0).astype(float), loss="log_loss")
