@@ -223,3 +223,47 @@ def test_best_fixed_parameter_separable_log_loss_without_ball_warns():
     X, y = _online_data()
     with pytest.warns(SeparableDataWarning, match="radius"):
         linbook.online.best_fixed_parameter(X, (X[:, 0] > 0).astype(float), loss="log_loss")
+
+
+# --- sgd_per_sample: options ------------------------------------------------------------------------------------
+# old: no option was checked. eta=-1 returned theta ~1e6 (ascent), NaN eta / lam_n / weights / X gave NaN theta,
+# eta=1e308 NaN theta, average=1000 (past the last update) returned theta0, average=-1 averaged everything,
+# n_epochs=-1 returned theta0, negative weights and lam_n fitted silently, batch_size=0 a ZeroDivisionError.
+
+def _sgd_data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 3))
+    return X, X @ [1.0, -2.0, 0.5] + 0.1 * rng.normal(size=20)
+
+
+@pytest.mark.parametrize("kw", [
+    {"eta": -1.0}, {"eta": np.nan}, {"eta": np.inf}, {"eta": 0.0}, {"eta": lambda k: -1.0}, {"eta": lambda k: np.nan},
+    {"n_epochs": -1}, {"n_epochs": 0}, {"batch_size": 0}, {"batch_size": -1}, {"average": -1}, {"average": 1000},
+    {"lam_n": -1.0}, {"lam_n": np.nan}, {"adagrad": True, "adagrad_tau0": -1.0}, {"adagrad": True, "adagrad_tau0": 0.0},
+    {"sample_weight": -np.ones(20)}, {"sample_weight": np.full(20, np.nan)}, {"sample_weight": np.ones(3)},
+    {"theta0": [1.0, np.nan, 2.0]}, {"X_nan": True}, {"y_nan": True}, {"empty": True}])
+def test_sgd_per_sample_refuses_bad_options(kw):
+    X, y = _sgd_data()
+    kw = dict(kw)
+    if kw.pop("X_nan", False):
+        X[3, 1] = np.nan
+    if kw.pop("y_nan", False):
+        y[4] = np.nan
+    if kw.pop("empty", False):
+        X, y = X[:0], y[:0]
+    with pytest.raises(ValueError):
+        linbook.online.sgd_per_sample(X, y, **kw)
+
+
+def test_sgd_per_sample_divergence_is_a_clear_error():
+    X, y = _sgd_data()
+    with pytest.raises(linbook.base.DivergenceError, match="eta"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        linbook.online.sgd_per_sample(X, y, eta=1e308)
+
+
+def test_sgd_per_sample_average_start_matches_numpy():
+    # the recursive average of the iterates from update 5 on, against the mean of the path's rows 5..N
+    X, y = _sgd_data()
+    theta, path = linbook.online.sgd_per_sample(X, y, eta=0.05, shuffle=False, average=5)
+    np.testing.assert_allclose(theta, path[5:].mean(axis=0), rtol=1e-12)
