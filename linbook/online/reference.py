@@ -73,18 +73,29 @@ def sgd_per_sample(X, y, *, loss="squared_error", eta=0.1, n_epochs=1, shuffle=T
                 s2 = s2 + g * g
             eta_k = _checked_step(step(k), k)
             theta = theta - (eta_k * g / (adagrad_tau0 + np.sqrt(s2)) if adagrad else eta_k * g)
-            if not np.all(np.isfinite(theta)):
-                raise DivergenceError(f"sgd_per_sample diverged at update {k}: theta is no longer finite. Lower the "
-                                      "step size eta (at most about 1 / max_i ||x_i||^2 for the squared loss) or "
-                                      "scale the features (e.g. StandardScaler)")
+            _check_finite(theta, k)
             if average and k >= start:                    # recursive form of (8.80)
                 n_avg += 1
                 theta_bar = theta_bar + (theta - theta_bar) / n_avg
             path.append(theta.copy())
+    return _result(theta, theta_bar, average, n_avg, k), np.array(path)
+
+
+def _check_finite(theta, k):
+    """A clear error when update ``k`` left ``theta`` non-finite (the steps diverged; it returned NaN before)."""
+    if not np.all(np.isfinite(theta)):
+        raise DivergenceError(f"sgd_per_sample diverged at update {k}: theta is no longer finite. Lower the step size "
+                              "eta (at most about 1 / max_i ||x_i||^2 for the squared loss) or scale the features "
+                              "(e.g. StandardScaler)")
+
+
+def _result(theta, theta_bar, average, n_avg, k):
+    """The last iterate, or the average; a clear error when ``average`` starts after the last of the ``k`` updates
+    (the average of no iterate: ``theta0`` came back)."""
     if average and n_avg == 0:
         raise ValueError(f"sgd_per_sample: average={average} starts the average after the last of the {k} updates; "
                          f"set average to at most {k} (or True for the average of every iterate)")
-    return (theta_bar if average else theta), np.array(path)
+    return theta_bar if average else theta
 
 
 def _reference_inputs(X, y, loss, sample_weight):
