@@ -69,11 +69,9 @@ def sgd_per_sample(X, y, *, loss="squared_error", eta=0.1, n_epochs=1, shuffle=T
         for batch in np.array_split(order, np.arange(batch_size, len(y), batch_size)):
             g = _minibatch_gradient(X, y, sw, batch, theta, loss, lam_n)
             k += 1
-            if adagrad:                                   # (8.84)-(8.85)
-                s2 = s2 + g * g
-            eta_k = _checked_step(step(k), k)
-            theta = theta - (eta_k * g / (adagrad_tau0 + np.sqrt(s2)) if adagrad else eta_k * g)
-            _check_finite(theta, k)
+            s2 = s2 + g * g if adagrad else s2            # (8.84)-(8.85)
+            scale = adagrad_tau0 + np.sqrt(s2) if adagrad else 1.0
+            theta = _check_finite(theta - _checked_step(step(k), k) * g / scale, k)
             if average and k >= start:                    # recursive form of (8.80)
                 n_avg += 1
                 theta_bar = theta_bar + (theta - theta_bar) / n_avg
@@ -82,11 +80,12 @@ def sgd_per_sample(X, y, *, loss="squared_error", eta=0.1, n_epochs=1, shuffle=T
 
 
 def _check_finite(theta, k):
-    """A clear error when update ``k`` left ``theta`` non-finite (the steps diverged; it returned NaN before)."""
+    """``theta``, or a clear error when update ``k`` left it non-finite (the steps diverged; it returned NaN before)."""
     if not np.all(np.isfinite(theta)):
         raise DivergenceError(f"sgd_per_sample diverged at update {k}: theta is no longer finite. Lower the step size "
                               "eta (at most about 1 / max_i ||x_i||^2 for the squared loss) or scale the features "
                               "(e.g. StandardScaler)")
+    return theta
 
 
 def _result(theta, theta_bar, average, n_avg, k):
