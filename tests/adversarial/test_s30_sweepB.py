@@ -267,3 +267,39 @@ def test_sgd_per_sample_average_start_matches_numpy():
     X, y = _sgd_data()
     theta, path = linbook.online.sgd_per_sample(X, y, eta=0.05, shuffle=False, average=5)
     np.testing.assert_allclose(theta, path[5:].mean(axis=0), rtol=1e-12)
+
+
+# --- learning_rate_schedule -------------------------------------------------------------------------------------
+# old: nothing was checked (eta0=-1 gave negative steps, NaN anything a NaN step, kappa <= 0 growing steps,
+# k=0 with tau0=0 a division by zero), and the formulas overflowed: tau0 + k at 1e308 gave a step of 0 for
+# 1.05e-186, lam_n eta0 (k - 1) with eta0 = lam_n = 1e308 gave 0 for 1e-308.
+
+@pytest.mark.parametrize("kw", [
+    {"k": 0}, {"k": -1}, {"k": np.nan}, {"k": np.inf}, {"k": [1, 0, 2]}, {"k": 1, "eta0": -1.0},
+    {"k": 1, "eta0": 0.0}, {"k": 1, "eta0": np.nan}, {"k": 1, "eta0": np.inf},
+    {"k": 1, "kappa": 0.0}, {"k": 1, "kappa": -1.0}, {"k": 1, "kappa": np.nan}, {"k": 1, "tau0": -5.0}, {"k": 1, "tau0": np.inf},
+    {"k": 3, "schedule": "optimal", "lam_n": -1.0}, {"k": 2, "schedule": "optimal", "lam_n": np.inf},
+    {"k": 1, "schedule": "constant", "eta0": -2.0}])
+def test_learning_rate_schedule_refuses_bad_arguments(kw):
+    kw = dict(kw)
+    with pytest.raises(ValueError), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        linbook.online.learning_rate_schedule(kw.pop("k"), **kw)
+
+
+def _mp_schedule(k, schedule, eta0=0.1, tau0=1.0, kappa=0.75, lam_n=0.0):
+    import mpmath
+    with mpmath.workdps(50):
+        k, eta0, tau0, kappa, lam_n = (mpmath.mpf(v) for v in (k, eta0, tau0, kappa, lam_n))
+        if schedule == "robbins_monro":
+            return float(eta0 * (tau0 + k) ** (-kappa))
+        return float(eta0 / (1 + lam_n * eta0 * (k - 1)))
+
+
+@pytest.mark.parametrize("k,schedule,kw", [
+    (1e308, "robbins_monro", {"tau0": 1e308, "kappa": 0.6}), (1.5e308, "robbins_monro", {"tau0": 1e308, "kappa": 1.0}),
+    (2.0, "optimal", {"eta0": 1e308, "lam_n": 1e308}), (1e10, "optimal", {"eta0": 1e200, "lam_n": 1e150}),
+    (7.0, "optimal", {"eta0": 0.5, "lam_n": 0.1}), (1e6, "robbins_monro", {"tau0": 3.0, "kappa": 0.51})])
+def test_learning_rate_schedule_extreme_values_match_mpmath(k, schedule, kw):
+    assert linbook.online.learning_rate_schedule(k, schedule, **kw) == pytest.approx(
+        _mp_schedule(k, schedule, **kw), rel=1e-13)
