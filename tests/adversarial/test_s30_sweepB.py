@@ -303,3 +303,24 @@ def _mp_schedule(k, schedule, eta0=0.1, tau0=1.0, kappa=0.75, lam_n=0.0):
 def test_learning_rate_schedule_extreme_values_match_mpmath(k, schedule, kw):
     assert linbook.online.learning_rate_schedule(k, schedule, **kw) == pytest.approx(
         _mp_schedule(k, schedule, **kw), rel=1e-13)
+
+
+# --- perceptron_reference: overflow -----------------------------------------------------------------------------
+# old: eta=1e308 returned inf and NaN weights (numpy RuntimeWarnings only); intercept_scaling=1e200 raised
+# Python's OverflowError (34, 'Numerical result out of range'), naming nothing.
+
+@pytest.mark.parametrize("kw", [{"eta": 1e308}, {"intercept_scaling": 1e200}, {"eta": 1e300, "intercept_scaling": 1e5}])
+def test_perceptron_reference_overflow_is_a_clear_error(kw):
+    X, y = _sgd_data()
+    with pytest.raises(ValueError, match="overflowed"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        linbook.perceptron.perceptron_reference(X, np.sign(y), max_iter=5, **kw)
+
+
+def test_perceptron_reference_large_eta_scales_the_weights():
+    # from w = 0 the iterates are eta times those of eta = 1 (exact for a power of two)
+    X, y = _sgd_data()
+    w1, b1, u1 = linbook.perceptron.perceptron_reference(X, np.sign(y), max_iter=5)
+    w, b, u = linbook.perceptron.perceptron_reference(X, np.sign(y), max_iter=5, eta=2.0 ** 1000)
+    assert u == u1 and b == b1 * 2.0 ** 1000
+    np.testing.assert_array_equal(w, w1 * 2.0 ** 1000)
