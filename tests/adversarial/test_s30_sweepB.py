@@ -324,3 +324,41 @@ def test_perceptron_reference_large_eta_scales_the_weights():
     w, b, u = linbook.perceptron.perceptron_reference(X, np.sign(y), max_iter=5, eta=2.0 ** 1000)
     assert u == u1 and b == b1 * 2.0 ** 1000
     np.testing.assert_array_equal(w, w1 * 2.0 ** 1000)
+
+
+# --- logistic_loss: subnormal weights, penalised ------------------------------------------------------------------
+# old: with weights of 5e-324 every term sw_i l_i rounded to a multiple of the smallest double, so F came out 2.4
+# units of 5e-324 off and the gradient 3 to 8 units off; penalised=[-1, 1, 1] made the objective unbounded below
+# silently, a NaN was reported as "the scores X @ w overflow", an inf gave inf - inf.
+
+def _mp_logistic(w, X, y, sw):
+    import mpmath
+    with mpmath.workdps(60):
+        F, g = mpmath.mpf(0), [mpmath.mpf(0)] * X.shape[1]
+        for xi, yi, si in zip(X.tolist(), y.tolist(), sw.tolist()):
+            z = mpmath.fsum(mpmath.mpf(a) * mpmath.mpf(b) for a, b in zip(xi, w.tolist()))
+            F += mpmath.mpf(si) * (mpmath.log1p(mpmath.exp(z)) - yi * z)
+            r = mpmath.mpf(si) * (1 / (1 + mpmath.exp(-z)) - yi)
+            g = [gj + r * xj for gj, xj in zip(g, xi)]
+        return F, g
+
+
+@pytest.mark.parametrize("weight", [5e-324, 3e-322, 1e-310])
+def test_logistic_loss_subnormal_weights_to_the_last_unit(weight):
+    from linbook.logistic.logistic_regression import logistic_loss
+    X, y = _logit_data()
+    w = np.array([0.3, 1.0, -1.0])
+    sw = np.full(len(y), weight)
+    F, g, _ = logistic_loss(w, X, y, sample_weight=sw, hessian=False)
+    F_mp, g_mp = _mp_logistic(w, X, y, sw)
+    unit = 5e-324
+    assert abs(F - float(F_mp)) <= max(unit, 1e-15 * abs(F))
+    np.testing.assert_allclose(g, [float(v) for v in g_mp], rtol=1e-13, atol=unit)
+
+
+@pytest.mark.parametrize("penalised", [[1.0, np.inf, 1.0], [1.0, np.nan, 0.0], [-1.0, 1.0, 1.0]])
+def test_logistic_loss_refuses_penalised_negative_or_not_finite(penalised):
+    from linbook.logistic.logistic_regression import logistic_loss
+    X, y = _logit_data()
+    with pytest.raises(ValueError, match="penalised"):
+        logistic_loss(np.zeros(3), X, y, 1.0, penalised=penalised)
