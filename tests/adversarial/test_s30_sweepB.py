@@ -362,3 +362,36 @@ def test_logistic_loss_refuses_penalised_negative_or_not_finite(penalised):
     X, y = _logit_data()
     with pytest.raises(ValueError, match="penalised"):
         logistic_loss(np.zeros(3), X, y, 1.0, penalised=penalised)
+
+
+# --- LDA / RDA: subnormal features ------------------------------------------------------------------------------
+# old: with every feature ~1e-313 (subnormal), b_c = Sigma^{-1} (mu_c - m) in the units of X (~1e313) overflowed:
+# LDA's predict_proba was NaN for every row (a RuntimeWarning only), RDA refused the fit ("shrinkage too small ...
+# rank 3 < D = 3") on full-rank data. The oracle: the same fit on the features scaled back by 2^1040 (exact).
+
+def _three_classes():
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(60, 3)), rng.integers(0, 3, 60)
+    return X + y[:, None] * 0.8, y
+
+
+@pytest.mark.parametrize("model", [linbook.discriminant.LDA(), linbook.discriminant.RDA(0.3)], ids=["LDA", "RDA"])
+@pytest.mark.parametrize("exponent", [-1040, -1060])
+def test_lda_subnormal_features_match_the_rescaled_fit(model, exponent):
+    from sklearn.base import clone
+    X, y = _three_classes()
+    Xs = np.ldexp(X, exponent)
+    Xr = np.ldexp(Xs, -exponent)                    # the subnormal data's own values, scaled exactly
+    ref = clone(model).fit(Xr, y)
+    with pytest.warns(linbook.base.LinbookWarning, match="betas_"):
+        fitted = clone(model).fit(Xs, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        P = fitted.predict_proba(Xs)
+        lj = fitted.predict_joint_log_proba(Xs)
+    np.testing.assert_allclose(P, ref.predict_proba(Xr), atol=1e-13)
+    assert fitted.predict(Xs).tolist() == ref.predict(Xr).tolist()
+    with pytest.raises(ValueError, match="units used in fit"):   # rows ~2^1040 standard deviations away
+        fitted.predict_proba(np.ldexp(Xr[:5], 2))
+    # log N in the units of X: the reference's minus D log(2^exponent)
+    np.testing.assert_allclose(lj, ref.predict_joint_log_proba(Xr) - 3 * exponent * np.log(2.0), rtol=1e-12)
