@@ -395,3 +395,19 @@ def test_lda_subnormal_features_match_the_rescaled_fit(model, exponent):
         fitted.predict_proba(np.ldexp(Xr[:5], 2))
     # log N in the units of X: the reference's minus D log(2^exponent)
     np.testing.assert_allclose(lj, ref.predict_joint_log_proba(Xr) - 3 * exponent * np.log(2.0), rtol=1e-12)
+
+
+# --- FisherLDA: subnormal features ------------------------------------------------------------------------------
+# old: scalings_ in the units of X (~1e313) overflowed to inf and transform refused the training rows themselves
+# ("the projection of some rows of X overflows float64 ... rows far larger than the training data").
+
+@pytest.mark.parametrize("exponent", [-1040, -1060])
+def test_fisher_lda_subnormal_features_match_the_rescaled_fit(exponent):
+    X, y = _three_classes()
+    Xs = np.ldexp(X, exponent)
+    Xr = np.ldexp(Xs, -exponent)
+    ref = linbook.discriminant.FisherLDA().fit(Xr, y)
+    with pytest.warns(linbook.base.LinbookWarning, match="scalings_"):
+        fitted = linbook.discriminant.FisherLDA().fit(Xs, y)
+    np.testing.assert_allclose(fitted.transform(Xs), ref.transform(Xr), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(fitted.eigenvalues_, ref.eigenvalues_, rtol=1e-12)
