@@ -70,19 +70,32 @@ def perceptron_reference(X, y, *, eta=1.0, max_iter=1, order=None, fit_intercept
     """
     X, y, order = _reference_arguments(X, y, eta, max_iter, order, fit_intercept, intercept_scaling)
     w, b, updates = np.zeros(X.shape[1]), 0.0, []
+    with np.errstate(over="ignore"):
+        c2 = np.float64(intercept_scaling) ** 2         # a Python float's ** raised OverflowError from 1e155 on
     for e in range(max_iter):
         idx = np.arange(X.shape[0]) if order is None else order[e]
         mistakes = 0
         for i in idx:
             if y[i] * (X[i] @ w + b) <= 0:
-                w = w + (eta * y[i]) * X[i]
-                if fit_intercept:
-                    b = b + eta * intercept_scaling ** 2 * y[i]
+                with np.errstate(over="ignore"):
+                    w = w + (eta * y[i]) * X[i]
+                    b = b + eta * c2 * y[i] if fit_intercept else b
+                _check_representable(w, b, len(updates) + 1)
                 updates.append(int(i))
                 mistakes += 1
         if mistakes == 0:
             break
     return w, b, updates
+
+
+def _check_representable(w, b, n_updates):
+    """A clear error when an update overflowed ``w`` or ``b``. Why: ``eta=1e308`` returned inf and NaN weights
+    with only numpy's RuntimeWarnings. From ``w = 0, b = 0`` the iterates are ``eta`` times those of ``eta = 1``
+    (the mistakes do not depend on ``eta``), so the answer itself is beyond float64."""
+    if not (np.all(np.isfinite(w)) and np.isfinite(b)):
+        raise ValueError(f"perceptron_reference: update {n_updates} overflowed the weights (eta times the summed "
+                         "rows, or eta times intercept_scaling^2, is beyond 1e308); the mistakes do not depend on eta, "
+                         "so use eta=1.0, or scale X and intercept_scaling down")
 
 
 def _reference_arguments(X, y, eta, max_iter, order, fit_intercept, intercept_scaling):

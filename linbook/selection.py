@@ -616,15 +616,29 @@ class SearchResult:
 
 
 def _cv(estimator, X, y, cols, cv, scoring):
-    return float(np.mean(cross_val_score(clone(estimator), X[:, cols], y, cv=cv, scoring=scoring)))
+    """Mean cross-validation score of ``estimator`` on the columns ``cols``, or a clear error when it is NaN: the
+    searches take the argmax, and ``np.argmax`` picks a NaN first (R^2 on the one-sample folds of ``cv=N`` chose
+    feature 0 with score NaN, silently). A fit that fails in a fold raises its own error (``error_score="raise"``)
+    rather than a NaN score."""
+    scores = cross_val_score(clone(estimator), X[:, cols], y, cv=cv, scoring=scoring, error_score="raise")
+    if np.any(np.isnan(scores)):
+        raise ValueError(f"the cross-validation score of features {list(cols)} is NaN on {int(np.isnan(scores).sum())} "
+                         f"of {scores.size} folds (a score undefined on a fold, e.g. R^2 on folds of one sample); use "
+                         "fewer folds (cv) or a scoring that is defined on every fold")
+    return float(np.mean(scores))
 
 
 def _check_search(caller, X, y, n_features, tol):
-    """The searches' inputs: ``n_features`` a whole number in ``[1, D]`` or None (2.7 was cut to 2) and ``tol`` a finite number (NaN stopped the forward search at no feature at all), or a clear error."""
+    """The searches' inputs: ``n_features`` a whole number in ``[1, D]`` or None (2.7 was cut to 2) and ``tol`` a finite number (NaN stopped the forward search at no feature at all), or a clear error.
+    The bound D is checked here, not by an ``Interval``: ``Interval(Integral, 1, 1)`` is refused by scikit-learn,
+    so a one-feature ``X`` could not be searched at all."""
     X, y = validate_data(X, y)
-    check_param_values(caller, {"n_features": [Interval(Integral, 1, X.shape[1], closed="both"), None],
+    check_param_values(caller, {"n_features": [Interval(Integral, 1, None, closed="left"), None],
                                 "tol": [Interval(Real, -np.inf, np.inf, closed="neither")]},
                        {"n_features": n_features, "tol": tol})
+    if n_features is not None and n_features > X.shape[1]:
+        raise ValueError(f"{caller}: n_features={n_features} is more than the {X.shape[1]} columns of X; set "
+                         f"n_features to at most {X.shape[1]} (or None to stop by tol)")
     return X, y
 
 
@@ -772,11 +786,31 @@ def mutual_information(x, y):
 def mutual_information_scores(X, y):
     """``mutual_information(X[:, j], y)`` for every column of a discrete ``X``; shape (D,).
 
+    Each distinct value of a column is one category. A column whose N values are all distinct (a continuous
+    feature, an identifier) gets a ``LinbookWarning``: its plug-in score is the entropy of ``y`` whatever the
+    column holds, so it says nothing about the feature; bin such a column first (e.g. ``np.digitize``), or use
+    ``sklearn.feature_selection.mutual_info_classif`` with ``discrete_features=False`` for continuous features.
+
     Derived in: chapter "Model and feature selection" § "Feature selection: the mutual-information filter".
     """
     with _with_advice():                     # scikit-learn's "Found array with dim 3" names no input
         X = check_array(X, dtype=None)
-    return np.array([mutual_information(X[:, j], y) for j in range(X.shape[1])])
+    scores = np.array([mutual_information(X[:, j], y) for j in range(X.shape[1])])
+    _warn_all_distinct(X)
+    return scores
+
+
+def _warn_all_distinct(X):
+    """Warn about the columns of ``X`` whose values are all distinct. Why: continuous features passed as they are
+    all scored ``H(y)``, the largest score, with no word (five Gaussian columns scored 0.657 each)."""
+    if X.shape[0] < 2:
+        return
+    distinct = [j for j in range(X.shape[1]) if np.unique(_codes(X[:, j], f"X[:, {j}]")).size == X.shape[0]]
+    if distinct:
+        warnings.warn(f"mutual_information_scores: column(s) {distinct[:10]} of X have a different value in every "
+                      "row, so each is scored the entropy of y whatever it holds (the plug-in score treats every "
+                      "value as a category); bin continuous features first (e.g. np.digitize) or use "
+                      "sklearn's mutual_info_classif(discrete_features=False)", LinbookWarning, stacklevel=3)
 
 
 def kl_divergence(p, q):

@@ -13,8 +13,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._kernels.scatter import class_sums, column_range, within_scatter
-from ..base import (POSITIVE_INT, all_or_nothing, check_params, check_sample_weight, encode_labels, require_y,
-                    validate_fit, validate_predict, _with_advice)
+from ..base import (POSITIVE_INT, LinbookWarning, _finite, all_or_nothing, check_params, check_sample_weight,
+                    encode_labels, require_y, validate_fit, validate_predict, _with_advice)
 from .._predictor import finite_scores, linear_predictor
 from ..numerics import _orient_columns, _power_of_two_scale
 from .base import _weight_spread_note, cholesky, require_class_rows
@@ -111,18 +111,34 @@ class FisherLDA(TransformerMixin, BaseEstimator):
                              f"(rank(Sigma_B) <= C - 1); got {self.n_components}. Set n_components in that "
                              "range, or None for the largest.")
         try:
-            vals, W, mu = self._directions(X[:, keep] if not keep.all() else X, yi, C, lo[keep], hi[keep], sw)
+            vals, W_z, mu_z, scale = self._directions(X[:, keep] if not keep.all() else X, yi, C, lo[keep],
+                                                      hi[keep], sw)
         except ValueError as exc:
             raise ValueError(f"{exc}{_weight_spread_note(sw)}") from None
         order = np.argsort(vals)[::-1][:L]
         _warn_if_not_unique(vals[order], L)
         self.classes_, self.eigenvalues_ = classes, vals[order]
-        scalings = np.zeros((D, L))
-        scalings[keep] = W[:, order]
-        self.scalings_ = _orient_columns(scalings)       # the sign LAPACK picked is arbitrary
-        self.mean_ = lo.astype(float)
-        self.mean_[keep] = mu
+        self._set_scalings(W_z[:, order], mu_z, scale, keep, lo)
         return self
+
+    def _set_scalings(self, W_z, mu_z, scale, keep, lo):
+        """``scalings_`` (``W_z / s`` in the units of X, each column's sign fixed) and ``mean_``, and what transform
+        needs. Why the standardised copy: for features ~1e-308 or below, ``W`` in the units of X (~1 / s) is beyond
+        float64, and transform refused the training rows themselves ("rows far larger than the training data")."""
+        # each column's sign fixed on W in the units of X up to one power of two (min(s) / s <= 1: no overflow)
+        M = W_z * (scale.min() / scale)[:, None]
+        W_z = W_z * np.where(np.all(_orient_columns(M) == M, axis=0), 1.0, -1.0)
+        scalings = np.zeros((keep.size, W_z.shape[1]))
+        with np.errstate(over="ignore"):
+            scalings[keep] = W_z / scale[:, None]
+        self.scalings_ = scalings
+        self.mean_ = lo.astype(float)
+        self.mean_[keep] = mu_z * scale
+        self._standardised = None if _finite(scalings) else (W_z, mu_z, 1.0 / scale, keep)
+        if self._standardised is not None:
+            warnings.warn("FisherLDA: scalings_ is beyond float64 (features of ~1e-300 or smaller make the directions "
+                          "~1e300 or more) and holds inf; transform uses standardised features and is unaffected. "
+                          "To inspect it, fit on rescaled features (e.g. X * 1e300).", LinbookWarning, stacklevel=4)
 
     @staticmethod
     def _directions(X, yi, C, lo, hi, sw=None):
@@ -142,7 +158,7 @@ class FisherLDA(TransformerMixin, BaseEstimator):
         except linalg.LinAlgError as exc:
             raise ValueError(f"FisherLDA: the generalised eigenproblem failed ({exc}); Sigma_W is near "
                              "singular: project the data with PCA first") from None
-        return vals, vecs / scale[:, None], mu * scale      # W for the units of X
+        return vals, vecs, mu, scale          # standardised units: W = vecs / scale, the mean mu * scale
 
     def transform(self, X):
         """Project: ``z = W^T (x - mu)``.
@@ -156,6 +172,11 @@ class FisherLDA(TransformerMixin, BaseEstimator):
         Z : ndarray, shape (N, L)
         """
         X = validate_predict(self, X)
+        if self._standardised is not None:
+            W_z, mu_z, inv_scale, keep = self._standardised
+            with np.errstate(over="ignore", invalid="ignore"):
+                Z = (X[:, keep] * inv_scale - mu_z) @ W_z
+            return finite_scores(self, Z, "projection")
         with np.errstate(over="ignore", invalid="ignore"):
             Z = (X - self.mean_) @ self.scalings_
         far = ~np.isfinite(Z).all(axis=1)

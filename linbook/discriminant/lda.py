@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._kernels.scatter import within_scatter
 from .._kernels.scores import linear_scores
-from ..base import DEPRECATED, Interval, _finite, _plain_input, check_params, renamed_param
+from ..base import DEPRECATED, Interval, LinbookWarning, _finite, _plain_input, check_params, renamed_param
 from ..numerics import _orient_columns
 from .base import SINGULAR_CURE, ZERO_VARIANCE, GaussianClassifier, cholesky
 
@@ -81,13 +81,24 @@ class LDA(GaussianClassifier):
         center_z = counts @ self._means_z / counts.sum()
         centred = self._means_z - center_z
         betas_c = solve(centred)                                # Sigma^{-1} (mu_c - m)
+        self._center_z, self._betas_z = center_z, betas_c
         self._center = center_z * self._scale                   # m in the units of X (kept features)
-        self._betas = betas_c * self._inv_scale                 # for x - m, in the units of X
+        with np.errstate(over="ignore"):
+            self._betas = betas_c * self._inv_scale             # for x - m, in the units of X
         self._quad_mu = np.einsum("cd,cd->c", centred, betas_c)
+        # features below ~1e-308 (subnormal): b_c in the units of X is beyond float64, so rows are standardised
+        with np.errstate(over="ignore", invalid="ignore"):
+            self._standardise_rows = not (_finite(self._betas) and _finite(self._class_constants()))
         self._logdet = logdet_z
         betas_z = solve(self._means_z)                          # Sigma^{-1} mu_c, as reported
         self.betas_ = np.zeros((C, self._keep.size))
-        self.betas_[:, self._keep] = betas_z * self._inv_scale
+        with np.errstate(over="ignore"):
+            self.betas_[:, self._keep] = betas_z * self._inv_scale
+        if not _finite(self.betas_):
+            warnings.warn(f"{type(self).__name__}: betas_ and coef_ are beyond float64 (features of ~1e-300 or smaller "
+                          "make Sigma^{-1} mu_c ~1e300 or more) and hold inf; predictions use standardised features "
+                          "and are unaffected. To inspect them, fit on rescaled features (e.g. X * 1e300).",
+                          LinbookWarning, stacklevel=4)
         self.gammas_ = -0.5 * np.einsum("cd,cd->c", self._means_z, betas_z) + np.log(self.priors_)
         if C == 2:
             self.coef_ = (self.betas_[1] - self.betas_[0])[None, :]
@@ -101,9 +112,14 @@ class LDA(GaussianClassifier):
         # with x and mu_c measured from the centre m (see _set_discriminants)
         # (x - m)' b_c = x' b_c - m' b_c: with b_c = Sigma^{-1} (mu_c - m) of order 1 both terms
         # are as large as x itself, so no copy of X is needed for the centring
-        s = linear_scores(X, self._betas, self._class_constants())
+        if self._standardise_rows:
+            Z = X * self._inv_scale - self._center_z            # a copy: b_c in the units of X would overflow
+            s = linear_scores(Z, self._betas_z, -0.5 * self._quad_mu)
+        else:
+            s = linear_scores(X, self._betas, self._class_constants())
         if exact:
-            s -= 0.5 * (self._quad((X - self._center) * self._inv_scale)[:, None] + self._logdet)
+            Z = X * self._inv_scale - self._center_z
+            s -= 0.5 * (self._quad(Z)[:, None] + self._logdet)
             s += self._log_norm_const()
         return s
 
@@ -111,7 +127,7 @@ class LDA(GaussianClassifier):
         # as _predictor.predict_scores: a NaN or inf entry of X times a nonzero b_cj makes the scores of its row
         # NaN or inf (in any BLAS), so all scores finite means X finite, and validation's pass over X is not needed
         check_is_fitted(self)
-        if not (self._keep.all() and np.count_nonzero(self._betas) == self._betas.size
+        if not (self._keep.all() and not self._standardise_rows and np.count_nonzero(self._betas) == self._betas.size
                 and _plain_input(self, X, None, reset=False, finite_X=False)):
             return None
         with np.errstate(over="ignore", invalid="ignore"):      # overflow and NaN: the validated way
@@ -127,6 +143,12 @@ class LDA(GaussianClassifier):
         # the class-dependent scores are linear, x' b_c + k_c: over 4^e they are (u' b_c + k_c / 2^e) / 2^e
         # with u = x / 2^e (powers of two scale exactly), and u' b_c cannot overflow where x' b_c does
         column = exponent[:, None]
+        if self._standardise_rows:
+            # features ~1e-308 or below in fit: a row whose scores overflow is ~1e300 standard deviations away, and
+            # its scores over 4^e (e from x) overflow as well
+            raise ValueError(f"{type(self).__name__}: the scores of some rows of X overflow float64 (they are ~1e300 "
+                             "or more standard deviations from every class mean: the features in fit were ~1e-308 or "
+                             "smaller); pass X in the units used in fit")
         scaled = np.ldexp(X, -column) @ self._betas.T + np.ldexp(self._class_constants(), -column)
         with np.errstate(under="ignore"):       # scores far below the row's scale matter as little
             return np.ldexp(scaled, -column)
@@ -236,7 +258,7 @@ class RDA(LDA):
         logdet = (2.0 * np.log(sd).sum() + np.log(self._mid).sum()
                   + (D - e.size) * (np.log(lam) if lam > 0 else 0.0))
         self._set_discriminants(self._apply_inverse, logdet)
-        if not (np.all(np.isfinite(self._betas)) and np.all(np.isfinite(self._quad_mu))):
+        if not (np.all(np.isfinite(self._betas_z)) and np.all(np.isfinite(self._quad_mu))):
             raise ValueError(f"RDA: shrinkage = {lam:g} is too small for this pooled covariance (rank {e.size} < "
                              f"D = {D}): its inverse, 1 / shrinkage off the rank's span, overflows float64. "
                              "Set shrinkage to 1e-200 or more, or drop features.")

@@ -19,7 +19,7 @@ from ..base import NON_NEGATIVE, all_or_nothing, check_param_values, dask_blocks
 from .._kernels.scores import row_argmax
 from .._predictor import finite_scores, predict_scores
 from ..linear._moments import design_null_space
-from ..numerics import log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid, softmax
+from ..numerics import _binary_exponent, log1pexp, log_sigmoid, log_softmax, logsumexp, sigmoid, softmax
 from . import multinomial, solvers
 from ._scaled import BinaryLoss
 from .binary import BinaryGLM, intercept_only_start, logit_terms
@@ -51,17 +51,21 @@ def logistic_loss(w, X, y, lam=0.0, *, sample_weight=None, penalised=None, hessi
     w, X, y = _loss_arguments("logistic_loss", w, X, y)
     sw, penalised = _loss_options("logistic_loss", X, y, lam, sample_weight, penalised)
     r = lam * (np.ones_like(w) if penalised is None else penalised)
+    # the weights' sums are formed on sw 2^e (largest near 1) and scaled back once: exact for normal weights, and
+    # subnormal weights (~5e-324) no longer round every term to a multiple of the smallest double
+    e = int(_binary_exponent(np.max(sw, initial=0.0)))
+    sw = np.ldexp(sw, -e)
     z = X @ w
     mu, one_minus_mu = sigmoid(z), sigmoid(-z)      # 1 - mu, exact also where mu rounds to 1
-    F = float(np.sum(sw * (log1pexp(z) - y * z)) + 0.5 * np.sum(r * w * w))
+    F = float(np.ldexp(np.sum(sw * (log1pexp(z) - y * z)), e) + 0.5 * np.sum(r * w * w))
     # mu - y as (1 - y) mu - y (1 - mu): for y = 1 and z > 37, mu - 1 rounds to 0 while 1 - mu is ~1e-17
-    g = X.T @ (sw * ((1.0 - y) * mu - y * one_minus_mu)) + r * w
+    g = np.ldexp(X.T @ (sw * ((1.0 - y) * mu - y * one_minus_mu)), e) + r * w
     if np.isnan(F):
         _name_the_nan("logistic_loss", w, X)
     if not hessian:
         return F, g, None
     s = sw * mu * one_minus_mu                # mu (1 - mu)
-    H = X.T @ (s[:, None] * X) + np.diag(r)   # X' S X + lam diag(r), never an N x N matrix
+    H = np.ldexp(X.T @ (s[:, None] * X), e) + np.diag(r)   # X' S X + lam diag(r), never an N x N matrix
     return F, g, H
 
 
@@ -91,7 +95,13 @@ def _loss_options(name, X, y, lam, sample_weight, penalised):
     if penalised is not None and np.shape(penalised) != (X.shape[1],):
         raise ValueError(f"{name} needs penalised of shape (D,) = ({X.shape[1]},), one 0/1 per column of X; got "
                          f"shape {np.shape(penalised)}. Pass penalised with one entry per coefficient")
-    return sw, penalised
+    r = None if penalised is None else np.asarray(penalised, dtype=float)
+    if r is not None and not np.all(np.isfinite(r) & (r >= 0)):
+        # a negative entry made the objective unbounded below silently; a NaN was reported as overflowing scores
+        raise ValueError(f"{name} needs penalised of finite entries >= 0 (1: penalised, 0: free, e.g. an intercept); "
+                         f"got {np.unique(r)[:5].tolist()}. Pass one such weight "
+                         "per coefficient")
+    return sw, r
 
 
 def _name_the_nan(name, w, X):

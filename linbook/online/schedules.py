@@ -10,7 +10,7 @@ from numbers import Real
 import numpy as np
 import scipy.sparse as sp
 
-from ..base import POSITIVE, Interval, StrOptions, check_param_values, renamed_kwargs, row_stats
+from ..base import NON_NEGATIVE, POSITIVE, Interval, StrOptions, check_param_values, renamed_kwargs, row_stats
 from ..numerics import _binary_exponent
 
 __all__ = ["learning_rate_schedule"]
@@ -30,7 +30,8 @@ def learning_rate_schedule(k, schedule="robbins_monro", *, eta0=0.1, tau0=1.0, k
         ``"constant"``: ``eta_k = eta0``.
         ``"robbins_monro"``: ``eta_k = eta0 * (tau0 + k) ** (-kappa)`` with
         ``kappa`` in (0.5, 1], which satisfies the Robbins-Monro conditions
-        ``sum eta_k = inf``, ``sum eta_k^2 < inf`` (eq. 8.82, 8.83 corrected).
+        ``sum eta_k = inf``, ``sum eta_k^2 < inf`` (eq. 8.82, 8.83 corrected); any other
+        ``kappa > 0`` decays without satisfying both.
         ``"optimal"``: ``eta_k = eta0 / (1 + lam_n * eta0 * (k - 1))``, i.e.
         ``1 / (lam_n (t0 + k - 1))`` with ``t0 = 1 / (lam_n eta0)``: the
         ``1/(lambda k)`` rate for a ``lam_n``-strongly convex per-sample objective,
@@ -46,16 +47,55 @@ def learning_rate_schedule(k, schedule="robbins_monro", *, eta0=0.1, tau0=1.0, k
 
     Derived in: chapter "Online learning and stochastic optimisation" § "Step sizes: the Robbins–Monro conditions".
     """
-    k = np.asarray(k, dtype=float)
+    k = _schedule_arguments(k, schedule, eta0, tau0, kappa, lam_n)
     if schedule == "constant":
         out = np.full_like(k, eta0)
     elif schedule == "robbins_monro":
-        out = eta0 * (tau0 + k) ** (-kappa)
-    elif schedule == "optimal":
-        out = eta0 / (1.0 + lam_n * eta0 * (k - 1.0))
+        out = eta0 * _power_of_sum(tau0, k, -kappa)
     else:
-        check_param_values("learning_rate_schedule", {"schedule": [StrOptions(set(SCHEDULES))]}, {"schedule": schedule})
+        out = _optimal_rate(k, eta0, lam_n)
     return out[()] if out.ndim == 0 else out
+
+
+def _schedule_arguments(k, schedule, eta0, tau0, kappa, lam_n):
+    """``k`` as a float array, with every argument checked, or a clear error. Why:
+    ``eta0=-1`` gave negative steps, NaN anything a NaN step, ``kappa <= 0``
+    steps that grow, ``k=0`` with ``tau0=0`` a division by zero, without a word. ``kappa`` may lie outside
+    (0.5, 1] here (the chapter draws 1/sqrt(k)); the estimators refuse it."""
+    check_param_values("learning_rate_schedule",
+                       {"schedule": [StrOptions(set(SCHEDULES))], "eta0": [POSITIVE], "lam_n": [NON_NEGATIVE],
+                        "tau0": ROBBINS_MONRO["tau0"], "kappa": [POSITIVE]},
+                       {"schedule": schedule, "eta0": eta0, "lam_n": lam_n,
+                        **({"tau0": tau0, "kappa": kappa} if schedule == "robbins_monro" else {})})
+    if schedule == "robbins_monro" and not np.isfinite(tau0):
+        raise ValueError(f"learning_rate_schedule: tau0 must be a finite number >= 0; got {tau0!r}")
+    try:
+        k = np.asarray(k, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"learning_rate_schedule: k must be update counts 1, 2, ... (numbers); got {k!r}") from None
+    if not np.all(np.isfinite(k) & (k >= 1)):
+        bad = k[~(np.isfinite(k) & (k >= 1))] if k.ndim else k
+        raise ValueError(f"learning_rate_schedule: k counts updates from 1; got {np.ravel(bad)[:5].tolist()}. Pass "
+                         "finite k >= 1 (for the step before update k = 1 there is none)")
+    return k
+
+
+def _power_of_sum(a, b, p):
+    """``(a + b) ** p`` for ``a, b >= 0`` without overflowing the sum (``tau0 + k`` near 1e308 gave inf and a
+    step of 0): beyond, as ``m^p (a / m + b / m)^p`` with ``m = max(a, b)``."""
+    with np.errstate(over="ignore"):
+        total = a + b
+    m = np.maximum(a, b)
+    return np.where(np.isfinite(total), np.where(np.isfinite(total), total, 1.0) ** p, m ** p * (a / m + b / m) ** p)
+
+
+def _optimal_rate(k, eta0, lam_n):
+    """``eta0 / (1 + lam_n eta0 (k - 1))`` without overflowing the product (``eta0 = lam_n = 1e308`` gave 0 for
+    1e-308): for ``eta0 >= 1`` as ``1 / (1 / eta0 + lam_n (k - 1))``, where ``1 / eta0`` is exact enough."""
+    d = lam_n * (k - 1.0)
+    if eta0 >= 1.0:
+        return 1.0 / (1.0 / eta0 + d)
+    return eta0 / (1.0 + eta0 * d)
 
 
 #: The ``_parameter_constraints`` of a step-size schedule (``learning_rate``, ``eta0``).
