@@ -184,3 +184,18 @@ def test_parameters_set_between_chunks_are_checked(compiled_budget):
     model.partial_fit(X[600:700], y[600:700])
     np.testing.assert_allclose(model.covariance_, 4.0 * model.P_)
     np.testing.assert_allclose(model.coef_, RecursiveLeastSquares().fit(X[:700], y[:700]).coef_, rtol=1e-8)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 200, 301])
+def test_lower_median_is_the_weighted_median_of_equal_weights(k):
+    """The shift of equal weights by a partition = the sorted route's first row past half the weight (ties, odd and
+    even counts), and ``_centre`` takes it for any common weight."""
+    rng = np.random.default_rng(k)
+    x = rng.integers(-3, 4, size=(k, 6)).astype(float) * rng.choice([1e-3, 1.0, 1e8], 6)   # many ties
+    np.testing.assert_array_equal(rls_module._lower_median(x), rls_module._weighted_median(x, np.ones(k)))
+    np.testing.assert_array_equal(RecursiveLeastSquares._centre(x, np.full(k, 0.3)),
+                                  rls_module._weighted_median(x, np.ones(k)))
+    if k > 2:                                     # unequal weights: the sorted route
+        w = np.ones(k)
+        w[0] = 1e6
+        np.testing.assert_array_equal(RecursiveLeastSquares._centre(x, w), x[0])
