@@ -61,6 +61,9 @@ def main():
         online.SGDClassifier(random_state=0).fit(X, y_three).predict(X)   # each loss and number of outputs
         online.SGDClassifier(loss="perceptron", random_state=0).fit(X, y_bin).predict(X)   # compiles its own loop
         linbook.Perceptron(form="dual", max_iter=1).fit(X[:300], y_bin[:300])
+        stream = online.RecursiveLeastSquares()         # partial_fit's one-call chunks: rls_plain_chunk
+        for i in range(0, 1000, 100):
+            stream.partial_fit(X[i:i + 100], y_real[i:i + 100])
         _with_prefetch(lambda: [model.fit(X, target) for model, target in (
             (online.SGDRegressor(random_state=0), y_real), (online.SGDClassifier(random_state=0), y_bin),
             (online.SGDClassifier(random_state=0), y_three), (linbook.Perceptron(random_state=0, max_iter=2), y_bin))])

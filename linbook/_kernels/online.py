@@ -207,6 +207,38 @@ def rls_normal_solve(X, shift, y, sw, A, r, ceiling, C, e, m):
     return 0 if bounded else 5
 
 
+
+@njit(cache=True, fastmath=_FAST)
+def rls_plain_chunk(X, shift, y, y_shift, A, r, ceiling, C, e, m):
+    """An unweighted chunk of a stream added to the normal equations and solved in one call:
+    :func:`rls_normal_solve` of ``(X, y - y_shift)`` with unit weights, after a pass that finds any non-finite
+    entry of ``X`` or ``y`` (code 6, nothing written: the caller's validation then says which), and then a
+    check that the mean ``m`` is finite (code 7 when not). The other codes are :func:`rls_normal_solve`'s.
+
+    Why: for ``RecursiveLeastSquares.partial_fit`` on chunks of ~100 rows and ~10 columns, the chunk's
+    finiteness tests, its unit weights, the shift of ``y`` and the test of the mean were numpy calls of
+    ~0.5-1 microseconds each beside the ~3 microseconds of the solve itself; in one call a stream of such
+    chunks costs less than re-solving the normal equations with numpy (``benchmarks/bench_first_use.py``).
+    """
+    n, D = X.shape
+    for i in range(n):
+        if not is_finite(y[i]):
+            return 6
+        for j in range(D):
+            if not is_finite(X[i, j]):
+                return 6
+    sw = np.ones(n)
+    yc = np.empty(n)
+    for i in range(n):
+        yc[i] = y[i] - y_shift
+    outcome = rls_normal_solve(X, shift, yc, sw, A, r, ceiling, C, e, m)
+    if outcome == 0 or outcome == 5:
+        for a in range(m.shape[0]):
+            if not is_finite(m[a]):
+                return 7
+    return outcome
+
+
 @njit(cache=True, fastmath=_FAST)
 def ogd_rounds(X, y, theta, loss, radius, eta0, auto, state, losses):
     """Projected online gradient descent (8.78), one round per row.

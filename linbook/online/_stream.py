@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import operator
 import sys
 
 import numpy as np
@@ -13,7 +14,6 @@ from ..base import (DivergenceError, _numeric_y, _plain_input, _with_advice, all
                     require_y, validate_fit)
 # the process's budget of numpy steps before the compiled loops load (shared with the lasso's sweeps)
 from .._kernels.numpy_budget import NUMPY_STEPS, numpy_fit, numpy_pass, numpy_steps_left  # noqa: F401
-from .._kernels.threads import fit_blas_threads
 
 CURE = "scale the features (e.g. StandardScaler), lower eta0 (or use eta0='auto')"
 
@@ -42,8 +42,7 @@ def transactional(method):
                 from ._dask_fit import stream
 
                 return stream(self, method.__name__, *args, **kwargs)
-            with fit_blas_threads(args[0] if args else kwargs.get("X")):
-                return method(self, *args, **kwargs)
+            return method(self, *args, **kwargs)        # under all_or_nothing's BLAS policy (fit_blas_threads)
         except BaseException:
             for array, contents in saved:
                 np.copyto(array, contents)
@@ -93,10 +92,9 @@ def recheck_params(est, check, fixed=()):
     When every parameter is still the object last validated, nothing is checked (a chunk of one row
     would otherwise pay the validation many times over).
     """
-    last = getattr(est, "_stream_params", None)
-    names = _param_names(type(est))
-    if last is not None and all(getattr(est, name) is last.get(name) for name in names):
+    if params_unchanged(est):
         return
+    last = getattr(est, "_stream_params", None)
     for name in fixed:
         if last is not None and name in last and not _same_value(getattr(est, name), last[name]):
             raise ValueError(f"{type(est).__name__}: {name} changed from {last[name]!r} to {getattr(est, name)!r} "
@@ -104,6 +102,25 @@ def recheck_params(est, check, fixed=()):
                              f"back to {last[name]!r}, or call fit (or partial_fit on a clone) to start a new stream.")
     check()
     record_params(est)
+
+
+def params_unchanged(est):
+    """Whether every parameter is still the object last validated (:func:`record_params`): then
+    :func:`recheck_params` checks nothing. One C-level pass (``attrgetter``, ``map``): a generator over the names
+    cost ~0.7 us of a streamed chunk's ~15."""
+    last = getattr(est, "_stream_params", None)
+    if last is None:
+        return False
+    names = _param_names(type(est))
+    values = _param_getter(names)(est)
+    return len(last) == len(values) and all(map(operator.is_, values, map(last.get, names)))
+
+
+@functools.cache
+def _param_getter(names):
+    """``est -> tuple of its parameters named in names`` (``attrgetter`` of one name returns no tuple)."""
+    get = operator.attrgetter(*names)
+    return get if len(names) > 1 else (lambda est: (get(est),))
 
 
 _PARAM_NAMES = {}
