@@ -201,7 +201,7 @@ class Moments:
         unscaled = np.all(s == 1.0)
         if sps.issparse(X):
             sw = np.ones(self.n) if self.sw is None else self.sw
-            m = self._scaled_after(lambda: np.asarray(X.T @ sw).ravel())
+            m = self._scaled_after(lambda: np.asarray(X.T @ sw).ravel(), entries=self.sw is None)
             if m is None:
                 m = np.asarray(divide_columns(X, s).T @ sw).ravel()
             m = m / self.sum_w
@@ -232,14 +232,18 @@ class Moments:
             self.x_mean_delta = self._weighted_mean_residual(tot / self.sum_w)
         return tot / self.sum_w
 
-    def _scaled_after(self, column_sums, power=1):
+    def _scaled_after(self, column_sums, power=1, entries=False):
         """``column_sums()`` (sums over the stored entries of ``X``, each term of degree ``power`` in ``x``) divided by
         ``x_scale ** power`` afterwards: the same bits as the sums of the scaled entries (a power of two scales
         each term exactly) where the scales are at least 1 (the unscaled terms underflow no sooner) and the
         sums are finite; else ``None`` (then the caller scales the entries first). Saves a scaled copy of the
-        stored entries (sparse 100k x 2000 at 0.5 %: ~20 ms a fit)."""
+        stored entries (sparse 100k x 2000 at 0.5 %: ~20 ms a fit). ``entries``: the terms are the stored entries
+        themselves (unweighted, degree 1), so scales below 1 qualify too: no term is rounded, and an addition
+        whose result falls below the normal range is exact, so the sums scale exactly either way (as the dense
+        column sums do; sparse 2000 x 20000 at 1 %, whose columns' largest entries are mostly below 2: a 2 ms copy).
+        """
         s = self.x_scale
-        if not np.min(s, initial=1.0) >= 1.0:
+        if not (entries or np.min(s, initial=1.0) >= 1.0):
             return None
         with np.errstate(over="ignore", invalid="ignore"):
             out = column_sums()
