@@ -112,3 +112,28 @@ def test_sparse_means_with_scales_below_one_need_no_scaled_copy(monkeypatch):
     monkeypatch.setattr(moments_module, "divide_columns", no_copy)
     fast = moments_module.Moments(X, y, None, True, gram=False, common_scale=False)
     np.testing.assert_array_equal(fast.x_mean_s, readable.x_mean_s)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("shape", [(37, 3000), (1000, 40), (3, 5)])
+def test_blocked_design_and_column_scales_equal_the_whole_array_operations(weighted, shape):
+    rng = np.random.default_rng(5)
+    n, d = shape
+    X = rng.standard_normal(shape) * np.exp2(rng.integers(-200, 200, d)) + 1e3 * rng.standard_normal(d)
+    y = rng.standard_normal(n)
+    sw = rng.uniform(1e-3, 1e3, n) if weighted else None
+    mom = moments_module.Moments(X, y, sw, True, gram=False, common_scale=False)
+    big = np.maximum(np.max(X, axis=0, initial=0.0), -np.min(X, axis=0, initial=0.0))
+    np.testing.assert_array_equal(moments_module._largest_magnitudes(X), big)
+    Z = np.divide(X, mom.x_scale)
+    Z -= mom.x_mean_s
+    if np.any(mom.x_mean_delta):
+        Z -= mom.x_mean_delta
+    z = y - mom.y_mean_s
+    if weighted:
+        assert np.any(mom.x_mean_delta)
+        Z *= np.sqrt(sw)[:, None]
+        z = z * np.sqrt(sw)
+    blocked = mom.design()
+    np.testing.assert_array_equal(blocked[0], Z)
+    np.testing.assert_array_equal(blocked[1], z)
