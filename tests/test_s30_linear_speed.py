@@ -137,3 +137,7 @@ def test_blocked_design_and_column_scales_equal_the_whole_array_operations(weigh
     blocked = mom.design()
     np.testing.assert_array_equal(blocked[0], Z)
     np.testing.assert_array_equal(blocked[1], z)
+    Zs, zs, c, squares = mom.design(statistics=True)
+    np.testing.assert_array_equal(Zs, Z)
+    assert np.all(np.abs(c - Z.T @ z) <= 1e-12 * (np.abs(Z).T @ np.abs(z)))     # a sum's rounding bound
+    np.testing.assert_allclose(squares, np.einsum("ij,ij->j", Z, Z), rtol=1e-13)

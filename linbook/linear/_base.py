@@ -413,7 +413,7 @@ def _dense_normal_matvec(Z, pen):
     return matvec
 
 
-def wide_cg_solve(Z, z, pen, sw, precondition, budget):
+def wide_cg_solve(Z, z, pen, sw, precondition, budget, c=None, squares=None):
     """Dense wide ``Z`` (the centred, weighted, scaled copy, ``N < D``): ``(Z^T Z + diag(pen)) v = Z^T z`` by
     conjugate gradients within ``budget`` iterations, or ``None`` (then the ``N x N`` form).
 
@@ -425,16 +425,18 @@ def wide_cg_solve(Z, z, pen, sw, precondition, budget):
     (the minimum-norm solution), on one common column scale. Sample weights ``sw`` more than
     :data:`_WIDE_CG_WEIGHT_SPREAD` apart: ``None`` (the normwise backward error does not see the light rows: with
     weights 1e-100 .. 1e100 CG stopped after 3 steps and its answer passed, the objective 1e16 times the optimum's;
-    the ``N x N`` form equilibrates the rows)."""
+    the ``N x N`` form equilibrates the rows). ``c = Z^T z`` and ``squares = diag(Z^T Z)``, where the caller summed
+    them while making ``Z`` (:meth:`Moments.design`), save a pass each."""
     if budget <= 0 or (sw is not None and np.max(sw) > _WIDE_CG_WEIGHT_SPREAD * np.min(sw[sw > 0])):
         return None
-    with np.errstate(over="ignore", invalid="ignore"):
-        c = Z.T @ z
+    if c is None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            c = Z.T @ z
     if not np.all(np.isfinite(c)):
         return None
 
-    def diag():                        # only where CG did not give way: one more pass
-        return np.einsum("ij,ij->j", Z, Z) + pen
+    def diag():
+        return (np.einsum("ij,ij->j", Z, Z) if squares is None else squares) + pen
 
     return _settled_cg(_dense_normal_matvec(Z, pen), c, diag, np.broadcast_to(pen, c.shape) if precondition
                        else None, budget, give_way=True)

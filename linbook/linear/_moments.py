@@ -464,11 +464,16 @@ class Moments:
             v, info = lapack.dpotrs(C, (self.c / e)[:, None])
         return v[:, 0] / e
 
-    def design(self):
-        """Dense centred, weighted, scaled copy ``(Z, z)`` with ``Z^T Z = G``: the fallback's input."""
+    def design(self, statistics=False):
+        """Dense centred, weighted, scaled copy ``(Z, z)`` with ``Z^T Z = G``: the fallback's input.
+
+        ``statistics``: ``(Z, z, Z^T z, diag(Z^T Z))``, the right-hand side and the diagonal summed over the blocks
+        of the copy as each is made (conjugate gradients on the copy then read it two times fewer)."""
         X = self.X.toarray() if sps.issparse(self.X) else self.X
         r = None if self.sw is None else np.sqrt(self.sw)
-        Z = np.empty(X.shape)
+        z = self.ys - self.y_mean_s
+        z = z if r is None else z * r
+        Z, c, squares = np.empty(X.shape), np.zeros(self.d), np.zeros(self.d)
         fine = bool(np.any(self.x_mean_delta))
         step = _blocks(self.n, self.d)[1] // 4          # a block of ~1 MB: its later steps find it in cache
         for i in range(0, self.n, step):                 # (each entry's operations as on the whole array)
@@ -478,8 +483,11 @@ class Moments:
                 B -= self.x_mean_delta
             if r is not None:
                 B *= r[i:i + step, None]
-        z = self.ys - self.y_mean_s
-        return Z, (z if r is None else z * r)
+            if statistics:
+                with np.errstate(over="ignore", invalid="ignore"):     # (an overflow: the caller's test)
+                    c += z[i:i + step] @ B
+                    squares += np.einsum("ij,ij->j", B, B)
+        return (Z, z, c, squares) if statistics else (Z, z)
 
     def operator(self):
         """``(A, z)``: ``A`` a LinearOperator for the centred, weighted, scaled X (never densified)."""
