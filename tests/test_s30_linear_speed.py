@@ -141,3 +141,23 @@ def test_blocked_design_and_column_scales_equal_the_whole_array_operations(weigh
     np.testing.assert_array_equal(Zs, Z)
     assert np.all(np.abs(c - Z.T @ z) <= 1e-12 * (np.abs(Z).T @ np.abs(z)))     # a sum's rounding bound
     np.testing.assert_allclose(squares, np.einsum("ij,ij->j", Z, Z), rtol=1e-13)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_wide_copy_made_scaled_equals_the_copy_scaled_in_place(weighted):
+    rng = np.random.default_rng(6)
+    X = (rng.standard_normal((120, 900)) + rng.normal(0, 3, 900)) * np.exp2(rng.integers(-4, 4, 900))
+    y = X[:, :4] @ rng.standard_normal(4) + rng.standard_normal(120)
+    sw = rng.uniform(0.1, 10.0, 120) if weighted else None
+    mom = moments_module.Moments(X, y, sw, True, gram=False, common_scale=False)
+    pen = base.ridge_penalty(mom, 1.0)
+    roots = base.wide_roots(pen)
+    assert np.min(roots) < 1.0
+    Z, z = mom.design()
+    in_place = base.wide_normal_solve(Z, z, pen, True, sw, overwrite=True)
+    Zs, zs = mom.design(column_factors=roots)
+    np.testing.assert_array_equal(Zs, Z)          # the copy scaled in place above
+    made_scaled = base.wide_normal_solve(Zs, zs, pen, True, sw, overwrite=True, scaled=True)
+    assert in_place is not None
+    for a, b in zip(in_place, made_scaled):
+        np.testing.assert_array_equal(a, b)

@@ -182,24 +182,32 @@ def original_gram(G, x_scale):
     return A if np.all(np.isfinite(A)) else None
 
 
-def wide_kernel(Z, pen, overwrite=False):
-    """``(K, sqrt(q), min(pen))`` with ``K = Z diag(q) Z^T``, ``q = min(pen) / pen`` (powers of four: exact, at
-    most 1; ``q = 1`` for ``pen = 0``), or ``None`` where ``q`` underflows or ``pen`` mixes zeros with positive
-    entries. ``overwrite``: ``Z`` (the caller's private copy) becomes ``Z diag(sqrt(q))`` in place, so a wide
-    fit holds one copy of ``X``, not two (1000 x 10000: 80 MB and ~0.02 s)."""
-    n, d = Z.shape
+def wide_roots(pen):
+    """``sqrt(q)`` with ``q = min(pen) / pen`` (powers of four: exact, at most 1; ``q = 1`` for ``pen = 0``), the column
+    factors of :func:`wide_kernel`, or ``None`` where ``q`` underflows or ``pen`` mixes zeros with positive entries."""
     pen_min = float(np.min(pen))
     if pen_min > 0:
         q = pen_min / pen
     elif np.all(pen == 0):
-        q = np.ones(d)
+        q = np.ones(len(pen))
     else:
         return None
     if not np.min(q, initial=1.0) >= np.finfo(float).tiny:
         return None
-    root = np.sqrt(q)                                        # sqrt of a power of four: exact
+    return np.sqrt(q)                                        # sqrt of a power of four: exact
+
+
+def wide_kernel(Z, pen, overwrite=False, scaled=False):
+    """``(K, sqrt(q), min(pen))`` with ``K = Z diag(q) Z^T``, ``q = min(pen) / pen`` (:func:`wide_roots`), or ``None``
+    where that is. ``overwrite``: ``Z`` (the caller's private copy) becomes ``Z diag(sqrt(q))`` in place, so a wide
+    fit holds one copy of ``X``, not two (1000 x 10000: 80 MB and ~0.02 s); ``scaled``: ``Z`` is that already (the
+    caller applied the factors while making its copy, :meth:`Moments.design`: one pass over it fewer)."""
+    n, d = Z.shape
+    root = wide_roots(pen)
+    if root is None:
+        return None
     with blas_threads_for_one_call(n * n * d):
-        if np.all(q == 1.0):
+        if scaled or np.all(root == 1.0):
             Zq = Z
         elif overwrite:
             Zq = Z
@@ -207,10 +215,10 @@ def wide_kernel(Z, pen, overwrite=False):
         else:
             Zq = Z * root
         K = Zq @ Zq.T                                        # Z diag(q) Z^T (numpy's syrk: symmetric)
-    return K, root, pen_min
+    return K, root, float(np.min(pen))
 
 
-def wide_normal_solve(Z, z, pen, centred, sw, overwrite=False):
+def wide_normal_solve(Z, z, pen, centred, sw, overwrite=False, scaled=False):
     """Wide ``Z`` (``N < D``): ``(Z^T Z + diag(pen)) v = Z^T z`` in its ``N x N`` form, or ``None``.
 
     Pushing ``Z^T`` through the inverse gives ``v = P^{-1} Z^T (Z P^{-1} Z^T + I)^{-1} z``
@@ -226,13 +234,14 @@ def wide_normal_solve(Z, z, pen, centred, sw, overwrite=False):
     equilibrated Cholesky with the condition check of the tall normal equations (``RCOND_MIN``);
     ``None`` when that fails (nearly dependent rows with a tiny or zero penalty), when ``q``
     underflows (column scales ~1e150 apart) or when ``Z`` is not wide: then the caller's SVD.
-    ``overwrite``: ``Z`` may be scaled in place (a caller that needs it again recomputes it).
+    ``overwrite``: ``Z`` may be scaled in place (a caller that needs it again recomputes it); ``scaled``: ``Z`` is
+    ``Z diag(sqrt(q))`` already (:func:`wide_kernel`).
     Returns ``(v, K, min(pen))`` with ``K = Z diag(q) Z^T`` (for the degrees of freedom).
     """
     n, d = Z.shape
     if not n < d:
         return None
-    kernel = wide_kernel(Z, pen, overwrite)
+    kernel = wide_kernel(Z, pen, overwrite, scaled)
     if kernel is None:
         return None
     K, root, pen_min = kernel
@@ -248,7 +257,7 @@ def wide_normal_solve(Z, z, pen, centred, sw, overwrite=False):
         beta = equilibrated_solve(factor, z)
     with blas_threads_for_one_call(2 * n * d):
         t = Z.T @ beta                 # (Z diag(sqrt(q)))^T beta where Z was scaled in place
-    return root * (t if overwrite else root * t), K, pen_min
+    return root * (t if overwrite or scaled else root * t), K, pen_min
 
 
 # The cost model that decides whether conjugate gradients on sparse X may run before the Gram matrix

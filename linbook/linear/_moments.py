@@ -464,11 +464,13 @@ class Moments:
             v, info = lapack.dpotrs(C, (self.c / e)[:, None])
         return v[:, 0] / e
 
-    def design(self, statistics=False):
+    def design(self, statistics=False, column_factors=None):
         """Dense centred, weighted, scaled copy ``(Z, z)`` with ``Z^T Z = G``: the fallback's input.
 
         ``statistics``: ``(Z, z, Z^T z, diag(Z^T Z))``, the right-hand side and the diagonal summed over the blocks
-        of the copy as each is made (conjugate gradients on the copy then read it two times fewer)."""
+        of the copy as each is made (conjugate gradients on the copy then read it two times fewer).
+        ``column_factors``: ``Z diag(column_factors)`` instead, multiplied while each block is in cache (the
+        ``N x N`` form's scaling, :func:`._base.wide_kernel`, without a pass of its own)."""
         X = self.X.toarray() if sps.issparse(self.X) else self.X
         r = None if self.sw is None else np.sqrt(self.sw)
         z = self.ys - self.y_mean_s
@@ -483,6 +485,8 @@ class Moments:
                 B -= self.x_mean_delta
             if r is not None:
                 B *= r[i:i + step, None]
+            if column_factors is not None:
+                B *= column_factors
             if statistics:
                 with np.errstate(over="ignore", invalid="ignore"):     # (an overflow: the caller's test)
                     c += z[i:i + step] @ B

@@ -17,7 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..base import NON_NEGATIVE, all_or_nothing, is_dask
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from ._base import (LinearModel, lsqr_solve, moments, ridge_penalty, sparse_cg_budget, wide_cg_budget, wide_cg_solve,
-                    wide_kernel, wide_normal_solve)
+                    wide_kernel, wide_normal_solve, wide_roots)
 from ._moments import MAX_GRAM_FEATURES, RCOND_MIN, TrainingGram
 
 __all__ = ["Ridge"]
@@ -317,12 +317,15 @@ class Ridge(LinearModel):
         if not np.min(pen, initial=np.inf) > 0:
             return None
         budget = wide_cg_budget(mom.n, mom.d)
-        Z, z, *statistics = mom.design(statistics=budget > 0)   # (with CG to come: Z^T z and diag(Z^T Z) too)
+        # with CG to come, Z^T z and diag(Z^T Z) are summed while the copy is made; without, it is made already
+        # scaled for the N x N form
+        roots = None if budget else wide_roots(pen)
+        Z, z, *statistics = mom.design(statistics=budget > 0, column_factors=roots)
         v = wide_cg_solve(Z, z, pen, sw, True, budget, *statistics)
         if v is not None:
             self.solver_, self._df = "cg", partial(_wide_df, Z, pen)
             return v
-        solved = wide_normal_solve(Z, z, pen, mom.fit_intercept, sw, overwrite=True)
+        solved = wide_normal_solve(Z, z, pen, mom.fit_intercept, sw, overwrite=True, scaled=roots is not None)
         if solved is None:
             return None
         v, K, pen_min = solved
