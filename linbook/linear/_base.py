@@ -182,24 +182,32 @@ def original_gram(G, x_scale):
     return A if np.all(np.isfinite(A)) else None
 
 
-def wide_kernel(Z, pen, overwrite=False):
-    """``(K, sqrt(q), min(pen))`` with ``K = Z diag(q) Z^T``, ``q = min(pen) / pen`` (powers of four: exact, at
-    most 1; ``q = 1`` for ``pen = 0``), or ``None`` where ``q`` underflows or ``pen`` mixes zeros with positive
-    entries. ``overwrite``: ``Z`` (the caller's private copy) becomes ``Z diag(sqrt(q))`` in place, so a wide
-    fit holds one copy of ``X``, not two (1000 x 10000: 80 MB and ~0.02 s)."""
-    n, d = Z.shape
+def wide_roots(pen):
+    """``sqrt(q)`` with ``q = min(pen) / pen`` (powers of four: exact, at most 1; ``q = 1`` for ``pen = 0``), the column
+    factors of :func:`wide_kernel`, or ``None`` where ``q`` underflows or ``pen`` mixes zeros with positive entries."""
     pen_min = float(np.min(pen))
     if pen_min > 0:
         q = pen_min / pen
     elif np.all(pen == 0):
-        q = np.ones(d)
+        q = np.ones(len(pen))
     else:
         return None
     if not np.min(q, initial=1.0) >= np.finfo(float).tiny:
         return None
-    root = np.sqrt(q)                                        # sqrt of a power of four: exact
+    return np.sqrt(q)                                        # sqrt of a power of four: exact
+
+
+def wide_kernel(Z, pen, overwrite=False, scaled=False):
+    """``(K, sqrt(q), min(pen))`` with ``K = Z diag(q) Z^T``, ``q = min(pen) / pen`` (:func:`wide_roots`), or ``None``
+    where that is. ``overwrite``: ``Z`` (the caller's private copy) becomes ``Z diag(sqrt(q))`` in place, so a wide
+    fit holds one copy of ``X``, not two (1000 x 10000: 80 MB and ~0.02 s); ``scaled``: ``Z`` is that already (the
+    caller applied the factors while making its copy, :meth:`Moments.design`: one pass over it fewer)."""
+    n, d = Z.shape
+    root = wide_roots(pen)
+    if root is None:
+        return None
     with blas_threads_for_one_call(n * n * d):
-        if np.all(q == 1.0):
+        if scaled or np.all(root == 1.0):
             Zq = Z
         elif overwrite:
             Zq = Z
@@ -207,10 +215,10 @@ def wide_kernel(Z, pen, overwrite=False):
         else:
             Zq = Z * root
         K = Zq @ Zq.T                                        # Z diag(q) Z^T (numpy's syrk: symmetric)
-    return K, root, pen_min
+    return K, root, float(np.min(pen))
 
 
-def wide_normal_solve(Z, z, pen, centred, sw, overwrite=False):
+def wide_normal_solve(Z, z, pen, centred, sw, overwrite=False, scaled=False):
     """Wide ``Z`` (``N < D``): ``(Z^T Z + diag(pen)) v = Z^T z`` in its ``N x N`` form, or ``None``.
 
     Pushing ``Z^T`` through the inverse gives ``v = P^{-1} Z^T (Z P^{-1} Z^T + I)^{-1} z``
@@ -226,13 +234,14 @@ def wide_normal_solve(Z, z, pen, centred, sw, overwrite=False):
     equilibrated Cholesky with the condition check of the tall normal equations (``RCOND_MIN``);
     ``None`` when that fails (nearly dependent rows with a tiny or zero penalty), when ``q``
     underflows (column scales ~1e150 apart) or when ``Z`` is not wide: then the caller's SVD.
-    ``overwrite``: ``Z`` may be scaled in place (a caller that needs it again recomputes it).
+    ``overwrite``: ``Z`` may be scaled in place (a caller that needs it again recomputes it); ``scaled``: ``Z`` is
+    ``Z diag(sqrt(q))`` already (:func:`wide_kernel`).
     Returns ``(v, K, min(pen))`` with ``K = Z diag(q) Z^T`` (for the degrees of freedom).
     """
     n, d = Z.shape
     if not n < d:
         return None
-    kernel = wide_kernel(Z, pen, overwrite)
+    kernel = wide_kernel(Z, pen, overwrite, scaled)
     if kernel is None:
         return None
     K, root, pen_min = kernel
@@ -248,7 +257,7 @@ def wide_normal_solve(Z, z, pen, centred, sw, overwrite=False):
         beta = equilibrated_solve(factor, z)
     with blas_threads_for_one_call(2 * n * d):
         t = Z.T @ beta                 # (Z diag(sqrt(q)))^T beta where Z was scaled in place
-    return root * (t if overwrite else root * t), K, pen_min
+    return root * (t if overwrite or scaled else root * t), K, pen_min
 
 
 # The cost model that decides whether conjugate gradients on sparse X may run before the Gram matrix
@@ -319,6 +328,9 @@ def _settled_cg(H, c, diag, preconditioner, budget, give_way=False):
     in at most ``budget`` iterations, or ``None`` where the answer does not pass :data:`CG_BACKWARD_ERROR` on the
     equilibrated equations and the Cholesky path's condition test.
 
+    CG stops as soon as its own residual passes half that bound (:func:`_backward_error`; the half leaves room
+    for the drift of CG's recurrence from ``H v - c``, checked once at the end), or at a relative residual of
+    1e-14 (sparse 2000 x 20000, whose residual falls ~3x a step: 28 iterations where 1e-14 alone took 29).
     ``give_way``: CG ends early (and its answer is refused) once the condition number its Lanczos matrix shows
     (a lower bound, see :func:`lanczos_condition`) fails that test or would need more than ``budget`` iterations
     by CG's bound ``sqrt(cond) / 2 ln(2 / 1e-14)``: the caller's factorisation then answers, a few passes later
@@ -326,36 +338,48 @@ def _settled_cg(H, c, diag, preconditioner, budget, give_way=False):
     if not np.any(c):
         return np.zeros(len(c))
     steps, gave_way = {"alpha": [], "beta": []}, []
+    diag = diag() if callable(diag) else diag
+    with np.errstate(over="ignore", invalid="ignore"):
+        root = np.sqrt(np.where(diag > 0, diag, 1.0))      # (a column of zeros: its equation is 0 = 0)
+        c_size = np.linalg.norm(c / root)
 
-    def hopeless(d, r):
-        if len(steps["alpha"]) < 2:
-            return False
-        try:
-            cond = lanczos_condition(steps)
-        except ValueError:              # a step of 0 or inf (a penalty near 1e-300): not a CG problem
-            cond = np.inf
-        if not cond * RCOND_MIN <= 1.0 or 0.5 * np.sqrt(cond) * np.log(2e14) > budget:
+    def stop(d, r):
+        if give_way and len(steps["alpha"]) >= 2 and _hopeless(steps, budget):
             gave_way.append(True)
-        return bool(gave_way)
+            return True
+        return _backward_error(r, d, c_size, root) <= 0.5 * CG_BACKWARD_ERROR
 
     # each iteration is two products with X and a few vector operations: one BLAS thread (see lsqr_solve)
     with single_threaded_blas(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        v = conjugate_gradient_step(H, -c, 1e-14, budget, preconditioner, stop=hopeless if give_way else None,
-                                    steps=steps)
+        v = conjugate_gradient_step(H, -c, 1e-14, budget, preconditioner, stop=stop, steps=steps)
         if gave_way:
             return None
-        diag = diag() if callable(diag) else diag
-        # the backward error of the equilibrated equations (each row and column divided by sqrt(diag), unit
-        # diagonal): judged in the units of the largest diagonal entry, the other equations went unchecked
-        root = np.sqrt(np.where(diag > 0, diag, 1.0))      # (a column of zeros: its equation is 0 = 0)
-        residual = np.linalg.norm((H(v) - c) / root)
         # a bound that overflowed accepts anything (inf <= inf): with lam ~1e-300 the preconditioner 1 / pen
         # overflowed, CG stopped before its first step and returned a vector of ~1e300s
-        bound = CG_BACKWARD_ERROR * (np.linalg.norm(root * v) + np.linalg.norm(c / root))
-        accurate = len(steps["alpha"]) > 0 and np.isfinite(bound) and residual <= bound
+        accurate = len(steps["alpha"]) > 0 and _backward_error(c - H(v), v, c_size, root) <= CG_BACKWARD_ERROR
         # the Cholesky path's rule: where the (equilibrated) normal equations are this ill-conditioned they
         # lose more than half of the digits, and an orthogonal method on X itself takes over
         return v if accurate and lanczos_condition(steps) * RCOND_MIN <= 1.0 else None
+
+
+def _backward_error(r, v, c_size, root):
+    """The normwise backward error of ``v`` with residual ``r = c - H v`` on the equilibrated equations (each row and
+    column divided by ``root = sqrt(diag(H))``, unit diagonal): ``||r / root|| / (||root v|| + c_size)`` with
+    ``c_size = ||c / root||``, or ``inf`` where that is not finite. Why equilibrated: judged in the units of the
+    largest diagonal entry, the other equations went unchecked."""
+    scale = np.linalg.norm(root * v) + c_size
+    error = np.linalg.norm(r / root) / scale
+    return float(error) if np.isfinite(scale) and np.isfinite(error) else np.inf
+
+
+def _hopeless(steps, budget):
+    """Whether the condition number CG's Lanczos matrix shows (a lower bound) fails the Cholesky path's test or
+    needs more than ``budget`` iterations by CG's bound ``sqrt(cond) / 2 ln(2 / 1e-14)``."""
+    try:
+        cond = lanczos_condition(steps)
+    except ValueError:              # a step of 0 or inf (a penalty near 1e-300): not a CG problem
+        cond = np.inf
+    return not cond * RCOND_MIN <= 1.0 or 0.5 * np.sqrt(cond) * np.log(2e14) > budget
 
 
 # Dense wide X: conjugate gradients on the centred copy before the N x N form (seconds, 1000 x 10000, AMD EPYC, 2
@@ -398,7 +422,7 @@ def _dense_normal_matvec(Z, pen):
     return matvec
 
 
-def wide_cg_solve(Z, z, pen, sw, precondition, budget):
+def wide_cg_solve(Z, z, pen, sw, precondition, budget, c=None, squares=None):
     """Dense wide ``Z`` (the centred, weighted, scaled copy, ``N < D``): ``(Z^T Z + diag(pen)) v = Z^T z`` by
     conjugate gradients within ``budget`` iterations, or ``None`` (then the ``N x N`` form).
 
@@ -410,16 +434,18 @@ def wide_cg_solve(Z, z, pen, sw, precondition, budget):
     (the minimum-norm solution), on one common column scale. Sample weights ``sw`` more than
     :data:`_WIDE_CG_WEIGHT_SPREAD` apart: ``None`` (the normwise backward error does not see the light rows: with
     weights 1e-100 .. 1e100 CG stopped after 3 steps and its answer passed, the objective 1e16 times the optimum's;
-    the ``N x N`` form equilibrates the rows)."""
+    the ``N x N`` form equilibrates the rows). ``c = Z^T z`` and ``squares = diag(Z^T Z)``, where the caller summed
+    them while making ``Z`` (:meth:`Moments.design`), save a pass each."""
     if budget <= 0 or (sw is not None and np.max(sw) > _WIDE_CG_WEIGHT_SPREAD * np.min(sw[sw > 0])):
         return None
-    with np.errstate(over="ignore", invalid="ignore"):
-        c = Z.T @ z
+    if c is None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            c = Z.T @ z
     if not np.all(np.isfinite(c)):
         return None
 
-    def diag():                        # only where CG did not give way: one more pass
-        return np.einsum("ij,ij->j", Z, Z) + pen
+    def diag():
+        return (np.einsum("ij,ij->j", Z, Z) if squares is None else squares) + pen
 
     return _settled_cg(_dense_normal_matvec(Z, pen), c, diag, np.broadcast_to(pen, c.shape) if precondition
                        else None, budget, give_way=True)

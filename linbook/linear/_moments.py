@@ -51,6 +51,20 @@ def gram_pairs(X):
     return 0.5 * float(np.sum(rows * rows))        # (not BLAS's dot: waking its threads cost 4 ms under load)
 
 
+def _largest_magnitudes(X):
+    """``max_i |x_ij|`` of dense ``X`` per column (0 for none), as ``max(max x, -min x)`` over row blocks of ~1 MB.
+
+    Why blocks: the two reductions over the whole of ``X`` read it from memory twice; a block is still in cache
+    for the second (maxima are exact, so the order changes no bit). Why not ``|X|``: its temporary."""
+    big = np.zeros(X.shape[1])
+    step = _blocks(*X.shape)[1] // 4
+    for i in range(0, X.shape[0], step):
+        B = X[i:i + step]
+        np.maximum(big, np.max(B, axis=0, initial=0.0), out=big)
+        np.maximum(big, -np.min(B, axis=0, initial=0.0), out=big)
+    return big
+
+
 def _blocks(n, d):
     step = max(64, BLOCK_BYTES // (8 * max(d, 1)))
     return range(0, n, step), step
@@ -201,7 +215,7 @@ class Moments:
         unscaled = np.all(s == 1.0)
         if sps.issparse(X):
             sw = np.ones(self.n) if self.sw is None else self.sw
-            m = self._scaled_after(lambda: np.asarray(X.T @ sw).ravel())
+            m = self._scaled_after(lambda: np.asarray(X.T @ sw).ravel(), entries=self.sw is None)
             if m is None:
                 m = np.asarray(divide_columns(X, s).T @ sw).ravel()
             m = m / self.sum_w
@@ -232,14 +246,18 @@ class Moments:
             self.x_mean_delta = self._weighted_mean_residual(tot / self.sum_w)
         return tot / self.sum_w
 
-    def _scaled_after(self, column_sums, power=1):
+    def _scaled_after(self, column_sums, power=1, entries=False):
         """``column_sums()`` (sums over the stored entries of ``X``, each term of degree ``power`` in ``x``) divided by
         ``x_scale ** power`` afterwards: the same bits as the sums of the scaled entries (a power of two scales
         each term exactly) where the scales are at least 1 (the unscaled terms underflow no sooner) and the
         sums are finite; else ``None`` (then the caller scales the entries first). Saves a scaled copy of the
-        stored entries (sparse 100k x 2000 at 0.5 %: ~20 ms a fit)."""
+        stored entries (sparse 100k x 2000 at 0.5 %: ~20 ms a fit). ``entries``: the terms are the stored entries
+        themselves (unweighted, degree 1), so scales below 1 qualify too: no term is rounded, and an addition
+        whose result falls below the normal range is exact, so the sums scale exactly either way (as the dense
+        column sums do; sparse 2000 x 20000 at 1 %, whose columns' largest entries are mostly below 2: a 2 ms copy).
+        """
         s = self.x_scale
-        if not np.min(s, initial=1.0) >= 1.0:
+        if not (entries or np.min(s, initial=1.0) >= 1.0):
             return None
         with np.errstate(over="ignore", invalid="ignore"):
             out = column_sums()
@@ -255,8 +273,7 @@ class Moments:
             big = np.zeros(self.d)
             np.maximum.at(big, X.indices, np.abs(X.data))
         else:
-            # max |x| as max(max x, -min x): two reductions without the temporary |X| (1000 x 10000: 28 -> 15 ms)
-            big = np.maximum(np.max(X, axis=0, initial=0.0), -np.min(X, axis=0, initial=0.0))
+            big = _largest_magnitudes(X)
         return _power_of_two_scale(big, below=True)
 
     def _gram(self):
@@ -447,19 +464,34 @@ class Moments:
             v, info = lapack.dpotrs(C, (self.c / e)[:, None])
         return v[:, 0] / e
 
-    def design(self):
-        """Dense centred, weighted, scaled copy ``(Z, z)`` with ``Z^T Z = G``: the fallback's input."""
+    def design(self, statistics=False, column_factors=None):
+        """Dense centred, weighted, scaled copy ``(Z, z)`` with ``Z^T Z = G``: the fallback's input.
+
+        ``statistics``: ``(Z, z, Z^T z, diag(Z^T Z))``, the right-hand side and the diagonal summed over the blocks
+        of the copy as each is made (conjugate gradients on the copy then read it two times fewer).
+        ``column_factors``: ``Z diag(column_factors)`` instead, multiplied while each block is in cache (the
+        ``N x N`` form's scaling, :func:`._base.wide_kernel`, without a pass of its own)."""
         X = self.X.toarray() if sps.issparse(self.X) else self.X
-        Z = np.divide(X, self.x_scale)
-        Z -= self.x_mean_s              # in place: one copy of X, not two (1000 x 10000: 44 ms -> 30 ms)
-        if np.any(self.x_mean_delta):
-            Z -= self.x_mean_delta
+        r = None if self.sw is None else np.sqrt(self.sw)
         z = self.ys - self.y_mean_s
-        if self.sw is not None:
-            r = np.sqrt(self.sw)
-            Z *= r[:, None]
-            z = z * r
-        return Z, z
+        z = z if r is None else z * r
+        Z, c, squares = np.empty(X.shape), np.zeros(self.d), np.zeros(self.d)
+        fine = bool(np.any(self.x_mean_delta))
+        step = _blocks(self.n, self.d)[1] // 4          # a block of ~1 MB: its later steps find it in cache
+        for i in range(0, self.n, step):                 # (each entry's operations as on the whole array)
+            B = np.divide(X[i:i + step], self.x_scale, out=Z[i:i + step])
+            B -= self.x_mean_s              # in place: one copy of X, not two (1000 x 10000: 44 ms -> 30 ms)
+            if fine:
+                B -= self.x_mean_delta
+            if r is not None:
+                B *= r[i:i + step, None]
+            if column_factors is not None:
+                B *= column_factors
+            if statistics:
+                with np.errstate(over="ignore", invalid="ignore"):     # (an overflow: the caller's test)
+                    c += z[i:i + step] @ B
+                    squares += np.einsum("ij,ij->j", B, B)
+        return (Z, z, c, squares) if statistics else (Z, z)
 
     def operator(self):
         """``(A, z)``: ``A`` a LinearOperator for the centred, weighted, scaled X (never densified)."""

@@ -17,7 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..base import NON_NEGATIVE, all_or_nothing, is_dask
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from ._base import (LinearModel, lsqr_solve, moments, ridge_penalty, sparse_cg_budget, wide_cg_budget, wide_cg_solve,
-                    wide_kernel, wide_normal_solve)
+                    wide_kernel, wide_normal_solve, wide_roots)
 from ._moments import MAX_GRAM_FEATURES, RCOND_MIN, TrainingGram
 
 __all__ = ["Ridge"]
@@ -301,28 +301,31 @@ class Ridge(LinearModel):
             if mom.gram_built:
                 self._df = (mom.G, pen, mom.n)
         else:
-            Z, z = mom.design()
             # wide X: conjugate gradients where they are cheaper, else the N x N (kernel) form; the SVD where
             # that is ill-conditioned, and for tall X
-            v = self._wide(Z, z, pen, mom, sw) if dense_wide else None
+            v = self._wide(pen, mom, sw) if dense_wide else None
             if v is None:
-                if dense_wide:               # (the N x N form scaled the copy in place)
-                    Z, z = mom.design()
+                Z, z = mom.design()          # (the N x N form scaled its copy in place)
                 _warn_if_weights_beyond_rounding(sw, "SVD")
                 v, self.solver_ = self._svd(Z, z, pen, mom.x_scale), "svd"
         return self._finish(mom, v, "Ridge")
 
-    def _wide(self, Z, z, pen, mom, sw):
+    def _wide(self, pen, mom, sw):
         """Wide ``X`` (``N < D``, ``lam > 0``): conjugate gradients on the centred copy within their budget
         (:func:`._base.wide_cg_solve`; ``df_`` then from the copy, on first use), else the ``N x N`` form of
         the ridge equations (:func:`._base.wide_normal_solve`), or ``None`` (then the SVD)."""
         if not np.min(pen, initial=np.inf) > 0:
             return None
-        v = wide_cg_solve(Z, z, pen, sw, True, wide_cg_budget(*Z.shape))
+        budget = wide_cg_budget(mom.n, mom.d)
+        # with CG to come, Z^T z and diag(Z^T Z) are summed while the copy is made; without, it is made already
+        # scaled for the N x N form
+        roots = None if budget else wide_roots(pen)
+        Z, z, *statistics = mom.design(statistics=budget > 0, column_factors=roots)
+        v = wide_cg_solve(Z, z, pen, sw, True, budget, *statistics)
         if v is not None:
             self.solver_, self._df = "cg", partial(_wide_df, Z, pen)
             return v
-        solved = wide_normal_solve(Z, z, pen, mom.fit_intercept, sw, overwrite=True)
+        solved = wide_normal_solve(Z, z, pen, mom.fit_intercept, sw, overwrite=True, scaled=roots is not None)
         if solved is None:
             return None
         v, K, pen_min = solved
