@@ -107,7 +107,7 @@ def _line_search(fg, trial, x, f, g, d, scale, gtol):
     ``(t, None, (message, converged))`` when no step can be taken."""
     t, new, _ = _armijo(trial, x, f, float(g @ d), d)
     if new is None and not (fg.nonfinite or trial.nonfinite):
-        t, new = 1.0, _flat_step(trial, x, f, g, d, scale)
+        t, new = _flat_step(trial, x, f, g, d, scale)
     if new is not None:
         return t, new, None
     return t, None, _no_decrease(g, gtol, scale, fg, trial)
@@ -202,8 +202,11 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
 
 
 #: A Newton step whose predicted gain ``|g.d|`` is below this fraction of ``|f|`` is one ``f``'s rounding hides
-#: (~4,500 units in the last place of ``f``): a line search that finds no decrease along it says nothing more.
-_UNRESOLVED_GAIN = 1e-12
+#: (~4.5 units in the last place of ``f``): a line search that finds no decrease along it says nothing more.
+#: (1e-12 until session 30: a logistic fit with a row 1e34 times the others, stuck where that row's curvature hid
+#: the others', predicted 2e-13 of ``f`` and was called converged, its coefficients 1e-33 of the optimum's;
+#: the rank-deficient designs this rule is for predict ~1e-22.)
+_UNRESOLVED_GAIN = 1e-15
 
 
 def _no_step(stop, f, g, d, settled):
@@ -288,7 +291,10 @@ class _StepTest:
         # H needed a ridge (not positive definite to rounding, as where a few heavy rows are fitted and the
         # light rows' curvature is at their rounding): the damped step is shorter than Newton's, so a long one
         # still says the point is not the optimum (BFGS stopped at F = 64 against 19.8, session 19)
-        return d is None or np.max(np.abs(d) * self.step_scale, initial=0.0) <= self.step_tol
+        # a coordinate the step cannot change in float64 (x_j + d_j == x_j) has nowhere shorter to go: a logistic
+        # fit at its optimum beside a row 1e34 times the others (coefficient ~5e34 in the fit's units) had steps
+        # of 7e17 there, rounding noise, and never stopped (100 iterations, not converged)
+        return d is None or bool(np.all((np.abs(d) * self.step_scale <= self.step_tol) | (x + d == x)))
 
 
 def _next_step(x, out, fg, hessian, factor, tau, damping):
