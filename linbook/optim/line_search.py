@@ -260,7 +260,8 @@ def _flat_step(fg, x, f, g, d, scale):
     ``max |g| / scale`` shrinks (scikit-learn's Newton solver uses the same rule), or the slope
     ``g(x + d)'d`` is still negative (for a convex ``f``, ``f(x + d) < f(x)`` then, whatever rounding shows).
 
-    While the slope stays negative and ``f`` flat, the step doubles (at most :data:`FLAT_DOUBLINGS` times).
+    Where the slope at the full step keeps at least 1/16 of its value at ``x`` (the quadratic model is far off),
+    the step doubles while ``f`` stays flat and the slope negative (at most :data:`FLAT_DOUBLINGS` times).
     Why: a logistic fit with one row 1e38 times the others, classified right, has that row's loss below the
     rounding of ``f`` but its curvature above all the others' until its margin passes ~175; Newton's
     step raises a margin by ~1, so 100 steps stopped there, every other coefficient ~1e-33 of its value.
@@ -270,8 +271,10 @@ def _flat_step(fg, x, f, g, d, scale):
         return 1.0, None
     if not (np.max(np.abs(new[1]) / scale) < np.max(np.abs(g) / scale) or float(new[1] @ d) < 0):
         return 1.0, None
-    t = 1.0
-    for _ in range(FLAT_DOUBLINGS):
+    # doubling only where the slope at the full step keeps 1/16 of its start: near a minimum where the quadratic
+    # model holds, the slope there is rounding noise of either sign, and 2 would be the mirror point, as far off
+    t, slope = 1.0, float(g @ d)
+    for _ in range(FLAT_DOUBLINGS if float(new[1] @ d) <= slope / 16 else 0):
         if not float(new[1] @ d) < 0:
             break
         trial = fg(x + 2.0 * t * d)
