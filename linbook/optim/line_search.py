@@ -261,7 +261,8 @@ def _flat_step(fg, x, f, g, d, scale):
     ``g(x + d)'d`` is still negative (for a convex ``f``, ``f(x + d) < f(x)`` then, whatever rounding shows).
 
     Where the slope at the full step keeps at least 1/16 of its value at ``x`` (the quadratic model is far off),
-    the step doubles while ``f`` stays flat and the slope negative (at most :data:`FLAT_DOUBLINGS` times).
+    the step doubles while ``f`` stays flat and the slope at the doubled step is still negative, so never past the
+    minimum along ``d`` (at most :data:`FLAT_DOUBLINGS` times).
     Why: a logistic fit with one row 1e38 times the others, classified right, has that row's loss below the
     rounding of ``f`` but its curvature above all the others' until its margin passes ~175; Newton's
     step raises a margin by ~1, so 100 steps stopped there, every other coefficient ~1e-33 of its value.
@@ -275,10 +276,8 @@ def _flat_step(fg, x, f, g, d, scale):
     # model holds, the slope there is rounding noise of either sign, and 2 would be the mirror point, as far off
     t, slope = 1.0, float(g @ d)
     for _ in range(FLAT_DOUBLINGS if float(new[1] @ d) <= slope / 16 else 0):
-        if not float(new[1] @ d) < 0:
-            break
         trial = fg(x + 2.0 * t * d)
-        if not _flat_and_finite(trial, f):
+        if not (_flat_and_finite(trial, f) and float(trial[1] @ d) < 0):     # not past the minimum along d
             break
         t, new = 2.0 * t, trial
     return t, new
