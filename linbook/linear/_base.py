@@ -59,11 +59,12 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         # (a y of 1e300 made sigma2_ inf), and 0 * its square overflowed to NaN in the sums
         return without_zero_weight_rows(X, y, sw)
 
-    def _finish(self, mom, v, model):
-        """Set ``coef_``, ``intercept_`` and the plug-in noise variance from the scaled solution."""
+    def _finish(self, mom, v, model, intercept=None, rss=None):
+        """Set ``coef_``, ``intercept_`` and the plug-in noise variance from the scaled solution (the intercept,
+        in ``y``'s units, and the scaled ``rss`` as a solver on the uncentred rows found them, if given)."""
         self.coef_ = mom.coef(v, model)
-        self.intercept_ = mom.intercept(v)
-        rss = max(mom.rss_scaled(v), 0.0)
+        self.intercept_ = mom.intercept(v) if intercept is None else intercept
+        rss = max(mom.rss_scaled(v) if rss is None else rss, 0.0)
         # log sigma^2 = log(RSS / n), kept in log space (y may be near 1e300 or 1e-300). A fit
         # within rounding of y is floored at sigma = eps * max|y|: the likelihood is unbounded at
         # sigma^2 = 0, and residuals below the resolution of y carry no information.

@@ -24,6 +24,7 @@ import scipy.sparse as sps
 import scipy.linalg
 from scipy.linalg import lapack
 
+from .._graded_qr import _full_rank_by_rows
 from .._design import constant_columns
 from .._kernels.csr import divide_columns
 from .._kernels.numpy_budget import numpy_pass
@@ -626,7 +627,7 @@ def _design_spectrum(X, sw, fit_intercept, null_space):
         if sparse:
             rank, N = gram_null_space(mom.G, n, mom.x_scale, null_space)
             return rank + intercept, N, centre
-        if tall and _well_conditioned(mom.G):
+        if tall and (_well_conditioned(mom.G) or _full_rank_row_by_row(X, intercept)):
             return d + intercept, None, centre
         Z = mom.design()[0]
         unit = _unit_scale(np.linalg.norm(Z, axis=0))
@@ -634,6 +635,15 @@ def _design_spectrum(X, sw, fit_intercept, null_space):
     kept = np.zeros(d, dtype=bool)
     kept[:s.size] = s > s[:1] * max(n, d) * np.finfo(float).eps
     return int(np.count_nonzero(kept)) + intercept, _null_space(Vt[~kept].T, mom.x_scale * unit, null_space), centre
+
+
+def _full_rank_row_by_row(X, intercept):
+    """Whether dense ``[1, X]`` (``X`` without an intercept) has full column rank judged on its rows scaled to norm 1
+    (:func:`linbook._graded_qr._full_rank_by_rows`). Why: a row 1e34 times the others makes ``X^T X`` and the
+    centred copy look rank one, and the least-norm move of a logistic fit then threw the other rows' coefficients
+    away (an intercept of -5.7e16 at the optimum's 0.09)."""
+    Z = np.column_stack([X, np.ones(X.shape[0])]) if intercept else X
+    return _full_rank_by_rows(Z, np.ones(Z.shape[0]), np.zeros(Z.shape[1]))
 
 
 def gram_null_space(G, n_rows, scale, null_space=True):

@@ -16,6 +16,7 @@ from scipy.sparse.linalg import LinearOperator
 from ..base import LinbookWarning, all_or_nothing, is_dask
 from .._kernels.cholesky import equilibrated_cholesky
 from ..numerics import _power_of_two_scale
+from ._far_rows import far_rows_solve
 from ._base import LinearModel, lsqr_solve, moments, original_gram, sparse_cg_budget, wide_normal_solve
 from ._moments import MAX_GRAM_FEATURES, RCOND_MIN
 
@@ -116,7 +117,10 @@ class LinearRegression(LinearModel):
     the same equations, ``w = Xc^T (Xc Xc^T)^{-1} yc`` (the minimum-norm solution, ``O(N^2 D)``; the
     ``N x N`` matrix is smaller than ``X`` there, and never formed for ``N >= D``), by the same
     equilibrated Cholesky and ``1e-8`` condition rule as Ridge's wide case, with ``gelsd`` as the
-    fallback. Sparse ``X`` (CSR/CSC) is never densified: conjugate gradients on ``X`` itself
+    fallback. Where the fallback meets dense rows whose (weighted) squared sizes span more than 1e8 (a row 1e20
+    times the others), which the Gram matrix and the centred copy hold only to the far rows' rounding, the
+    uncentred rows with a column of ones go to Householder QR with the rows sorted by size (Powell and Reid),
+    accurate row by row (``solver_ = "qr"``; a rank-deficient design there keeps ``gelsd``, with a warning). Sparse ``X`` (CSR/CSC) is never densified: conjugate gradients on ``X`` itself
     (``Xc^T S (Xc p)`` by two sparse products, centred implicitly; from ``w = 0`` without a
     preconditioner, so the iterates stay in the row space and reach the minimum-norm solution) run
     first while their steps cost less than forming the Gram matrix, and count at a backward error of
@@ -145,8 +149,8 @@ class LinearRegression(LinearModel):
         fast path; from the SVD in the fallback).
     solver_ : str
         ``"cholesky"`` (the ``D x D`` or, for wide ``X``, the ``N x N`` form), ``"gelsd"``, ``"lq"`` (wide ``X``
-        with columns too many decades apart for ``gelsd``: a QR of ``X^T``, the minimum-norm fit), ``"cg"`` or
-        ``"lsqr"``: which of the above was used.
+        with columns too many decades apart for ``gelsd``: a QR of ``X^T``, the minimum-norm fit), ``"qr"`` (rows
+        of dense ``X`` decades apart, see below), ``"cg"`` or ``"lsqr"``: which of the above was used.
     sigma2_ : float
         Maximum-likelihood noise variance ``sum_i s_i r_i^2 / N`` on the training data (floored at
         ``(eps max|y|)^2``, see ``log_likelihood``).
@@ -198,7 +202,12 @@ class LinearRegression(LinearModel):
             v = _least_squares_by_lsqr(mom)
             self.solver_, self._rank = "lsqr", None
         else:
+            far = far_rows_solve(mom, np.zeros(mom.d), "LinearRegression")    # rows decades apart: graded QR
             Z, z = mom.design()
+            if far is not None:
+                self.solver_, self._rank = "qr", mom.d
+                self._gram = original_gram(Z.T @ Z, mom.x_scale)
+                return self._finish(mom, *far[:1], "LinearRegression", *far[1:])
             v = self._wide(Z, z, mom, sw)
             if v is None:
                 v = self._gelsd(Z, z, mom)

@@ -18,6 +18,7 @@ from ..base import NON_NEGATIVE, all_or_nothing, is_dask
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from ._base import (LinearModel, lsqr_solve, moments, ridge_penalty, sparse_cg_budget, wide_cg_budget, wide_cg_solve,
                     wide_kernel, wide_normal_solve, wide_roots)
+from ._far_rows import far_rows_solve
 from ._moments import MAX_GRAM_FEATURES, RCOND_MIN, TrainingGram
 
 __all__ = ["Ridge"]
@@ -236,8 +237,9 @@ class Ridge(LinearModel):
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
     solver_ : str
-        ``"cholesky"``, ``"svd"``, ``"cg"`` (sparse ``X``, or dense ``X`` with more columns than rows) or
-        ``"lsqr"`` (sparse ``X``).
+        ``"cholesky"``, ``"svd"``, ``"cg"`` (sparse ``X``, or dense ``X`` with more columns than rows),
+        ``"lsqr"`` (sparse ``X``) or ``"qr"`` (dense rows whose weighted squared sizes span more than 1e8, where the
+        Cholesky factorisation refused: Householder QR of the uncentred rows sorted by size, accurate row by row).
     sigma2_ : float
         ``sum_i s_i r_i^2 / N`` on the training data (plug-in Gaussian noise variance; floored at
         ``(eps max|y|)^2``, see ``log_likelihood``).
@@ -301,6 +303,11 @@ class Ridge(LinearModel):
             if mom.gram_built:
                 self._df = (mom.G, pen, mom.n)
         else:
+            far = far_rows_solve(mom, pen, "Ridge")       # rows decades apart: graded QR
+            if far is not None:
+                Z = mom.design()[0]
+                self.solver_, self._df = "qr", (Z.T @ Z, pen, mom.n)
+                return self._finish(mom, *far[:1], "Ridge", *far[1:])
             # wide X: conjugate gradients where they are cheaper, else the N x N (kernel) form; the SVD where
             # that is ill-conditioned, and for tall X
             v = self._wide(pen, mom, sw) if dense_wide else None

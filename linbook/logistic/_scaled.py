@@ -244,6 +244,9 @@ class BinaryLoss:
     are formed in double.
     """
 
+    #: May the design have null directions (``optim.newton``'s gain rule)? The estimator says so once it knows.
+    null_directions = True
+
     # The gradient pass runs a row chunk per core (single-threaded BLAS each), so the first-order solvers
     # keep BLAS single-threaded (``solvers.minimise``); ``hessian_by_rows`` (set below) says the same of
     # the Hessian's pass, which Newton then uses.

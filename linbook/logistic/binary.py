@@ -235,6 +235,13 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
                                  "parameters yourself (rank of [1, X]), or fit on dense X.")
         return free * (self.classes_.size - 1)
 
+    def _declare_null_directions(self, loss):
+        """Tell Newton (``loss.null_directions``) whether the design may have null directions: a step's gain below
+        ``f``'s rounding then means the optimum only where it may (``linbook.optim.newton._no_step``)."""
+        full = self.n_features_in_ + int(self.fit_intercept)
+        loss.null_directions = bool(self._free_columns is None or self._free_columns < full)
+        return loss
+
     def _set_free_columns(self, X, sw):
         """``_free_columns`` for :attr:`n_params_`: the design's rank where ``lam = 0`` (``None``: unknown)."""
         if self.lam > 0:

@@ -295,6 +295,7 @@ class LogisticRegression(BinaryGLM):
         # X per step, never X~; tests/test_logistic_readable.py checks them equal).
         chord = self.solver_ == "newton" and solvers.reuse_hessian(X.shape[0], X.shape[1] + self.fit_intercept)
         loss = BinaryLoss(X, y, sw, lam, self.fit_intercept, logit_terms, approximate_hessian=chord)
+        self._declare_null_directions(loss)
         theta = loss.coordinates(b=intercept_only_start(yidx, sw))   # start: the intercept-only MLE, w = 0
         watch = solvers.SeparationWatch(loss.separable) if lam == 0 else None   # no finite MLE?
         # solver "newton": optim.newton(loss, theta, grad=True, hess=True, ...), the one Newton driver
@@ -307,7 +308,7 @@ class LogisticRegression(BinaryGLM):
         # Newton in the reduced parameters theta_c = w_c - w_0 (softmax_loss above is its F, g, H in
         # numpy; multinomial.py the same on centred, scaled columns), L-BFGS in the symmetric ones
         W, b, res, sep = multinomial.fit_multinomial(X, yidx, sw, self.classes_.size, lam, self.fit_intercept,
-                                                     self.solver_, max_iter, self.tol)
+                                                     self.solver_, max_iter, self.tol, self._declare_null_directions)
         self._check_result(res, W, b)
         W, b = self._least_norm(W, b, lambda: design_null_space(X, sw, self.fit_intercept))   # collinear: least norm
         self.coef_, self.intercept_ = W, b                  # centred: sum_c w_c = 0, sum_c b_c = 0

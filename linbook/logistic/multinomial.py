@@ -266,7 +266,7 @@ def _softmax_in_place(A, flat, axis):
     return (m.ravel() - a_own) + np.log1p((e_own - 1.0) + others), others / total
 
 
-def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
+def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol, declare=None):
     """Fit the softmax model: ``(W, b, result, separable)``, ``W`` (C, D) and ``b`` (C,) centred
     (``sum_c w_c = 0``, ``sum_c b_c = 0``) in the units of ``X``.
 
@@ -288,6 +288,8 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol):
     reduced = _Loss(fgh, fg, cols.gradient_scale(C - 1), cols.predictor_scale(C - 1),
                     uneven_rows=uneven_rows(cols.X, sw, cols.m), hessian_product=products,
                     parallel_by_rows=serial_products)
+    if declare is not None:          # the estimator's word on null directions of the design (optim.newton)
+        declare(reduced)
     # lam = 0: Newton stops once its steps stop shrinking and the exact test says separable (as binary)
     watch = solvers.SeparationWatch(lambda: _separable(cols, yidx, C)) if lam == 0 else None
     if solver != "newton" and lam > 0:

@@ -114,6 +114,7 @@ class ProbitRegression(BinaryGLM):
         chord = self.solver_ == "newton" and solvers.reuse_hessian(X.shape[0], X.shape[1] + self.fit_intercept)
         loss = BinaryLoss(X, y, sw, lam, self.fit_intercept, probit_terms, link="probit",
                           approximate_hessian=chord)
+        self._declare_null_directions(loss)
         theta = loss.coordinates(b=intercept_only_start(yidx, sw, link="probit"))   # the intercept-only MLE
         watch = solvers.SeparationWatch(loss.separable) if lam == 0 else None
         res = solvers.minimise(self.solver_, loss, theta, max_iter=max_iter, tol=self.tol, callback=watch,

@@ -17,6 +17,7 @@ import scipy.sparse
 
 from .._kernels.csr import divide_columns
 from ..base import SeparableDataWarning
+from ..numerics import _power_of_two_scale
 
 __all__ = ["separable", "separable_multinomial", "warn_separable"]
 
@@ -29,7 +30,34 @@ def _scaled_rows(X, col_scale, weights):
         keep = None
     if col_scale is not None:
         X = divide_columns(X, col_scale) if scipy.sparse.issparse(X) else X / col_scale
+    if not scipy.sparse.issparse(X) and X.size:
+        X = X / _typical_size(X)
     return X, keep
+
+
+def _typical_size(X):
+    """A power of two near each column's median non-zero ``|entry|`` (1 for a column of zeros).
+
+    The LP's box ``|v_j| <= 1`` weighs the columns by their units; units set by a few far rows (a root-mean-square
+    that one row 1e34 times the others decides) shrink every other row's share of each margin below HiGHS's
+    tolerance. The median is the size of the column's typical row."""
+    mag = np.abs(X)
+    with np.errstate(invalid="ignore"):
+        typical = np.nanmedian(np.where(mag > 0, mag, np.nan), axis=0)
+    return _power_of_two_scale(np.where(np.isfinite(typical), typical, 1.0), normal=True)
+
+
+def _unit_rows(A):
+    """``A`` with each row divided by a power of two near its largest ``|entry|`` (rows of zeros as they are).
+
+    Dividing a constraint ``a_i'v >= 0`` by a positive number changes no solution, nor the sign of the optimum,
+    but it puts every constraint on the scale of HiGHS's feasibility tolerance (1e-7): a row 1e34 times the
+    others (columns scaled) left the others' margins ~1e-34, inside the tolerance whatever ``v``, and the test
+    called non-separable data separable (the fit then stopped with all but the far row's coefficients ~0)."""
+    if scipy.sparse.issparse(A):
+        top = abs(A).max(axis=1).toarray().ravel()
+        return scipy.sparse.diags(1.0 / _power_of_two_scale(top, normal=True)) @ A
+    return A / _power_of_two_scale(np.abs(A).max(axis=1), normal=True)[:, None]
 
 
 def _linprog(c, A_ub, n_vars):
@@ -54,12 +82,14 @@ def separable(X, t, fit_intercept=True, *, col_scale=None, weights=None):
         A = scipy.sparse.csr_matrix(X.multiply(t[:, None]))
         if fit_intercept:
             A = scipy.sparse.hstack([scipy.sparse.csr_matrix(t[:, None]), A]).tocsr()
+        A = scipy.sparse.csr_matrix(_unit_rows(A))
         col_sum = np.asarray(A.sum(0)).ravel()
         scale = abs(A).sum()
     else:
         A = X * t[:, None]
         if fit_intercept:
             A = np.column_stack([t, A])
+        A = _unit_rows(A)
         col_sum = A.sum(0)
         scale = np.abs(A).sum()
     res = _linprog(-col_sum, -A, A.shape[1])
@@ -91,8 +121,8 @@ def separable_multinomial(X, yidx, n_classes, fit_intercept=True, *, col_scale=N
         cols += [(yidx[idx] * p)[:, None].repeat(p, 1).ravel() + jj, k * p + jj]
         vals += [-Xt[idx].ravel(), Xt[idx].ravel()]
         r += m
-    A = scipy.sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                                shape=(r, C * p))
+    A = scipy.sparse.csr_matrix(_unit_rows(scipy.sparse.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(r, C * p))))
     c = np.asarray(A.sum(0)).ravel()      # minimise the sum of -(margins)
     res = _linprog(c, A, C * p)
     scale = abs(A).sum() / (C * p)

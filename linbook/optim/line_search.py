@@ -248,7 +248,8 @@ def _cubic_min(a, fa, da, b, fb, db):
 
 
 def _flat_step(fg, x, f, g, d, scale):
-    """The full step ``x + d`` when ``f`` cannot tell it from ``x`` but the gradient shrinks.
+    """``(t, fg(x + t d))``, a step ``t >= 1`` along ``d`` when ``f`` cannot tell it from ``x`` but the gradient
+    says it descends; ``(1, None)`` when there is none.
 
     Armijo's test needs a decrease of ``f`` that rounding can show; when the whole predicted
     decrease ``-g'd / 2`` is below ``f``'s last bits (features of size 1e-200 under a penalty,
@@ -256,11 +257,36 @@ def _flat_step(fg, x, f, g, d, scale):
     function the gradient is then the better merit: take the Newton step if ``f`` stays equal
     to rounding (within 16 ulps either way: at the optimum the computed ``f`` may come out an ulp
     above its value one step before, and which way it rounds depends on the BLAS kernel) and
-    ``max |g| / scale`` shrinks (scikit-learn's Newton solver uses the same rule). Returns
-    ``fg(x + d)`` or ``None``.
+    ``max |g| / scale`` shrinks (scikit-learn's Newton solver uses the same rule), or the slope
+    ``g(x + d)'d`` is still negative (for a convex ``f``, ``f(x + d) < f(x)`` then, whatever rounding shows).
+
+    Where the slope at the full step keeps at least 1/16 of its value at ``x`` (the quadratic model is far off),
+    the step doubles while ``f`` stays flat and the slope at the doubled step is still negative, so never past the
+    minimum along ``d`` (at most :data:`FLAT_DOUBLINGS` times).
+    Why: a logistic fit with one row 1e38 times the others, classified right, has that row's loss below the
+    rounding of ``f`` but its curvature above all the others' until its margin passes ~175; Newton's
+    step raises a margin by ~1, so 100 steps stopped there, every other coefficient ~1e-33 of its value.
     """
     new = fg(x + d)
-    flat = abs(new[0] - f) <= 16 * np.finfo(float).eps * max(abs(f), 1.0)
-    if flat and np.all(np.isfinite(new[1])) and np.max(np.abs(new[1]) / scale) < np.max(np.abs(g) / scale):
-        return new
-    return None
+    if not _flat_and_finite(new, f):
+        return 1.0, None
+    if not (np.max(np.abs(new[1]) / scale) < np.max(np.abs(g) / scale) or float(new[1] @ d) < 0):
+        return 1.0, None
+    # doubling only where the slope at the full step keeps 1/16 of its start: near a minimum where the quadratic
+    # model holds, the slope there is rounding noise of either sign, and 2 would be the mirror point, as far off
+    t, slope = 1.0, float(g @ d)
+    for _ in range(FLAT_DOUBLINGS if float(new[1] @ d) <= slope / 16 else 0):
+        trial = fg(x + 2.0 * t * d)
+        if not (_flat_and_finite(trial, f) and float(trial[1] @ d) < 0):     # not past the minimum along d
+            break
+        t, new = 2.0 * t, trial
+    return t, new
+
+
+#: How many times :func:`_flat_step` may double a step along which ``f`` is flat to rounding but still descends.
+FLAT_DOUBLINGS = 10
+
+
+def _flat_and_finite(new, f):
+    """Whether ``new = (f', g', ...)`` has ``f'`` within 16 ulps of ``f`` and a finite gradient."""
+    return abs(new[0] - f) <= 16 * np.finfo(float).eps * max(abs(f), 1.0) and bool(np.all(np.isfinite(new[1])))

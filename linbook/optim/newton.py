@@ -107,7 +107,7 @@ def _line_search(fg, trial, x, f, g, d, scale, gtol):
     ``(t, None, (message, converged))`` when no step can be taken."""
     t, new, _ = _armijo(trial, x, f, float(g @ d), d)
     if new is None and not (fg.nonfinite or trial.nonfinite):
-        t, new = 1.0, _flat_step(trial, x, f, g, d, scale)
+        t, new = _flat_step(trial, x, f, g, d, scale)
     if new is not None:
         return t, new, None
     return t, None, _no_decrease(g, gtol, scale, fg, trial)
@@ -184,7 +184,8 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
         if stop is None:           # t: Armijo backtracking from 1 (or the full step)
             t, new, stop = (_line_search if line_search else _full_step)(fg, trial, x, f, g, d, scale, gtol)
         if new is None:            # no step taken
-            (msg, converged), k = _no_step(stop, f, g, d, lambda: short(x, out, factor, tau)), k - 1
+            (msg, converged), k = _no_step(stop, f, g, d, lambda: short(x, out, factor, tau),
+                                           getattr(fun, "null_directions", True)), k - 1
             break
         factor = factor if _chord_lasts(trial is not fg, t, new[1], g) else None
         small = _small_step(d, x, xtol)     # the full step: a line search that shrank it says nothing of the optimum
@@ -202,11 +203,16 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
 
 
 #: A Newton step whose predicted gain ``|g.d|`` is below this fraction of ``|f|`` is one ``f``'s rounding hides
-#: (~4,500 units in the last place of ``f``): a line search that finds no decrease along it says nothing more.
-_UNRESOLVED_GAIN = 1e-12
+#: (~4.5 units in the last place of ``f``): a line search that finds no decrease along it says nothing more.
+#: (1e-12 until session 30: a logistic fit with a row 1e34 times the others, stuck where that row's curvature hid
+#: the others', predicted 2e-13 of ``f`` and was called converged, its coefficients 1e-33 of the optimum's;
+#: the rank-deficient designs this rule is for predict ~1e-22.)
+_UNRESOLVED_GAIN = 1e-15
+#: A step within this many units in the last place of a coordinate counts as short there (``_StepTest``).
+_ULPS = 4 * np.finfo(float).eps
 
 
-def _no_step(stop, f, g, d, settled):
+def _no_step(stop, f, g, d, settled, null_directions=True):
     """``(message, converged)`` when no step along ``d`` was taken: the ``stop`` of the line search, whose
     "no decrease at rounding level" with a small gradient is convergence only where the Newton step's predicted
     gain ``|g.d|`` is below the rounding of ``f`` (:data:`_UNRESOLVED_GAIN`) or ``settled()``, the step test of
@@ -214,12 +220,15 @@ def _no_step(stop, f, g, d, settled):
     ``sum(sample_weight)``) pass at a logistic fit 1e15..1e174 times its minimum, where the line search found
     no decrease along a Newton step predicting a gain 1e14..1e133 times ``f``; on a rank-deficient design at the
     least-norm optimum the predicted gain is ~1e-22 of ``f`` and the step test alone (its step is rounding noise
-    along the near-null direction) had refused it."""
+    along the near-null direction) had refused it. The gain rule holds only where the objective may have null
+    directions: an objective that says it has none (``fun.null_directions = False``, a logistic loss of a
+    full-rank design) is judged by the step test alone (beside a row 1e34 times the others the Hessian's rounding
+    hid every other row's curvature, the predicted gain was ~1e-31 of ``f``, and the fit was far off)."""
     msg, converged = stop
     if not converged or d is None:
         return msg, bool(converged)
     with np.errstate(over="ignore", invalid="ignore"):
-        unresolved = abs(float(g @ d)) <= _UNRESOLVED_GAIN * abs(float(f))
+        unresolved = null_directions and abs(float(g @ d)) <= _UNRESOLVED_GAIN * abs(float(f))
     return msg, bool(unresolved or settled())
 
 
@@ -288,7 +297,13 @@ class _StepTest:
         # H needed a ridge (not positive definite to rounding, as where a few heavy rows are fitted and the
         # light rows' curvature is at their rounding): the damped step is shorter than Newton's, so a long one
         # still says the point is not the optimum (BFGS stopped at F = 64 against 19.8, session 19)
-        return d is None or np.max(np.abs(d) * self.step_scale, initial=0.0) <= self.step_tol
+        # an undamped step within 4 ulps of a coordinate is that coordinate's rounding, not a way to a better point
+        # (a logistic fit at its optimum beside a row 1e34 times the others, coefficients ~5e34 in the fit's units,
+        # had steps of 7e17 there and never stopped); a damped step is short by its ridge, so it does not count
+        if d is None:
+            return True
+        rounding = 0.0 if damped else _ULPS * np.abs(x)
+        return bool(np.all((np.abs(d) * self.step_scale <= self.step_tol) | (np.abs(d) <= rounding)))
 
 
 def _next_step(x, out, fg, hessian, factor, tau, damping):

@@ -67,7 +67,7 @@ def newton_cg(fun, x0, *, max_iter=100, gtol=1e-8, gscale=None, cg_max_iter=250,
         d = conjugate_gradient_step(hessp, g, eta, cg_max_iter, diag)
         t, new, _ = _armijo(fg, x, f, float(g @ d), d)                # backtracking from t = 1
         if new is None and not fg.nonfinite:     # f flat at rounding: the full step if it shrinks g (as Newton)
-            t, new = 1.0, _flat_step(fg, x, f, g, d, scale)
+            t, new = _flat_step(fg, x, f, g, d, scale)
         if new is None:                                               # no decrease found
             (msg, converged), k = _no_decrease(g, gtol, scale, fg), k - 1
             break
