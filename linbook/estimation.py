@@ -224,7 +224,7 @@ def mvn_log_likelihood(X, mean, cov):
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "MLE of the multivariate normal".
     """
     X = _as_finite(X, "X", (2,))
-    n, d = X.shape
+    d = X.shape[1]
     mean = np.asarray(mean, dtype=float)
     cov = np.asarray(cov, dtype=float)
     if mean.shape != (d,) or cov.shape != (d, d):
@@ -234,13 +234,11 @@ def mvn_log_likelihood(X, mean, cov):
         raise ValueError("mean and cov must be finite (no NaN or inf): fix how they were estimated")
     # linbook's one covariance check (symmetric and positive definite relative to each entry's own
     # variances, so that units do not matter) and its Cholesky factor L; then log|cov| = 2 sum log L_ii
-    # and the Mahalanobis terms are ||L^{-1}(x_i - mean)||^2
-    from .gaussian import mvn_cholesky
-    L = mvn_cholesky(cov)
-    from scipy.linalg import solve_triangular
-    Z = solve_triangular(L, (X - mean).T, lower=True)
-    logdet = 2.0 * np.sum(np.log(np.diag(L)))
-    return float(-0.5 * n * d * np.log(2 * np.pi) - 0.5 * n * logdet - 0.5 * np.sum(Z * Z))
+    # and the Mahalanobis terms are ||L^{-1}(x_i - mean)||^2, per row by mvn_logpdf (a far point along a
+    # direction of tiny variance gives -inf there, not NaN; x - mean near 1e308 does not overflow)
+    from .gaussian import mvn_cholesky, mvn_logpdf
+    with np.errstate(over="ignore"):          # a sum below -1.8e308: -inf, as rounded
+        return float(np.sum(mvn_logpdf(X, mean, chol=mvn_cholesky(cov))))
 
 
 def _shares(a, b):

@@ -69,3 +69,53 @@ def test_bayesian_logistic_evidence_at_separable_mode():
                     H[j, k] += s * (1 - s) * float(row[j]) * float(row[k])
         log_ev = float(-E + 1.5 * mpmath.log(2 * mpmath.pi) - mpmath.log(mpmath.det(H)) / 2)
     assert abs(model.log_evidence_ - log_ev) < 1e-11 * abs(log_ev)
+
+
+# ------------------------------------------------------------------ Mahalanobis distances at the ends of the range
+def _mp_logpdf(x, mean, var):
+    """``log N(x | mean, diag(var))`` and the squared distance in 60-digit arithmetic."""
+    with mpmath.workdps(60):
+        d2 = mpmath.fsum((mpmath.mpf(float(a)) - mpmath.mpf(float(m))) ** 2 / mpmath.mpf(float(v))
+                         for a, m, v in zip(x, mean, var))
+        logp = -len(x) / 2 * mpmath.log(2 * mpmath.pi) - mpmath.fsum(mpmath.log(mpmath.mpf(float(v)))
+                                                                      for v in var) / 2 - d2 / 2
+        return d2, logp
+
+
+@pytest.mark.parametrize("x, var", [([1e300, 1.0], [1e-300, 1.0]), ([1e300, -3.0, 0.5], [1e-300, 2.0, 1e-300]),
+                                    ([1e200, 1e-160], [1e-250, 1e-300])])
+def test_far_point_along_tiny_variance_is_infinitely_far(x, var):
+    """A point ~1e300 standard deviations out along a direction of variance 1e-300: the whitened residual
+    overflowed part-way and ``0 * inf`` in the triangular solve made the distance NaN (and the log-density, and
+    ``mvn_log_likelihood``). The distance (~1e900) is beyond float64: inf; the log-density -inf."""
+    mean = np.zeros(len(x))
+    d2, logp = _mp_logpdf(x, mean, var)
+    assert d2 > 1.7e308 and logp < -1.7e308                  # the oracle: both beyond float64
+    assert linbook.mahalanobis(x, mean, np.diag(var)) == np.inf
+    assert linbook.mvn_logpdf(x, mean, np.diag(var)) == -np.inf
+    assert linbook.mvn_log_likelihood(np.atleast_2d(x), mean, np.diag(var)) == -np.inf
+
+
+@pytest.mark.parametrize("x, mean, var", [([1e308], [-1e308], [1.6e308]),
+                                          ([1.1e308, 0.0], [-1.1e308, 1.0], [1.7e308, 1.0])])
+def test_residual_beyond_float64_with_finite_log_density(x, mean, var):
+    """``x - mean`` overflows (entries of opposite signs near 1e308) although the log-density (~-1.2e308) is a
+    double: it came out -inf."""
+    d2, logp = _mp_logpdf(x, mean, var)
+    got = linbook.mvn_logpdf(x, mean, np.diag(var))
+    assert abs(got - float(logp)) <= 1e-14 * abs(float(logp))
+    got_ll = linbook.mvn_log_likelihood(np.atleast_2d(x), mean, np.diag(var))
+    assert abs(got_ll - float(logp)) <= 1e-14 * abs(float(logp))
+
+
+def test_gaussian_functions_name_bad_points_and_refuse_two_covariances():
+    """Complex or text points got numpy's bare message (naming nothing); ``cov`` and ``chol`` both given: ``chol``
+    was used and ``cov`` ignored, in silence."""
+    with pytest.raises(TypeError, match=r"\bX\b"):
+        linbook.mahalanobis([1 + 1j, 1.0], [0.0, 0.0], np.eye(2))
+    with pytest.raises(TypeError, match=r"\bX\b"):
+        linbook.mvn_logpdf(["a", 1.0], [0.0, 0.0], np.eye(2))
+    with pytest.raises(TypeError, match=r"\bmean\b"):
+        linbook.mvn_logpdf([1.0, 1.0], [0.0, 1j], np.eye(2))
+    with pytest.raises(ValueError, match=r"not both.*pass"):
+        linbook.mahalanobis([1.0, 1.0], [0.0, 0.0], np.eye(2), chol=2.0 * np.eye(2))
