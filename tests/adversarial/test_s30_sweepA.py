@@ -119,3 +119,55 @@ def test_gaussian_functions_name_bad_points_and_refuse_two_covariances():
         linbook.mvn_logpdf([1.0, 1.0], [0.0, 1j], np.eye(2))
     with pytest.raises(ValueError, match=r"not both.*pass"):
         linbook.mahalanobis([1.0, 1.0], [0.0, 0.0], np.eye(2), chol=2.0 * np.eye(2))
+
+
+# ------------------------------------------------------------------ BetaBernoulli.credible_interval at far counts
+@pytest.mark.parametrize("a, b, ones", [(50.0, 1e200, 0), (1.0, 1e200, 49), (1e5, 1e250, 0), (3.0, 1e180, 0)])
+def test_credible_interval_of_counts_far_apart(a, b, ones):
+    """``Beta(50, 1e200)``: scipy's quantile function gave NaN for the lower end and the interval was refused,
+    although it is ``(3.7e-199, 6.5e-199)``; ``Beta(3, 1e180)``: 4.1e-289 for the lower end, 6.2e-181. Oracle: ``b * theta_q`` is the same for every ``b`` far beyond ``a``
+    (``theta ~ Gamma(a) / b``), so scipy's beta quantiles at ``b' = 1e100``, where it works, scaled by b' / b."""
+    from scipy import stats
+
+    lo, hi = linbook.BetaBernoulli(a, b).fit(np.ones(ones)).credible_interval(0.95)
+    ref = stats.beta.ppf([0.025, 0.975], a + ones, 1e100) * (1e100 / b)
+    np.testing.assert_allclose([lo, hi], ref, rtol=1e-12)
+    # the mirror image: theta -> 1 - theta
+    lo1, hi1 = linbook.BetaBernoulli(b, a).fit(np.zeros(ones)).credible_interval(0.95)
+    assert (lo1, hi1) == (1.0, 1.0)                  # 1 - 1e-199, rounded
+
+
+def test_credible_interval_of_subnormal_prior_is_not_a_point():
+    """``Beta(5e-324, 5e-324)`` is U-shaped (half its mass at each end): the interval is (0, 1) to rounding, but
+    the narrowness test divided by the subnormal count, overflowed, and returned the mean, ``(0.5, 0.5)``. scipy
+    cannot evaluate the quantiles there (its beta function overflows): a clear error, naming the prior."""
+    with pytest.raises(ValueError, match=r"prior a=.*Use prior pseudo-counts between"):
+        linbook.BetaBernoulli(5e-324, 5e-324).fit([]).credible_interval()
+    lo, hi = linbook.BetaBernoulli(1e-300, 1e-300).fit([]).credible_interval()     # scipy's range: as before
+    assert lo < 1e-300 and hi == 1.0
+
+
+def _beta_cdf(x, a, b):
+    """``P(theta <= x)`` under ``Beta(a, b)`` with large counts: 40-digit quadrature of the density in units of
+    its standard deviation about the mean (the mass beyond 20 sd is below 1e-80)."""
+    with mpmath.workdps(40):
+        a, b, x = mpmath.mpf(a), mpmath.mpf(b), mpmath.mpf(x)
+        n = a + b
+        m, sd = a / n, mpmath.sqrt(a * b / (n * n * (n + 1)))
+        log_c = mpmath.loggamma(n) - mpmath.loggamma(a) - mpmath.loggamma(b)
+
+        def density(t):
+            return mpmath.exp(log_c + (a - 1) * mpmath.log(m + sd * t) + (b - 1) * mpmath.log(1 - m - sd * t)) * sd
+
+        end = (x - m) / sd
+        return float(mpmath.quad(density, [-20, -5, -2] + ([0, 2, 5] if end > 0 else []) + [end]))
+
+
+@pytest.mark.parametrize("a, b, tol", [(3e11, 1e10, 1e-9), (1e15, 3e15, 1e-8), (1e20, 1e21, 1e-6)])
+def test_credible_interval_of_large_counts(a, b, tol):
+    """Large counts: scipy's beta quantiles drift in silence (``Beta(3e11, 1e10)``: the upper end has probability
+    0.9749992 below it; ``Beta(1e15, 3e15)``: the lower end 0.118) and are NaN from ~1e16 (refused). Oracle: the
+    probability below each end by quadrature; ``tol`` allows for the rounding of the ends (an ulp of theta is
+    ~1e-6 sd at 1e20)."""
+    lo, hi = linbook.BetaBernoulli(a, b).fit([]).credible_interval(0.95)
+    assert abs(_beta_cdf(lo, a, b) - 0.025) < tol and abs(_beta_cdf(hi, a, b) - 0.975) < tol
