@@ -68,7 +68,8 @@ def bic(log_likelihood, n_params, n_samples):
     _check_arguments("bic", log_likelihood, n_params, n_samples=n_samples)
     # one line of arithmetic: statsmodels' eval_measures.bic is the same but not a dependency of linbook
     with np.errstate(over="ignore"):        # checked by _finite
-        return _finite("bic", -2.0 * float(log_likelihood) + n_params * np.log(n_samples))
+        # (float first: np.log of a Python int beyond int64, 10**30 say, raised numpy's TypeError)
+        return _finite("bic", -2.0 * float(log_likelihood) + n_params * np.log(float(n_samples)))
 
 
 class InformationCriteriaMixin:

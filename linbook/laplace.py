@@ -229,12 +229,22 @@ def _energy_at_last_point(neg_log_density, grad, hess, m, scalar):
         if key not in last:
             u = float(v[0]) if scalar else v
             e, g, H = neg_log_density(u) if grad is True else (neg_log_density(u), grad(u), hess(u))
+            g, H = _shaped(g, (m,), "grad"), _shaped(H, (m, m), "hess")
             if len(last) == 2:
                 del last[next(iter(last))]                   # the older of the two
-            last[key] = float(e), np.array(g, dtype=float).reshape(m), np.array(H, dtype=float).reshape(m, m)
+            last[key] = float(e), g, H
         return last[key]
 
     return energy
+
+
+def _shaped(value, shape, name):
+    """``value`` as a float array (a copy) of ``shape`` (or of as many entries), or an error naming ``name``."""
+    arr = np.array(real_array(value, name), dtype=float)
+    if arr.size != int(np.prod(shape)):
+        raise ValueError(f"laplace_approximation: {name} returned shape {arr.shape} for a point of {shape[0]} "
+                         f"coordinates; fix {name} to return shape {shape}")
+    return arr.reshape(shape)
 
 
 class _NotPositiveDefinite(ValueError):
@@ -257,7 +267,9 @@ def _precision_and_factor(res, e, g, A, max_iter):
         L = np.linalg.cholesky(A)                             # A = L L'
     except np.linalg.LinAlgError:
         raise _NotPositiveDefinite("the Hessian of E at the mode is not positive definite: the point is not a "
-                         "strict local maximum of the density, so no Gaussian approximation exists") from None
+                                   "strict local maximum of the density, so no Gaussian approximation exists there. "
+                                   "Pass an x0 nearer the mode (not a stationary point such as a saddle), or fix "
+                                   "hess if it is not the Hessian of E") from None
     if not res.converged and res.message.endswith(MSG_STEP_STILL_LONG):
         raise ValueError("laplace_approximation: the line search stalled at the rounding level of E while "
                          "Newton's next step is still long (E is too flat to locate the mode at its precision); "
@@ -281,12 +293,14 @@ def _check_stalled_at_mode(L, g, e):
 def probit_kappa(var):
     """``kappa(sigma^2) = (1 + pi sigma^2 / 8)^{-1/2}`` (MLAPP 8.70, PRML 4.154).
 
+    ``var = inf`` gives the limit 0 (an activation of unbounded variance: the moderated output is 1/2).
+
     Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression" § "The posterior predictive".
     """
     var = real_array(var, "var")
-    if np.any(var < 0) or not np.all(np.isfinite(var)):
-        raise ValueError("probit_kappa: var must be finite and non-negative (a variance); "
-                         "pass phi^T A^-1 phi as computed, or rescale the inputs if it overflowed")
+    if np.any(var < 0) or np.any(np.isnan(var)):
+        raise ValueError("probit_kappa: var must be non-negative (a variance), not NaN; "
+                         "pass phi^T A^-1 phi as computed")
     # pi * (var / 8), not (pi * var) / 8: the same double (dividing by 8 is exact), but pi * var
     # overflows for var above ~5.7e307, where kappa (~1e-154) is still a normal number
     return 1.0 / np.sqrt(1.0 + np.pi * (var / 8.0))
@@ -307,6 +321,9 @@ def moderated_sigmoid(mu, var):
     except ValueError:
         raise ValueError(f"moderated_sigmoid: mu of shape {mu.shape} and var of shape {kappa.shape} do not "
                          "match; pass one var per mu (or one for all)") from None
+    if np.any(np.isinf(mu) & (kappa == 0)):
+        raise ValueError("moderated_sigmoid: mu and var are both infinite for some entries: the limit of "
+                         "sigm(kappa(var) mu) depends on how fast each grows; pass finite mu or var there")
     return sigmoid(kappa * mu)
 
 

@@ -171,3 +171,87 @@ def test_credible_interval_of_large_counts(a, b, tol):
     ~1e-6 sd at 1e20)."""
     lo, hi = linbook.BetaBernoulli(a, b).fit([]).credible_interval(0.95)
     assert abs(_beta_cdf(lo, a, b) - 0.025) < tol and abs(_beta_cdf(hi, a, b) - 0.975) < tol
+
+
+# ------------------------------------------------------------------ numerics: empty input, axes, non-numbers
+def test_logsumexp_of_empty_rows_is_minus_infinity():
+    """A sum of no terms is 0, its log -inf (scipy's answer): ``logsumexp([])`` raised numpy's "zero-size array to
+    reduction operation maximum", naming nothing."""
+    for a, axis, expected in [([], None, -np.inf), (np.zeros((0, 3)), None, -np.inf),
+                              (np.zeros((0, 3)), 0, [-np.inf] * 3), (np.zeros((3, 0)), -1, [-np.inf] * 3),
+                              (np.zeros((3, 0)), 0, np.zeros(0))]:
+        out = linbook.logsumexp(a, axis=axis)
+        assert np.shape(out) == np.shape(expected)
+        np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_softmax_of_empty_arrays_is_empty(fn):
+    """No entries, nothing to normalise: softmax([]) raised numpy's zero-size reduction error."""
+    for shape in [(0,), (0, 3), (3, 0)]:
+        out = getattr(linbook, fn)(np.zeros(shape))
+        assert out.shape == shape
+
+
+def test_reductions_over_several_axes_and_a_scalar():
+    """``axis=None`` and tuples of axes (scipy's signatures): ``logsumexp`` raised TypeError for a tuple,
+    ``log_softmax`` a ValueError from ``put_along_axis`` for ``axis=None``; ``log_softmax(5.0)`` an AxisError."""
+    from scipy import special
+
+    a = np.random.default_rng(0).normal(size=(3, 4, 5)) * 30
+    for axis in [None, (0, 1), (1, 2), (0, 2), (2, 0)]:
+        np.testing.assert_allclose(linbook.logsumexp(a, axis=axis), special.logsumexp(a, axis=axis), rtol=1e-14)
+        np.testing.assert_allclose(linbook.logsumexp(a, axis=axis, keepdims=True),
+                                   special.logsumexp(a, axis=axis, keepdims=True), rtol=1e-14)
+        np.testing.assert_allclose(linbook.softmax(a, axis=axis), special.softmax(a, axis=axis), rtol=1e-13)
+        np.testing.assert_allclose(np.exp(linbook.log_softmax(a, axis=axis)), special.softmax(a, axis=axis),
+                                   rtol=1e-13)
+    assert linbook.log_softmax(5.0) == 0.0 and linbook.softmax(5.0) == 1.0
+    with pytest.raises(ValueError, match=r"axis .* pass axes"):
+        linbook.logsumexp(a, axis=(0, 0))
+
+
+@pytest.mark.parametrize("fn", ["sigmoid", "log1pexp", "log_sigmoid", "logsumexp", "softmax", "log_softmax"])
+def test_numerics_refuse_what_is_not_a_number(fn):
+    """``None`` became NaN in silence (``sigmoid(None)`` was NaN, ``sigmoid([None, 1])`` ``[nan, 0.73]``); a
+    masked array was read with its masked entries; complex or text entries got numpy's message, naming nothing."""
+    f = getattr(linbook, fn)
+    name = "z" if fn in ("sigmoid", "log1pexp", "log_sigmoid") else "a"
+    for bad in [None, [None, 1.0], [1 + 1j, 2.0], ["x", 1.0]]:
+        with pytest.raises(TypeError, match=rf"\b{name}\b.*Pass {name}"):
+            f(bad)
+    with pytest.raises(ValueError, match=rf"\b{name}\b is a masked array.*fill them"):
+        f(np.ma.array([1.0, 2.0], mask=[False, True]))
+    # what numpy reads as numbers still works: bool, int, float32, objects holding numbers, unmasked masked arrays
+    ref = f(np.array([1.0, 0.0]))
+    for ok in [[True, False], [1, 0], np.float32([1, 0]), np.array([1.0, 0.0], dtype=object),
+               np.ma.array([1.0, 0.0])]:
+        np.testing.assert_array_equal(f(ok), ref)
+
+
+# ------------------------------------------------------------------ laplace helpers and criteria
+def test_probit_kappa_and_moderated_sigmoid_at_infinite_variance():
+    """``kappa(inf) = 0``, its limit (``1 / sqrt(1 + pi var / 8)`` -> 0), so the moderated output of a finite mean
+    is 1/2; both were refused ("var must be finite") although ``kappa(1e308)`` (1.6e-154) was given."""
+    assert linbook.probit_kappa(np.inf) == 0.0
+    np.testing.assert_array_equal(linbook.moderated_sigmoid([-3.0, 0.0, 1e300], np.inf), [0.5, 0.5, 0.5])
+    np.testing.assert_array_equal(linbook.moderated_sigmoid([np.inf, -np.inf], 1.0), [1.0, 0.0])
+    with pytest.raises(ValueError, match=r"\bmu\b.*\bvar\b.*pass finite"):
+        linbook.moderated_sigmoid(np.inf, np.inf)             # no limit: it depends on the rates
+
+
+def test_laplace_approximation_names_a_misshapen_grad_or_hess():
+    """A ``hess`` of the wrong shape gave numpy's "cannot reshape array of size 9 into shape (2,2)"."""
+    def energy(z):
+        return 0.5 * float(z @ z)
+
+    with pytest.raises(ValueError, match=r"\bhess\b.*fix hess"):
+        linbook.laplace_approximation(energy, lambda z: z, lambda z: np.eye(3), [1.0, 0.0])
+    with pytest.raises(ValueError, match=r"\bgrad\b.*fix grad"):
+        linbook.laplace_approximation(energy, lambda z: np.zeros(3), lambda z: np.eye(2), [1.0, 0.0])
+
+
+def test_bic_of_a_huge_integer_sample_count():
+    """``n_samples`` a Python int beyond int64 (10**30): numpy's "loop of ufunc does not support argument 0 of type
+    int"; the criterion is ``-2 log L + k log N``, with ``log(1e30) = 69.08``."""
+    np.testing.assert_allclose(linbook.bic(-5.0, 2, 10**30), 10.0 + 2 * 30 * np.log(10.0), rtol=1e-15)
