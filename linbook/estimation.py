@@ -22,7 +22,7 @@ import numpy as np
 
 from ._design import column_means
 from .base import POSITIVE, Interval, all_or_nothing, check_param_values
-from .numerics import _power_of_two_scale, log1pexp
+from .numerics import _power_of_two_scale, _refuse_masked, log1pexp
 from .optim.result import real_array
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
 
 
 def _as_finite(x, name, ndim):
+    _refuse_masked(x, name)
     x = real_array(x, name)
     if x.ndim not in ndim:
         raise ValueError(f"{name} must be {' or '.join(f'{d}-D' for d in ndim)}; got shape {x.shape}. Reshape {name} "
@@ -51,6 +52,7 @@ def _as_finite(x, name, ndim):
 
 def _as_binary(x, name="x"):
     """1-D float array of 0/1 values (accepts bool); empty is allowed here."""
+    _refuse_masked(x, name)
     x = np.asarray(x)
     if x.dtype == bool:
         x = x.astype(float)
@@ -158,7 +160,9 @@ def gaussian_mle(X, *, unbiased=False):
     R = Z - mz
     S = _scatter_about_the_mean(R) / (n - 1 if unbiased else n)
     with np.errstate(over="ignore", under="ignore"):
-        mean, cov = mz * c, S * np.multiply.outer(c, c)
+        # (S c_i) c_j, not S (c_i c_j): c_i c_j overflows for data near 1e308, and 0 * inf made the variance of
+        # a constant column there NaN (refused as an overflow, though it is 0)
+        mean, cov = mz * c, np.multiply.outer(S * c, c) if X.ndim == 1 else (S * c[:, None]) * c[None, :]
     if not np.all(np.isfinite(cov)):
         raise ValueError("the (co)variance of X overflows float64 (|X| near 1e154 or more): rescale "
                          "the data (e.g. divide by its largest entry) before estimating.")

@@ -18,7 +18,7 @@ import numpy as np
 from scipy import linalg
 
 from .base import Integral, Interval, as_rng, check_param_values
-from .numerics import _binary_exponent, _power_of_two_scale
+from .numerics import _binary_exponent, _power_of_two_scale, _refuse_masked
 from .optim.result import real_array
 
 __all__ = ["mvn_cholesky", "mahalanobis", "mvn_logpdf", "mvn_sample", "mvn_entropy"]
@@ -63,6 +63,7 @@ def mvn_cholesky(cov, *, what="covariance"):
     if np.iscomplexobj(cov) or hasattr(cov, "toarray"):
         raise TypeError(f"{what} must be a dense real matrix; got {type(cov).__name__} of "
                         f"{getattr(cov, 'dtype', 'unknown dtype')}. Pass a real numpy array (.toarray() for a sparse one)")
+    _refuse_masked(cov, "cov")
     cov = np.asarray(cov, dtype=float)
     if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
         raise ValueError(f"{what} must be a square matrix; got shape {cov.shape}. Pass a D x D array")
@@ -108,6 +109,8 @@ def tiny_pivot(d):
 
 def _points(X, mean, L):
     """``X`` as a finite (N, D) array and ``mean`` as a finite (D,) array matching ``L``, or a clear error."""
+    _refuse_masked(X, "X")
+    _refuse_masked(mean, "mean")
     X = real_array(X, "X")             # complex, strings, sparse: an error naming X (numpy's names nothing)
     single = X.ndim == 1
     X = np.atleast_2d(X)

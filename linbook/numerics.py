@@ -203,9 +203,7 @@ def _as_real(a, name):
     """
     if type(a) is np.ndarray and a.dtype == np.float64:
         return a
-    if isinstance(a, np.ma.MaskedArray) and np.ma.is_masked(a):
-        raise ValueError(f"{name} is a masked array with masked entries, which would be read as their hidden "
-                         f"values: fill them ({name}.filled(np.nan)) or drop them ({name}.compressed()) first")
+    _refuse_masked(a, name)
     arr = np.asarray(a)
     if arr.dtype.kind in "biuf":
         return arr.astype(float, copy=False)
@@ -216,6 +214,14 @@ def _as_real(a, name):
             pass
     raise TypeError(f"{name} must hold real numbers; got an array of {arr.dtype} (None, text or complex "
                     f"entries). Pass {name} as a float array: np.nan for a missing value, np.real for complex ones")
+
+
+def _refuse_masked(a, name):
+    """A clear error for a masked array with masked entries: ``np.asarray`` reads their hidden values as data
+    (``gaussian_mle`` of ``[1, 2, --]`` used the masked 100: a mean of 34.3)."""
+    if isinstance(a, np.ma.MaskedArray) and np.ma.is_masked(a):
+        raise ValueError(f"{name} is a masked array with masked entries, which would be read as their hidden "
+                         f"values: fill them ({name}.filled(np.nan)) or drop them ({name}.compressed()) first")
 
 
 def _reduction_axes(ndim, axis, caller):

@@ -255,3 +255,24 @@ def test_bic_of_a_huge_integer_sample_count():
     """``n_samples`` a Python int beyond int64 (10**30): numpy's "loop of ufunc does not support argument 0 of type
     int"; the criterion is ``-2 log L + k log N``, with ``log(1e30) = 69.08``."""
     np.testing.assert_allclose(linbook.bic(-5.0, 2, 10**30), 10.0 + 2 * 30 * np.log(10.0), rtol=1e-15)
+
+
+# ------------------------------------------------------------------ estimation: constant data near 1e308, masks
+def test_gaussian_mle_of_constant_data_near_the_largest_double():
+    """A constant column at 1e308 has variance 0, a double: the scale-back ``S * (c_i c_j)`` formed ``0 * inf``
+    and the estimate was refused as an overflow ("rescale the data")."""
+    assert linbook.gaussian_mle([1e308, 1e308]) == (1e308, 0.0)
+    mean, cov = linbook.mvn_mle(np.array([[1.7e308, 1.0], [1.7e308, 2.0]]))
+    np.testing.assert_array_equal(mean, [1.7e308, 1.5])
+    np.testing.assert_array_equal(cov, [[0.0, 0.0], [0.0, 0.25]])          # numpy on the problem minus its mean
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: linbook.gaussian_mle(m), lambda m: linbook.bernoulli_mle(m),
+    lambda m: linbook.BetaBernoulli().fit(m), lambda m: linbook.mahalanobis(m, np.zeros(3), np.eye(3)),
+    lambda m: linbook.mvn_entropy(np.ma.array(np.eye(2), mask=[[0, 0], [0, 1]]))])
+def test_masked_entries_are_not_read_as_data(call):
+    """``np.asarray`` of a masked array keeps the hidden values: ``gaussian_mle([1, 0, --])`` used them (a mean of
+    0.67 for the masked ``[1, 0, 1]``, ``bernoulli_mle`` likewise). Now an error saying to fill or drop them."""
+    with pytest.raises(ValueError, match=r"masked array.*fill them.*or drop them"):
+        call(np.ma.array([1.0, 0.0, 1.0], mask=[False, False, True]))
