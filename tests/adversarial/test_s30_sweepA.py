@@ -276,3 +276,14 @@ def test_masked_entries_are_not_read_as_data(call):
     0.67 for the masked ``[1, 0, 1]``, ``bernoulli_mle`` likewise). Now an error saying to fill or drop them."""
     with pytest.raises(ValueError, match=r"masked array.*fill them.*or drop them"):
         call(np.ma.array([1.0, 0.0, 1.0], mask=[False, False, True]))
+
+
+@pytest.mark.parametrize("level", [1e-300, 1e-20])
+def test_credible_interval_of_a_tiny_level_is_the_median(level):
+    """As the level goes to 0 the equal-tailed interval shrinks to the median; the narrowness test read a small z
+    (the normal quantile of the level) as a narrow posterior and returned the mean: ``Beta(1, 10)`` gave 0.0909 for
+    the median 0.0670 (scipy's beta.ppf(0.5, 1, 10), the oracle)."""
+    from scipy import stats
+
+    lo, hi = linbook.BetaBernoulli(1, 10).fit([]).credible_interval(level)
+    np.testing.assert_allclose([lo, hi], stats.beta.ppf(0.5, 1, 10), rtol=1e-14)
