@@ -112,7 +112,7 @@ def _points(X, mean, L):
     _refuse_masked(X, "X")
     _refuse_masked(mean, "mean")
     X = real_array(X, "X")             # complex, strings, sparse: an error naming X (numpy's names nothing)
-    single = X.ndim == 1
+    single = X.ndim <= 1                # one point: (D,), or a number when D = 1
     X = np.atleast_2d(X)
     mean = real_array(mean, "mean").ravel()
     D = L.shape[0]

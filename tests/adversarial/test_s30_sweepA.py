@@ -287,3 +287,12 @@ def test_credible_interval_of_a_tiny_level_is_the_median(level):
 
     lo, hi = linbook.BetaBernoulli(1, 10).fit([]).credible_interval(level)
     np.testing.assert_allclose([lo, hi], stats.beta.ppf(0.5, 1, 10), rtol=1e-14)
+
+
+def test_one_dimensional_point_given_as_a_number():
+    """``mahalanobis(2.0, 0.0, [[4.0]])``: one point, but an array ``[1.]`` came back (a (D,) point gives a float)."""
+    from scipy import stats
+
+    assert linbook.mahalanobis(2.0, 0.0, [[4.0]]) == 1.0
+    got = linbook.mvn_logpdf(2.0, 0.0, [[4.0]])
+    assert isinstance(got, float) and abs(got - stats.norm.logpdf(2.0, scale=2.0)) < 1e-15
