@@ -35,6 +35,11 @@ def _check_arguments(caller, log_likelihood, n_params, **counts):
     # a 0-d array (a model's summed log-likelihood) is a number here
     values = {"log_likelihood": np.asarray(log_likelihood).item() if np.ndim(log_likelihood) == 0 else log_likelihood,
               "n_params": n_params, **counts}
+    for name, count in {"n_params": n_params, **counts}.items():
+        # a Python int beyond float64 (10**400): the constraint check raised OverflowError, naming nothing
+        if isinstance(count, int) and abs(count) >= 2**1024:
+            raise ValueError(f"{caller}: {name} is an integer of {len(str(abs(count)))} digits, beyond float64; "
+                             f"pass {name} as the count it is (far below 1e308)")
     check_param_values(caller, constraints, values)
     if not abs(float(log_likelihood)) <= np.finfo(float).max / 2:
         raise ValueError(f"{caller}: -2 * log_likelihood overflows float64 (log_likelihood = {float(log_likelihood):.3g}); "

@@ -296,3 +296,11 @@ def test_one_dimensional_point_given_as_a_number():
     assert linbook.mahalanobis(2.0, 0.0, [[4.0]]) == 1.0
     got = linbook.mvn_logpdf(2.0, 0.0, [[4.0]])
     assert isinstance(got, float) and abs(got - stats.norm.logpdf(2.0, scale=2.0)) < 1e-15
+
+
+@pytest.mark.parametrize("call, name", [(lambda: linbook.aic(-5.0, 10**400), "n_params"),
+                                        (lambda: linbook.bic(-5.0, 2, 10**400), "n_samples")])
+def test_criteria_name_a_count_beyond_float64(call, name):
+    """A Python int beyond float64 raised a bare ``OverflowError: int too large to convert to float``."""
+    with pytest.raises(ValueError, match=rf"\b{name}\b.*pass {name}"):
+        call()
