@@ -304,3 +304,20 @@ def test_criteria_name_a_count_beyond_float64(call, name):
     """A Python int beyond float64 raised a bare ``OverflowError: int too large to convert to float``."""
     with pytest.raises(ValueError, match=rf"\b{name}\b.*pass {name}"):
         call()
+
+
+def test_laplace_approximation_refuses_a_mode_with_singular_hessian():
+    """``E = z^4``: the mode 0 has Hessian 0, so there is no Gaussian approximation (``log Z = log 2 Gamma(5/4) =
+    0.59``). Newton converged linearly, stopped at z ~ 1e-6 and a covariance of 8e10 and a log evidence of 13.5
+    came back in silence. Beside it, ``z^4 + 1e-20 z^2`` has a (tiny) curvature: its exact Laplace approximation,
+    mode 0 and variance 1 / 2e-20, is still returned."""
+    with pytest.raises(ValueError, match=r"Hessian of E at the mode is singular.*Add a quadratic term"):
+        linbook.laplace_approximation(lambda z: z**4, lambda z: 4 * z**3, lambda z: 12 * z**2, 1.0)
+    with pytest.raises(ValueError, match=r"converges only linearly"):
+        linbook.laplace_approximation(lambda z: z[0]**4 + (z[1] - 1)**2, lambda z: np.array([4 * z[0]**3, 2 * (z[1] - 1)]),
+                                      lambda z: np.diag([12 * z[0]**2, 2.0]), [1.0, 0.0])
+    res = linbook.laplace_approximation(lambda z: z**4 + 1e-20 * z * z, lambda z: 4 * z**3 + 2e-20 * z,
+                                        lambda z: 12 * z**2 + 2e-20, 1.0)
+    assert abs(res.mode[0]) < 1e-30
+    np.testing.assert_allclose(res.covariance, [[5e19]], rtol=1e-12)
+    np.testing.assert_allclose(res.log_evidence, 0.5 * np.log(2 * np.pi) - 0.5 * np.log(2e-20), rtol=1e-14)
