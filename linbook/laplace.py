@@ -145,8 +145,6 @@ def laplace_approximation(neg_log_density, grad, hess, x0, *, tol=1e-14, max_ite
     res = resume_until_step_is_short(run, z, lambda x: _relative_newton_step(energy, x),
                                      step_tol=max(np.sqrt(tol), _STEP_TOL_MIN), gtol=tol, max_iter=max_iter)
     z0, n_polish = _polished_mode(energy, res.x) if res.converged else (res.x, 0)   # (n_iter counts its steps)
-    if n_polish == _POLISH_STEPS:
-        raise ValueError(_MSG_LINEAR)
     e, g, A = energy(z0)
     A, L = _precision_and_factor(res, e, g, A, max_iter)       # A = hess E(z0) = L L'
     cov = linalg.cho_solve((L, True), np.eye(m), check_finite=False)   # L: the factor of a finite A
@@ -171,15 +169,20 @@ def _polished_mode(energy, z):
     on 40 rows, 2 features, was 2e-8 off, its log evidence 1.6e-8; polished once: ~1e-15. Where the Hessian
     changes fast along the step (separable classes under ``alpha = 1e-8`` or ``1e-30``: margins ~ log(1/alpha))
     Newton converges more slowly: one polishing step left the mode 1.3e-9 and 3.3e-9 (relative) off, the log
-    evidence 3e-9 and 4e-8, in silence; the steps go on while they shrink."""
+    evidence 3e-9 and 4e-8, in silence; the steps go on while they shrink. A ``ValueError`` when they still
+    shrink after :data:`_POLISH_STEPS` (linear convergence: the Hessian at the mode is singular)."""
+    def above_rounding(step):       # (a step below the rounding of z cannot bring it nearer)
+        return step is not None and _longest(step) > np.finfo(float).eps * _longest(z)
+
     step, n = _full_newton_step(energy, z), 0
-    # (a step below the rounding of z cannot bring it nearer: stop there, without evaluating z + step)
-    while n < _POLISH_STEPS and step is not None and _longest(step) > np.finfo(float).eps * _longest(z):
+    while n < _POLISH_STEPS and above_rounding(step):
         polished = z + step
         next_step = _full_newton_step(energy, polished)
         if next_step is None or _longest(next_step) > _longest(step):
             break
         z, step, n = polished, next_step, n + 1
+    if n == _POLISH_STEPS and above_rounding(step):     # still shrinking by a fixed fraction: singular at the mode
+        raise ValueError(_MSG_LINEAR)
     return z, n
 
 
