@@ -229,8 +229,9 @@ def mvn_log_likelihood(X, mean, cov):
     """
     X = _as_finite(X, "X", (2,))
     d = X.shape[1]
-    mean = np.asarray(mean, dtype=float)
-    cov = np.asarray(cov, dtype=float)
+    _refuse_masked(mean, "mean")
+    _refuse_masked(cov, "cov")
+    mean, cov = real_array(mean, "mean"), real_array(cov, "cov")     # (complex: an error, not a dropped part)
     if mean.shape != (d,) or cov.shape != (d, d):
         raise ValueError(f"mean must have shape ({d},) and cov ({d}, {d}); got {mean.shape} and {cov.shape}. "
                          "Pass one mean entry per column of X and a square cov of that size")

@@ -321,3 +321,13 @@ def test_laplace_approximation_refuses_a_mode_with_singular_hessian():
     assert abs(res.mode[0]) < 1e-30
     np.testing.assert_allclose(res.covariance, [[5e19]], rtol=1e-12)
     np.testing.assert_allclose(res.log_evidence, 0.5 * np.log(2 * np.pi) - 0.5 * np.log(2e-20), rtol=1e-14)
+
+
+def test_mvn_log_likelihood_reads_mean_and_cov_as_real_unmasked_arrays():
+    """A masked ``mean`` was read with its hidden value (-16.68 for the masked [0, 5]); a complex ``mean`` got
+    numpy's "float() argument must be ... not 'complex'", naming nothing."""
+    X = np.array([[1.0, 2.0], [0.0, 1.0]])
+    with pytest.raises(ValueError, match=r"\bmean\b is a masked array"):
+        linbook.mvn_log_likelihood(X, np.ma.array([0.0, 5.0], mask=[False, True]), np.eye(2))
+    with pytest.raises(TypeError, match=r"\bmean\b must be real"):
+        linbook.mvn_log_likelihood(X, [0.0, 1j], np.eye(2))
