@@ -25,7 +25,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .base import (ClassifierMixin,  # scikit-learn's, with score's y and sample_weight checked
-                   DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, Integral, StrOptions, all_or_nothing,
+                   DEPRECATED, NON_NEGATIVE, POSITIVE, POSITIVE_INT, Integral, Interval, StrOptions, all_or_nothing,
                    check_param_values, check_params, check_sample_weight, encode_labels, label_type, renamed_param, require_y,
                    validate_fit, validate_predict, weight_spread)
 from ._predictor import finite_scores
@@ -613,6 +613,9 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     def sample_posterior(self, n_samples, random_state=None):
         """Draw ``n_samples`` weight vectors from ``N(m, A^{-1})``: ``w = m + L^{-T} z``."""
         check_is_fitted(self)
+        # (int(n_samples) took 2.5 as 2 and '3' as 3; -1 got numpy's "negative dimensions are not allowed")
+        check_param_values("sample_posterior", {"n_samples": [Interval(Integral, 0, None, closed="left")]},
+                           {"n_samples": n_samples})
         rng = np.random.default_rng(random_state)
         z = rng.standard_normal((int(n_samples), self.posterior_mean_.size))
         return self.posterior_mean_ + linalg.solve_triangular(self.laplace_.chol, z.T, lower=True, trans="T").T

@@ -331,3 +331,14 @@ def test_mvn_log_likelihood_reads_mean_and_cov_as_real_unmasked_arrays():
         linbook.mvn_log_likelihood(X, np.ma.array([0.0, 5.0], mask=[False, True]), np.eye(2))
     with pytest.raises(TypeError, match=r"\bmean\b must be real"):
         linbook.mvn_log_likelihood(X, [0.0, 1j], np.eye(2))
+
+
+@pytest.mark.parametrize("n", [-1, 2.5, "3", None])
+def test_sample_posterior_checks_n_samples(n):
+    """``int(n_samples)`` took 2.5 as 2 draws in silence, -1 got numpy's "negative dimensions are not allowed",
+    None a bare int() TypeError."""
+    X, y = _classes(False)
+    model = linbook.BayesianLogisticRegression().fit(X, y)
+    with pytest.raises(ValueError, match=r"n_samples.*Set n_samples"):
+        model.sample_posterior(n)
+    assert model.sample_posterior(np.int64(3), random_state=0).shape == (3, 3)
