@@ -171,8 +171,13 @@ def _polished_mode(energy, z):
     Newton converges more slowly: one polishing step left the mode 1.3e-9 and 3.3e-9 (relative) off, the log
     evidence 3e-9 and 4e-8, in silence; the steps go on while they shrink. A ``ValueError`` when they still
     shrink after :data:`_POLISH_STEPS` (linear convergence: the Hessian at the mode is singular)."""
-    def above_rounding(step):       # (a step below the rounding of z cannot bring it nearer)
-        return step is not None and _longest(step) > np.finfo(float).eps * _longest(z)
+    def above_rounding(step):
+        # a step below the rounding of z cannot bring it nearer; after the first, below eps max(1, |z|): the mode
+        # search's own floor (X * 1e-12 under prior_precision 0.5: the intercept, ~1e-22, drifted by 5e-24 per step,
+        # its gradient's data term rounded away). The first step is taken down to the rounding of z itself
+        # (prior_precision 1e300: the whole mode is ~1e-300).
+        floor = _longest(z) if n == 0 else max(1.0, _longest(z))
+        return step is not None and _longest(step) > np.finfo(float).eps * floor
 
     step, n = _full_newton_step(energy, z), 0
     while n < _POLISH_STEPS and above_rounding(step):
