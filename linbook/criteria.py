@@ -35,6 +35,11 @@ def _check_arguments(caller, log_likelihood, n_params, **counts):
     # a 0-d array (a model's summed log-likelihood) is a number here
     values = {"log_likelihood": np.asarray(log_likelihood).item() if np.ndim(log_likelihood) == 0 else log_likelihood,
               "n_params": n_params, **counts}
+    for name, count in {"n_params": n_params, **counts}.items():
+        # a Python int beyond float64 (10**400): the constraint check raised OverflowError, naming nothing
+        if isinstance(count, int) and abs(count) >= 2**1024:
+            raise ValueError(f"{caller}: {name} is an integer of {len(str(abs(count)))} digits, beyond float64; "
+                             f"pass {name} as the count it is (far below 1e308)")
     check_param_values(caller, constraints, values)
     if not abs(float(log_likelihood)) <= np.finfo(float).max / 2:
         raise ValueError(f"{caller}: -2 * log_likelihood overflows float64 (log_likelihood = {float(log_likelihood):.3g}); "
@@ -68,7 +73,8 @@ def bic(log_likelihood, n_params, n_samples):
     _check_arguments("bic", log_likelihood, n_params, n_samples=n_samples)
     # one line of arithmetic: statsmodels' eval_measures.bic is the same but not a dependency of linbook
     with np.errstate(over="ignore"):        # checked by _finite
-        return _finite("bic", -2.0 * float(log_likelihood) + n_params * np.log(n_samples))
+        # (float first: np.log of a Python int beyond int64, 10**30 say, raised numpy's TypeError)
+        return _finite("bic", -2.0 * float(log_likelihood) + n_params * np.log(float(n_samples)))
 
 
 class InformationCriteriaMixin:

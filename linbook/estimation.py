@@ -22,7 +22,7 @@ import numpy as np
 
 from ._design import column_means
 from .base import POSITIVE, Interval, all_or_nothing, check_param_values
-from .numerics import _power_of_two_scale
+from .numerics import _power_of_two_scale, _refuse_masked, log1pexp
 from .optim.result import real_array
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
 
 
 def _as_finite(x, name, ndim):
+    _refuse_masked(x, name)
     x = real_array(x, name)
     if x.ndim not in ndim:
         raise ValueError(f"{name} must be {' or '.join(f'{d}-D' for d in ndim)}; got shape {x.shape}. Reshape {name} "
@@ -51,6 +52,7 @@ def _as_finite(x, name, ndim):
 
 def _as_binary(x, name="x"):
     """1-D float array of 0/1 values (accepts bool); empty is allowed here."""
+    _refuse_masked(x, name)
     x = np.asarray(x)
     if x.dtype == bool:
         x = x.astype(float)
@@ -158,7 +160,9 @@ def gaussian_mle(X, *, unbiased=False):
     R = Z - mz
     S = _scatter_about_the_mean(R) / (n - 1 if unbiased else n)
     with np.errstate(over="ignore", under="ignore"):
-        mean, cov = mz * c, S * np.multiply.outer(c, c)
+        # (S c_i) c_j, not S (c_i c_j): c_i c_j overflows for data near 1e308, and 0 * inf made the variance of
+        # a constant column there NaN (refused as an overflow, though it is 0)
+        mean, cov = mz * c, np.multiply.outer(S * c, c) if X.ndim == 1 else (S * c[:, None]) * c[None, :]
     if not np.all(np.isfinite(cov)):
         raise ValueError("the (co)variance of X overflows float64 (|X| near 1e154 or more): rescale "
                          "the data (e.g. divide by its largest entry) before estimating.")
@@ -224,9 +228,10 @@ def mvn_log_likelihood(X, mean, cov):
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "MLE of the multivariate normal".
     """
     X = _as_finite(X, "X", (2,))
-    n, d = X.shape
-    mean = np.asarray(mean, dtype=float)
-    cov = np.asarray(cov, dtype=float)
+    d = X.shape[1]
+    _refuse_masked(mean, "mean")
+    _refuse_masked(cov, "cov")
+    mean, cov = real_array(mean, "mean"), real_array(cov, "cov")     # (complex: an error, not a dropped part)
     if mean.shape != (d,) or cov.shape != (d, d):
         raise ValueError(f"mean must have shape ({d},) and cov ({d}, {d}); got {mean.shape} and {cov.shape}. "
                          "Pass one mean entry per column of X and a square cov of that size")
@@ -234,13 +239,11 @@ def mvn_log_likelihood(X, mean, cov):
         raise ValueError("mean and cov must be finite (no NaN or inf): fix how they were estimated")
     # linbook's one covariance check (symmetric and positive definite relative to each entry's own
     # variances, so that units do not matter) and its Cholesky factor L; then log|cov| = 2 sum log L_ii
-    # and the Mahalanobis terms are ||L^{-1}(x_i - mean)||^2
-    from .gaussian import mvn_cholesky
-    L = mvn_cholesky(cov)
-    from scipy.linalg import solve_triangular
-    Z = solve_triangular(L, (X - mean).T, lower=True)
-    logdet = 2.0 * np.sum(np.log(np.diag(L)))
-    return float(-0.5 * n * d * np.log(2 * np.pi) - 0.5 * n * logdet - 0.5 * np.sum(Z * Z))
+    # and the Mahalanobis terms are ||L^{-1}(x_i - mean)||^2, per row by mvn_logpdf (a far point along a
+    # direction of tiny variance gives -inf there, not NaN; x - mean near 1e308 does not overflow)
+    from .gaussian import mvn_cholesky, mvn_logpdf
+    with np.errstate(over="ignore"):          # a sum below -1.8e308: -inf, as rounded
+        return float(np.sum(mvn_logpdf(X, mean, chol=mvn_cholesky(cov))))
 
 
 def _shares(a, b):
@@ -460,20 +463,78 @@ class BetaBernoulli:
 
         # the larger relative sd, of theta or of 1 - theta: sqrt(max(a, b) / (min(a, b) (a + b + 1))),
         # in logs because a + b may overflow
+        # (log1p((small + 1) / big) as log1pexp of a difference of logs: the quotient overflows for subnormal
+        # counts, and a = b = 5e-324 (U-shaped, the interval ~(0, 1)) counted as narrow: (0.5, 0.5))
         small, big = min(a, b), max(a, b)
-        log_rel_sd = -0.5 * (np.log(small) + np.log1p((small + 1.0) / big))
+        log_rel_sd = -0.5 * (np.log(small) + log1pexp(np.log1p(small) - np.log(big)))
         z = stats.norm.isf((1 - level) / 2)
-        if log_rel_sd + np.log(z) < np.log(np.finfo(float).eps) - 2:     # z sd < eps mean / e^2
+        # max(z, 1) sd < eps mean / e^2: every quantile within z sd (and the median) rounds to the mean. (With z
+        # itself, a level near 0 (z -> 0) counted as narrow: Beta(1, 10) at level 1e-20 gave the mean, 0.0909,
+        # for the median, 0.0670.)
+        if log_rel_sd + np.log(max(z, 1.0)) < np.log(np.finfo(float).eps) - 2:
             mean = self.posterior_mean()
             return mean, mean
-        lo, hi = (np.nan, np.nan) if np.isinf(a + b) else \
-            stats.beta.ppf([(1 - level) / 2, (1 + level) / 2], a, b)
+        lo, hi = _beta_quantiles([(1 - level) / 2, (1 + level) / 2], a, b)
         if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi):     # lo > hi: scipy lost its accuracy
             raise ValueError(
                 f"the credible interval of the posterior Beta({a:g}, {b:g}) cannot be computed: the beta "
                 f"quantile function fails at these counts (prior a={self.a!r}, b={self.b!r}). Use prior "
-                "pseudo-counts below 1e300, or a normal approximation from posterior_mean().")
+                "pseudo-counts between 1e-300 and 1e300, or a normal approximation from posterior_mean().")
         return float(lo), float(hi)
+
+
+#: ``Beta(a, b)`` with ``b`` at least this many times ``max(a, 1)`` is ``Gamma(a, 1) / b`` to float64's precision.
+_GAMMA_LIMIT = 1e32
+#: ``Beta(a, b)`` with both counts at least this is its Cornish-Fisher expansion to float64's precision
+#: (see :func:`_cornish_fisher_quantiles`).
+_NORMAL_LIMIT = 1e10
+
+
+def _cornish_fisher_quantiles(q, a, b):
+    """Quantiles ``q`` of ``Beta(a, b)`` for ``a, b >= 1e10``: ``mean + sd (z + (z^2 - 1) skew / 6)``, ``z`` the
+    normal quantile (the first-order Cornish-Fisher expansion).
+
+    Why: scipy's beta quantiles drift for such counts (``Beta(1e15, 3e15)``: the lower end 0.77 sd off, in
+    silence; NaN from ``Beta(2e16, 1e17)`` on), yet the interval is ~1e-8 wide. The expansion's error is
+    ``~skew^2 sd``, ``skew ~ 2 / sqrt(min(a, b))``: 4e-10 sd at 1e10 (scipy agrees there to 4e-11 sd). Formed
+    from the shares ``a / (a + b)``, ``b / (a + b)`` and ``sqrt(a + b + 1)`` with ``max(a, b)`` factored out,
+    so that ``a + b`` may overflow.
+    """
+    from scipy import stats
+
+    p1, p0 = _shares(a, b)
+    big = max(a, b)
+    root_n = np.sqrt(big) * np.sqrt(min(a, b) / big + 1.0 + 1.0 / big)        # sqrt(a + b + 1)
+    sd = np.sqrt(p1 * p0) / root_n
+    skew = 2.0 * (p0 - p1) / (np.sqrt(p1 * p0) * root_n)       # (to a relative 1 / (a + b), far below its effect)
+    z = stats.norm.ppf(q)
+    return p1 + sd * (z + (z * z - 1.0) * skew / 6.0)
+
+
+def _beta_quantiles(q, a, b):
+    """Quantiles ``q`` of ``Beta(a, b)``; NaN where they cannot be computed.
+
+    Why not ``scipy.stats.beta.ppf`` alone: it returns NaN for counts far apart (``Beta(50, 1e200)``: NaN for
+    the lower quantile, ``3.7e-199``; ``Beta(3, 1e180)``: 4.1e-289 for 6.2e-181), drifts for large counts
+    (:func:`_cornish_fisher_quantiles`) and raises ``OverflowError`` for subnormal counts. When one count dwarfs
+    the other, ``theta = G_a / (G_a + G_b)`` with ``G_b / b = 1 + O(b^-1/2)``: ``theta = G_a / b`` to
+    ``1e-16`` relative beyond :data:`_GAMMA_LIMIT` (and ``1 - theta = G_b / a`` when ``a`` is the larger).
+    """
+    from scipy import stats
+
+    q = np.asarray(q, dtype=float)
+    if min(a, b) >= _NORMAL_LIMIT:
+        return _cornish_fisher_quantiles(q, a, b)
+    if b >= _GAMMA_LIMIT * max(a, 1.0):
+        return stats.gamma.ppf(q, a) / b
+    if a >= _GAMMA_LIMIT * max(b, 1.0):
+        return 1.0 - stats.gamma.isf(q, b) / a
+    if np.isinf(a + b):
+        return np.full(q.shape, np.nan)
+    try:
+        return stats.beta.ppf(q, a, b)
+    except (ArithmeticError, ValueError):          # boost's beta function overflows for subnormal counts
+        return np.full(q.shape, np.nan)
 
 
 def _check_positive(v, name, caller):

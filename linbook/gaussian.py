@@ -18,7 +18,8 @@ import numpy as np
 from scipy import linalg
 
 from .base import Integral, Interval, as_rng, check_param_values
-from .numerics import _power_of_two_scale
+from .numerics import _binary_exponent, _power_of_two_scale, _refuse_masked
+from .optim.result import real_array
 
 __all__ = ["mvn_cholesky", "mahalanobis", "mvn_logpdf", "mvn_sample", "mvn_entropy"]
 
@@ -62,6 +63,7 @@ def mvn_cholesky(cov, *, what="covariance"):
     if np.iscomplexobj(cov) or hasattr(cov, "toarray"):
         raise TypeError(f"{what} must be a dense real matrix; got {type(cov).__name__} of "
                         f"{getattr(cov, 'dtype', 'unknown dtype')}. Pass a real numpy array (.toarray() for a sparse one)")
+    _refuse_masked(cov, "cov")
     cov = np.asarray(cov, dtype=float)
     if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
         raise ValueError(f"{what} must be a square matrix; got shape {cov.shape}. Pass a D x D array")
@@ -107,10 +109,12 @@ def tiny_pivot(d):
 
 def _points(X, mean, L):
     """``X`` as a finite (N, D) array and ``mean`` as a finite (D,) array matching ``L``, or a clear error."""
-    X = np.asarray(X, dtype=float)
-    single = X.ndim == 1
+    _refuse_masked(X, "X")
+    _refuse_masked(mean, "mean")
+    X = real_array(X, "X")             # complex, strings, sparse: an error naming X (numpy's names nothing)
+    single = X.ndim <= 1                # one point: (D,), or a number when D = 1
     X = np.atleast_2d(X)
-    mean = np.asarray(mean, dtype=float).ravel()
+    mean = real_array(mean, "mean").ravel()
     D = L.shape[0]
     if X.ndim != 2 or X.shape[1] != D or mean.size != D:
         raise ValueError(f"points must have shape (N, {D}) and mean shape ({D},) to match the {D} x {D} "
@@ -122,6 +126,9 @@ def _points(X, mean, L):
 
 
 def _chol(cov, chol):
+    if cov is not None and chol is not None:
+        raise ValueError("give the covariance cov or its Cholesky factor chol, not both (one would be ignored): "
+                         "pass chol=None, or cov=None")
     if chol is None:
         if cov is None:
             raise ValueError("give the covariance cov or its Cholesky factor chol")
@@ -154,10 +161,32 @@ def mahalanobis(X, mean, cov=None, *, chol=None):
     """
     L = _chol(cov, chol)
     X, mean, single = _points(X, mean, L)
-    Z = linalg.solve_triangular(L, (X - mean).T, lower=True, check_finite=False)
-    with np.errstate(over="ignore"):            # a point ~1e154 standard deviations away: inf, as rounded
-        d2 = np.einsum("ij,ij->j", Z, Z)
+    q, s = _scaled_squared_distances(X, mean, L)
+    with np.errstate(over="ignore", under="ignore"):    # a point ~1e154 standard deviations away: inf, as rounded
+        d2 = np.ldexp(q, 2 * s)
     return float(d2[0]) if single else d2
+
+
+def _scaled_squared_distances(X, mean, L):
+    """``(q, s)`` with ``||L^{-1}(x_i - mean)||^2 = q_i 4^{s_i}``, without overflow or underflow on the way.
+
+    Why: ``L^{-1}(x - mean)`` formed as it stands overflows part-way for a point far out along a direction of
+    tiny variance (variance 1e-300, a point 1e300 away: an inf, then ``0 * inf`` in the triangular solve, and
+    the distance came out NaN), and ``x - mean`` overflows for entries of opposite signs near 1e308. Powers of
+    two bring every factor near 1 exactly: ``L = diag(2^f) L'`` (rows of ``L'`` at most 1 in magnitude), each
+    residual ``(x_ij - mean_j) / 2^f_j = 2^{s_i} U_ij`` with ``|U_ij| <= 2``; then ``q_i = ||L'^{-1} U_i||^2``.
+    """
+    f = _binary_exponent(np.max(np.abs(L), axis=1, initial=0.0))
+    t = _binary_exponent(np.maximum(np.abs(X), np.abs(mean)))     # x_ij and mean_j over 2^t_ij: below 1
+    R = np.ldexp(X, -t) - np.ldexp(mean, -t)                        # (x_ij - mean_j) / 2^t_ij, |R| < 2
+    g = t - f                                                       # residual over 2^f_j = R_ij 2^g_ij
+    s = np.max(np.where(R != 0, g, np.iinfo(np.int32).min), axis=1, initial=np.iinfo(np.int32).min)
+    s = np.where(np.any(R != 0, axis=1), s, 0)
+    U = np.ldexp(R, g - s[:, None])
+    Z = linalg.solve_triangular(np.ldexp(L, -f[:, None]), U.T, lower=True, check_finite=False)
+    with np.errstate(over="ignore", invalid="ignore"):      # only for distances far beyond float64
+        q = np.einsum("ij,ij->j", Z, Z)
+    return np.where(np.isnan(q), np.inf, q), s
 
 
 def mvn_logpdf(X, mean, cov=None, *, chol=None):
@@ -181,9 +210,12 @@ def mvn_logpdf(X, mean, cov=None, *, chol=None):
     Derived in: chapter "Gaussian models and GDA" § "The multivariate normal".
     """
     L = _chol(cov, chol)
-    d = L.shape[0]
-    d2 = mahalanobis(X, mean, chol=L)
-    return -0.5 * d * _LOG_2PI - np.sum(np.log(np.diag(L))) - 0.5 * d2
+    X, mean, single = _points(X, mean, L)
+    q, s = _scaled_squared_distances(X, mean, L)
+    with np.errstate(over="ignore", under="ignore"):
+        half_d2 = np.ldexp(q, 2 * s - 1)        # (d2 / 2 may be a double where d2 is not)
+    logp = -0.5 * L.shape[0] * _LOG_2PI - np.sum(np.log(np.diag(L))) - half_d2
+    return float(logp[0]) if single else logp
 
 
 def mvn_sample(mean, cov, size=1, *, random_state=None):

@@ -38,7 +38,7 @@ def sigmoid(z):
 
     Derived in: chapter "Logistic regression" § "Model".
     """
-    z = np.asarray(z, dtype=float)
+    z = _as_real(z, "z")
     with np.errstate(under="ignore"):  # exp(-1000) underflows to 0 by design
         e = np.exp(-np.abs(z))
     out = np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
@@ -54,7 +54,7 @@ def log1pexp(z):
 
     Derived in: chapter "Logistic regression" § "The sigmoid and its logarithm".
     """
-    z = np.asarray(z, dtype=float)
+    z = _as_real(z, "z")
     with np.errstate(under="ignore"):  # exp(-|z|) underflows to 0 by design
         out = np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))
     # -inf: max(-inf,0)=0, exp(-inf)=0 -> 0; +inf: inf + 0 = inf. Both fine.
@@ -66,7 +66,7 @@ def log_sigmoid(z):
 
     Derived in: chapter "Logistic regression" § "The sigmoid and its logarithm".
     """
-    return -log1pexp(-np.asarray(z, dtype=float))
+    return -log1pexp(-_as_real(z, "z"))
 
 
 def _row_max(a, axis):
@@ -96,29 +96,39 @@ def logsumexp(a, axis=None, keepdims=False):
 
     Exact limits at the ends of the float range: rows that are entirely ``-inf`` give
     ``-inf``; a row holding ``+inf`` gives ``+inf``; entries near ``+-1e308`` do not overflow.
-    NaN propagates (a row with NaN gives NaN), as in numpy.
+    NaN propagates (a row with NaN gives NaN), as in numpy. An empty row (a sum of no terms) gives
+    ``log 0 = -inf``, as in scipy.
 
     Parameters
     ----------
     a : array_like
-    axis : int or None
-        Axis to reduce; ``None`` reduces everything.
+    axis : int, tuple of ints or None
+        Axis or axes to reduce; ``None`` reduces everything.
     keepdims : bool
 
     Derived in: chapter "Logistic regression" § "Multinomial logistic regression".
     """
-    a = np.asarray(a, dtype=float)
-    if axis is None:
-        return logsumexp(a.reshape(-1), axis=0, keepdims=False).reshape((1,) * a.ndim if keepdims else ())[()]
-    m, pos, neg = _row_max(a, axis)
+    a = _as_real(a, "a")
+    axes = _reduction_axes(a.ndim, axis, "logsumexp")
+    rows, _ = _as_rows(a, axes)
+    out = _logsumexp_rows(rows)
+    shape = [1 if i in axes else n for i, n in enumerate(a.shape)] if keepdims else \
+        [n for i, n in enumerate(a.shape) if i not in axes]
+    out = out.reshape(shape)
+    return out[()] if out.ndim == 0 else out
+
+
+def _logsumexp_rows(rows):
+    """``logsumexp`` of each row of the 2-D ``rows``, shape ``(m,)``."""
+    if rows.shape[1] == 0:
+        return np.full(rows.shape[0], -np.inf)
+    m, pos, neg = _row_max(rows, 1)
     shift = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(divide="ignore", under="ignore", over="ignore", invalid="ignore"):
-        out = _log_shifted_sum(a - shift, axis) + shift
+        out = _log_shifted_sum(rows - shift, 1) + shift
     out = np.where(pos, np.inf, np.where(neg, -np.inf, out))
     out = np.where(np.isnan(m), np.nan, out)          # _log_shifted_sum may have left a NaN maximum out
-    if not keepdims:
-        out = np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
-    return out[()] if np.ndim(out) == 0 else out
+    return out[:, 0]
 
 
 def log_softmax(a, axis=-1):
@@ -127,22 +137,26 @@ def log_softmax(a, axis=-1):
     Limits: in a row holding ``k`` entries equal to ``+inf``, those get ``-log k`` and the
     others ``-inf`` (the limit as they grow together: the mass is split evenly over them).
     A row that is entirely ``-inf`` has no normalisation and raises ``ValueError``. NaN
-    propagates to its row.
+    propagates to its row. ``axis`` may be an int, a tuple of ints or ``None`` (all axes).
 
     Derived in: chapter "Logistic regression" § "Multinomial logistic regression".
     """
-    a = np.asarray(a, dtype=float)
-    m, pos, neg = _row_max(a, axis)
+    return _along_axes(_log_softmax_rows, a, axis, "log_softmax")
+
+
+def _log_softmax_rows(a):
+    """:func:`log_softmax` of each row of the non-empty 2-D ``a``."""
+    m, pos, neg = _row_max(a, 1)
     _no_all_neg_inf(neg, "log_softmax")
     # Shift first, then subtract the small log-sum: a - logsumexp(a) would cancel
     # two large numbers (|a| ~ 1000) and lose ~13 digits' worth of absolute accuracy.
     shift = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(under="ignore", divide="ignore", over="ignore", invalid="ignore"):
         shifted = a - shift
-        out = np.where(np.isnan(m), np.nan, shifted - _log_shifted_sum(shifted, axis))
+        out = np.where(np.isnan(m), np.nan, shifted - _log_shifted_sum(shifted, 1))
     if np.any(pos):
         hit = np.isposinf(a)
-        k = np.sum(hit, axis=axis, keepdims=True)
+        k = np.sum(hit, axis=1, keepdims=True)
         out = np.where(pos, np.where(hit, -np.log(np.maximum(k, 1)), -np.inf), out)
     return out
 
@@ -153,23 +167,95 @@ def softmax(a, axis=-1):
     Limits: a row holding ``k`` entries equal to ``+inf`` puts mass ``1/k`` on each of them
     and 0 elsewhere (the limit as they grow together). A row that is entirely ``-inf`` (all
     probabilities zero) cannot be normalised and raises ``ValueError``. Entries near
-    ``+-1e308`` do not overflow. NaN propagates to its row.
+    ``+-1e308`` do not overflow. NaN propagates to its row. ``axis`` may be an int, a tuple of
+    ints or ``None`` (all axes).
 
     Derived in: chapter "Logistic regression" § "Multinomial logistic regression";
     temperature form in chapter "Gaussian models and GDA" § "Softmax and temperature".
     """
-    a = np.asarray(a, dtype=float)
-    m, pos, neg = _row_max(a, axis)
+    return _along_axes(_softmax_rows, a, axis, "softmax")
+
+
+def _softmax_rows(a):
+    """:func:`softmax` of each row of the non-empty 2-D ``a``."""
+    m, pos, neg = _row_max(a, 1)
     _no_all_neg_inf(neg, "softmax")
     shift = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(under="ignore", over="ignore", invalid="ignore"):
         e = np.exp(a - shift)
-        out = e / np.sum(e, axis=axis, keepdims=True)
+        out = e / np.sum(e, axis=1, keepdims=True)
     if np.any(pos):
         hit = np.isposinf(a)
-        k = np.sum(hit, axis=axis, keepdims=True)
+        k = np.sum(hit, axis=1, keepdims=True)
         out = np.where(pos, hit / np.maximum(k, 1), out)
     return out
+
+
+# ---------------------------------------------------------------- inputs and axes
+
+
+def _as_real(a, name):
+    """``a`` as a float64 array (float16/32, int and bool are computed in float64), or an error naming ``name``.
+
+    Why not ``np.asarray(a, dtype=float)``: it turns ``None`` into NaN (a missing value made a silent NaN:
+    ``sigmoid(None)`` was NaN), reads a masked array's hidden values as data, and refuses complex or text
+    entries with numpy's own message, which names nothing.
+    """
+    if type(a) is np.ndarray and a.dtype == np.float64:
+        return a
+    _refuse_masked(a, name)
+    arr = np.asarray(a)
+    if arr.dtype.kind in "biuf":
+        return arr.astype(float, copy=False)
+    if arr.dtype.kind == "O" and not any(v is None or isinstance(v, (str, bytes, complex)) for v in arr.flat):
+        try:
+            return arr.astype(float)
+        except (TypeError, ValueError):
+            pass
+    raise TypeError(f"{name} must hold real numbers; got an array of {arr.dtype} (None, text or complex "
+                    f"entries). Pass {name} as a float array: np.nan for a missing value, np.real for complex ones")
+
+
+def _refuse_masked(a, name):
+    """A clear error for a masked array with masked entries: ``np.asarray`` reads their hidden values as data
+    (``gaussian_mle`` of ``[1, 2, --]`` used the masked 100: a mean of 34.3)."""
+    if isinstance(a, np.ma.MaskedArray) and np.ma.is_masked(a):
+        raise ValueError(f"{name} is a masked array with masked entries, which would be read as their hidden "
+                         f"values: fill them ({name}.filled(np.nan)) or drop them ({name}.compressed()) first")
+
+
+def _reduction_axes(ndim, axis, caller):
+    """``axis`` (``None``, an int or a tuple of ints) as a sorted tuple of axes of an ``ndim``-D array, or a clear
+    error; ``()`` for a 0-d array, whose one entry is its own row."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    if not all(isinstance(ax, (int, np.integer)) and not isinstance(ax, (bool, np.bool_)) for ax in axes):
+        raise TypeError(f"{caller}: axis must be None, an int or a tuple of ints; got {axis!r}. Pass an int axis")
+    size = max(ndim, 1)
+    if not all(-size <= ax < size for ax in axes) or len({int(ax) % size for ax in axes}) != len(axes):
+        raise ValueError(f"{caller}: axis {axis!r} does not name distinct axes of an array of {ndim} dimensions; "
+                         f"pass axes in [-{size}, {size - 1}], each once")
+    return tuple(sorted(int(ax) % size for ax in axes)) if ndim else ()
+
+
+def _as_rows(a, axes):
+    """``(rows, moved_shape)``: ``a`` with the axes ``axes`` moved last and merged into one, shape ``(m, k)``,
+    and the shape before merging."""
+    last = range(a.ndim - len(axes), a.ndim)
+    moved = np.moveaxis(a, axes, last)
+    k = int(np.prod([a.shape[i] for i in axes], dtype=np.int64))
+    return moved.reshape(int(np.prod(moved.shape[:a.ndim - len(axes)], dtype=np.int64)), k), moved.shape
+
+
+def _along_axes(rows_fn, a, axis, caller):
+    """``rows_fn`` (a map of the rows of a 2-D array to the same shape) applied along ``axis`` of ``a``."""
+    a = _as_real(a, "a")
+    axes = _reduction_axes(a.ndim, axis, caller)
+    rows, moved_shape = _as_rows(a, axes)
+    out = rows_fn(rows) if rows.size else rows.copy()         # no entries: nothing to normalise
+    out = np.moveaxis(out.reshape(moved_shape), range(a.ndim - len(axes), a.ndim), axes)
+    return out[()] if out.ndim == 0 else out
 
 
 # ---------------------------------------------------------------- exact power-of-two scaling
