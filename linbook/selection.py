@@ -122,9 +122,10 @@ def hat_diagonal(X, *, fit_intercept=False):
     with _with_advice():
         X = check_array(X, dtype=np.float64, input_name="X")
     X = _independent_columns(X, fit_intercept)
-    graded = _graded_leverages(X, np.zeros(X.shape[0]), 0.0, fit_intercept) if _graded_method(X, fit_intercept) else None
-    if graded is not None:                      # rows far apart in magnitude
-        return graded[0]
+    if _graded_method(X, fit_intercept):        # rows far apart in magnitude
+        graded = _graded_leverages(X, np.zeros(X.shape[0]), 0.0, fit_intercept)
+        if graded is not None:
+            return graded[0]
     return np.sum(_column_space(_design(X, fit_intercept)) ** 2, axis=1)
 
 
@@ -332,7 +333,7 @@ def _graded_method(X, fit_intercept):
     fall into two groups (:func:`_two_scales`), then ``"refits"`` (:func:`_graded_loo`) within the budget, else
     ``"closed form"`` (:func:`_graded_closed_form`)."""
     n, p = X.shape[0], X.shape[1] + int(fit_intercept)
-    if _two_scales(X, fit_intercept, few_large=True) is None:
+    if not X.shape[1] or _two_scales(X, fit_intercept, few_large=True) is None:
         return None
     affordable = n <= _MAX_GRADED_REFITS and n * (n + p) * p * p <= _MAX_GRADED_REFIT_FLOPS
     return "refits" if affordable else "closed form"
@@ -399,18 +400,23 @@ def _graded_rank_split(X, fit_intercept):
     """``(keep, drop, C)``: the columns of ``X`` that a row-graded rank test keeps (each in turn against those kept
     before it, and the intercept's), the others, and ``C`` with ``X[:, drop] = X[:, keep] @ C`` (plus a constant
     beside an intercept) to rounding. Row-graded: a column is dependent only where its residual is within rounding
-    in *every* row, each row on its own digits (:func:`_residual_within_rounding`). Why: a rank test relative to the largest rows
-    put the directions only the small rows fix below the large rows' rounding (a refit without one of two far rows
-    was refused as undetermined), and one relative to the residual's norm kept ``3 x`` beside a far row as a column
-    of its own (its residual the far row's rounding of ``3 x``): residuals 4 to 1e53 times off, silently."""
+    in *every* row, each row on its own digits (:func:`_residual_within_rounding`). Why: a rank test relative to
+    the largest rows put the directions only the small rows fix below the large rows' rounding (a refit without
+    one of two far rows was refused as undetermined), and one relative to the residual's norm kept ``3 x`` beside
+    a far row as a column of its own (its residual the far row's rounding of ``3 x``): residuals 4 to 1e53 times
+    off, silently."""
     n, d = X.shape
-    Z, scale = _scaled_features(_shifted_by_small_rows(X, np.zeros(n), fit_intercept)[0])
+    shifted = _shifted_by_small_rows(X, np.zeros(n), fit_intercept)[0]
+    Z, scale = _scaled_features(shifted)
     Phi = np.hstack([Z, np.ones((n, 1))]) if fit_intercept else Z
     keep, found = [d] if fit_intercept else [], {}
     if _clearly_independent(Phi):
         return np.arange(d), np.zeros(0, dtype=int), np.zeros((d, 0))
+    with np.errstate(over="ignore"):               # (x_ij rounded as given, and again when shifted)
+        size = np.minimum(np.abs(X) / scale + np.abs(shifted) / scale, np.finfo(float).max)
+    size = np.hstack([size, np.ones((n, 1))]) if fit_intercept else size
     for j in range(d):
-        c = _residual_within_rounding(Phi[:, keep], Phi[:, j])
+        c = _residual_within_rounding(Phi[:, keep], Phi[:, j], size[:, keep], size[:, j])
         if c is None:
             keep.append(j)
         else:
@@ -427,7 +433,7 @@ def _clearly_independent(Phi):
     is not needed."""
     if Phi.shape[0] < Phi.shape[1]:
         return False
-    size = np.max(np.abs(Phi), axis=1)
+    size = np.max(np.abs(Phi), axis=1, initial=0.0)
     for M in (Phi, Phi / np.where(size > 0, size, 1.0)[:, None]):
         with single_threaded_blas():
             R, pivot = linalg.qr(M, mode="r", pivoting=True)
@@ -436,9 +442,11 @@ def _clearly_independent(Phi):
     return False
 
 
-def _residual_within_rounding(A, b):
+def _residual_within_rounding(A, b, A_size, b_size):
     """The least-squares coefficients ``c`` of ``b`` on the columns of ``A`` (the intercept's, if any, first) where
-    every entry of ``b - A c`` is within the rounding of its terms ``b_i`` and ``a_ij c_j``, else ``None``. If the
+    every entry of ``b - A c`` is within the rounding of its terms ``b_i`` and ``a_ij c_j``, else ``None``; their
+    sizes ``A_size``, ``b_size`` are those of the entries as given (a column offset by 1e6 and shifted to ~1 holds
+    only the digits it had: ``3 x`` of it is within rounding of three times it, 1e-10 of the shifted column). If the
     plain fit misses that, fits with each row divided by its terms' size (a power of two) decide. Why: where a
     few far rows alone determine ``c``, their rounding sets it (an intercept's coefficient ~1e-11 for ``pi x``
     beside three rows of 1e5), and the plain fit's residual in the small rows is that, not their own rounding."""
@@ -446,39 +454,35 @@ def _residual_within_rounding(A, b):
         return np.zeros(0) if np.all(b == 0) else None
     w, tol = np.ones(len(b)), _DEPENDENT * (A.shape[1] + 1) * np.finfo(float).eps
     for _ in range(4):              # (each time weights from the last fit's terms, until they settle)
-        fit = _graded_fit(A * w[:, None], b * w)
-        if fit is None:
+        c = _graded_fit(A * w[:, None], b * w)
+        if c is None:
             return None
-        c, residual = fit
-        terms = np.abs(b) + np.abs(A) @ np.abs(c)
+        terms = b_size + A_size @ np.abs(c)
         with np.errstate(divide="ignore", invalid="ignore"):
-            miss = np.max(np.where(residual == 0, 0.0, np.abs(residual) / (terms * w)))
+            residual = np.abs(b - A @ c)            # (its own rounding is within tol of the terms)
+            miss = np.max(np.where(residual == 0, 0.0, residual / terms))
         if miss <= tol:
             return c
-        w, settled = 1.0 / _power_of_two_scale(terms, normal=True), w
+        floor = np.min(terms[terms > 0], initial=1.0)      # (rows of zeros: fitted exactly, as heavily as any)
+        w, settled = 1.0 / _power_of_two_scale(np.maximum(terms, floor), normal=True), w
         if np.array_equal(w, settled):
             return None
     return None
 
 
 def _graded_fit(A, b):
-    """``(c, b - A c)``, the least-squares fit by a Householder QR of the rows largest first, columns pivoted, and
-    the residual as ``b - Q Q^T b``: accurate row by row (Powell and Reid; without the pivoting a far row's entry
-    outside the first column left ``c`` 1e16 off); ``None`` where ``R`` is singular or ``c`` not finite."""
+    """The least-squares coefficients of ``b`` on ``A`` by a Householder QR of the rows largest first, columns
+    pivoted: accurate row by row (Powell and Reid; without the pivoting a far row's entry outside the first column
+    left them 1e16 off); ``None`` where ``R`` is singular or they are not finite."""
     order = _largest_rows_first(A)
     with single_threaded_blas():
         Q, R, pivot = linalg.qr(A[order], mode="economic", pivoting=True)
     if not np.all(np.diag(R) != 0):
         return None
-    z = Q.T @ b[order]
     c = np.empty(A.shape[1])
     with np.errstate(over="ignore", invalid="ignore"):
-        c[pivot] = linalg.solve_triangular(R, z)
-    if not np.all(np.isfinite(c)):
-        return None
-    residual = np.empty(len(b))
-    residual[order] = b[order] - Q @ z
-    return c, residual
+        c[pivot] = linalg.solve_triangular(R, Q.T @ b[order])
+    return c if np.all(np.isfinite(c)) else None
 
 
 def _independent_columns(X, fit_intercept, lam=0.0):
@@ -511,7 +515,7 @@ def _rank_critical_rows(X, fit_intercept, h):
     n = X.shape[0]
     Z = _scaled_features(_shifted_by_small_rows(X, np.zeros(n), fit_intercept)[0])[0]
     Phi = np.hstack([Z, np.ones((n, 1))]) if fit_intercept else Z
-    size = np.max(np.abs(Phi), axis=1)
+    size = np.max(np.abs(Phi), axis=1, initial=0.0)
     unit = Phi / np.where(size > 0, size, 1.0)[:, None]
     return (np.sum(_column_space(unit) ** 2, axis=1) > 1 - _REFIT_LEVERAGE) | (h > 1 - _REFIT_LEVERAGE)
 
