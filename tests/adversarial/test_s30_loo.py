@@ -134,3 +134,59 @@ def test_a_far_row_whose_removal_drops_the_rank_is_still_refused():
     for call in (lambda: loocv_least_squares(X, y), lambda: loocv_ridge(X, y, 0.0)):
         with pytest.raises(ValueError, match="row 0 of X .* do not determine its prediction"):
             call()
+
+
+def _check_all(base, deps, y, fit_intercept):
+    """Least squares (residuals and leverages), and ridge at 1e-300 and 1, against the oracle; no warning."""
+    for lam in (None, 1e-300, 1.0):
+        X, expected, leverages = _oracle(base, deps, y, lam, fit_intercept)
+        if lam is None:
+            r = _silent(lambda: loocv_least_squares(X, y, fit_intercept=fit_intercept, return_residuals=True)[1])
+            h = _silent(lambda: hat_diagonal(X, fit_intercept=fit_intercept))
+            np.testing.assert_allclose(h, leverages, rtol=1e-9, atol=1e-13)
+        else:
+            r = _silent(lambda: loocv_ridge(X, y, lam, fit_intercept=fit_intercept, return_residuals=True)[1])
+        np.testing.assert_allclose(r, expected, rtol=1e-8, atol=0)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("groups", [(1, 1, 1), (2, 0, 3), (0, 3, 2), (5, 2, 1)], ids=str)
+def test_far_rows_in_groups_at_three_scales(groups, fit_intercept):
+    """Groups of far rows at 1e5, 1e40 and 1e120 among 6 ordinary rows, with ``3 x`` as a fourth column. Before:
+    leverages O(1) off (no warning for some), residuals 2 to 5000 times off, or a refusal."""
+    rng = np.random.default_rng(sum(groups))
+    base = rng.standard_normal((6 + sum(groups), 3))
+    start = 0
+    for count, scale in zip(groups, (1e5, 1e40, 1e120)):
+        base[start:start + count] *= scale
+        start += count
+    _check_all(base, [[3.0, 0.0, 0.0]], rng.standard_normal(len(base)), fit_intercept)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("kind", ["rows of zeros", "column of zeros", "n = p + 1", "y offset", "X offset"])
+def test_far_rows_beside_degenerate_rows_columns_and_offsets(kind, fit_intercept):
+    """One or two far rows beside two rows of zeros, a column of zeros, as few rows as coefficients plus one, a
+    target offset by 1e12, or a column offset by 1e6; each with a dependent column (``0.1 x``, ``pi x``, ``x / 3``)
+    except the column of zeros, which is one."""
+    rng = np.random.default_rng(12)
+    base = rng.standard_normal((10, 2))
+    deps = [[0.1, 0.0]]
+    y = rng.standard_normal(10)
+    if kind == "rows of zeros":
+        base[0] *= 1e30
+        base[[3, 7]] = 0.0
+    elif kind == "column of zeros":
+        base[:2] *= 1e50
+        deps = [[0.0, 0.0]]
+    elif kind == "n = p + 1":
+        base, y, deps = base[:3 + int(fit_intercept)], y[:3 + int(fit_intercept)], [[np.pi, 0.0]]
+        base[0] *= 1e20
+    elif kind == "y offset":
+        base[0] *= 1e15
+        y, deps = y + 1e12, [[1 / 3, 0.0]]
+    else:
+        base[:, 0] += 1e6
+        base[0] *= 1e10
+        deps = [[3.0, 0.0]]
+    _check_all(base, deps, y, fit_intercept)
