@@ -190,3 +190,19 @@ def test_far_rows_beside_degenerate_rows_columns_and_offsets(kind, fit_intercept
         base[0] *= 1e10
         deps = [[3.0, 0.0]]
     _check_all(base, deps, y, fit_intercept)
+
+
+@pytest.mark.parametrize("n", [5, 12, 60])
+@pytest.mark.parametrize("seed", range(3))
+def test_a_multiple_of_a_column_offset_far_from_its_spread(seed, n):
+    """``x1 = 1 + 1e-8 z`` and ``x3 = 3 x1`` beside an intercept, no far rows: ``3 x1`` rounded is 1e-8 of its own
+    spread off ``x3``, which a rank test on the centred columns counted as a column of its own (least squares
+    residuals up to 140 times off, leverages O(1) off, silently). The entries' rounding is measured as given."""
+    rng = np.random.default_rng(500 + seed)
+    base = rng.standard_normal((n, 2))
+    base[:, 0] = base[:, 0] * 1e-8 + 1.0
+    y = rng.standard_normal(n)
+    X, expected, leverages = _oracle(base, [[3.0, 0.0]], y, None, True)
+    r = _silent(lambda: loocv_least_squares(X, y, return_residuals=True)[1])
+    np.testing.assert_allclose(r, expected, rtol=1e-6, atol=0)
+    np.testing.assert_allclose(hat_diagonal(X, fit_intercept=True), leverages, rtol=0, atol=1e-8)
