@@ -100,7 +100,10 @@ def hat_diagonal(X, *, fit_intercept=False):
     ``h_ii = sum_j Q_ij^2``. Cost ``O(N D^2)``, memory ``O(N D)``. The columns are first divided
     by powers of two near their typical entries (``H`` does not change), so the rank, and the
     leverages, do not depend on the units of the features; with an intercept they are centred on
-    their medians, and the rows go into the QR largest first (accurate also beside a far row).
+    their medians, and the rows go into the QR largest first (accurate also beside a far row). Where
+    the rows fall into groups far apart in magnitude, the leverages come from a QR of the raw rows
+    largest first, which keeps each group's digits. A column that is a combination of the others to
+    within the rounding of each row (``3 x`` beside ``x``) is dependent: ``H`` does not change.
 
     Parameters
     ----------
@@ -118,7 +121,11 @@ def hat_diagonal(X, *, fit_intercept=False):
     check_param_values("hat_diagonal", {"fit_intercept": ["boolean"]}, {"fit_intercept": fit_intercept})
     with _with_advice():
         X = check_array(X, dtype=np.float64, input_name="X")
-    _warn_if_two_scales(X, fit_intercept, "hat_diagonal")
+    X = _independent_columns(X, fit_intercept)
+    if _graded_method(X, fit_intercept):        # rows far apart in magnitude
+        graded = _graded_leverages(X, np.zeros(X.shape[0]), 0.0, fit_intercept)
+        if graded is not None:
+            return graded[0]
     return np.sum(_column_space(_design(X, fit_intercept)) ** 2, axis=1)
 
 
@@ -190,7 +197,7 @@ def _graded_loo(X, y, lam, fit_intercept, determined, rows=None):
     of the other rows (and the penalty's rows ``sqrt(lam) e_j``) sorted largest first, columns pivoted, on ``X``
     itself, neither centred nor stripped of columns: accurate row by row, so each group keeps its own digits.
 
-    Why: the closed form's leverages (and the refits of :func:`_deleted_residual`, on columns centred on their
+    Why: the closed form's leverages (and the session-28 refits, on columns centred on their
     medians, which lie in the large group, and with a rank test relative to the large rows) lost the small rows'
     digits: residuals 1e-8 to O(1) off at groups 1e6..1e14 apart, against refits in 100-digit arithmetic; these
     refits are within 3e-13 of them on the same designs (the coefficients are those of ``[X, 1] / a``, ``a`` times
@@ -230,6 +237,19 @@ def _graded_closed_form(X, y, lam, fit_intercept, determined):
     (:func:`_design`) has a rank test relative to the large rows, which dropped directions only the small rows
     fix: one row 1e17 times 299 others (least squares) gave residuals 150 times off, silently. ``None`` where that
     QR is singular (a design of lower rank: the closed form on :func:`_design` drops the dependent columns)."""
+    graded = _graded_leverages(X, y, lam, fit_intercept)
+    if graded is None:
+        return None
+    h, e = graded
+    close = np.flatnonzero(h > 1 - _REFIT_LEVERAGE)
+    r = e / np.where(h > 1 - _REFIT_LEVERAGE, 1.0, 1.0 - h)
+    r[close] = _graded_loo(X, y, lam, fit_intercept, determined, rows=close)[close]
+    return r
+
+
+def _graded_leverages(X, y, lam, fit_intercept):
+    """``(h, y - yhat)`` from one Householder QR of the rows of :func:`_graded_problem` (equal rows merged,
+    :func:`_merged_rows`) largest first, columns pivoted: accurate row by row; ``None`` where that QR is singular."""
     A, t, c, penalty = _graded_problem(X, y, lam, fit_intercept)
     U, mean, weight, inverse = _merged_rows(A, t)
     S = np.vstack([U * weight[:, None], penalty])
@@ -242,10 +262,7 @@ def _graded_closed_form(X, y, lam, fit_intercept, determined):
     z = Q.T @ np.concatenate([mean * weight, np.zeros(len(penalty))])
     leverage, fitted = np.sum(Q[:len(U)] ** 2, axis=1), Q[:len(U)] @ z
     h, yhat = leverage[inverse] / weight[inverse] ** 2, fitted[inverse] / weight[inverse]
-    close = np.flatnonzero(h > 1 - _REFIT_LEVERAGE)
-    r = (t - yhat) / np.where(h > 1 - _REFIT_LEVERAGE, 1.0, 1.0 - h) * c
-    r[close] = _graded_loo(X, y, lam, fit_intercept, determined, rows=close)[close]
-    return r
+    return h, (t - yhat) * c
 
 
 def _refit_prediction(B, t, penalty, x, i):
@@ -298,39 +315,10 @@ def _shifted_by_small_rows(X, y, fit_intercept):
     size = np.max(np.abs(X), axis=1, initial=0.0)
     if not np.any(size > 0):
         return X, y
-    small = size <= np.min(size[size > 0]) * _SCALE_GAP
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):        # (a smallest row near 1e308: every row is small)
+        small = size <= np.min(size[size > 0]) * _SCALE_GAP
         Xs, ys = X - np.median(X[small], axis=0), y - np.median(y[small])
     return (Xs, ys) if np.all(np.isfinite(Xs)) and np.all(np.isfinite(ys)) else (X, y)
-
-
-def _distinct_columns(X, fit_intercept):
-    """The columns of ``X`` the graded least-squares refits keep: not all zero, not constant beside an intercept,
-    not an exact copy of an earlier column up to sign and a power of two (the least-squares fit does not change).
-    Why: the graded QR keeps every column, since no rank test tells a dependent direction from one fixed only by
-    rows 1e80 smaller, and such a column left a pivot at rounding level: residuals 2 to 100 times off, silently."""
-    d = X.shape[1]
-    nonzero = X != 0
-    first = X[np.argmax(nonzero, axis=0), np.arange(d)]           # each column's first non-zero entry
-    used = np.any(nonzero, axis=0)
-    scale = np.where(used, np.sign(first) * _power_of_two_scale(np.abs(first), normal=True), 1.0)
-    keep = used & ~np.all(X == X[:1], axis=0) if fit_intercept else used
-    return np.flatnonzero(keep & _first_of_equal_columns(X, scale))
-
-
-def _first_of_equal_columns(X, scale):
-    """Whether each column of ``X / scale`` is the first of the columns equal to it: columns sorted by three of their
-    entries, and only a run of equal keys compared in full (``np.unique(X / scale, axis=1)`` took 15 s on
-    2000 x 20000)."""
-    keys = X[[0, X.shape[0] // 2, -1]] / scale + 0.0          # (-0.0 and 0.0 alike)
-    order = np.lexsort(keys[::-1])
-    first = np.ones(X.shape[1], dtype=bool)
-    same_key = np.all(keys[:, order[1:]] == keys[:, order[:-1]], axis=0)
-    for start in np.flatnonzero(same_key & ~np.concatenate([[False], same_key[:-1]])):
-        run = order[start:start + 1 + np.argmin(np.append(same_key[start:], False))]
-        first[run] = False
-        first[run[np.unique(X[:, run] / scale[run] + 0.0, axis=1, return_index=True)[1]]] = True
-    return first
 
 
 def _graded_residuals(method, X, y, lam, fit_intercept, determined):
@@ -345,7 +333,7 @@ def _graded_method(X, fit_intercept):
     fall into two groups (:func:`_two_scales`), then ``"refits"`` (:func:`_graded_loo`) within the budget, else
     ``"closed form"`` (:func:`_graded_closed_form`)."""
     n, p = X.shape[0], X.shape[1] + int(fit_intercept)
-    if _two_scales(X, fit_intercept, few_large=True) is None:
+    if not X.shape[1] or _two_scales(X, fit_intercept, few_large=True) is None:
         return None
     affordable = n <= _MAX_GRADED_REFITS and n * (n + p) * p * p <= _MAX_GRADED_REFIT_FLOPS
     return "refits" if affordable else "closed form"
@@ -402,16 +390,136 @@ def _not_determined(i, h_i, what):
                       "rows), or set lam > 0 in loocv_ridge.")
 
 
-def _deleted_residual(Z, penalty, free, y, i):
-    """``y_i - yhat_{-i}(x_i)`` by the fit to the other rows: the stacked problem of :func:`_penalised_qr` without
-    row ``i``, solved by its QR, at row ``i`` of ``[Z, free]``; and how many columns the QR kept (a penalised
-    column the other rows do not see has the coefficient 0)."""
-    others = np.arange(len(y)) != i
-    Q, R, columns = _penalised_qr(Z[others], penalty, free[others])
-    target = np.zeros(Q.shape[0])                   # [y of the other rows; 0 for the penalty rows]
-    target[:len(y) - 1] = y[others]
-    coef = linalg.solve_triangular(R, Q.T @ target)
-    return float(y[i] - np.hstack([Z[i], free[i]])[columns] @ coef), columns.size
+#: A column counts as dependent on those before it where each entry of its residual from their least-squares fit
+#: is within this many times ``p eps`` of the entry's terms (:func:`_residual_within_rounding`): ``3 x`` rounded to
+#: double precision is within ~0.5 eps of each entry of ``3 x``.
+_DEPENDENT = 32.0
+
+
+def _graded_rank_split(X, fit_intercept):
+    """``(keep, drop, C)``: the columns of ``X`` that a row-graded rank test keeps (each in turn against those kept
+    before it, and the intercept's), the others, and ``C`` with ``X[:, drop] = X[:, keep] @ C`` (plus a constant
+    beside an intercept) to rounding. Row-graded: a column is dependent only where its residual is within rounding
+    in *every* row, each row on its own digits (:func:`_residual_within_rounding`). Why: a rank test relative to
+    the largest rows put the directions only the small rows fix below the large rows' rounding (a refit without
+    one of two far rows was refused as undetermined), and one relative to the residual's norm kept ``3 x`` beside
+    a far row as a column of its own (its residual the far row's rounding of ``3 x``): residuals 4 to 1e53 times
+    off, silently."""
+    n, d = X.shape
+    shifted = _shifted_by_small_rows(X, np.zeros(n), fit_intercept)[0]
+    Z, scale = _scaled_features(shifted)
+    Phi = np.hstack([Z, np.ones((n, 1))]) if fit_intercept else Z
+    keep, found = [d] if fit_intercept else [], {}
+    with np.errstate(over="ignore"):               # (x_ij rounded as given, and again when shifted)
+        size = np.minimum(np.abs(X) / scale + np.abs(shifted) / scale, np.finfo(float).max)
+    size = np.hstack([size, np.ones((n, 1))]) if fit_intercept else size
+    if _clearly_independent(Phi, size):
+        return np.arange(d), np.zeros(0, dtype=int), np.zeros((d, 0))
+    for j in range(d):
+        c = _residual_within_rounding(Phi[:, keep], Phi[:, j], size[:, keep], size[:, j])
+        if c is None:
+            keep.append(j)
+        else:
+            found[j] = dict(zip(keep, c))
+    features = np.array(keep[int(fit_intercept):], dtype=int)
+    C = np.array([[found[j].get(k, 0.0) * scale[j] / scale[k] for j in found] for k in features])
+    return features, np.array(sorted(found), dtype=int), C.reshape(features.size, len(found))
+
+
+def _clearly_independent(Phi, size):
+    """Whether a QR of ``Phi``, or of ``Phi`` with each row divided by its largest entry (columns pivoted), leaves
+    every column more than ``sqrt(eps)`` of the norm of its entries' ``size`` (as given, before any shift) off the
+    span of the others: then no column is within rounding of them in every row either, and the column-by-column
+    test of :func:`_graded_rank_split` (a few QRs per column) is not needed. (Measured on the shifted columns, ``3
+    x`` of ``x = 1 + 1e-8 z`` was 1.5e-8 off ``3 x``: "clearly independent", and kept.)"""
+    if Phi.shape[0] < Phi.shape[1]:
+        return False
+    row = np.max(np.abs(Phi), axis=1, initial=0.0)
+    row = np.where(row > 0, row, 1.0)[:, None]
+    for M, S in ((Phi, size), (Phi / row, size / row)):
+        with single_threaded_blas():
+            R, pivot = linalg.qr(M, mode="r", pivoting=True)
+        if np.all(np.abs(np.diag(R)) > np.sqrt(np.finfo(float).eps) * np.linalg.norm(S, axis=0)[pivot]):
+            return True
+    return False
+
+
+def _residual_within_rounding(A, b, A_size, b_size):
+    """The least-squares coefficients ``c`` of ``b`` on the columns of ``A`` (the intercept's, if any, first) where
+    every entry of ``b - A c`` is within the rounding of its terms ``b_i`` and ``a_ij c_j``, else ``None``; their
+    sizes ``A_size``, ``b_size`` are those of the entries as given (a column offset by 1e6 and shifted to ~1 holds
+    only the digits it had: ``3 x`` of it is within rounding of three times it, 1e-10 of the shifted column). If the
+    plain fit misses that, fits with each row divided by its terms' size (a power of two) decide. Why: where a
+    few far rows alone determine ``c``, their rounding sets it (an intercept's coefficient ~1e-11 for ``pi x``
+    beside three rows of 1e5), and the plain fit's residual in the small rows is that, not their own rounding."""
+    if not A.shape[1]:
+        return np.zeros(0) if np.all(b == 0) else None
+    w, tol = np.ones(len(b)), _DEPENDENT * (A.shape[1] + 1) * np.finfo(float).eps
+    for _ in range(4):              # (each time weights from the last fit's terms, until they settle)
+        c = _graded_fit(A * w[:, None], b * w)
+        if c is None:
+            return None
+        terms = b_size + A_size @ np.abs(c)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            residual = np.abs(b - A @ c)            # (its own rounding is within tol of the terms)
+            miss = np.max(np.where(residual == 0, 0.0, residual / terms))
+        if miss <= tol:
+            return c
+        floor = np.min(terms[terms > 0], initial=1.0)      # (rows of zeros: fitted exactly, as heavily as any)
+        w, settled = 1.0 / _power_of_two_scale(np.maximum(terms, floor), normal=True), w
+        if np.array_equal(w, settled):
+            return None
+    return None
+
+
+def _graded_fit(A, b):
+    """The least-squares coefficients of ``b`` on ``A`` by a Householder QR of the rows largest first, columns
+    pivoted: accurate row by row (Powell and Reid; without the pivoting a far row's entry outside the first column
+    left them 1e16 off); ``None`` where ``R`` is singular or they are not finite."""
+    order = _largest_rows_first(A)
+    with single_threaded_blas():
+        Q, R, pivot = linalg.qr(A[order], mode="economic", pivoting=True)
+    if not np.all(np.diag(R) != 0):
+        return None
+    c = np.empty(A.shape[1])
+    with np.errstate(over="ignore", invalid="ignore"):
+        c[pivot] = linalg.solve_triangular(R, Q.T @ b[order])
+    return c if np.all(np.isfinite(c)) else None
+
+
+def _independent_columns(X, fit_intercept, lam=0.0):
+    """``X`` without its dependent columns (:func:`_graded_rank_split`), treated as exactly dependent: ``3 x``
+    as three times ``x``, not as ``x`` plus the rounding of ``3 x``. Least squares (``lam = 0``): they are dropped,
+    which changes neither the hat matrix nor the fitted values (those of the minimum-norm solution). Ridge: with
+    ``X[:, drop] = X[:, keep] C``, the fit ``X w`` is ``X[:, keep] g`` at the least penalty
+    ``lam g^T (I + C C^T)^{-1} g``, so ridge on ``X[:, keep] L`` with ``L L^T = I + C C^T`` has the same fitted
+    values and hat matrix."""
+    keep, drop, C = _graded_rank_split(X, fit_intercept)
+    if not drop.size:
+        return X
+    if lam == 0 or not keep.size:
+        return X[:, keep]
+    L = linalg.cholesky(np.eye(keep.size) + C @ C.T, lower=True)
+    return X[:, keep] @ L
+
+
+def _rank_drops_without(X, fit_intercept, i):
+    """Whether ``X`` (of independent columns, :func:`_independent_columns`) loses rank without row ``i`` (row-graded,
+    :func:`_graded_rank_split`): then the other rows do not determine its prediction, and its leave-one-out residual
+    is not defined."""
+    return _graded_rank_split(X[np.arange(X.shape[0]) != i], fit_intercept)[0].size < X.shape[1]
+
+
+def _rank_critical_rows(X, fit_intercept, h):
+    """Whether each row may carry a direction no other row has: its leverage ``h``, or its leverage with every row
+    of the scaled design divided by its largest entry (where no row outweighs another), within 1e-6 of 1. Only
+    these need :func:`_rank_drops_without` (a rank test per row)."""
+    n = X.shape[0]
+    Z = _scaled_features(_shifted_by_small_rows(X, np.zeros(n), fit_intercept)[0])[0]
+    Phi = np.hstack([Z, np.ones((n, 1))]) if fit_intercept else Z
+    size = np.max(np.abs(Phi), axis=1, initial=0.0)
+    unit = Phi / np.where(size > 0, size, 1.0)[:, None]
+    return (np.sum(_column_space(unit) ** 2, axis=1) > 1 - _REFIT_LEVERAGE) | (h > 1 - _REFIT_LEVERAGE)
 
 
 def loocv_least_squares(X, y, *, fit_intercept=True, return_residuals=False):
@@ -420,7 +528,11 @@ def loocv_least_squares(X, y, *, fit_intercept=True, return_residuals=False):
     Uses ``y_i - yhat_{-i}(x_i) = (y_i - yhat_i) / (1 - h_ii)`` with ``h_ii`` from
     :func:`hat_diagonal` and ``yhat = H y``; equal to refitting ``LinearRegression`` N times. A row
     of leverage within 1e-6 of 1 (far from the others), where that quotient would lose digits, is
-    refitted without it; where the other rows do not determine its prediction, a ``ValueError``.
+    refitted without it; where the other rows do not determine its prediction (without the row the
+    design loses rank), a ``ValueError``. Columns that are combinations of the others to within
+    the rounding of every row (such as ``3 x`` beside ``x``, also beside rows 1e100 times the
+    others) are treated as exactly dependent and left out: the fitted values, and the residuals,
+    are those of every least-squares solution (the minimum-norm one among them).
 
     Parameters
     ----------
@@ -439,25 +551,23 @@ def loocv_least_squares(X, y, *, fit_intercept=True, return_residuals=False):
     Derived in: chapter "Model and feature selection" § "Leave-one-out in closed form".
     """
     X, y = validate_data(X, y, y_numeric=True, min_samples=2)
-    keep = np.arange(X.shape[1])
+    X = _independent_columns(X, fit_intercept)
     method = _graded_method(X, fit_intercept)
-    if method:                                  # (the graded QR keeps every column it is given)
-        keep = _distinct_columns(X, fit_intercept)
-        method = _graded_method(X[:, keep], fit_intercept) if keep.size else None
     y_given, y = y, _centred_target(y, fit_intercept)
     Phi = _design(X, fit_intercept)
     Q = _column_space(Phi)                      # the hat matrix H = Q Q^T
     h = np.sum(Q ** 2, axis=1)
+    critical = _rank_critical_rows(X, fit_intercept, h)
 
     def determined(i):
-        if _column_space(Phi[np.arange(len(y)) != i]).shape[1] < Q.shape[1]:
+        if critical[i] and _rank_drops_without(X, fit_intercept, i):
             raise _not_determined(i, h[i], "least squares")
 
     def refit(i):
         determined(i)
-        return _deleted_residual(Phi, np.zeros(Phi.shape[1]), Phi[:, :0], y, i)[0]
+        return float(_graded_loo(X, y_given, 0.0, fit_intercept, determined, rows=[i])[i])
 
-    r = _graded_residuals(method, X[:, keep], y_given, 0.0, fit_intercept, determined)
+    r = _graded_residuals(method, X, y_given, 0.0, fit_intercept, determined)
     if r is None:
         _warn_if_two_scales(X, fit_intercept, "loocv_least_squares")
         r = _loo_residuals(y, Q @ (Q.T @ y), h, refit, "least squares")
@@ -477,6 +587,9 @@ def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
     matrix, from a QR factorisation (see ``_ridge_design``): accurate also when the features'
     scales differ by 1e16 or more, where the SVD loses the small ones. A row of leverage within
     1e-6 of 1 is refitted without it (:class:`linbook.Ridge`), as in :func:`loocv_least_squares`.
+    ``lam = 0`` is :func:`loocv_least_squares`. Columns that are combinations of the others to
+    within the rounding of every row (``3 x`` beside ``x``) are treated as exactly dependent, so
+    the answer is that of the exact dependence, not of the rounding of ``3 x``.
 
     Parameters
     ----------
@@ -498,9 +611,11 @@ def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
     y_given = y
     check_param_values("loocv_ridge", {"lam": [NON_NEGATIVE], "fit_intercept": ["boolean"]},
                        {"lam": lam, "fit_intercept": fit_intercept})
-    method = _graded_method(X, fit_intercept)           # two groups of rows far apart (lam = 0: least squares)
-    r = (loocv_least_squares(X, y, fit_intercept=fit_intercept, return_residuals=True)[1] if method and lam == 0
-         else _graded_residuals(method, X, y, float(lam), fit_intercept, lambda i: None))
+    if lam == 0:                                        # ridge without a penalty is least squares
+        return loocv_least_squares(X, y, fit_intercept=fit_intercept, return_residuals=return_residuals)
+    X = _independent_columns(X, fit_intercept, lam)
+    method = _graded_method(X, fit_intercept)           # two groups of rows far apart
+    r = _graded_residuals(method, X, y, float(lam), fit_intercept, lambda i: None)
     if r is not None:
         mse = float(np.mean(r ** 2))
         return (mse, r) if return_residuals else mse
@@ -508,18 +623,12 @@ def loocv_ridge(X, y, lam, *, fit_intercept=True, return_residuals=False):
     y = _centred_target(y, fit_intercept)
     n = X.shape[0]
     Z, penalty, free = _ridge_design(X, lam, fit_intercept)
-    Q, _, columns = _penalised_qr(Z, penalty, free)
-    Q1 = Q[:n]                                          # the hat matrix is Q1 Q1^T
+    Q1 = _penalised_qr(Z, penalty, free)[0][:n]         # the hat matrix is Q1 Q1^T
     h = np.sum(Q1 ** 2, axis=1)
     fitted = Q1 @ (Q1.T @ y)
 
-    def refit(i):
-        if lam > 0:     # the penalty determines every direction: no rank test (not row-graded) may drop a column
-            return float(_graded_loo(X, y_given, float(lam), fit_intercept, lambda i: None, rows=[i])[i])
-        r_i, kept = _deleted_residual(Z, penalty, free, y, i)
-        if kept < columns.size and not np.any(penalty):
-            raise _not_determined(i, h[i], "least squares, lam = 0")
-        return r_i
+    def refit(i):       # the penalty determines every direction: no rank test (not row-graded) may drop a column
+        return float(_graded_loo(X, y_given, float(lam), fit_intercept, lambda i: None, rows=[i])[i])
 
     r = _loo_residuals(y, fitted, h, refit, "ridge")
     mse = float(np.mean(r ** 2))

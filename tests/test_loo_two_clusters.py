@@ -7,7 +7,8 @@ rounding in the large rows reached the small ones and the residuals came out 1e-
 21 left them "1e-5 off"; session 28 added a ``LinbookWarning``). Since session 29 such designs get every residual
 by a refit on the raw design, rows sorted largest first (right to 3e-13 here), and no warning; least squares at
 1e14 apart is still refused by the rank test (which is not row-graded) where the other rows look rank-deficient:
-a clear error. ``hat_diagonal`` (no refits possible without ``y``) keeps the warning. The "weighted" variant
+a clear error (since session 30 the rank test is row-graded and they are answered). ``hat_diagonal`` kept the
+warning until session 30, which gives it the row-graded QR of the refits. The "weighted" variant
 scales the large rows' targets with them (weighted least squares with two weights, written as row scaling by
 ``sqrt(w)``).
 
@@ -91,16 +92,25 @@ def test_two_clusters_are_right(ratio, shape, lam, fit_intercept, weighted):
     np.testing.assert_allclose(r, expected, rtol=1e-9)
 
 
-def test_hat_diagonal_warns_on_two_clusters_and_not_on_one_far_row():
-    """The leverages of a near-square two-cluster design (rows 1e10 apart) come with the warning; a tall one, one
-    far row (session 21's case, accurate) and ordinary data do not."""
-    X, _ = _problem(1e10, "near-square", False)
-    with pytest.warns(linbook.base.LinbookWarning, match=r"hat_diagonal: the rows of X fall into groups .*7 large"):
-        linbook.hat_diagonal(X, fit_intercept=True)
+def test_hat_diagonal_of_two_clusters_is_accurate_without_a_warning():
+    """The leverages of a near-square two-cluster design (rows 1e6..1e14 apart) came with a warning and were up to
+    0.74 off (1e14 apart); since session 30 they come from the row-graded QR of the leave-one-out refits: within
+    1e-13 of exact arithmetic, and no warning. A tall one, one far row and ordinary data stay as they were."""
     far = np.random.default_rng(1).standard_normal((9, 2))
     far[0] *= 1e12
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", linbook.base.LinbookWarning)
-        linbook.hat_diagonal(_problem(1e10, "tall", False)[0], fit_intercept=True)
-        linbook.hat_diagonal(far, fit_intercept=True)
-        linbook.hat_diagonal(np.random.default_rng(2).standard_normal((6, 5)), fit_intercept=True)
+    designs = [_problem(ratio, shape, False)[0] for ratio in (1e6, 1e14) for shape in SHAPES]
+    for X in designs + [far, np.random.default_rng(2).standard_normal((6, 5))]:
+        for fit_intercept in (True, False):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", linbook.base.LinbookWarning)
+                h = linbook.hat_diagonal(X, fit_intercept=fit_intercept)
+            np.testing.assert_allclose(h, _leverages(X, fit_intercept), rtol=0, atol=1e-13)
+
+
+def _leverages(X, fit_intercept):
+    """``h_ii = x_i^T (X^T X)^{-1} x_i`` in 100-digit arithmetic (``X`` of full column rank)."""
+    with mpmath.workdps(100):
+        rows = [[mpmath.mpf(float(v)) for v in row] + [mpmath.mpf(1)] * int(fit_intercept) for row in X]
+        A = mpmath.matrix(rows)
+        G = A.T * A
+        return np.array([float((mpmath.matrix(r).T * mpmath.lu_solve(G, mpmath.matrix(r)))[0]) for r in rows])
