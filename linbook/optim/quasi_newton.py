@@ -12,7 +12,7 @@ from ..numerics import _power_of_two_scale
 from .line_search import _wolfe
 from .result import checked_arguments, real_array
 from .result import (MSG_GTOL, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _check_args, _Counted, _msg_max_iter,
-                     _no_decrease, _small_grad, _small_step, _start, _stop_reason, _x0)
+                     _no_decrease, _small_grad, _small_step, _start, _stop_reason, _verdict, _x0)
 
 __all__ = ["bfgs_update_B", "bfgs_update_H", "bfgs", "lbfgs_two_loop", "lbfgs"]
 
@@ -106,7 +106,8 @@ def bfgs(fun, x0, grad=None, *, form="H", max_iter=1000, gtol=1e-6, xtol=0.0, gs
     Returns
     -------
     OptimizeResult
-        ``converged`` only at a minimum (a stationary ``x0`` is probed: ``result._lower_by_curvature``).
+        ``converged`` only at a minimum (a stationary ``x0``, or a run confined to a subspace, is probed:
+        ``result._verdict``).
 
     Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
@@ -134,6 +135,7 @@ def bfgs(fun, x0, grad=None, *, form="H", max_iter=1000, gtol=1e-6, xtol=0.0, gs
             converged, msg = stop
             break
         M, scaled = _bfgs_update(M, s, y, form, scaled)
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg)
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 
@@ -261,7 +263,8 @@ def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=
     Returns
     -------
     OptimizeResult
-        ``converged`` only at a minimum (a stationary ``x0`` is probed: ``result._lower_by_curvature``).
+        ``converged`` only at a minimum (a stationary ``x0``, or a run confined to a subspace, is probed:
+        ``result._verdict``).
 
     Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
@@ -294,6 +297,7 @@ def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=
         if small or fsmall:
             converged, msg = True, MSG_XTOL if small else "relative decrease of f below ftol"
             break
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg)
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.linalg
 
 __all__ = ["OptimizeResult"]
 
@@ -323,6 +324,86 @@ def _probe_directions(d):
     rng = np.random.default_rng(0)
     signs = np.where(np.arange(d) % 2 == 0, 1.0, -1.0)
     return [*np.eye(d)[:_PROBE_AXES], np.ones(d), signs, *rng.standard_normal((2, d))]
+
+
+MSG_CONFINED_NOT_A_MINIMUM = (
+    "stopped at a stationary point that is not a minimum: the run stayed in a subspace its gradient never left "
+    "(a symmetry of f, e.g. a start on an axis), and f decreases across it (a saddle or a maximum); start "
+    "elsewhere, e.g. at x plus a small random step")
+#: At most this many of the last steps define the subspace a run explored (see :func:`_explored_basis`).
+_PATH_STEPS = 100
+#: A gradient this small relative to its scale is rounding noise (~64 units in the last place of the gradient).
+_ROUNDING_GRADIENT = 64 * np.finfo(float).eps
+#: At most this many Lanczos steps (one gradient each) estimate the least curvature across it.
+_LANCZOS_STEPS = 6
+
+
+def _explored_basis(path, g, noise=False):
+    """An orthonormal basis ``Q`` of the subspace a run was confined to, or ``None`` when it was not.
+
+    Every method here steps within the span of the gradients it has seen (and Newton's steps, within an
+    invariant subspace of a symmetric ``f``), so a start on a symmetry axis of ``f`` (``x^2 - y^2`` from
+    ``(1, 0)``) never leaves it and can stop at a saddle with ``g = 0``, knowing nothing of ``f`` across the
+    axis. A run confined so ends with its gradient inside the span of its steps; an ordinary one (not confined,
+    or whose steps span every direction) does not, and costs no evaluation here. Steps are normalised first:
+    the last steps of a converging run are many decades shorter than the first. A gradient at rounding level
+    (``noise``) has no direction to tell: the run counts as confined where its steps do not span every direction
+    (``x^2 - y^2`` turned by 45 degrees: the gradient at the saddle was 1e-16 off the axis).
+    """
+    steps = np.diff(np.asarray(path, dtype=float)[-_PATH_STEPS - 1:], axis=0)
+    sizes = np.max(np.abs(steps), axis=1, initial=0.0)
+    steps = steps[sizes > 0] / sizes[sizes > 0, None]
+    if not steps.size or not np.all(np.isfinite(g)):
+        return None
+    Q, R, _ = scipy.linalg.qr(steps.T, mode="economic", pivoting=True)
+    Q = Q[:, :int(np.sum(np.abs(np.diag(R)) > 1e-10 * abs(R[0, 0])))]
+    top = np.max(np.abs(g), initial=0.0)
+    u = g / top if top > 0 else g
+    if Q.shape[1] == g.size or not noise and np.linalg.norm(u - Q @ (Q.T @ u)) > 1e-8 * np.linalg.norm(u):
+        return None
+    return Q
+
+
+def _least_curvature_across(grad_at, x, g, Q):
+    """The direction of least curvature of ``f`` across the span of ``Q`` (orthogonal to it), by a few
+    Lanczos steps on gradient differences ``H v ~ (g(x + h v) - g) / h``: one gradient per step, where probing
+    ``f`` along each of the (up to ``d - 1``) directions across would cost six each."""
+    def across(v):
+        return v - Q @ (Q.T @ v)
+    h = 2.0 ** -10 * (float(np.max(np.abs(x), initial=0.0)) or 1.0)
+    v = across(np.random.default_rng(0).standard_normal(x.size))
+    V, alpha, beta = [v / np.linalg.norm(v)], [], []
+    for _ in range(min(_LANCZOS_STEPS, x.size - Q.shape[1])):
+        Hv = across((grad_at(x + h * V[-1]) - g) / h)
+        if not np.all(np.isfinite(Hv)):
+            break
+        alpha.append(float(V[-1] @ Hv))
+        w = Hv - sum(float(u @ Hv) * u for u in V)          # (full reorthogonalisation: a few vectors)
+        if np.linalg.norm(w) <= 1e-8 * np.linalg.norm(Hv) or len(V) == _LANCZOS_STEPS:
+            break
+        beta.append(float(np.linalg.norm(w)))
+        V.append(w / beta[-1])
+    if not alpha:
+        return V[0]
+    _, vectors = scipy.linalg.eigh_tridiagonal(np.array(alpha), np.array(beta[:len(alpha) - 1]))
+    return np.array(V[:len(alpha)]).T @ vectors[:, 0]
+
+
+def _verdict(fg, path, x, f, g, scale, converged, msg, positive_definite=None):
+    """``(converged, msg)`` of a run that took steps: where the run was confined to a subspace
+    (:func:`_explored_basis`), :func:`_lower_by_curvature` along the direction of least curvature across it
+    turns a convergence at a saddle or maximum into ``False``, "not a minimum". ``fg(x) -> (f, g, ...)``;
+    ``scale`` is the gradient's (see :func:`_gscale`); ``positive_definite()`` (Newton's), whether the Hessian at
+    ``x`` is: a minimum then, without a probe. The one rule for ``converged`` after a step, as :func:`_start`'s
+    is before the first."""
+    noise = bool(_small_grad(g, _ROUNDING_GRADIENT, scale))
+    Q = _explored_basis(path, g, noise) if converged and len(path) > 1 else None
+    if Q is None or (positive_definite is not None and positive_definite()):
+        return converged, msg
+    v = _least_curvature_across(lambda z: fg(z)[1], x, g, Q)
+    if _lower_by_curvature(lambda z: fg(z)[0], x, f, g, [v]) is not None:
+        return False, MSG_CONFINED_NOT_A_MINIMUM
+    return converged, msg
 
 
 def _start(fg, x, gtol, gscale, path_x=None):
