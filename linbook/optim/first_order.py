@@ -33,7 +33,8 @@ def gradient_descent(fun, x0, grad=None, *, step="backtracking", hess=None, max_
         ``t = g'g / g'Ag``, which needs ``hess = A`` (a matrix or callable).
     max_iter : int
     gtol : float
-        Stop when ``max_j |g_j| / gscale_j <= gtol``.
+        Stop when ``max_j |g_j| / gscale_j <= gtol``. This bounds ``||x - x*||`` only by ``||g|| / lambda_min``
+        (far off on an ill-conditioned problem): see :mod:`linbook.optim.result` for what ``converged`` means.
     xtol : float
         Stop when a step has ``max |step| <= xtol * max |x|`` (0: never).
     gscale : float or array, optional

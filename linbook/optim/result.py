@@ -8,6 +8,17 @@ both tests, and so the iterates at which a method stops, unchanged (an absolute 
 ``max |g| <= 1e-6`` would stop at once on a problem whose features were scaled by
 ``1e-8``, with the wrong answer).
 
+What ``converged`` means (decided in session 30, and kept): the test that passed, at a point that is not a
+detected saddle or maximum (:func:`_verdict`). It does not bound the distance to the minimiser. A gradient test
+bounds ``||x - x*||`` only by ``||g|| / lambda_min(H)``: on a quadratic of condition ``kappa`` a point passing
+``gtol`` may lie ``gtol * kappa`` times the start's distance away (gradient descent on ``diag(1e12, 1e8, 1e4, 1)``
+stops 8.5e-7 from ``x*`` along the stiff axis, ``f = 0.36`` from ``5e11``; with coordinates in units ``1e3^j``,
+condition 7e18, a point 100% off passes). The quasi-Newton matrices do not repair it: BFGS's ``H g`` there was
+1e-16 at a point 2e-2 off, since ``H`` knows only the directions the run explored. Where a bound on ``x`` is
+wanted, use Newton's step ``H^{-1} g`` with the exact Hessian: :func:`linbook.optim.newton` (``step_tol``,
+``step_scale``) or :func:`linbook.optim.resume_until_step_is_short` around a first-order method, or state the
+gradient's natural size per coordinate (``gscale``).
+
 Derived in: chapter "Optimizers" § "Gradient descent".
 """
 

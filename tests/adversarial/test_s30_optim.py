@@ -174,7 +174,9 @@ def test_a_true_minimum_reached_on_a_symmetry_axis_stays_converged(method, probl
     if res.message.startswith("max_iter"):
         pytest.skip("gradient descent is slow at this condition (not the point here)")
     assert res.converged, res.message
-    if not (method == "gradient_descent" and "1e+12" in problem):   # (its gradient test passes 1.2 from x*)
+    # gradient descent stops (converged: its relative gradient test) 8.5e-7 from x* along the stiff axis of
+    # condition 1e12, f = 0.36 from a start of 5e11: what its gtol means (linbook.optim.result)
+    if not (method == "gradient_descent" and "1e+12" in problem):
         assert res.fun <= ref.fun + 1e-6 * max(1.0, abs(ref.fun))
 
 
