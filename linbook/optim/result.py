@@ -13,8 +13,9 @@ detected saddle or maximum (:func:`_verdict`). It does not bound the distance to
 bounds ``||x - x*||`` only by ``||g|| / lambda_min(H)``: on a quadratic of condition ``kappa`` a point passing
 ``gtol`` may lie ``gtol * kappa`` times the start's distance away (gradient descent on ``diag(1e12, 1e8, 1e4, 1)``
 stops 8.5e-7 from ``x*`` along the stiff axis, ``f = 0.36`` from ``5e11``; with coordinates in units ``1e3^j``,
-condition 7e18, a point 100% off passes). The quasi-Newton matrices do not repair it: BFGS's ``H g`` there was
-1e-16 at a point 2e-2 off, since ``H`` knows only the directions the run explored. Where a bound on ``x`` is
+condition 7e18, truncated Newton stops at ``x_0 = 8e-8`` against ``x*_0 = -0.024``). The quasi-Newton matrices
+do not repair it: on that problem, with a line search able to move, BFGS passed ``gtol`` 100% off with ``H g`` of
+1e-16, since ``H`` knows only the directions the run explored. Where a bound on ``x`` is
 wanted, use Newton's step ``H^{-1} g`` with the exact Hessian: :func:`linbook.optim.newton` (``step_tol``,
 ``step_scale``) or :func:`linbook.optim.resume_until_step_is_short` around a first-order method, or state the
 gradient's natural size per coordinate (``gscale``).
