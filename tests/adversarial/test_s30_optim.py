@@ -266,3 +266,169 @@ def test_levenberg_marquardt_from_afar_still_reaches_scipys_minimiser(rs):
     res = optim.levenberg_marquardt(residual, np.array([-1.2, 1.0]), jac)
     assert res.converged, res.message
     np.testing.assert_allclose(res.x, [1.0, 1.0], rtol=1e-8)
+
+
+# -- building blocks: the BFGS updates and the two-loop recursion at extreme scales --------------------------
+
+S0, Y0 = np.array([1.0, 2.0, -0.5]), np.array([2.0, 1.0, 0.5])      # s'y = 3.75 > 0
+
+
+@pytest.mark.parametrize("a,c", [(1.0, 1.0), (1e155, 1e155), (1e-160, 1e-160), (1e-200, 1e200), (1e200, 1e-200),
+                                 (1e-100, 1e100), (1e100, 1e-100)])
+@pytest.mark.parametrize("form", ["B", "H"])
+def test_bfgs_updates_at_extreme_scales_keep_the_secant_condition_or_say_they_overflow(a, c, form):
+    s, y = a * S0, c * Y0
+    # B's new term y y' / y's has entries ~ c / a; H's s s' / y's ~ a / c: beyond float64 past 1e308
+    beyond = (c / a if form == "B" else a / c) > 1e300
+    update = optim.bfgs_update_B if form == "B" else optim.bfgs_update_H
+    if beyond:
+        with pytest.raises(ValueError, match="beyond float64"):
+            update(np.eye(3), s, y)
+        return
+    M = update(np.eye(3), s, y)
+    assert np.all(np.isfinite(M))
+    np.testing.assert_allclose(M, M.T, rtol=1e-14, atol=0)
+    # the secant condition B s = y (H y = s), to the rounding of M's entries: in units of S0 and Y0
+    u, v, k = (S0, Y0, c / a) if form == "B" else (Y0, S0, a / c)
+    M, k = M / max(k, 1.0), k / max(k, 1.0)     # (entries near 1e200 would overflow the norms)
+    assert np.linalg.norm(M @ u - k * v) <= 1e-12 * (np.linalg.norm(M) * np.linalg.norm(u) + k * np.linalg.norm(v))
+
+
+def _pairs(seed=0, m=3, d=4):
+    rng = np.random.default_rng(seed)
+    S = [rng.standard_normal(d) for _ in range(m)]
+    return S, [s + 0.3 * rng.standard_normal(d) for s in S], rng.standard_normal(d)
+
+
+@pytest.mark.parametrize("a,c", [(1e155, 1e155), (1e-155, 1e-155), (1e200, 1.0), (1.0, 1e-200), (1e-170, 1e170)])
+def test_lbfgs_two_loop_is_exact_under_scaling_of_its_pairs(a, c):
+    # H g is a / c times H g of the unscaled pairs (gamma = s'y / y'y and rho s s' scale so): oracle, the unscaled
+    # two-loop, itself checked against bfgs_update_H below. s'y of pairs near 1e155 overflowed: "beyond float64"
+    S, Y, g = _pairs()
+    ref = optim.lbfgs_two_loop(g, S, Y)
+    got = optim.lbfgs_two_loop(g, [a * s for s in S], [c * y for y in Y])
+    np.testing.assert_allclose(got, (a / c) * ref, rtol=1e-14)
+
+
+def test_lbfgs_two_loop_with_an_overflowing_answer_says_so():
+    S, Y, g = _pairs()
+    with pytest.raises(ValueError, match="beyond float64"):
+        optim.lbfgs_two_loop(g, [1e200 * s for s in S], [1e-200 * y for y in Y])
+
+
+def test_lbfgs_two_loop_small_memories_against_the_bfgs_update():
+    S, Y, g = _pairs()
+    np.testing.assert_array_equal(optim.lbfgs_two_loop(g, [], []), g)
+    np.testing.assert_allclose(optim.lbfgs_two_loop(g, [], [], gamma=2.5), 2.5 * g, rtol=1e-15)
+    gamma = S[-1] @ Y[-1] / (Y[-1] @ Y[-1])
+    np.testing.assert_allclose(optim.lbfgs_two_loop(g, S[-1:], Y[-1:]),
+                               optim.bfgs_update_H(gamma * np.eye(4), S[-1], Y[-1]) @ g, rtol=1e-12)
+    H = gamma * np.eye(4)
+    for s, y in zip(S, Y):
+        H = optim.bfgs_update_H(H, s, y)
+    np.testing.assert_allclose(optim.lbfgs_two_loop(g, S, Y), H @ g, rtol=1e-12)
+    # a pair with s'y = 0 (or below rounding) is skipped, as by the update
+    flat = [np.array([1.0, 0, 0, 0]), np.array([0.0, 1, 0, 0])]
+    np.testing.assert_allclose(optim.lbfgs_two_loop(g, [flat[0], *S], [flat[1], *Y]),
+                               optim.lbfgs_two_loop(g, S, Y), rtol=1e-15)
+
+
+# -- building blocks: linear conjugate gradients ----------------------------------------------------------
+
+def test_conjugate_gradient_on_a_singular_a_without_a_solution_says_singular():
+    with pytest.raises(ValueError, match="singular"):
+        optim.conjugate_gradient(np.diag([1.0, 2.0, 0.0]), np.ones(3))
+
+
+def test_conjugate_gradient_on_a_singular_consistent_system_gives_the_least_norm_solution():
+    rng = np.random.default_rng(4)
+    Z = rng.standard_normal((5, 3))
+    A = Z @ Z.T                                    # rank 3 of 5, positive semi-definite
+    b = A @ rng.standard_normal(5)
+    res = optim.conjugate_gradient(A, b)
+    assert res.converged
+    np.testing.assert_allclose(res.x, np.linalg.lstsq(A, b, rcond=None)[0], rtol=1e-8, atol=1e-9)
+
+
+@pytest.mark.parametrize("cond", [1.0, 1e6, 1e10, 1e13])
+def test_conjugate_gradient_on_ill_conditioned_spd_matrices_is_not_refused(cond):
+    rng = np.random.default_rng(5)
+    Q, _ = np.linalg.qr(rng.standard_normal((6, 6)))
+    A = (Q * np.logspace(0, np.log10(cond), 6)) @ Q.T
+    A = (A + A.T) / 2
+    b = rng.standard_normal(6)
+    res = optim.conjugate_gradient(A, b, tol=1e-12, max_iter=2000)
+    # CG's true residual stalls near eps * cond (its recurrence drifts from it), not at tol
+    np.testing.assert_allclose(A @ res.x, b, rtol=0, atol=max(1e-10, 1e-14 * cond) * np.linalg.norm(b))
+
+
+# -- building blocks: the line searches against their own conditions and scipy ------------------------------
+
+def _quadratic(cond, seed=0, d=8):
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    A = (Q * np.logspace(0, np.log10(cond), d)) @ Q.T
+    A = (A + A.T) / 2
+    b = rng.standard_normal(d)
+    return (lambda x: 0.5 * x @ A @ x - b @ x), (lambda x: A @ x - b), np.zeros(d)
+
+
+@pytest.mark.parametrize("cond,t0", [(1.0, 1.0), (1e3, 1.0), (1e6, 1.0), (1e9, 1.0), (1.0, 1e-3), (1e6, 1e-3),
+                                     (1e9, 1e-3), (1.0, 1e3), (1e6, 1e3)])
+def test_wolfe_line_search_returns_a_strong_wolfe_step(cond, t0):
+    f, g, x = _quadratic(cond)
+    d = -g(x)
+    t, f_new, g_new, _ = optim.wolfe_line_search(lambda z: (f(z), g(z)), x, f(x), g(x), d, t0=t0, c1=1e-4, c2=0.9)
+    assert t > 0
+    slope = g(x) @ d
+    assert f_new == f(x + t * d) and f_new <= f(x) + 1e-4 * t * slope
+    assert abs(g_new @ d) <= 0.9 * abs(slope)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # scipy's search gives up beyond condition 1e3 or so
+        ref = optimize.line_search(f, g, x, d, g(x), f(x), c1=1e-4, c2=0.9, amax=1e12)
+    if ref[0] is not None:       # scipy's step satisfies the same conditions; both lower f by more than c1 t g'd
+        assert f_new <= f(x) and ref[3] <= f(x)
+
+
+@pytest.mark.xfail(strict=True, reason="known: the zoom bisects while the cubic's minimiser lies in the outer 10% "
+                   "of the bracket, and 30 trials do not reach a step 1e-11 of the way in (clamping instead "
+                   "lets bfgs move, and its relative gtol then passes 100% off: see linbook.optim.result)")
+@pytest.mark.parametrize("cond,t0", [(1e12, 1.0), (1e9, 1e3)])
+def test_wolfe_line_search_whose_step_is_1e_12_of_t0(cond, t0):
+    f, g, x = _quadratic(cond)
+    t = optim.wolfe_line_search(lambda z: (f(z), g(z)), x, f(x), g(x), -g(x), t0=t0)[0]
+    assert t > 0
+
+
+@pytest.mark.parametrize("t0,shrink", [(1.0, 0.5), (10.0, 0.1), (1e-3, 0.9)])
+def test_backtracking_returns_the_first_armijo_step(t0, shrink):
+    f, g, x = _quadratic(1e4, seed=2)
+    d = -g(x)
+    slope = g(x) @ d
+    t, f_new, _, n = optim.backtracking(lambda z: (f(z), g(z)), x, f(x), g(x), d, t0=t0, shrink=shrink)
+    want = t0
+    while not (f(x + want * d) <= f(x) + 1e-4 * want * slope and f(x + want * d) < f(x)):
+        want *= shrink
+    assert t == want and f_new == f(x + want * d)
+
+
+# -- the result record: n_fev counts every evaluation, path ends at x ---------------------------------------
+
+@pytest.mark.parametrize("start", ["generic", "confined"])
+@pytest.mark.parametrize("method", METHODS)
+def test_the_result_fields_match_the_calls_and_the_point(method, start):
+    def f(x):
+        return float((x - 1) @ (x - 1) + x[0] ** 4)
+
+    def g(x):
+        return 2 * (x - 1) + np.r_[4 * x[0] ** 3, 0.0]
+
+    def H(x):
+        return 2 * np.eye(2) + np.diag([12 * x[0] ** 2, 0.0])
+    fc, calls = _counting(f)
+    x0 = np.zeros(2) if start == "generic" else np.array([0.0, 1.0])
+    res = _minimisers(fc, g, H)[method](x0)
+    assert res.converged, res.message
+    assert res.n_fev == calls[0]
+    assert res.path.shape == (res.n_iter + 1, 2) and np.array_equal(res.path[-1], res.x)
+    assert res.fun == f(res.x) and np.allclose(res.grad, g(res.x), rtol=0, atol=1e-300)
