@@ -432,3 +432,19 @@ def test_the_result_fields_match_the_calls_and_the_point(method, start):
     assert res.n_fev == calls[0]
     assert res.path.shape == (res.n_iter + 1, 2) and np.array_equal(res.path[-1], res.x)
     assert res.fun == f(res.x) and np.allclose(res.grad, g(res.x), rtol=0, atol=1e-300)
+
+
+def test_resume_until_step_is_short_counts_iterations_over_all_runs_in_its_message():
+    # weights 1e7 and 1e-3 under a fixed gscale: the first run passes its gradient test with the light
+    # coordinate far off, the resumed one runs out of the budget; the message said the last run's count (2 of 3)
+    w = np.array([1e7, 1e-3])
+
+    def run(x, gtol, max_iter):
+        return optim.lbfgs(lambda z: 0.5 * float(w @ (z - 1) ** 2), x, lambda z: w * (z - 1), gtol=gtol, gscale=1e7,
+                           max_iter=max_iter)
+    res = optim.resume_until_step_is_short(run, np.zeros(2), lambda x: float(np.max(np.abs(x - 1))), step_tol=1e-8,
+                                           max_iter=3)
+    assert not res.converged and res.n_iter == 3 and res.path.shape == (4, 2)
+    assert res.message.startswith("max_iter reached: 3 iterations"), res.message
+    full = optim.resume_until_step_is_short(run, np.zeros(2), lambda x: float(np.max(np.abs(x - 1))), step_tol=1e-8)
+    assert full.converged and np.allclose(full.x, 1.0, rtol=0, atol=1e-8)
