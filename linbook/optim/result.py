@@ -303,7 +303,7 @@ _PROBE_AXES = 50
 PROBE_SIZES = (2.0 ** -20, 2.0 ** -10, 2.0 ** -5)
 
 
-def _lower_by_curvature(f_at, x, f, g, directions):
+def _lower_by_curvature(f_at, x, f, g, directions, size=None):
     """The rule for ``converged`` at a stationary point, shared by every method (their docstrings
     point here): a (nearly) zero gradient is a minimum only if ``f`` does not fall, along the directions
     the method knows least about, by more than the gradient explains. Returns a point with ``f`` lower
@@ -315,9 +315,10 @@ def _lower_by_curvature(f_at, x, f, g, directions):
     ``f(x) - h |g'v|`` (to rounding): near a minimum ``f(x +- hv) = f(x) +- h g'v + (h^2 / 2) v'Hv`` with
     ``v'Hv >= 0``, so a small leftover gradient (a minimum met to ``gtol``) never counts, while a saddle,
     a maximum or ``x^3`` at 0 do. A flat plateau is left as a (weak) minimum. ``f_at(x) -> float`` may
-    return ``inf`` (it then never counts as lower).
+    return ``inf`` (it then never counts as lower). ``size`` replaces ``max |x|`` where the caller knows a larger
+    scale of ``x``.
     """
-    size = float(np.max(np.abs(x), initial=0.0)) or 1.0
+    size = size or float(np.max(np.abs(x), initial=0.0)) or 1.0
     rounding = 16 * np.finfo(float).eps * abs(f)
     for v in directions:
         v = v / np.max(np.abs(v))
@@ -376,13 +377,13 @@ def _explored_basis(path, g, noise=False):
     return Q
 
 
-def _least_curvature_across(grad_at, x, g, Q):
+def _least_curvature_across(grad_at, x, g, Q, size):
     """The direction of least curvature of ``f`` across the span of ``Q`` (orthogonal to it), by a few
     Lanczos steps on gradient differences ``H v ~ (g(x + h v) - g) / h``: one gradient per step, where probing
     ``f`` along each of the (up to ``d - 1``) directions across would cost six each."""
     def across(v):
         return v - Q @ (Q.T @ v)
-    h = 2.0 ** -10 * (float(np.max(np.abs(x), initial=0.0)) or 1.0)
+    h = 2.0 ** -10 * (size or 1.0)
     v = across(np.random.default_rng(0).standard_normal(x.size))
     V, alpha, beta = [v / np.linalg.norm(v)], [], []
     for _ in range(min(_LANCZOS_STEPS, x.size - Q.shape[1])):
@@ -412,8 +413,11 @@ def _verdict(fg, path, x, f, g, scale, converged, msg, positive_definite=None):
     Q = _explored_basis(path, g, noise) if converged and len(path) > 1 else None
     if Q is None or (positive_definite is not None and positive_definite()):
         return converged, msg
-    v = _least_curvature_across(lambda z: fg(z)[1], x, g, Q)
-    if _lower_by_curvature(lambda z: fg(z)[0], x, f, g, [v]) is not None:
+    # x's scale: also the distance the run came (Newton stopped at y = 1e-12 on x^3 + y^2 from (0, 1), where probes
+    # of 1e-12 * 2^-5 see x^3 below the rounding of f)
+    size = max(float(np.max(np.abs(x))), float(np.max(np.abs(np.asarray(path) - x))))
+    v = _least_curvature_across(lambda z: fg(z)[1], x, g, Q, size)
+    if _lower_by_curvature(lambda z: fg(z)[0], x, f, g, [v], size) is not None:
         return False, MSG_CONFINED_NOT_A_MINIMUM
     return converged, msg
 
