@@ -74,7 +74,7 @@ def gradient_descent(fun, x0, grad=None, *, step="backtracking", hess=None, max_
         if stop:
             converged, msg = stop
             break
-    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg)
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, stated=gscale is not None)
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 
@@ -145,7 +145,7 @@ def momentum(fun, x0, grad=None, *, lr=0.1, beta=0.9, max_iter=1000, gtol=1e-6, 
         if _small_grad(g, gtol, scale):
             converged, msg = True, MSG_GTOL
             break
-    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg)
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, stated=gscale is not None)
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 
@@ -305,7 +305,7 @@ def nonlinear_cg(fun, x0, grad=None, *, max_iter=1000, gtol=1e-6, xtol=0.0, gsca
         if stop:
             converged, msg = stop
             break
-    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg)
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, stated=gscale is not None)
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 

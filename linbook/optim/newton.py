@@ -195,7 +195,7 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
             msg, converged = stop
             break
     converged, msg = _verdict(trial, path, x, f, g, scale, converged, msg,
-                              lambda: _positive_definite_at(x, out, fg, hessian))
+                              lambda: _positive_definite_at(x, out, fg, hessian), stated=gscale is not None)
     if converged and msg == MSG_GTOL and polish and hess is True:      # one more full step, no evaluation
         x = path[-1] = _polished(x, out, g, factor, tau, damping or 0.0, short.d)
     return OptimizeResult(x, f, g, converged, k, fg.n + (trial.n if trial is not fg else 0), np.array(path), msg)

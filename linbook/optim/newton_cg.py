@@ -83,7 +83,7 @@ def newton_cg(fun, x0, *, max_iter=100, gtol=1e-8, gscale=None, cg_max_iter=250,
         if callback is not None and callback(x, f, g):
             msg, converged = "stopped by callback", False
             break
-    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg)
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, stated=gscale is not None)
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 

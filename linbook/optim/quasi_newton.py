@@ -149,7 +149,7 @@ def bfgs(fun, x0, grad=None, *, form="H", max_iter=1000, gtol=1e-6, xtol=0.0, gs
             converged, msg = stop
             break
         M, scaled = _bfgs_update(M, s, y, form, scaled)
-    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg)
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, stated=gscale is not None)
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 
@@ -317,7 +317,7 @@ def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=
         if small or fsmall:
             converged, msg = True, MSG_XTOL if small else "relative decrease of f below ftol"
             break
-    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg)
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, stated=gscale is not None)
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 

@@ -402,15 +402,16 @@ def _least_curvature_across(grad_at, x, g, Q, size):
     return np.array(V[:len(alpha)]).T @ vectors[:, 0]
 
 
-def _verdict(fg, path, x, f, g, scale, converged, msg, positive_definite=None):
+def _verdict(fg, path, x, f, g, scale, converged, msg, positive_definite=None, stated=False):
     """``(converged, msg)`` of a run that took steps: where the run was confined to a subspace
     (:func:`_explored_basis`), :func:`_lower_by_curvature` along the direction of least curvature across it
     turns a convergence at a saddle or maximum into ``False``, "not a minimum". ``fg(x) -> (f, g, ...)``;
     ``scale`` is the gradient's (see :func:`_gscale`); ``positive_definite()`` (Newton's), whether the Hessian at
     ``x`` is: a minimum then, without a probe. The one rule for ``converged`` after a step, as :func:`_start`'s
-    is before the first."""
+    is before the first. Not under a ``stated`` gscale, as there (a multinomial fit with weights over ten
+    decades: f's rounding over the heavy rows read as a fall along the flat direction across)."""
     noise = bool(_small_grad(g, _ROUNDING_GRADIENT, scale))
-    Q = _explored_basis(path, g, noise) if converged and len(path) > 1 else None
+    Q = _explored_basis(path, g, noise) if converged and len(path) > 1 and not stated else None
     if Q is None or (positive_definite is not None and positive_definite()):
         return converged, msg
     # x's scale: also the distance the run came (Newton stopped at y = 1e-12 on x^3 + y^2 from (0, 1), where probes
