@@ -17,9 +17,11 @@ not depend on the units of ``x`` or ``f``: ``max |g| <= gtol * max |g(x0)|`` (or
 ``max |x_new - x| <= xtol * max |x|``. A non-finite objective or gradient stops a
 method at once with ``converged = False`` and a message saying so.
 ``converged`` is true only at a minimum: a start with zero gradient is probed for descent along a
-few directions (a saddle or maximum there gives ``converged = False``, "not a minimum"), and
-Levenberg-Marquardt probes along its direction of least curvature and moves on from a lower point;
-the one rule is ``linbook.optim.result._lower_by_curvature``.
+few directions (a saddle or maximum there gives ``converged = False``, "not a minimum"); so is, along
+its direction of least curvature across, a run that stayed in a subspace its gradient never left (a
+start on a symmetry axis of ``f`` that ends at a saddle); and Levenberg-Marquardt probes along its
+direction of least curvature and moves on from a lower point. The one rule is
+``linbook.optim.result._lower_by_curvature`` (after a step, its caller ``_verdict``).
 
 Modules: :mod:`~linbook.optim.line_search` (Armijo, Wolfe),
 :mod:`~linbook.optim.first_order` (gradient descent, momentum, CG),

@@ -11,7 +11,7 @@ from ..numerics import _power_of_two_scale
 from .line_search import _armijo, _wolfe
 from .result import checked_arguments
 from .result import (MSG_GTOL, OptimizeResult, _check_args, _Counted, _msg_max_iter, _no_decrease, _small_grad,
-                     _small_step, _start, _stop_reason, _x0, real_array)
+                     _small_step, _start, _stop_reason, _verdict, _x0, real_array)
 
 __all__ = ["gradient_descent", "momentum", "conjugate_gradient", "nonlinear_cg"]
 
@@ -33,7 +33,7 @@ def gradient_descent(fun, x0, grad=None, *, step="backtracking", hess=None, max_
         ``t = g'g / g'Ag``, which needs ``hess = A`` (a matrix or callable).
     max_iter : int
     gtol : float
-        Stop when ``max_j |g_j| / gscale_j <= gtol``.
+        Stop when ``max_j |g_j| / gscale_j <= gtol`` (which bounds ``||x - x*||`` only by ``||g|| / lambda_min``).
     xtol : float
         Stop when a step has ``max |step| <= xtol * max |x|`` (0: never).
     gscale : float or array, optional
@@ -43,7 +43,8 @@ def gradient_descent(fun, x0, grad=None, *, step="backtracking", hess=None, max_
     Returns
     -------
     OptimizeResult
-        ``converged`` only at a minimum (a stationary ``x0`` is probed: ``result._lower_by_curvature``).
+        ``converged`` only at a minimum (a stationary ``x0``, or a run confined to a subspace, is probed:
+        ``result._verdict``).
 
     Derived in: chapter "Optimizers" § "Gradient descent".
     """
@@ -73,6 +74,7 @@ def gradient_descent(fun, x0, grad=None, *, step="backtracking", hess=None, max_
         if stop:
             converged, msg = stop
             break
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, stated=gscale is not None)
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 
@@ -118,7 +120,8 @@ def momentum(fun, x0, grad=None, *, lr=0.1, beta=0.9, max_iter=1000, gtol=1e-6, 
     Returns
     -------
     OptimizeResult
-        ``converged`` only at a minimum (a stationary ``x0`` is probed: ``result._lower_by_curvature``).
+        ``converged`` only at a minimum (a stationary ``x0``, or a run confined to a subspace, is probed:
+        ``result._verdict``).
 
     Derived in: chapter "Optimizers" § "Momentum (heavy ball)".
     """
@@ -142,6 +145,7 @@ def momentum(fun, x0, grad=None, *, lr=0.1, beta=0.9, max_iter=1000, gtol=1e-6, 
         if _small_grad(g, gtol, scale):
             converged, msg = True, MSG_GTOL
             break
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, stated=gscale is not None)
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 
@@ -180,7 +184,7 @@ def conjugate_gradient(A, b, x0=None, *, tol=1e-10, max_iter=None):
     r = b - matvec(x)              # the residual, minus the gradient of x'Ax/2 - b'x
     p = r.copy()
     rr = float(r @ r)
-    path, converged, k = [x * c], False, 0
+    path, converged, k, top = [x * c], False, 0, 0.0
     bnorm = np.linalg.norm(b)
     for k in range(1, max_iter + 1):
         if np.sqrt(rr) <= tol * bnorm:
@@ -188,11 +192,7 @@ def conjugate_gradient(A, b, x0=None, *, tol=1e-10, max_iter=None):
             break
         Ap = matvec(p)
         pAp = float(p @ Ap)
-        if not np.isfinite(pAp):
-            raise ValueError("conjugate_gradient: A v is not finite; check A for NaN/inf")
-        if pAp <= 0:
-            raise ValueError("conjugate_gradient needs a positive definite A (found p'Ap <= 0); use a "
-                             "general solver (or add lam I to A) for an indefinite one")
+        top = _checked_curvature(pAp, p, top)
         alpha = rr / pAp
         x = x + alpha * p
         r = r - alpha * Ap
@@ -205,6 +205,24 @@ def conjugate_gradient(A, b, x0=None, *, tol=1e-10, max_iter=None):
         fun = float(0.5 * x @ matvec(x) - b @ x) * c * c
     return OptimizeResult(x * c, fun, -r * c, converged, k, k + 1, np.array(path),
                           "residual below tol * ||b||" if converged else _msg_max_iter(k))
+
+
+def _checked_curvature(pAp, p, top):
+    """The largest curvature ``p'Ap / p'p`` seen so far (with ``top``, the one before), or a clear error where ``A`` is
+    not finite, not positive definite, or singular to rounding (a curvature below ``16 eps`` times the largest:
+    ``b`` outside the range of a singular ``A`` made ``alpha`` overflow, then "A v is not finite; check A for
+    NaN/inf" was said of a finite ``A``)."""
+    if not np.isfinite(pAp):
+        raise ValueError("conjugate_gradient: A v is not finite; check A for NaN/inf")
+    if pAp <= 0:
+        raise ValueError("conjugate_gradient needs a positive definite A (found p'Ap <= 0); use a "
+                         "general solver (or add lam I to A) for an indefinite one")
+    curvature = pAp / float(p @ p)
+    if curvature <= 16 * np.finfo(float).eps * top:
+        raise ValueError(f"conjugate_gradient: A is singular to rounding (p'Ap / p'p = {curvature:.3g} along one "
+                         f"direction, {top:.3g} along another), so A x = b has no solution or no unique one; add "
+                         "lam I to A, or solve in the least-squares sense (numpy.linalg.lstsq)")
+    return max(top, curvature)
 
 
 def _linear_system(A, b, x0):
@@ -251,7 +269,8 @@ def nonlinear_cg(fun, x0, grad=None, *, max_iter=1000, gtol=1e-6, xtol=0.0, gsca
     Returns
     -------
     OptimizeResult
-        ``converged`` only at a minimum (a stationary ``x0`` is probed: ``result._lower_by_curvature``).
+        ``converged`` only at a minimum (a stationary ``x0``, or a run confined to a subspace, is probed:
+        ``result._verdict``).
 
     Derived in: chapter "Optimizers" § "Conjugate gradients".
     """
@@ -286,6 +305,7 @@ def nonlinear_cg(fun, x0, grad=None, *, max_iter=1000, gtol=1e-6, xtol=0.0, gsca
         if stop:
             converged, msg = stop
             break
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, stated=gscale is not None)
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 

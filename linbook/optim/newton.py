@@ -46,7 +46,7 @@ from ..numerics import _power_of_two_scale
 from .line_search import _armijo, _flat_step
 from .newton_cg import newton_cg
 from .result import checked_arguments
-from .result import _lower_by_curvature
+from .result import _lower_by_curvature, _verdict
 from .result import (MSG_DECREMENT, MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted,
                      _msg_max_iter, _no_decrease, _small_grad, _small_step, _start, _x0, real_array)
 
@@ -153,11 +153,9 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
     fun, grad, x0 : see :func:`linbook.optim.gradient_descent`.
     hess : callable or True
         ``hess(x) -> (d, d)``, or ``True`` when ``fun(x)`` returns ``(f, g, H)`` (``grad=True``).
-    line_search : bool
-        Armijo backtracking from t = 1 (``False``: always the full step t = 1).
+    line_search : bool, Armijo backtracking from t = 1 (``False``: always the full step t = 1).
     gtol, gscale, xtol : the relative stopping tests and ``converged`` rule of :func:`linbook.optim.gradient_descent`.
-    damping : float, optional
-        If given, always use ``H + damping I``.
+    damping : float, optional, if given: always use ``H + damping I``.
     callback : callable, optional
         ``callback(x, f, g)`` after each step; returning ``True`` stops (not converged).
     polish, fun_grad, decrement_tol, step_tol, step_scale : optional
@@ -196,9 +194,11 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
         out = short.take(out)                # the Hessian the step test evaluated, for the next step
         if stop:
             msg, converged = stop
-            if msg == MSG_GTOL and polish and hess is True:      # one more full step, no evaluation
-                x = path[-1] = _polished(x, out, g, factor, tau, damping or 0.0, short.d)
             break
+    converged, msg = _verdict(trial, path, x, f, g, scale, converged, msg,
+                              lambda: _positive_definite_at(x, out, fg, hessian), stated=gscale is not None)
+    if converged and msg == MSG_GTOL and polish and hess is True:      # one more full step, no evaluation
+        x = path[-1] = _polished(x, out, g, factor, tau, damping or 0.0, short.d)
     return OptimizeResult(x, f, g, converged, k, fg.n + (trial.n if trial is not fg else 0), np.array(path), msg)
 
 
@@ -230,6 +230,17 @@ def _no_step(stop, f, g, d, settled, null_directions=True):
     with np.errstate(over="ignore", invalid="ignore"):
         unresolved = null_directions and abs(float(g @ d)) <= _UNRESOLVED_GAIN * abs(float(f))
     return msg, bool(unresolved or settled())
+
+
+def _positive_definite_at(x, out, fg, hessian):
+    """Whether the Hessian at ``x`` is positive definite (an equilibrated Cholesky factor exists): ``x`` is then a
+    minimum and needs no probe (``result._verdict``). ``H`` is evaluated at ``x`` where ``out`` holds none: the
+    Hessian of the last step, at the point before, was positive definite where a run on the axis of ``y^2 +
+    x^2 (y^2 - 1/4) + x^4`` from ``(0, 1)`` ended at the saddle ``(0, 0)``."""
+    if len(out) < 3 and fg.with_hess:
+        out = fg(x)
+    H = hessian(x, out)
+    return H is not None and equilibrated_cholesky(np.atleast_2d(np.asarray(H, dtype=float))) is not None
 
 
 def _newton_start(fun, x0, grad, hess, fun_grad, gtol, gscale):
@@ -350,7 +361,8 @@ def truncated_newton(fun, x0, grad=None, hessp=None, *, max_iter=100, gtol=1e-8,
     Returns
     -------
     OptimizeResult
-        ``converged`` only at a minimum (a stationary ``x0`` is probed: ``result._lower_by_curvature``).
+        ``converged`` only at a minimum (a stationary ``x0``, or a run confined to a subspace, is probed:
+        ``result._verdict``).
 
     Derived in: chapter "Optimizers" § "Newton's method".
     """
@@ -438,18 +450,18 @@ def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol
     over the iterations, as MINPACK does), so ``lam`` is relative to each column's own curvature and the
     run is the same whatever the units of each coordinate of ``x`` or the scale of ``r``. ``lam`` is
     divided by 10 after a step that lowers the objective and multiplied by 10 (step rejected) otherwise.
-    Stops when the scaled gradient ``max_j |(J'r)_j| / D_j`` falls below ``gtol`` times its value at
-    ``x0`` or a step below ``xtol * max |x|`` (relative tests), and only at a minimum: where ``r != 0``, ``f`` is
-    probed along the direction of least ``J'J`` curvature (``linbook.optim.result._lower_by_curvature``;
-    ``x^3 - 1`` at 0 has ``J = 0``) and the run goes on from a lower point if the probe finds one.
+    Stops when the scaled gradient ``max_j |(J'r)_j| / D_j`` falls below ``gtol`` times its value at ``x0`` or
+    times ``||r||`` (the cosine test of MINPACK and scipy: it decides at a start at the minimiser, whose gradient
+    no step can shrink), or a step below ``xtol * max |x|``, and only at a minimum: where ``r != 0``, ``f`` is probed
+    along the direction of least ``J'J`` curvature (``linbook.optim.result._lower_by_curvature``; ``x^3 - 1`` at 0
+    has ``J = 0``) and the run goes on from a lower point if the probe finds one.
 
     Parameters
     ----------
     residual : callable
         ``r(x) -> (m,)``.
     jac : callable
-        ``J(x) -> (m, d)``, the Jacobian of ``residual`` (required: without it a clear error says
-        how to get one).
+        ``J(x) -> (m, d)``, the Jacobian of ``residual`` (required: else a clear error says how to get one).
 
     Returns
     -------
@@ -506,6 +518,7 @@ class _LM:
         """Move to ``x``; the reported gradient ``J'r`` is ``D`` times the scaled one (``J'r`` summed as it
         stands overflows to inf - inf = NaN for columns of 1e300 and residuals of 1e150)."""
         self.x, self.r, self.J, self.f = x, r, J, f
+        self.unit = _power_of_two_scale(np.max(np.abs(r), initial=0.0), normal=True)   # ||r|| without overflow
         with np.errstate(over="ignore"):
             self.g = np.where(self.D > 0, self.D, 1.0) * self._scaled_grad()
 
@@ -514,9 +527,16 @@ class _LM:
         return (self.J / np.where(self.D > 0, self.D, 1.0)).T @ self.r
 
     def small_grad(self, gtol):
-        """The gradient test on ``(J'r)_j / D_j``: relative to its size at ``x0`` (to 0 if that was 0)."""
-        gs = np.abs(self._scaled_grad())
-        return bool(np.max(gs, initial=0.0) <= gtol * self.scale) if self.scale > 0 else not np.any(gs)
+        """The gradient test on ``(J'r)_j / D_j``: relative to its size at ``x0`` (to 0 if that was 0), or to
+        ``||r||``, MINPACK's and scipy's: the cosine of the angle between ``r`` and each column of ``J``.
+
+        The second alone is met at a start already at the minimiser (up to 1e-9, say): there the scaled gradient
+        is ~1e-8 of ``||r||``, and 1e-10 of that is below the rounding of ``J'r``, so no step could pass the first
+        and the run stopped with ``converged=False`` at the minimum."""
+        gs = np.max(np.abs(self._scaled_grad()), initial=0.0)
+        with np.errstate(over="ignore", under="ignore"):
+            r_norm = self.unit * np.linalg.norm(self.r / self.unit)
+        return bool(gs <= gtol * max(self.scale, r_norm)) if self.scale > 0 else not gs
 
     def move(self, x, r, f):
         """Go to ``x`` (with its residual ``r`` and ``f``); ``False`` if ``J`` is not finite there."""

@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from .line_search import _armijo, _flat_step
-from .result import OptimizeResult, _Counted, _msg_max_iter, _no_decrease, _start, _stop_reason, _x0, checked_arguments
+from .result import (OptimizeResult, _Counted, _msg_max_iter, _no_decrease, _start, _stop_reason, _verdict, _x0,
+                     checked_arguments)
 
 __all__ = ["newton_cg"]
 
@@ -49,7 +50,8 @@ def newton_cg(fun, x0, *, max_iter=100, gtol=1e-8, gscale=None, cg_max_iter=250,
     Returns
     -------
     OptimizeResult
-        ``converged`` only at a minimum (a stationary ``x0`` is probed: ``result._lower_by_curvature``).
+        ``converged`` only at a minimum (a stationary ``x0``, or a run confined to a subspace, is probed:
+        ``result._verdict``).
 
     Derived in: chapter "Optimizers" § "Newton's method".
     """
@@ -81,6 +83,7 @@ def newton_cg(fun, x0, *, max_iter=100, gtol=1e-8, gscale=None, cg_max_iter=250,
         if callback is not None and callback(x, f, g):
             msg, converged = "stopped by callback", False
             break
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, stated=gscale is not None)
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 

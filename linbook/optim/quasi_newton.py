@@ -12,7 +12,7 @@ from ..numerics import _power_of_two_scale
 from .line_search import _wolfe
 from .result import checked_arguments, real_array
 from .result import (MSG_GTOL, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _check_args, _Counted, _msg_max_iter,
-                     _no_decrease, _small_grad, _small_step, _start, _stop_reason, _x0)
+                     _no_decrease, _small_grad, _small_step, _start, _stop_reason, _verdict, _x0)
 
 __all__ = ["bfgs_update_B", "bfgs_update_H", "bfgs", "lbfgs_two_loop", "lbfgs"]
 
@@ -34,7 +34,8 @@ def _unit_pair(s, y):
     unchanged; ``s'y`` of a pair near 1e-300 underflowed to 0 (the update skipped), near 1e300 overflowed."""
     a = _power_of_two_scale(np.max(np.abs(s), initial=0.0), normal=True)
     c = _power_of_two_scale(np.max(np.abs(y), initial=0.0), normal=True)
-    return s / a, y / c, c / a
+    with np.errstate(over="ignore", under="ignore"):        # c / a beyond float64: see _finite
+        return s / a, y / c, c / a
 
 
 def _update_inputs(caller, M, name, s, y):
@@ -63,9 +64,11 @@ def bfgs_update_B(B, s, y):
     B, s, y = _update_inputs("bfgs_update_B", B, "B", s, y)
     if not _curvature_ok(s, y):
         return B
-    s, y, ratio = _unit_pair(s, y)    # (see _unit_pair)
-    Bs = B @ s
-    return B + ratio * np.outer(y, y) / float(y @ s) - np.outer(Bs, Bs) / float(s @ Bs)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
+        s, y, ratio = _unit_pair(s, y)    # (see _unit_pair)
+        Bs = B @ s
+        return _finite("bfgs_update_B", "B",
+                       B + ratio * np.outer(y, y) / float(y @ s) - np.outer(Bs, Bs) / float(s @ Bs))
 
 
 def bfgs_update_H(H, s, y):
@@ -80,12 +83,23 @@ def bfgs_update_H(H, s, y):
     H, s, y = _update_inputs("bfgs_update_H", H, "H", s, y)
     if not _curvature_ok(s, y):
         return H
-    s, y, ratio = _unit_pair(s, y)    # (see _unit_pair)
-    rho = 1.0 / float(y @ s)
-    Hy = H @ y
-    # expanded form of (I - rho s y') H (I - rho y s') + rho s s', O(d^2)
-    return (H - rho * (np.outer(s, Hy) + np.outer(Hy, s))
-            + (rho * rho * float(y @ Hy) + rho / ratio) * np.outer(s, s))
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
+        s, y, ratio = _unit_pair(s, y)    # (see _unit_pair)
+        rho = 1.0 / float(y @ s)
+        Hy = H @ y
+        # expanded form of (I - rho s y') H (I - rho y s') + rho s s', O(d^2)
+        return _finite("bfgs_update_H", "H", H - rho * (np.outer(s, Hy) + np.outer(Hy, s))
+                       + (rho * rho * float(y @ Hy) + rho / ratio) * np.outer(s, s))
+
+
+def _finite(caller, name, M):
+    """``M``, or a clear error where the update left float64: a pair with ``|y| / |s|`` near 1e400 (B's
+    ``y y' / y's``) or 1e-400 (H's ``s s' / y's``) has entries beyond it, which came out NaN."""
+    if not np.all(np.isfinite(M)):
+        raise ValueError(f"{caller}: the updated {name} is beyond float64 (entries near |y| / |s| or |s| / |y| of the "
+                         "pair, over 1e308); rescale x (or the objective) so that s and y are within about 300 decades "
+                         "of each other")
+    return M
 
 
 @checked_arguments
@@ -106,7 +120,8 @@ def bfgs(fun, x0, grad=None, *, form="H", max_iter=1000, gtol=1e-6, xtol=0.0, gs
     Returns
     -------
     OptimizeResult
-        ``converged`` only at a minimum (a stationary ``x0`` is probed: ``result._lower_by_curvature``).
+        ``converged`` only at a minimum (a stationary ``x0``, or a run confined to a subspace, is probed:
+        ``result._verdict``).
 
     Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
@@ -134,6 +149,7 @@ def bfgs(fun, x0, grad=None, *, form="H", max_iter=1000, gtol=1e-6, xtol=0.0, gs
             converged, msg = stop
             break
         M, scaled = _bfgs_update(M, s, y, form, scaled)
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, stated=gscale is not None)
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 
@@ -202,13 +218,19 @@ def lbfgs_two_loop(g, S, Y, gamma=None):
         raise ValueError(f"lbfgs_two_loop: gamma must be a positive finite number (the initial H = gamma I); "
                          f"got {gamma!r}. Pass such a gamma, or None for s'y / y'y of the newest pair")
     pairs = [(s, y) for s, y in zip(S, Y) if _curvature_ok(s, y)]
-    S, Y = [p[0] for p in pairs], [p[1] for p in pairs]
-    with np.errstate(over="ignore", under="ignore"):
-        rho = [1.0 / float(y @ s) for s, y in pairs]
+    # on s / a and y / c, a and c powers of two near the largest |s| and |y| (exact): H g is a / c times the result
+    # with gamma c / a. s'y of pairs near 1e155 overflowed (refused as beyond float64, though H g is near g)
+    a = _power_of_two_scale(max((np.max(np.abs(s)) for s, _ in pairs), default=1.0), normal=True)
+    c = _power_of_two_scale(max((np.max(np.abs(y)) for _, y in pairs), default=1.0), normal=True)
+    S, Y = [p[0] / a for p in pairs], [p[1] / c for p in pairs]
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        rho = [1.0 / float(y @ s) for s, y in zip(S, Y)]
     if not all(np.isfinite(r) and r > 0 for r in rho):
-        raise ValueError("lbfgs_two_loop: s'y of a pair is beyond float64 (a pair near 1e-160 or 1e160); "
-                         "rescale the variables or the objective")
-    return _two_loop(g, S, Y, rho, gamma)
+        raise ValueError("lbfgs_two_loop: s'y of a pair is beyond float64 (pairs whose sizes differ by over 300 "
+                         "decades); rescale the variables or the objective")
+    with np.errstate(over="ignore", invalid="ignore"):
+        Hg = (a / c) * _two_loop(g, S, Y, rho, None if gamma is None else gamma * c / a)
+    return _finite("lbfgs_two_loop", "H g", Hg)
 
 
 def _vectors(pairs, name):
@@ -261,7 +283,8 @@ def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=
     Returns
     -------
     OptimizeResult
-        ``converged`` only at a minimum (a stationary ``x0`` is probed: ``result._lower_by_curvature``).
+        ``converged`` only at a minimum (a stationary ``x0``, or a run confined to a subspace, is probed:
+        ``result._verdict``).
 
     Derived in: chapter "Optimizers" § "Quasi-Newton methods: BFGS and L-BFGS".
     """
@@ -294,6 +317,7 @@ def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=
         if small or fsmall:
             converged, msg = True, MSG_XTOL if small else "relative decrease of f below ftol"
             break
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, stated=gscale is not None)
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 

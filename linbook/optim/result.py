@@ -8,6 +8,18 @@ both tests, and so the iterates at which a method stops, unchanged (an absolute 
 ``max |g| <= 1e-6`` would stop at once on a problem whose features were scaled by
 ``1e-8``, with the wrong answer).
 
+What ``converged`` means (decided in session 30, and kept): the test that passed, at a point that is not a
+detected saddle or maximum (:func:`_verdict`). It does not bound the distance to the minimiser. A gradient test
+bounds ``||x - x*||`` only by ``||g|| / lambda_min(H)``: on a quadratic of condition ``kappa`` a point passing
+``gtol`` may lie ``gtol * kappa`` times the start's distance away (gradient descent on ``diag(1e12, 1e8, 1e4, 1)``
+stops 8.5e-7 from ``x*`` along the stiff axis, ``f = 0.36`` from ``5e11``; with coordinates in units ``1e3^j``,
+condition 7e18, truncated Newton stops at ``x_0 = 8e-8`` against ``x*_0 = -0.024``). The quasi-Newton matrices
+do not repair it: on that problem, with a line search able to move, BFGS passed ``gtol`` 100% off with ``H g`` of
+1e-16, since ``H`` knows only the directions the run explored. Where a bound on ``x`` is
+wanted, use Newton's step ``H^{-1} g`` with the exact Hessian: :func:`linbook.optim.newton` (``step_tol``,
+``step_scale``) or :func:`linbook.optim.resume_until_step_is_short` around a first-order method, or state the
+gradient's natural size per coordinate (``gscale``).
+
 Derived in: chapter "Optimizers" § "Gradient descent".
 """
 
@@ -17,6 +29,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.linalg
 
 __all__ = ["OptimizeResult"]
 
@@ -290,7 +303,7 @@ _PROBE_AXES = 50
 PROBE_SIZES = (2.0 ** -20, 2.0 ** -10, 2.0 ** -5)
 
 
-def _lower_by_curvature(f_at, x, f, g, directions):
+def _lower_by_curvature(f_at, x, f, g, directions, size=None):
     """The rule for ``converged`` at a stationary point, shared by every method (their docstrings
     point here): a (nearly) zero gradient is a minimum only if ``f`` does not fall, along the directions
     the method knows least about, by more than the gradient explains. Returns a point with ``f`` lower
@@ -302,9 +315,10 @@ def _lower_by_curvature(f_at, x, f, g, directions):
     ``f(x) - h |g'v|`` (to rounding): near a minimum ``f(x +- hv) = f(x) +- h g'v + (h^2 / 2) v'Hv`` with
     ``v'Hv >= 0``, so a small leftover gradient (a minimum met to ``gtol``) never counts, while a saddle,
     a maximum or ``x^3`` at 0 do. A flat plateau is left as a (weak) minimum. ``f_at(x) -> float`` may
-    return ``inf`` (it then never counts as lower).
+    return ``inf`` (it then never counts as lower). ``size`` replaces ``max |x|`` where the caller knows a larger
+    scale of ``x``.
     """
-    size = float(np.max(np.abs(x), initial=0.0)) or 1.0
+    size = size or float(np.max(np.abs(x), initial=0.0)) or 1.0
     rounding = 16 * np.finfo(float).eps * abs(f)
     for v in directions:
         v = v / np.max(np.abs(v))
@@ -323,6 +337,90 @@ def _probe_directions(d):
     rng = np.random.default_rng(0)
     signs = np.where(np.arange(d) % 2 == 0, 1.0, -1.0)
     return [*np.eye(d)[:_PROBE_AXES], np.ones(d), signs, *rng.standard_normal((2, d))]
+
+
+MSG_CONFINED_NOT_A_MINIMUM = (
+    "stopped at a stationary point that is not a minimum: the run stayed in a subspace its gradient never left "
+    "(a symmetry of f, e.g. a start on an axis), and f decreases across it (a saddle or a maximum); start "
+    "elsewhere, e.g. at x plus a small random step")
+#: At most this many of the last steps define the subspace a run explored (see :func:`_explored_basis`).
+_PATH_STEPS = 100
+#: A gradient this small relative to its scale is rounding noise (~64 units in the last place of the gradient).
+_ROUNDING_GRADIENT = 64 * np.finfo(float).eps
+#: At most this many Lanczos steps (one gradient each) estimate the least curvature across it.
+_LANCZOS_STEPS = 6
+
+
+def _explored_basis(path, g, noise=False):
+    """An orthonormal basis ``Q`` of the subspace a run was confined to, or ``None`` when it was not.
+
+    Every method here steps within the span of the gradients it has seen (and Newton's steps, within an
+    invariant subspace of a symmetric ``f``), so a start on a symmetry axis of ``f`` (``x^2 - y^2`` from
+    ``(1, 0)``) never leaves it and can stop at a saddle with ``g = 0``, knowing nothing of ``f`` across the
+    axis. A run confined so ends with its gradient inside the span of its steps; an ordinary one (not confined,
+    or whose steps span every direction) does not, and costs no evaluation here. Steps are normalised first:
+    the last steps of a converging run are many decades shorter than the first. A gradient at rounding level
+    (``noise``) has no direction to tell: the run counts as confined where its steps do not span every direction
+    (``x^2 - y^2`` turned by 45 degrees: the gradient at the saddle was 1e-16 off the axis).
+    """
+    steps = np.diff(np.asarray(path, dtype=float)[-_PATH_STEPS - 1:], axis=0)
+    sizes = np.max(np.abs(steps), axis=1, initial=0.0)
+    steps = steps[sizes > 0] / sizes[sizes > 0, None]
+    if not steps.size or not np.all(np.isfinite(g)):
+        return None
+    Q, R, _ = scipy.linalg.qr(steps.T, mode="economic", pivoting=True)
+    Q = Q[:, :int(np.sum(np.abs(np.diag(R)) > 1e-10 * abs(R[0, 0])))]
+    top = np.max(np.abs(g), initial=0.0)
+    u = g / top if top > 0 else g
+    if Q.shape[1] == g.size or not noise and np.linalg.norm(u - Q @ (Q.T @ u)) > 1e-8 * np.linalg.norm(u):
+        return None
+    return Q
+
+
+def _least_curvature_across(grad_at, x, g, Q, size):
+    """The direction of least curvature of ``f`` across the span of ``Q`` (orthogonal to it), by a few
+    Lanczos steps on gradient differences ``H v ~ (g(x + h v) - g) / h``: one gradient per step, where probing
+    ``f`` along each of the (up to ``d - 1``) directions across would cost six each."""
+    def across(v):
+        return v - Q @ (Q.T @ v)
+    h = 2.0 ** -10 * (size or 1.0)
+    v = across(np.random.default_rng(0).standard_normal(x.size))
+    V, alpha, beta = [v / np.linalg.norm(v)], [], []
+    for _ in range(min(_LANCZOS_STEPS, x.size - Q.shape[1])):
+        Hv = across((grad_at(x + h * V[-1]) - g) / h)
+        if not np.all(np.isfinite(Hv)):
+            break
+        alpha.append(float(V[-1] @ Hv))
+        w = Hv - sum(float(u @ Hv) * u for u in V)          # (full reorthogonalisation: a few vectors)
+        if np.linalg.norm(w) <= 1e-8 * np.linalg.norm(Hv) or len(V) == _LANCZOS_STEPS:
+            break
+        beta.append(float(np.linalg.norm(w)))
+        V.append(w / beta[-1])
+    if not alpha:
+        return V[0]
+    _, vectors = scipy.linalg.eigh_tridiagonal(np.array(alpha), np.array(beta[:len(alpha) - 1]))
+    return np.array(V[:len(alpha)]).T @ vectors[:, 0]
+
+
+def _verdict(fg, path, x, f, g, scale, converged, msg, positive_definite=None, stated=False):
+    """``(converged, msg)`` of a run that took steps: where the run was confined to a subspace
+    (:func:`_explored_basis`), :func:`_lower_by_curvature` along the direction of least curvature across it
+    turns a convergence at a saddle or maximum into ``False``, "not a minimum". ``fg(x) -> (f, g, ...)``;
+    ``scale`` is the gradient's (see :func:`_gscale`); ``positive_definite()`` (Newton's), whether the Hessian at
+    ``x`` is: a minimum then, without a probe. The one rule for ``converged`` after a step, as :func:`_start`'s
+    is before the first. Not under a ``stated`` gscale, as there (a multinomial fit with weights over ten
+    decades: f's rounding over the heavy rows read as a fall along the flat direction across)."""
+    noise = bool(_small_grad(g, _ROUNDING_GRADIENT, scale))
+    Q = _explored_basis(path, g, noise) if converged and len(path) > 1 and not stated else None
+    if Q is None or (positive_definite is not None and positive_definite()):
+        return converged, msg
+    # x's scale: also the distance the run came (Newton stopped at y = 1e-12 on x^3 + y^2 from (0, 1), where probes
+    # of 1e-12 * 2^-5 see x^3 below the rounding of f)
+    size = max(float(np.max(np.abs(x))), float(np.max(np.abs(np.asarray(path) - x))))
+    v = _least_curvature_across(lambda z: fg(z)[1], x, g, Q, size)
+    if _lower_by_curvature(lambda z: fg(z)[0], x, f, g, [v], size) is not None:
+        return False, MSG_CONFINED_NOT_A_MINIMUM
+    return converged, msg
 
 
 def _start(fg, x, gtol, gscale, path_x=None):

@@ -76,6 +76,8 @@ def resume_until_step_is_short(run, x0, step_size, *, step_tol, gtol=1e-8, max_i
         res, resumed = _ran(run, res.x, gtol, max_iter - n_iter), True
         n_iter, n_fev = n_iter + res.n_iter, n_fev + res.n_fev
         paths.append(None if res.path is None else res.path[1:])    # a user's run may keep no path
+    if resumed and res.message == _msg_max_iter(res.n_iter):     # the count over all runs, as n_iter
+        res.message = _msg_max_iter(n_iter)
     res.n_iter, res.n_fev = n_iter, n_fev
     if len(paths) > 1 and all(p is not None for p in paths):
         res.path = np.concatenate(paths)
