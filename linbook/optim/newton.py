@@ -182,8 +182,7 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
         if stop is None:           # t: Armijo backtracking from 1 (or the full step)
             t, new, stop = (_line_search if line_search else _full_step)(fg, trial, x, f, g, d, scale, gtol)
         if new is None:            # no step taken
-            (msg, converged), k = _no_step(stop, f, g, d, lambda: short(x, out, factor, tau),
-                                           getattr(fun, "null_directions", True)), k - 1
+            (msg, converged), k = _no_step(stop, f, g, d, lambda: short(x, out, factor, tau), fun), k - 1
             break
         factor = factor if _chord_lasts(trial is not fg, t, new[1], g) else None
         small = _small_step(d, x, xtol)     # the full step: a line search that shrank it says nothing of the optimum
@@ -212,7 +211,7 @@ _UNRESOLVED_GAIN = 1e-15
 _ULPS = 4 * np.finfo(float).eps
 
 
-def _no_step(stop, f, g, d, settled, null_directions=True):
+def _no_step(stop, f, g, d, settled, fun=None):
     """``(message, converged)`` when no step along ``d`` was taken: the ``stop`` of the line search, whose
     "no decrease at rounding level" with a small gradient is convergence only where the Newton step's predicted
     gain ``|g.d|`` is below the rounding of ``f`` (:data:`_UNRESOLVED_GAIN`) or ``settled()``, the step test of
@@ -228,7 +227,7 @@ def _no_step(stop, f, g, d, settled, null_directions=True):
     if not converged or d is None:
         return msg, bool(converged)
     with np.errstate(over="ignore", invalid="ignore"):
-        unresolved = null_directions and abs(float(g @ d)) <= _UNRESOLVED_GAIN * abs(float(f))
+        unresolved = getattr(fun, "null_directions", True) and abs(float(g @ d)) <= _UNRESOLVED_GAIN * abs(float(f))
     return msg, bool(unresolved or settled())
 
 
