@@ -19,6 +19,7 @@ from scipy import optimize
 
 from linbook import optim
 from linbook.optim import result as optim_result
+from tests.adversarial.test_s29_optim import _minimisers as _s29_minimisers
 
 # -- saddles and maxima reached mid-run --------------------------------------------------------------------
 
@@ -73,17 +74,8 @@ MIDRUN_SADDLES = {
 
 
 def _minimisers(f, g, H):
-    return {
-        "gradient_descent": lambda x0: optim.gradient_descent(f, x0, g),
-        "momentum": lambda x0: optim.momentum(f, x0, g),
-        "nonlinear_cg": lambda x0: optim.nonlinear_cg(f, x0, g),
-        "newton": lambda x0: optim.newton(f, x0, g, H),
-        "truncated_newton": lambda x0: optim.truncated_newton(f, x0, g, lambda x, v: H(x) @ v),
-        "newton_cg": lambda x0: optim.newton_cg(lambda x: (f(x), g(x), (lambda v: H(x) @ v, None)), x0),
-        "bfgs": lambda x0: optim.bfgs(f, x0, g),
-        "bfgs-B": lambda x0: optim.bfgs(f, x0, g, form="B"),
-        "lbfgs": lambda x0: optim.lbfgs(f, x0, g),
-    }
+    """Every minimiser of test_s29_optim, and BFGS in its ``B`` form."""
+    return {**_s29_minimisers(f, g, H), "bfgs-B": lambda x0: optim.bfgs(f, x0, g, form="B")}
 
 
 METHODS = list(_minimisers(None, None, None))
