@@ -202,13 +202,13 @@ class LinearRegression(LinearModel):
             v = _least_squares_by_lsqr(mom)
             self.solver_, self._rank = "lsqr", None
         else:
-            far = far_rows_solve(mom, np.zeros(mom.d), "LinearRegression")    # rows decades apart: graded QR
             Z, z = mom.design()
-            if far is not None:
+            v = self._wide(Z, z, mom, sw)
+            far = far_rows_solve(mom, np.zeros(mom.d), "LinearRegression") if v is None else None
+            if far is not None:                # rows decades apart: graded QR
                 self.solver_, self._rank = "qr", mom.d
                 self._gram = original_gram(Z.T @ Z, mom.x_scale)
                 return self._finish(mom, *far[:1], "LinearRegression", *far[1:])
-            v = self._wide(Z, z, mom, sw)
             if v is None:
                 v = self._gelsd(Z, z, mom)
         return self._finish(mom, v, "LinearRegression")

@@ -303,14 +303,14 @@ class Ridge(LinearModel):
             if mom.gram_built:
                 self._df = (mom.G, pen, mom.n)
         else:
-            far = far_rows_solve(mom, pen, "Ridge")       # rows decades apart: graded QR
+            # wide X: conjugate gradients where they are cheaper, else the N x N (kernel) form; then, for rows
+            # decades apart, the graded QR; the SVD where all that is ill-conditioned, and for tall X
+            v = self._wide(pen, mom, sw) if dense_wide else None
+            far = far_rows_solve(mom, pen, "Ridge") if v is None else None
             if far is not None:
                 Z = mom.design()[0]
                 self.solver_, self._df = "qr", (Z.T @ Z, pen, mom.n)
                 return self._finish(mom, *far[:1], "Ridge", *far[1:])
-            # wide X: conjugate gradients where they are cheaper, else the N x N (kernel) form; the SVD where
-            # that is ill-conditioned, and for tall X
-            v = self._wide(pen, mom, sw) if dense_wide else None
             if v is None:
                 Z, z = mom.design()          # (the N x N form scaled its copy in place)
                 _warn_if_weights_beyond_rounding(sw, "SVD")

@@ -94,7 +94,7 @@ def best_fixed_parameter(X, y, *, loss="squared_error", radius=None):
     Solved exactly where the loss allows, on ``X`` and ``y`` divided by powers of two (the answer
     scales back exactly): the squared loss by the SVD of ``X`` (inside the ball the least-squares
     solution of least norm; on its boundary the ridge solution whose norm is ``radius``, found on
-    the ridge path), the log-loss by :func:`linbook.irls` (on the boundary likewise, IRLS with the
+    the ridge path), the log-loss by ``linbook.irls`` (on the boundary likewise, IRLS with the
     penalty whose solution has norm ``radius``), the absolute loss as a linear program (HiGHS), or
     with a ball by SLSQP on that program.
 

@@ -258,7 +258,9 @@ def _flat_step(fg, x, f, g, d, scale):
     to rounding (within 16 ulps either way: at the optimum the computed ``f`` may come out an ulp
     above its value one step before, and which way it rounds depends on the BLAS kernel) and
     ``max |g| / scale`` shrinks (scikit-learn's Newton solver uses the same rule), or the slope
-    ``g(x + d)'d`` is still negative (for a convex ``f``, ``f(x + d) < f(x)`` then, whatever rounding shows).
+    ``g(x + d)'d`` is still negative (for a convex ``f``, ``f(x + d) < f(x)`` then, whatever rounding shows) where
+    the objective says it has no null directions (``fun.null_directions = False``; along a null direction the
+    slope is rounding noise of either sign, and a rank-deficient logistic fit stepped along it until max_iter).
 
     Where the slope at the full step keeps at least 1/16 of its value at ``x`` (the quadratic model is far off),
     the step doubles while ``f`` stays flat and the slope at the doubled step is still negative, so never past the
@@ -270,7 +272,8 @@ def _flat_step(fg, x, f, g, d, scale):
     new = fg(x + d)
     if not _flat_and_finite(new, f):
         return 1.0, None
-    if not (np.max(np.abs(new[1]) / scale) < np.max(np.abs(g) / scale) or float(new[1] @ d) < 0):
+    descends = float(new[1] @ d) < 0 and not _may_have_null_directions(fg)
+    if not (np.max(np.abs(new[1]) / scale) < np.max(np.abs(g) / scale) or descends):
         return 1.0, None
     # doubling only where the slope at the full step keeps 1/16 of its start: near a minimum where the quadratic
     # model holds, the slope there is rounding noise of either sign, and 2 would be the mirror point, as far off
@@ -290,3 +293,9 @@ FLAT_DOUBLINGS = 10
 def _flat_and_finite(new, f):
     """Whether ``new = (f', g', ...)`` has ``f'`` within 16 ulps of ``f`` and a finite gradient."""
     return abs(new[0] - f) <= 16 * np.finfo(float).eps * max(abs(f), 1.0) and bool(np.all(np.isfinite(new[1])))
+
+
+def _may_have_null_directions(fg):
+    """Whether the objective behind ``fg`` (a ``result._Counted``) may have null directions: its
+    ``null_directions`` attribute, True where it has none (as ``newton._no_step`` reads it)."""
+    return bool(getattr(getattr(fg, "_fg", None), "null_directions", True))

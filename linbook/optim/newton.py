@@ -202,11 +202,10 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
 
 
 #: A Newton step whose predicted gain ``|g.d|`` is below this fraction of ``|f|`` is one ``f``'s rounding hides
-#: (~4.5 units in the last place of ``f``): a line search that finds no decrease along it says nothing more.
-#: (1e-12 until session 30: a logistic fit with a row 1e34 times the others, stuck where that row's curvature hid
-#: the others', predicted 2e-13 of ``f`` and was called converged, its coefficients 1e-33 of the optimum's;
-#: the rank-deficient designs this rule is for predict ~1e-22.)
-_UNRESOLVED_GAIN = 1e-15
+#: (~4,500 units in the last place of ``f``): a line search that finds no decrease along it says nothing more.
+#: Only where the objective may have null directions (``_no_step``): beside a row 1e34 times the others a full-rank
+#: logistic fit stuck short of its optimum predicted 2e-13 of ``f`` and was called converged.
+_UNRESOLVED_GAIN = 1e-12
 #: A step within this many units in the last place of a coordinate counts as short there (``_StepTest``).
 _ULPS = 4 * np.finfo(float).eps
 
