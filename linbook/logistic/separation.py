@@ -17,6 +17,7 @@ import scipy.sparse
 
 from .._kernels.csr import divide_columns
 from ..base import SeparableDataWarning
+from .._design import typical_magnitudes
 from ..numerics import _power_of_two_scale
 
 __all__ = ["separable", "separable_multinomial", "warn_separable"]
@@ -36,15 +37,12 @@ def _scaled_rows(X, col_scale, weights):
 
 
 def _typical_size(X):
-    """A power of two near each column's median non-zero ``|entry|`` (1 for a column of zeros).
-
-    The LP's box ``|v_j| <= 1`` weighs the columns by their units; units set by a few far rows (a root-mean-square
-    that one row 1e34 times the others decides) shrink every other row's share of each margin below HiGHS's
-    tolerance. The median is the size of the column's typical row."""
+    """Each column's typical size (``linbook._design.typical_magnitudes``: a power of two near its median non-zero
+    ``|entry|``). The LP's box ``|v_j| <= 1`` weighs the columns by their units; units set by a few far rows (a
+    root-mean-square that one row 1e34 times the others decides) shrink every other row's share of each margin
+    below HiGHS's tolerance."""
     mag = np.abs(X)
-    with np.errstate(invalid="ignore"):
-        typical = np.nanmedian(np.where(mag > 0, mag, np.nan), axis=0)
-    return _power_of_two_scale(np.where(np.isfinite(typical), typical, 1.0), normal=True)
+    return typical_magnitudes(mag.max(axis=0), list(mag.T), 2.0 ** 500)
 
 
 def _unit_rows(A):
