@@ -514,11 +514,15 @@ def _cornish_fisher_quantiles(q, a, b):
 def _beta_quantiles(q, a, b):
     """Quantiles ``q`` of ``Beta(a, b)``; NaN where they cannot be computed.
 
-    Why not ``scipy.stats.beta.ppf`` alone: it returns NaN for counts far apart (``Beta(50, 1e200)``: NaN for
-    the lower quantile, ``3.7e-199``; ``Beta(3, 1e180)``: 4.1e-289 for 6.2e-181), drifts for large counts
-    (:func:`_cornish_fisher_quantiles`) and raises ``OverflowError`` for subnormal counts. When one count dwarfs
-    the other, ``theta = G_a / (G_a + G_b)`` with ``G_b / b = 1 + O(b^-1/2)``: ``theta = G_a / b`` to
-    ``1e-16`` relative beyond :data:`_GAMMA_LIMIT` (and ``1 - theta = G_b / a`` when ``a`` is the larger).
+    When one count dwarfs the other, ``theta = G_a / (G_a + G_b)`` with ``G_b / b = 1 + O(b^-1/2)``: ``theta = G_a
+    / b`` to ``1e-16`` relative beyond :data:`_GAMMA_LIMIT` (and ``1 - theta = G_b / a`` when ``a`` is the larger);
+    both counts beyond :data:`_NORMAL_LIMIT`: :func:`_cornish_fisher_quantiles`. Otherwise the root of the
+    distribution function (:func:`_quantile_by_root`), on the side of the smaller count.
+
+    Why not ``scipy.stats.beta.ppf``: at counts far apart it is wrong in silence (``Beta(1000, 1e20)``: ``1.5e-8``
+    for both ends, which are ``9.4e-18`` and ``1.06e-17``; scipy 1.17), returns NaN (``Beta(50, 1e200)``), puts
+    the ends out of order (``Beta(1e9, 1000)``) or, in scipy 1.10, never returns (``Beta(1000, 1e30)``); it drifts
+    for large counts and raises ``OverflowError`` for subnormal ones.
     """
     from scipy import stats
 
@@ -529,12 +533,44 @@ def _beta_quantiles(q, a, b):
         return stats.gamma.ppf(q, a) / b
     if a >= _GAMMA_LIMIT * max(b, 1.0):
         return 1.0 - stats.gamma.isf(q, b) / a
-    if np.isinf(a + b):
+    if np.isinf(a + b) or min(a, b) < np.finfo(float).tiny:      # (scipy's betainc is wrong at subnormal counts)
         return np.full(q.shape, np.nan)
-    try:
-        return stats.beta.ppf(q, a, b)
-    except (ArithmeticError, ValueError):          # boost's beta function overflows for subnormal counts
-        return np.full(q.shape, np.nan)
+    if a > b:                          # 1 - theta ~ Beta(b, a): the small side keeps its digits
+        return 1.0 - np.array([_quantile_by_root(1.0 - qi, b, a) for qi in q.ravel()]).reshape(q.shape)
+    return np.array([_quantile_by_root(qi, a, b) for qi in q.ravel()]).reshape(q.shape)
+
+
+def _quantile_by_root(q, a, b):
+    """The ``q`` quantile of ``Beta(a, b)`` (``a <= b``, ``a + b`` finite, no subnormal count): the root of
+    ``I_x(a, b) = q`` (``scipy.special.betainc``, or ``betaincc`` for the upper tail) by Brent's method, bracketed
+    by Cantelli's inequality, ``P(theta <= mean - k sd) <= 1 / (1 + k^2)``, which holds for every distribution (so
+    a bracket the distribution function does not straddle means that function failed here: NaN, not a guess); NaN
+    where the root is not found."""
+    from scipy import optimize, special
+
+    if q <= 0.0 or q >= 1.0:
+        return float(q >= 1.0)
+    mean = _shares(a, b)[0]
+    sd = np.sqrt(mean * _shares(a, b)[1]) / np.sqrt(a + b + 1.0)
+    lo = max(0.0, mean - 2.0 * sd * np.sqrt((1.0 - q) / q))         # (twice the bound: room for rounding)
+    hi = min(1.0, mean + 2.0 * sd * np.sqrt(q / (1.0 - q)))
+
+    def excess(x):                    # (the upper tail by betaincc: betainc near 1 is 1e-11 off at Beta(30, 1e7))
+        return special.betainc(a, b, x) - q if q <= 0.5 else (1.0 - q) - special.betaincc(a, b, x)
+
+    if excess(5e-324) >= 0.0:         # the distribution function reaches q at the smallest positive double
+        return 0.0
+    if excess(np.nextafter(1.0, 0.0)) < 0.0:
+        return 1.0
+    low, high = excess(lo), excess(hi)
+    if not (low <= 0.0 <= high):
+        return np.nan
+    if low == 0.0 or high == 0.0:
+        return lo if low == 0.0 else hi
+    try:                # (xtol: the smallest subnormal, so that a quantile of 1e-320 keeps its digits)
+        return optimize.brentq(excess, lo, hi, xtol=5e-324, rtol=4 * np.finfo(float).eps, maxiter=2200)
+    except RuntimeError:
+        return np.nan
 
 
 def _check_positive(v, name, caller):
