@@ -30,6 +30,7 @@ from sklearn.model_selection import cross_val_score
 from sklearn.utils.validation import check_array
 
 from ._design import typical_magnitudes
+from ._graded_qr import sorted_row_qr
 from .base import (NON_NEGATIVE, Interval, LinbookWarning, _with_advice, check_param_values, renamed_kwargs,
                    validate_data)
 from ._kernels.threads import factorisation_threads, single_threaded_blas
@@ -252,13 +253,9 @@ def _graded_leverages(X, y, lam, fit_intercept):
     :func:`_merged_rows`) largest first, columns pivoted: accurate row by row; ``None`` where that QR is singular."""
     A, t, c, penalty = _graded_problem(X, y, lam, fit_intercept)
     U, mean, weight, inverse = _merged_rows(A, t)
-    S = np.vstack([U * weight[:, None], penalty])
-    order = _largest_rows_first(S)
-    with single_threaded_blas():
-        Q, R, _ = linalg.qr(S[order], mode="economic", pivoting=True)
+    Q, R, _ = sorted_row_qr(np.vstack([U * weight[:, None], penalty]))
     if R.shape[0] < R.shape[1] or not np.all(np.diag(R) != 0):
         return None
-    Q[order] = Q.copy()
     z = Q.T @ np.concatenate([mean * weight, np.zeros(len(penalty))])
     leverage, fitted = np.sum(Q[:len(U)] ** 2, axis=1), Q[:len(U)] @ z
     h, yhat = leverage[inverse] / weight[inverse] ** 2, fitted[inverse] / weight[inverse]
@@ -274,18 +271,15 @@ def _refit_prediction(B, t, penalty, x, i):
     1e75 in directions ``x`` does not see: leave-one-out residuals 1e58 off against 700-digit refits."""
     B, t, weight = _merged_rows(B, t)[:3]
     S = np.vstack([B * weight[:, None], penalty])
-    order = _largest_rows_first(S)
-    with single_threaded_blas():
-        Q, R, pivot = linalg.qr(S[order], mode="economic", pivoting=True)
+    Q, R, pivot = sorted_row_qr(S)
     if R.shape[0] < R.shape[1] or not np.all(np.diag(R) != 0):
         raise ValueError(f"leave-one-out: the rows of X other than row {i}{' and the penalty' if len(penalty) else ''}"
                          " do not determine its prediction to double precision; use fewer columns of X (or more "
                          "rows), or a larger lam in loocv_ridge.")
-    z = Q.T @ np.concatenate([t * weight, np.zeros(len(penalty))])[order]
+    z = Q.T @ np.concatenate([t * weight, np.zeros(len(penalty))])
     same = np.flatnonzero(np.all(B == x, axis=1))
     if same.size:
-        k = int(np.flatnonzero(order == same[0])[0])
-        return float(Q[k] @ z) / weight[same[0]]
+        return float(Q[same[0]] @ z) / weight[same[0]]
     coef = np.zeros(S.shape[1])
     coef[pivot] = linalg.solve_triangular(R, z)
     return float(x @ coef)
@@ -343,17 +337,10 @@ def _column_space(Phi):
     """``Q`` of shape (N, r), orthonormal columns spanning the columns of ``Phi`` to its numerical rank ``r``
     (a thin pivoted QR): the hat matrix is ``Q Q^T``. The rows go in largest first, which makes Householder QR
     with column pivoting accurate row by row: a row 1e10 times the others left their leverages 1e-6 off."""
-    order = _largest_rows_first(Phi)
-    with single_threaded_blas():                # (see _penalised_qr)
-        Q, R, _ = linalg.qr(Phi[order], mode="economic", pivoting=True)
-    Q[order] = Q.copy()
+    Q, R, _ = sorted_row_qr(Phi)
     d = np.abs(np.diag(R))
     rank = int(np.sum(d > d.max() * max(Phi.shape) * np.finfo(float).eps)) if d.size and d.max() > 0 else 0
     return Q[:, :rank]
-
-
-def _largest_rows_first(A):
-    return np.argsort(-np.max(np.abs(A), axis=1, initial=0.0), kind="stable")
 
 
 #: Rows whose leverage is this close to 1 get their leave-one-out residual by refitting without them: the
@@ -476,14 +463,12 @@ def _graded_fit(A, b):
     """The least-squares coefficients of ``b`` on ``A`` by a Householder QR of the rows largest first, columns
     pivoted: accurate row by row (Powell and Reid; without the pivoting a far row's entry outside the first column
     left them 1e16 off); ``None`` where ``R`` is singular or they are not finite."""
-    order = _largest_rows_first(A)
-    with single_threaded_blas():
-        Q, R, pivot = linalg.qr(A[order], mode="economic", pivoting=True)
+    Q, R, pivot = sorted_row_qr(A)
     if not np.all(np.diag(R) != 0):
         return None
     c = np.empty(A.shape[1])
     with np.errstate(over="ignore", invalid="ignore"):
-        c[pivot] = linalg.solve_triangular(R, Q.T @ b[order])
+        c[pivot] = linalg.solve_triangular(R, Q.T @ b)
     return c if np.all(np.isfinite(c)) else None
 
 
@@ -682,12 +667,7 @@ def _penalised_qr(Z, penalty, free):
     while columns.size:
         penalised = columns[columns < d]
         A = np.vstack([design[:, columns], np.diag(full_penalty[columns])[:penalised.size]])
-        order = _largest_rows_first(A)
-        # one BLAS thread: column pivoting makes the QR a sequence of small BLAS calls, and BLAS's threads spin
-        # between them (5000 x 50 on 2 busy cores: 0.72 s of CPU against 0.017 s with one thread)
-        with single_threaded_blas():
-            Q, R, pivot = linalg.qr(A[order], mode="economic", pivoting=True)
-        Q[order] = Q.copy()
+        Q, R, pivot = sorted_row_qr(A)
         diagonal = np.zeros(columns.size)             # (more columns than rows: the last are dependent)
         diagonal[:min(R.shape)] = np.abs(np.diag(R))
         dependent = diagonal <= max(A.shape) * np.finfo(float).eps * np.linalg.norm(A, axis=0)[pivot]
