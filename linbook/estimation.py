@@ -535,9 +535,28 @@ def _beta_quantiles(q, a, b):
         return 1.0 - stats.gamma.isf(q, b) / a
     if np.isinf(a + b) or min(a, b) < np.finfo(float).tiny:      # (scipy's betainc is wrong at subnormal counts)
         return np.full(q.shape, np.nan)
+    if max(a, b) <= _TINY_COUNTS:
+        return _tiny_count_quantiles(q, a, b)
     if a > b:                          # 1 - theta ~ Beta(b, a): the small side keeps its digits
         return 1.0 - np.array([_quantile_by_root(1.0 - qi, b, a) for qi in q.ravel()]).reshape(q.shape)
     return np.array([_quantile_by_root(qi, a, b) for qi in q.ravel()]).reshape(q.shape)
+
+
+#: ``Beta(a, b)`` with both counts at most this is :func:`_tiny_count_quantiles` to float64's precision.
+_TINY_COUNTS = 1e-17
+
+
+def _tiny_count_quantiles(q, a, b):
+    """Quantiles ``q`` of ``Beta(a, b)`` for ``a, b <= 1e-17``: the mass ``b / (a + b)`` sits at 0 with
+    ``P(theta <= x) = b / (a + b) x^a`` and the rest at 1 with ``P(theta >= 1 - x) = a / (a + b) x^b``, to a
+    relative ``O(a + b)`` (``I_x(a, b) = x^a (1 - x)^b 2F1(a + b, 1; a + 1; x) / (a B(a, b))`` and ``a B(a, b) = (a
+    + b) / b (1 + O(a b))``). Why: scipy's ``betainc`` is wrong at such counts in some releases (1.12: ``(0.5,
+    0.5)`` for ``Beta(1e-300, 1e-300)``, whose interval is ``(0, 1)``)."""
+    p1, p0 = _shares(a, b)
+    with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+        at_zero = np.exp(np.log(q / p0) / a)
+        at_one = 1.0 - np.exp(np.log((1.0 - q) / p1) / b)
+    return np.where(q <= p0, at_zero, at_one)
 
 
 def _quantile_by_root(q, a, b):

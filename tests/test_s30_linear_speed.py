@@ -22,8 +22,11 @@ from linbook._kernels.csr import divide_columns
 
 
 def _sparse(n, d, density, seed=0):
+    """From numpy's generator alone: ``scipy.sparse.random`` places the entries differently in scipy 1.12 and 1.17,
+    and the product counts below are of one matrix."""
     rng = np.random.default_rng(seed)
-    X = sps.random(n, d, density=density, format="csr", random_state=seed, data_rvs=rng.standard_normal)
+    cells = rng.choice(n * d, size=round(density * n * d), replace=False)
+    X = sps.csr_matrix((rng.standard_normal(cells.size), np.divmod(cells, d)), shape=(n, d))
     y = X @ rng.standard_normal(d) + 1.0 + rng.standard_normal(n)
     return X, y
 
@@ -65,7 +68,7 @@ def _backward_error(A, c, w):
 
 
 # (shape, density, lam, products at most: the old rule's count minus one)
-SPARSE_CASES = [((300, 3000), 0.02, 1.0, 32), ((20000, 1000), 0.003, 0.0, 31)]
+SPARSE_CASES = [((300, 3000), 0.02, 1.0, 36), ((20000, 1000), 0.003, 0.0, 32)]
 
 
 @pytest.mark.parametrize("shape, density, lam, most", SPARSE_CASES, ids=["wide-ridge", "tall-ols"])
@@ -74,7 +77,7 @@ def test_sparse_cg_stops_at_the_documented_backward_error(monkeypatch, shape, de
     count = _count_products(monkeypatch, moments_module.Moments, "normal_matvec")
     est = (Ridge(lam=lam) if lam else LinearRegression()).fit(X, y)
     assert est.solver_ == "cg"
-    assert count[0] <= most                       # the old rule: 33 and 32 (its final check included)
+    assert count[0] <= most                       # the old rule: 37 and 33 (its final check included); now 35, 31
     A, c = _normal_equations(X, y, lam)
     assert _backward_error(A, c, est.coef_) <= 1e-13
     exact = np.linalg.solve(A, c)
