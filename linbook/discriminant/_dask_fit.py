@@ -36,13 +36,13 @@ def _weights(swb):
     return None if swb is None else np.asarray(swb, dtype=np.float64)
 
 
-def _class_sums_block(Xb, yb, swb, classes, keep, inv_scale):
-    X = np.asarray(Xb, dtype=np.float64)[:, keep]
-    return class_sums(X, _class_index(yb, classes), classes.size, _weights(swb), inv_scale)
+def _class_sums_block(Xb, yb, swb, model, keep):
+    X = model._from_origin(np.asarray(Xb, dtype=np.float64)[:, keep])
+    return class_sums(X, _class_index(yb, model.classes_), model.classes_.size, _weights(swb), model._inv_scale)
 
 
 def _scatter_block(Xb, yb, swb, model, keep):
-    X = np.asarray(Xb, dtype=np.float64)[:, keep]
+    X = model._from_origin(np.asarray(Xb, dtype=np.float64)[:, keep])
     return model._scatter(X, _class_index(yb, classes=model.classes_), _weights(swb))
 
 
@@ -64,13 +64,12 @@ def fit_gaussian_classifier(est, X, y, sample_weight=None, *, covariance_is_a_ro
                          "a minimum of 2 is required. Pass more samples (rows of X).")
     work = clone(est)                       # the model is changed only when the whole fit succeeds
     work.classes_, _ = encode_labels(summary.labels, model=name)
-    classes = work.classes_
     work._check_class_sizes(summary.label_rows)
     work.n_features_in_ = blocks.n_features
     if blocks.feature_names is not None:
         work.feature_names_in_ = blocks.feature_names
     keep = work._set_priors_and_scale(summary.label_weight.astype(float), summary.xmin, summary.xmax)
-    sums, counts = map_reduce(_class_sums_block, blocks, classes, keep, work._inv_scale)
+    sums, counts = map_reduce(_class_sums_block, blocks, work, keep)
     work._set_means(sums, counts, summary.xmin)
     work._covariances_from(map_reduce(_scatter_block, blocks, work, keep), counts)
     vars(est).clear()

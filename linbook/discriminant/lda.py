@@ -90,7 +90,8 @@ class LDA(GaussianClassifier):
         with np.errstate(over="ignore", invalid="ignore"):
             self._standardise_rows = not (_finite(self._betas) and _finite(self._class_constants()))
         self._logdet = logdet_z
-        betas_z = solve(self._means_z)                          # Sigma^{-1} mu_c, as reported
+        means_z = self._means_z + self._origin * self._inv_scale      # mu_c from X's origin, as reported
+        betas_z = solve(means_z)                                # Sigma^{-1} mu_c, as reported
         self.betas_ = np.zeros((C, self._keep.size))
         with np.errstate(over="ignore"):
             self.betas_[:, self._keep] = betas_z * self._inv_scale
@@ -99,7 +100,7 @@ class LDA(GaussianClassifier):
                           "make Sigma^{-1} mu_c ~1e300 or more) and hold inf; predictions use standardised features "
                           "and are unaffected. To inspect them, fit on rescaled features (e.g. X * 1e300).",
                           LinbookWarning, stacklevel=4)
-        self.gammas_ = -0.5 * np.einsum("cd,cd->c", self._means_z, betas_z) + np.log(self.priors_)
+        self.gammas_ = -0.5 * np.einsum("cd,cd->c", means_z, betas_z) + np.log(self.priors_)
         if C == 2:
             self.coef_ = (self.betas_[1] - self.betas_[0])[None, :]
             self.intercept_ = np.array([self.gammas_[1] - self.gammas_[0]])
@@ -127,7 +128,7 @@ class LDA(GaussianClassifier):
         # as _predictor.predict_scores: a NaN or inf entry of X times a nonzero b_cj makes the scores of its row
         # NaN or inf (in any BLAS), so all scores finite means X finite, and validation's pass over X is not needed
         check_is_fitted(self)
-        if not (self._keep.all() and not self._standardise_rows and np.count_nonzero(self._betas) == self._betas.size
+        if not (self._keep.all() and not self._standardise_rows and not np.any(self._origin) and np.count_nonzero(self._betas) == self._betas.size
                 and _plain_input(self, X, None, reset=False, finite_X=False)):
             return None
         with np.errstate(over="ignore", invalid="ignore"):      # overflow and NaN: the validated way

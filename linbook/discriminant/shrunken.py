@@ -94,6 +94,7 @@ class NearestShrunkenCentroids(DiagonalGaussianClassifier):
         centroids = m + spread * d
         self.deviations_ = self._in_units_of_X(d, "deviations_", power=0)
         self.centroids_ = self._in_units_of_X(centroids, "centroids_", power=1)
+        self.centroids_[:, self._keep] += self._origin
         self.centroids_[:, ~self._keep] = self.means_[:, ~self._keep]
         self.within_class_std_dev_ = self._in_units_of_X(s, "within_class_std_dev_", power=1)
         self.selected_features_ = np.flatnonzero(self._keep)[np.any(d != 0, axis=0)]
