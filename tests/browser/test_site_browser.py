@@ -90,7 +90,16 @@ const report = () => {
 const settle = () => Promise.all(Array.from(document.images).map(
     i => i.complete ? null : new Promise(r => { i.onload = i.onerror = r; })));
 const mj = (window.MathJax && MathJax.startup && MathJax.startup.promise) || Promise.resolve();
-Promise.all([mj, settle()]).then(report, e => { window.__mjx_failed = String(e); report(); });
+// linbook_math.js scales wide equations once MathJax has typeset (it polls for MathJax every 100 ms): measured
+// before its first run, on a busy machine, they counted as scrolling at scale None
+const fitted = () => new Promise(r => {
+  const t0 = Date.now();
+  (function poll() {
+    if (!window.linbookFitMath || window.linbookMathFitted || Date.now() - t0 > 10000) r();
+    else setTimeout(poll, 50);
+  })();
+});
+Promise.all([mj, settle()]).then(fitted).then(report, e => { window.__mjx_failed = String(e); report(); });
 """
 
 # Runs after PAGE_REPORT_JS: what sticks out, and how over-wide display equations behave.
