@@ -64,6 +64,8 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         in ``y``'s units, and the scaled ``rss`` as a solver on the uncentred rows found them, if given)."""
         self.coef_ = mom.coef(v, model)
         self.intercept_ = mom.intercept(v) if intercept is None else intercept
+        # (o, b_o): predictions as (x - o)^T w + b_o on columns offset far from 0 (Moments.origin)
+        self._origin = mom.origin(v) if intercept is None and hasattr(mom, "origin") else None
         rss = max(mom.rss_scaled(v) if rss is None else rss, 0.0)
         # log sigma^2 = log(RSS / n), kept in log space (y may be near 1e300 or 1e-300). A fit
         # within rounding of y is floored at sigma = eps * max|y|: the likelihood is unbounded at
@@ -105,10 +107,14 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        return finite_scores(self, predict_scores(self, X, self.coef_, self.intercept_, accept_sparse=["csr", "csc"]))
+        return finite_scores(self, predict_scores(self, X, self.coef_, self.intercept_, accept_sparse=["csr", "csc"],
+                                                  origin=getattr(self, "_origin", None)))
 
     def _linear(self, X):
-        """``X @ coef_ + intercept_`` on validated ``X``."""
+        """``X @ coef_ + intercept_`` on validated ``X`` (from the fit's origin, where it has one)."""
+        origin = getattr(self, "_origin", None)
+        if origin is not None and not sps.issparse(X):
+            return linear_predictor(X - origin[0], self.coef_, origin[1])
         return linear_predictor(X, self.coef_, self.intercept_)
 
     def log_likelihood(self, X, y, sample_weight=None):

@@ -127,6 +127,10 @@ class BlockMoments(Moments):
         self.G, self.c, self.yy = G, c, yy
         self.gram_built = True
 
+    def origin(self, v):
+        """None: the blocks' fit predicts as ``x^T w + b`` (no second pass for the offset columns' means)."""
+        return None
+
     def residual_scaled(self, v):    # pragma: no cover - replaced by rss_scaled's map-reduce below
         raise NotImplementedError
 

@@ -205,6 +205,9 @@ class LeastAbsoluteDeviation(LinearModel):
         with np.errstate(over="ignore", invalid="ignore"):
             self.coef_ = sy * (wb[:d] / sx)
             self.intercept_ = float(sy * wb[d]) if self.fit_intercept else 0.0
+            # predictions as (x - shift)^T w + b_shift (see linbook._predictor.predict_scores: x^T w + b rounds at
+            # eps |shift^T w|)
+            self._origin = None if shift is None else (shift, self.intercept_)
             if shift is not None:
                 self.intercept_ -= float(self.coef_ @ shift)
         if not (np.all(np.isfinite(self.coef_)) and np.isfinite(self.intercept_)):

@@ -286,6 +286,7 @@ def _set_common(est, blocks, classes, solver, summary, W, b):
         est._free_columns, N, centre = _design_null_space(blocks, summary, est.fit_intercept)
         W, b = est._least_norm(W, b, lambda: (N, centre))
     est.coef_, est.intercept_ = W, b
+    est._origin = None                  # (an in-memory fit's origin no longer applies)
 
 
 def _design_null_space(blocks, summary, fit_intercept):

@@ -134,6 +134,10 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         W, b = self._least_norm(w[None, :], np.array([b]), lambda: _shifted_null_space(loss))
         self.coef_ = W.copy()
         self.intercept_ = np.array([b[0] if self.fit_intercept else 0.0])
+        # scores as (x - shift)^T w + b_shift where the fit centred offset columns (linbook._predictor.predict_scores)
+        moved = not np.array_equal(W[0], w)
+        self._origin = (None if loss.shift is None or not self.fit_intercept or moved
+                        else (loss.shift, float(res.x[0])))
         self._set_convergence(res, separable)
 
     def _least_norm(self, W, b, null_space):
@@ -182,6 +186,9 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
 
     def _z(self, X):
         X = validate_predict(self, X, accept_sparse=True)
+        origin = getattr(self, "_origin", None)
+        if origin is not None and not scipy.sparse.issparse(X):
+            return linear_predictor(X - origin[0], self.coef_[0], origin[1])
         return linear_predictor(X, self.coef_[0], self.intercept_[0])
 
     @dask_blocks

@@ -307,11 +307,13 @@ class LogisticRegression(BinaryGLM):
     def _fit_multinomial(self, X, yidx, sw, max_iter, lam):
         # Newton in the reduced parameters theta_c = w_c - w_0 (softmax_loss above is its F, g, H in
         # numpy; multinomial.py the same on centred, scaled columns), L-BFGS in the symmetric ones
-        W, b, res, sep = multinomial.fit_multinomial(X, yidx, sw, self.classes_.size, lam, self.fit_intercept,
+        W, b, res, sep, origin = multinomial.fit_multinomial(X, yidx, sw, self.classes_.size, lam, self.fit_intercept,
                                                      self.solver_, max_iter, self.tol, self._declare_null_directions)
         self._check_result(res, W, b)
+        fitted = W
         W, b = self._least_norm(W, b, lambda: design_null_space(X, sw, self.fit_intercept))   # collinear: least norm
         self.coef_, self.intercept_ = W, b                  # centred: sum_c w_c = 0, sum_c b_c = 0
+        self._origin = origin if W is fitted else None      # (moved to least norm: scores from 0)
         self._set_convergence(res, sep)
         return self
 
@@ -329,8 +331,10 @@ class LogisticRegression(BinaryGLM):
         score (multinomial): what labels and probabilities need (``linbook._predictor``)."""
         check_is_fitted(self)
         if self._multi:
-            return predict_scores(self, X, self.coef_.T, self.intercept_, accept_sparse=True, shift_far_rows=True)
-        return predict_scores(self, X, self.coef_[0], self.intercept_[0], accept_sparse=True)
+            return predict_scores(self, X, self.coef_.T, self.intercept_, accept_sparse=True, shift_far_rows=True,
+                                  origin=getattr(self, "_origin", None))
+        return predict_scores(self, X, self.coef_[0], self.intercept_[0], accept_sparse=True,
+                              origin=getattr(self, "_origin", None))
 
     @dask_blocks
     def predict(self, X):

@@ -310,9 +310,10 @@ def fit_multinomial(X, yidx, sw, C, lam, fit_intercept, solver, max_iter, tol, d
         res = solvers.minimise(solver, reduced, theta0.ravel(), max_iter=max_iter, tol=tol, callback=watch)
     W, b = _unpack(res.x, C, cols.c, fit_intercept, reference=res.x.size < C * (X.shape[1] + int(fit_intercept)))
     sep = lam == 0 and np.all(np.isfinite(W)) and _separated(cols, yidx, W, b, res.converged, C, watch)
+    origin = None if cols.shift is None else (cols.shift, b - b.mean())     # the scores' origin (predict_scores)
     if cols.shift is not None:
         b = b - W @ cols.shift                             # back to the units of X
-    return W - W.mean(0), b - b.mean(), res, bool(sep)
+    return W - W.mean(0), b - b.mean(), res, bool(sep), origin
 
 
 def _as_reduced(res, C):
