@@ -17,7 +17,7 @@ from ..base import (POSITIVE_INT, LinbookWarning, _finite, all_or_nothing, check
                     encode_labels, require_y, validate_fit, validate_predict, _with_advice)
 from .._predictor import finite_scores, linear_predictor
 from ..numerics import _orient_columns, _power_of_two_scale
-from .base import _weight_spread_note, cholesky, require_class_rows
+from .base import _offset_origin, _weight_spread_note, cholesky, require_class_rows
 
 __all__ = ["FisherLDA"]
 
@@ -110,18 +110,20 @@ class FisherLDA(TransformerMixin, BaseEstimator):
             raise ValueError(f"n_components must be between 1 and min(C - 1, {of}) = {Lmax} "
                              f"(rank(Sigma_B) <= C - 1); got {self.n_components}. Set n_components in that "
                              "range, or None for the largest.")
+        origin = _offset_origin(lo[keep], hi[keep])          # (see discriminant.base._offset_origin)
+        Xk = X[:, keep] if not keep.all() else X
         try:
-            vals, W_z, mu_z, scale = self._directions(X[:, keep] if not keep.all() else X, yi, C, lo[keep],
-                                                      hi[keep], sw)
+            vals, W_z, mu_z, scale = self._directions(Xk - origin if np.any(origin) else Xk, yi, C,
+                                                      lo[keep] - origin, hi[keep] - origin, sw)
         except ValueError as exc:
             raise ValueError(f"{exc}{_weight_spread_note(sw)}") from None
         order = np.argsort(vals)[::-1][:L]
         _warn_if_not_unique(vals[order], L)
         self.classes_, self.eigenvalues_ = classes, vals[order]
-        self._set_scalings(W_z[:, order], mu_z, scale, keep, lo)
+        self._set_scalings(W_z[:, order], mu_z, scale, keep, lo, origin)
         return self
 
-    def _set_scalings(self, W_z, mu_z, scale, keep, lo):
+    def _set_scalings(self, W_z, mu_z, scale, keep, lo, origin):
         """``scalings_`` (``W_z / s`` in the units of X, each column's sign fixed) and ``mean_``, and what transform
         needs. Why the standardised copy: for features ~1e-308 or below, ``W`` in the units of X (~1 / s) is beyond
         float64, and transform refused the training rows themselves ("rows far larger than the training data")."""
@@ -133,8 +135,13 @@ class FisherLDA(TransformerMixin, BaseEstimator):
             scalings[keep] = W_z / scale[:, None]
         self.scalings_ = scalings
         self.mean_ = lo.astype(float)
-        self.mean_[keep] = mu_z * scale
-        self._standardised = None if _finite(scalings) else (W_z, mu_z, 1.0 / scale, keep)
+        self.mean_[keep] = mu_z * scale + origin
+        # the mean as origin + offset from it (a feature far from 0: mean_ itself rounds at eps |mean|)
+        self._origin = np.zeros(keep.size)
+        self._origin[keep] = origin
+        self._mean_from_origin = np.where(keep, 0.0, self.mean_)
+        self._mean_from_origin[keep] = mu_z * scale
+        self._standardised = None if _finite(scalings) else (W_z, mu_z, 1.0 / scale, keep, origin)
         if self._standardised is not None:
             warnings.warn("FisherLDA: scalings_ is beyond float64 (features of ~1e-300 or smaller make the directions "
                           "~1e300 or more) and holds inf; transform uses standardised features and is unaffected. "
@@ -173,12 +180,13 @@ class FisherLDA(TransformerMixin, BaseEstimator):
         """
         X = validate_predict(self, X)
         if self._standardised is not None:
-            W_z, mu_z, inv_scale, keep = self._standardised
+            W_z, mu_z, inv_scale, keep, origin = self._standardised
             with np.errstate(over="ignore", invalid="ignore"):
-                Z = (X[:, keep] * inv_scale - mu_z) @ W_z
+                Z = ((X[:, keep] - origin) * inv_scale - mu_z) @ W_z
             return finite_scores(self, Z, "projection")
         with np.errstate(over="ignore", invalid="ignore"):
-            Z = (X - self.mean_) @ self.scalings_
+            shifted = X - self._origin if np.any(self._origin) else X
+            Z = (shifted - self._mean_from_origin) @ self.scalings_
         far = ~np.isfinite(Z).all(axis=1)
         if far.any():       # rows near 1e308: x - mu or a partial sum overflowed (linbook._predictor)
             Z[far] = linear_predictor(X[far], self.scalings_, -(self.mean_ @ self.scalings_))

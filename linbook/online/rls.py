@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse
 from scipy.linalg import lapack
 from sklearn.base import BaseEstimator
 from .._predictor import finite_scores, linear_predictor
@@ -604,7 +605,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         self.coef_ = mean[:d].copy()
         self.intercept_ = 0.0
         if self.fit_intercept:      # back from the shifted columns: b = b_c - w^T c
-            self.intercept_ = float(mean[-1] + self._y_shift - self.coef_.dot(self._shift))
+            self._intercept_at_shift = float(mean[-1] + self._y_shift)
+            self.intercept_ = float(self._intercept_at_shift - self.coef_.dot(self._shift))
         self._P_published = None    # P_ of this update, computed when first read
 
     @property
@@ -762,4 +764,8 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     def predict(self, X):
         """Posterior mean prediction ``X coef_ + intercept_``."""
         X = predict_input(self, X)
+        if self.fit_intercept and not scipy.sparse.issparse(X):
+            # from the shift c, where the posterior mean lives: x^T w + b (b = b_c - w^T c) rounds at eps |w^T c|,
+            # 2e-4 of the predictions at columns offset by 1e12, where x - c is exact
+            return finite_scores(self, linear_predictor(X - self._shift, self.coef_, self._intercept_at_shift))
         return finite_scores(self, linear_predictor(X, self.coef_, self.intercept_))

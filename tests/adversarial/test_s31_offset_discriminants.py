@@ -4,7 +4,7 @@ A feature offset by 1e12 holds its spread in its last few digits. The class mean
 ``x^T b - m^T b`` both rounded at ``eps 1e12``: posteriors were up to 4e-4 off (3e-7 at 1e9) against the same fit
 on ``x - offset``, which is exact (Sterbenz: the entries are within a factor 2 of the offset). The models now
 measure such features from the centre of their range (``_offset_origin``). Oracle: the fit on the exactly shifted
-features; 27 of these 33 cases failed before.
+features; 27 of the first 33 cases and the 4 FisherLDA cases failed before.
 """
 
 import numpy as np
@@ -70,3 +70,16 @@ def test_dask_fit_measures_offset_features_from_the_same_origin():
     memory = linbook.LDA().fit(X, y)
     blocks = linbook.LDA().fit(da.from_array(X, chunks=(30, 3)), da.from_array(y, chunks=30))
     np.testing.assert_allclose(blocks.predict_proba(X), memory.predict_proba(X), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("offset", [1e6, 1e9, 1e12, -1e12])
+def test_fisher_projection_of_offset_features(offset):
+    """``FisherLDA.transform``, ``W^T (x - mu)``: ``mu`` itself rounds at ``eps |offset|`` (the projections were
+    1.5e-4 off at 1e12); measured from the offset features' origin, within 1e-15 of the shifted fit."""
+    X0, y = _data(seed=9)
+    shift = offset * np.array([1.0, -3.0, 0.0])
+    X = X0 + shift
+    fitted, reference = linbook.FisherLDA().fit(X, y), linbook.FisherLDA().fit(X - shift, y)
+    np.testing.assert_allclose(fitted.transform(X), reference.transform(X - shift), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(fitted.mean_ - shift, reference.mean_, rtol=0,
+                               atol=4 * np.finfo(float).eps * np.abs(shift).max())
