@@ -46,14 +46,22 @@ def linear_predictor(X, coef, intercept=0.0, *, shift_far_rows=False):
     return scores
 
 
+def linear_predictor_from(X, coef, intercept, origin, *, shift_far_rows=False):
+    """:func:`linear_predictor` of validated ``X`` from the fit's ``origin``: ``(o, b_o)`` gives ``(X - o) @ coef +
+    b_o`` for dense ``X``; ``None``, or sparse ``X`` (``X - o`` would be dense), gives ``X @ coef + intercept``.
+    Why: a fit on columns offset far from 0 has ``intercept ~ -o^T coef``, and ``x^T w + b`` rounds at ``eps |o^T
+    w|`` (2e-4 of the scores' spread at an offset of 1e12), where ``x - o`` is exact (Sterbenz)."""
+    if origin is not None and not sp.issparse(X):
+        return linear_predictor(X - origin[0], coef, origin[1], shift_far_rows=shift_far_rows)
+    return linear_predictor(X, coef, intercept, shift_far_rows=shift_far_rows)
+
+
 def predict_scores(estimator, X, coef, intercept=0.0, *, accept_sparse=False, shift_far_rows=False, origin=None):
     """``linear_predictor(validate_predict(estimator, X, accept_sparse=...), coef, intercept, ...)`` with one
     pass over ``X`` fewer: the fitted ``estimator``'s scores, where its ``coef`` and ``intercept`` were read by
     the caller (after ``check_is_fitted``).
 
-    ``origin``: ``(o, b_o)``, the scores as ``(X - o) @ coef + b_o`` for dense ``X`` (a fit on columns offset far
-    from 0, see :meth:`linbook.linear._moments.Moments.origin`): ``x^T w + b`` with ``b ~ -o^T w`` rounds at ``eps
-    |o^T w|``, which at an offset of 1e12 is 1e-4 of the scores' spread; ``x - o`` is exact there (Sterbenz).
+    ``origin``: ``(o, b_o)`` of a fit on columns offset far from 0 (:func:`linear_predictor_from`).
 
     Validation tests every entry of ``X`` for NaN and inf, a pass over ``X`` as long as the product itself
     (1e6 x 20: ~10 ms of a prediction's ~18). For a plain float64 ``X`` and coefficients without a zero, the
@@ -66,8 +74,7 @@ def predict_scores(estimator, X, coef, intercept=0.0, *, accept_sparse=False, sh
     coef = np.asarray(coef)
     if origin is not None and not sp.issparse(X):
         X = validate_predict(estimator, X, accept_sparse=accept_sparse)
-        if not sp.issparse(X):
-            return linear_predictor(X - origin[0], coef, origin[1], shift_far_rows=shift_far_rows)
+        return linear_predictor_from(X, coef, intercept, origin, shift_far_rows=shift_far_rows)
     if (not sp.issparse(X) and np.count_nonzero(coef) == coef.size
             and _plain_input(estimator, X, None, reset=False, finite_X=False)):
         scores = _product(X, coef, intercept)

@@ -24,7 +24,7 @@ from .._kernels.threads import (blas_threads_for_one_call, factorisation_threads
                                 single_threaded_blas)
 from ..numerics import _power_of_two_scale
 from ..optim.newton_cg import conjugate_gradient_step, lanczos_condition
-from .._predictor import finite_scores, linear_predictor, predict_scores
+from .._predictor import finite_scores, linear_predictor_from, predict_scores
 from ._moments import RCOND_MIN, Moments, TrainingGram, gram_pairs
 
 
@@ -112,10 +112,7 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
 
     def _linear(self, X):
         """``X @ coef_ + intercept_`` on validated ``X`` (from the fit's origin, where it has one)."""
-        origin = getattr(self, "_origin", None)
-        if origin is not None and not sps.issparse(X):
-            return linear_predictor(X - origin[0], self.coef_, origin[1])
-        return linear_predictor(X, self.coef_, self.intercept_)
+        return linear_predictor_from(X, self.coef_, self.intercept_, getattr(self, "_origin", None))
 
     def log_likelihood(self, X, y, sample_weight=None):
         """Gaussian log-likelihood of ``y`` given ``X`` (summed, nats).

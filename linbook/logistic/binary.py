@@ -32,7 +32,7 @@ from ..base import (ClassifierMixin,  # scikit-learn's, with score's y and sampl
                     check_params, check_sample_weight, dask_blocks, encode_labels, label_type, require_weighted_classes,
                     require_y,
                     validate_fit, validate_predict)
-from .._predictor import finite_scores, linear_predictor
+from .._predictor import finite_scores, linear_predictor_from
 from ..criteria import InformationCriteriaMixin
 from ..linear._moments import design_null_space, design_rank
 from . import solvers
@@ -186,10 +186,7 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
 
     def _z(self, X):
         X = validate_predict(self, X, accept_sparse=True)
-        origin = getattr(self, "_origin", None)
-        if origin is not None and not scipy.sparse.issparse(X):
-            return linear_predictor(X - origin[0], self.coef_[0], origin[1])
-        return linear_predictor(X, self.coef_[0], self.intercept_[0])
+        return linear_predictor_from(X, self.coef_[0], self.intercept_[0], getattr(self, "_origin", None))
 
     @dask_blocks
     def decision_function(self, X):

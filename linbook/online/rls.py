@@ -10,10 +10,9 @@ import warnings
 
 import numpy as np
 import scipy.linalg
-import scipy.sparse
 from scipy.linalg import lapack
 from sklearn.base import BaseEstimator
-from .._predictor import finite_scores, linear_predictor
+from .._predictor import finite_scores, linear_predictor_from
 from ..base import RegressorMixin  # scikit-learn's, with an R^2 that does not overflow
 
 from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, _finite, check_param_values, check_params,
@@ -764,8 +763,6 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
     def predict(self, X):
         """Posterior mean prediction ``X coef_ + intercept_``."""
         X = predict_input(self, X)
-        if self.fit_intercept and not scipy.sparse.issparse(X):
-            # from the shift c, where the posterior mean lives: x^T w + b (b = b_c - w^T c) rounds at eps |w^T c|,
-            # 2e-4 of the predictions at columns offset by 1e12, where x - c is exact
-            return finite_scores(self, linear_predictor(X - self._shift, self.coef_, self._intercept_at_shift))
-        return finite_scores(self, linear_predictor(X, self.coef_, self.intercept_))
+        # from the shift c, where the posterior mean lives (b = b_c - w^T c rounds at eps |w^T c|)
+        origin = (self._shift, self._intercept_at_shift) if self.fit_intercept else None
+        return finite_scores(self, linear_predictor_from(X, self.coef_, self.intercept_, origin))
