@@ -34,6 +34,7 @@ from scipy import linalg
 from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets
 
+from .._design import range_origin
 from .._kernels.scatter import class_sums, column_range
 from .._kernels.scores import row_argmax, row_softmax
 from ..base import (ClassifierMixin,  # scikit-learn's, with score's y and sample_weight checked
@@ -51,17 +52,6 @@ ZERO_VARIANCE = (16.0 * np.finfo(float).eps) ** 2
 SINGULAR_CURE = ("use a regularised model instead: linbook.RDA(shrinkage=0.1) (shrinks the covariance "
                  "towards its diagonal), linbook.DiagonalLDA or linbook.GaussianNaiveBayes; or drop "
                  "duplicated / collinear columns")
-
-
-def _offset_origin(lo, hi):
-    """The origin the model measures each feature from: the centre of its range where the range lies farther
-    from 0 than 4 times its width, else 0. Why: a feature offset by 1e12 holds its spread in its last few digits;
-    the class means of ``x`` and the scores' ``x^T b - m^T b`` both round at ``eps 1e12``, which left posteriors
-    2e-4 off against the same fit on ``x - 1e12`` (exact: Sterbenz). Measured from the centre of its range, the
-    feature is exact (its entries are within a factor 2 of the centre) and of the size of its spread."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        centre, width = lo / 2 + hi / 2, hi / 2 - lo / 2
-        return np.where(np.isfinite(centre) & (np.abs(centre) > 8 * width), centre, 0.0)
 
 
 def class_name(label):
@@ -205,7 +195,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         p = check_priors(self.priors, class_count.size)
         self.priors_ = self.class_count_ / self.class_count_.sum() if p is None else p
         keep = self._find_constant_features(lo, hi)
-        self._origin = _offset_origin(lo[keep], hi[keep])
+        self._origin = range_origin(lo[keep], hi[keep])
         self._scale = _power_of_two_scale(np.maximum(self._origin - lo[keep], hi[keep] - self._origin),
                                           normal=True)     # 1 / scale is exact too
         self._inv_scale = 1.0 / self._scale
@@ -213,7 +203,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
 
     def _from_origin(self, X):
         """``X - origin`` (kept features), the coordinates the model works in; ``X`` itself where no column is
-        offset (:func:`_offset_origin`)."""
+        offset (``linbook._design.range_origin``)."""
         return X - self._origin if np.any(self._origin) else X
 
     def _set_means(self, sums, counts, lo):

@@ -17,7 +17,8 @@ from ..base import (POSITIVE_INT, LinbookWarning, _finite, all_or_nothing, check
                     encode_labels, require_y, validate_fit, validate_predict, _with_advice)
 from .._predictor import finite_scores, linear_predictor
 from ..numerics import _orient_columns, _power_of_two_scale
-from .base import _offset_origin, _weight_spread_note, cholesky, require_class_rows
+from .._design import range_origin
+from .base import _weight_spread_note, cholesky, require_class_rows
 
 __all__ = ["FisherLDA"]
 
@@ -110,7 +111,7 @@ class FisherLDA(TransformerMixin, BaseEstimator):
             raise ValueError(f"n_components must be between 1 and min(C - 1, {of}) = {Lmax} "
                              f"(rank(Sigma_B) <= C - 1); got {self.n_components}. Set n_components in that "
                              "range, or None for the largest.")
-        origin = _offset_origin(lo[keep], hi[keep])          # (see discriminant.base._offset_origin)
+        origin = range_origin(lo[keep], hi[keep])          # (see linbook._design.range_origin)
         Xk = X[:, keep] if not keep.all() else X
         try:
             vals, W_z, mu_z, scale = self._directions(Xk - origin if np.any(origin) else Xk, yi, C,

@@ -102,11 +102,24 @@ class LDA(GaussianClassifier):
                           LinbookWarning, stacklevel=4)
         self.gammas_ = -0.5 * np.einsum("cd,cd->c", means_z, betas_z) + np.log(self.priors_)
         if C == 2:
-            self.coef_ = (self.betas_[1] - self.betas_[0])[None, :]
-            self.intercept_ = np.array([self.gammas_[1] - self.gammas_[0]])
+            self.coef_, self.intercept_ = self._binary_discriminant()
         else:
             self.coef_, self.intercept_ = self.betas_, self.gammas_
         self.n_params_ = int((C - 1) + C * D + D * (D + 1) // 2)
+
+    def _binary_discriminant(self):
+        """``coef_, intercept_`` of two classes, ``beta_1 - beta_0`` and ``gamma_1 - gamma_0``, from the centred
+        discriminants: ``Sigma^{-1} (mu_1 - m) - Sigma^{-1} (mu_0 - m)`` is the same vector, but each ``beta_c`` of a
+        feature offset by 1e12 is ~1e12 and their difference (of order 1) rounded at 1e-4 relative."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            w = self._betas[1] - self._betas[0]                 # for x - origin, in the units of X
+            b = (-0.5 * (self._quad_mu[1] - self._quad_mu[0]) - self._center @ w - self._origin @ w
+                 + np.log(self.priors_[1] / self.priors_[0]))
+        if not (_finite(w) and np.isfinite(b)):                 # features near 1e-300: as reported, inf
+            return (self.betas_[1] - self.betas_[0])[None, :], np.array([self.gammas_[1] - self.gammas_[0]])
+        coef = np.zeros((1, self._keep.size))
+        coef[0, self._keep] = w
+        return coef, np.array([b])
 
     def _log_density(self, X, exact=False):
         # log N(x | mu_c, Sigma) = beta_c^T x - mu_c^T beta_c / 2  - x^T Sigma^{-1} x / 2 - log|2 pi Sigma| / 2

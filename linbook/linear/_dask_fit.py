@@ -23,19 +23,23 @@ from ..numerics import _power_of_two_scale
 from ._base import original_gram, ridge_penalty
 from ._moments import Moments
 from .._dask.blocks import map_reduce, merge_weight, row_blocks, summarise
-from .._design import constant_columns
+from .._design import constant_columns, range_origin
 
 __all__ = ["fit_linear_regression", "fit_ridge"]
 
 
-def _scaled(Xb, yb, x_scale, y_scale):
-    """The block in the scaled coordinates of :class:`Moments` (powers of two: exact)."""
-    return np.asarray(Xb, dtype=np.float64) / x_scale, np.asarray(yb, dtype=np.float64) / y_scale
+def _scaled(Xb, yb, x_scale, y_scale, origin=None):
+    """The block in the scaled coordinates of :class:`Moments` (powers of two: exact), measured from
+    ``origin`` (:func:`linbook._design.range_origin`: exact too) where some column is offset far from 0."""
+    X = np.asarray(Xb, dtype=np.float64)
+    if origin is not None:
+        X = X - origin
+    return X / x_scale, np.asarray(yb, dtype=np.float64) / y_scale
 
 
-def _gram_block(Xb, yb, swb, x_scale, y_scale):
-    """``(W, m, ybar, G, c, yy)`` of one block (scaled), centred at its own weighted means."""
-    X, y = _scaled(Xb, yb, x_scale, y_scale)
+def _gram_block(Xb, yb, swb, x_scale, y_scale, origin=None):
+    """``(W, m, ybar, G, c, yy)`` of one block (scaled, from ``origin``), centred at its own weighted means."""
+    X, y = _scaled(Xb, yb, x_scale, y_scale, origin)
     a = np.ones(X.shape[0]) if swb is None else np.asarray(swb, dtype=np.float64)
     W = float(a.sum())
     if not W > 0:
@@ -74,17 +78,17 @@ def _uncentred_block(Xb, yb, swb, x_scale, y_scale):
     return float(a.sum()), Xa.T @ X, Xa.T @ y, float(y @ (a * y))
 
 
-def _rss_block(Xb, yb, swb, v, intercept, x_scale, y_scale):
+def _rss_block(Xb, yb, swb, v, intercept, x_scale, y_scale, origin=None):
     """The block's weighted residual sum of squares, scaled (the exact pass when the Gram's cancels)."""
-    X, y = _scaled(Xb, yb, x_scale, y_scale)
+    X, y = _scaled(Xb, yb, x_scale, y_scale, origin)
     r = y - (X @ v + intercept)
     return float(r @ r) if swb is None else float(np.asarray(swb, dtype=np.float64) @ (r * r))
 
 
-def _scales(summary):
-    """``(x_scale, y_scale)`` as in memory: powers of two near the columns' and ``y``'s largest values
-    where squares could overflow or underflow (features or targets beyond 1e+-100), else ones."""
-    big = np.maximum(np.abs(summary.xmax), np.abs(summary.xmin))
+def _scales(summary, origin=0.0):
+    """``(x_scale, y_scale)`` as in memory: powers of two near the columns' (measured from ``origin``) and
+    ``y``'s largest values where squares could overflow or underflow (beyond 1e+-100), else ones."""
+    big = np.maximum(np.abs(summary.xmax - origin), np.abs(summary.xmin - origin))
     big = np.where(np.isfinite(big), big, 0.0)           # a column with no positive-weight rows
     tiny_or_huge = (big > 1e100) | ((big > 0) & (big < 1e-100))
     x_scale = _power_of_two_scale(big, below=True) if np.any(tiny_or_huge) else np.ones(big.size)
@@ -105,11 +109,15 @@ class BlockMoments(Moments):
         self.blocks, self.sw, self.fit_intercept = blocks, None, fit_intercept
         self.n, self.d = summary.n, blocks.n_features
         self.n_eff = summary.n_positive
-        self.x_scale, self.y_scale = _scales(summary)
+        # columns offset far from 0 are measured from the centre of their range (the first pass read it):
+        # the moments of the shifted blocks are exact where those of X round at eps |offset|
+        shift = range_origin(summary.xmin, summary.xmax) if fit_intercept else None
+        self.shift = shift if shift is not None and np.any(shift) else None
+        self.x_scale, self.y_scale = _scales(summary, 0.0 if self.shift is None else self.shift)
         self.y_abs_max = float(summary.yabs)
         scales = (self.x_scale, self.y_scale)
         if fit_intercept:
-            W, m, ybar, G, c, yy = map_reduce(_gram_block, blocks, *scales, combine=_combine_grams)
+            W, m, ybar, G, c, yy = map_reduce(_gram_block, blocks, *scales, self.shift, combine=_combine_grams)
         else:
             W, G, c, yy = map_reduce(_uncentred_block, blocks, *scales)
             m, ybar = np.zeros(self.d), 0.0
@@ -128,8 +136,16 @@ class BlockMoments(Moments):
         self.gram_built = True
 
     def origin(self, v):
-        """None: the blocks' fit predicts as ``x^T w + b`` (no second pass for the offset columns' means)."""
-        return None
+        """``(o, b_o)``: the fit as ``(x - o)^T w + b_o`` with ``o`` the shift of the offset columns (else None)."""
+        return None if self.shift is None else (self.shift, Moments.intercept(self, v))
+
+    def intercept(self, v):
+        """``b = b_o - o^T w``: the moments are those of ``X - o``."""
+        b_o = Moments.intercept(self, v)
+        if self.shift is None:
+            return b_o
+        with np.errstate(over="ignore", invalid="ignore"):
+            return float(b_o - self.shift @ (self.y_scale * (np.asarray(v, dtype=float) / self.x_scale)))
 
     def residual_scaled(self, v):    # pragma: no cover - replaced by rss_scaled's map-reduce below
         raise NotImplementedError
@@ -140,7 +156,7 @@ class BlockMoments(Moments):
             return float(rss)
         v = np.asarray(v, dtype=float)
         b = self.y_mean_s - self.x_mean_s @ v if self.fit_intercept else 0.0     # scaled intercept
-        return map_reduce(_rss_block, self.blocks, v, b, self.x_scale, self.y_scale)
+        return map_reduce(_rss_block, self.blocks, v, b, self.x_scale, self.y_scale, self.shift)
 
 
 def _prepare(est, X, y, sample_weight):

@@ -70,6 +70,11 @@ class Frame:
         Xb = np.asarray(Xb, dtype=np.float64)
         return Xb if self.shift is None else Xb - self.shift
 
+    def origin(self, b_shift):
+        """``(shift, b_shift)``, the scores' origin for :func:`linbook._predictor.linear_predictor_from` (``b_shift``:
+        the intercepts of the centred columns), or None where no column was centred."""
+        return None if self.shift is None or not self.fit_intercept else (self.shift, b_shift)
+
     def to_units(self, V, b):
         """Coefficients ``V`` (rows, standardised) and intercepts ``b`` back in the units of ``X``."""
         W = V / self.c
@@ -164,7 +169,8 @@ def _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, m
     W, b = frame.to_units(res.x[None, int(fi):], np.array([res.x[0] if fi else 0.0]))
     est._check_result(res, W)
     sep = separation is not None and separation.after(W, b, res, watch)
-    _set_common(est, blocks, classes, solver, summary, W.copy(), np.array([float(b[0]) if fi else 0.0]))
+    _set_common(est, blocks, classes, solver, summary, W.copy(), np.array([float(b[0]) if fi else 0.0]),
+                frame.origin(float(res.x[0]) if fi else 0.0))
     _set_separation(est, res, separation, sep)
     return est
 
@@ -271,9 +277,10 @@ def _set_separation(est, res, separation, sep):
         separation.warn_probable(type(est).__name__)
 
 
-def _set_common(est, blocks, classes, solver, summary, W, b):
+def _set_common(est, blocks, classes, solver, summary, W, b, origin=None):
     """Set what every fit sets, and the coefficients ``(W, b)``: with ``lam = 0`` and a design of lower rank
-    the least-norm member of the maximum-likelihood family, as in memory (``BinaryGLM._least_norm``)."""
+    the least-norm member of the maximum-likelihood family, as in memory (``BinaryGLM._least_norm``);
+    ``origin``: the scores' ``(shift, b_shift)`` (:meth:`Frame.origin`), kept unless the fit was moved."""
     est.classes_ = classes
     est.solver_ = solver
     est.n_features_in_ = blocks.n_features
@@ -283,34 +290,39 @@ def _set_common(est, blocks, classes, solver, summary, W, b):
         del est.feature_names_in_
     est._free_columns = blocks.n_features + int(est.fit_intercept)     # n_params_: each counts under a penalty
     if est.lam == 0:
-        est._free_columns, N, centre = _design_null_space(blocks, summary, est.fit_intercept)
-        W, b = est._least_norm(W, b, lambda: (N, centre))
+        shift = None if origin is None else origin[0]
+        est._free_columns, N, centre = _design_null_space(blocks, summary, est.fit_intercept, shift)
+        W, b, origin = est._least_norm(W, b, lambda: (N, centre), origin)
     est.coef_, est.intercept_ = W, b
-    est._origin = None                  # (an in-memory fit's origin no longer applies)
+    est._origin = origin                # predictions as (x - shift)^T w + b_shift, as in memory
 
 
-def _design_null_space(blocks, summary, fit_intercept):
+def _design_null_space(blocks, summary, fit_intercept, shift=None):
     """``(rank of [1, X], N, centre)`` over the rows of positive weight, as the in-memory
     ``design_null_space`` decides them: from the Gram matrix of the columns scaled to at most 1 and centred at
-    their mean (``LinearRegression``'s block statistics, combined exactly)."""
-    scale = np.maximum(np.abs(summary.xmax), np.abs(summary.xmin))
+    their mean (``LinearRegression``'s block statistics, combined exactly); of ``X - shift`` if given (then
+    ``centre`` is measured from ``shift``, as ``BinaryGLM._least_norm`` reads it)."""
+    lo, hi = (summary.xmin, summary.xmax) if shift is None else (summary.xmin - shift, summary.xmax - shift)
+    scale = np.maximum(np.abs(hi), np.abs(lo))
     scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
     if fit_intercept:
-        _, centre, _, G, _, _ = map_reduce(_positive_rows_gram, blocks, scale, True, combine=_combine_grams)
+        _, centre, _, G, _, _ = map_reduce(_positive_rows_gram, blocks, scale, True, shift, combine=_combine_grams)
     else:
-        _, G, _, _ = map_reduce(_positive_rows_gram, blocks, scale, False)
+        _, G, _, _ = map_reduce(_positive_rows_gram, blocks, scale, False, None)
         centre = np.zeros(scale.size)
     rank, N = gram_null_space(G, summary.n_positive, scale)
     return rank + int(fit_intercept), N, centre * scale
 
 
-def _positive_rows_gram(Xb, yb, swb, scale, centred):
-    """The block statistics of ``LinearRegression`` on the block's rows of positive weight, unweighted."""
+def _positive_rows_gram(Xb, yb, swb, scale, centred, shift):
+    """The block statistics of ``LinearRegression`` on the block's rows of positive weight (of ``X - shift``
+    if given), unweighted."""
     X = np.asarray(Xb, dtype=np.float64)
     if swb is not None:
         X = X[np.asarray(swb) > 0]
-    block = _gram_block if centred else _uncentred_block
-    return block(X, np.zeros(X.shape[0]), None, scale, 1.0)
+    if not centred:
+        return _uncentred_block(X, np.zeros(X.shape[0]), None, scale, 1.0)
+    return _gram_block(X, np.zeros(X.shape[0]), None, scale, 1.0, shift)
 
 
 # ------------------------------------------------------------------------------- multinomial
@@ -349,10 +361,11 @@ def _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter):
     V[1:] = T[:, off:]
     if fi:
         b[1:] = T[:, 0]
+    origin = frame.origin(b - b.mean())
     W, b = frame.to_units(V, b)
     est._check_result(res, W, b)
     sep = separation is not None and bool(np.all(np.isfinite(W))) and separation.after(W, b, res, watch)
-    _set_common(est, blocks, classes, solver, summary, W - W.mean(0), b - b.mean())
+    _set_common(est, blocks, classes, solver, summary, W - W.mean(0), b - b.mean(), origin)
     _set_separation(est, res, separation, sep)
     return est
 

@@ -70,8 +70,8 @@ def intercept_only_start(y, sw, link="logit"):
     over more than 16 decades ``ybar`` rounds to 1 (or 0) and ``link(ybar)`` to inf, which the solver
     refused ("x0 must be finite"). ``fit`` has already refused a class without positive weight.
     """
-    logw = np.zeros(y.size) if sw is None else np.log(sw)
     with np.errstate(divide="ignore"):          # zero weights: log 0 = -inf, no mass
+        logw = np.zeros(y.size) if sw is None else np.log(sw)
         log_w0, log_w1 = logsumexp(logw[y == 0]), logsumexp(logw[y == 1])
     if link == "logit":
         return float(log_w1 - log_w0)
@@ -131,17 +131,16 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         w, b = loss.coefficients(res.x)
         self._check_result(res, w)
         separable = bool(self.lam == 0 and loss.separated_at(res.x, res.converged, watch))
-        W, b = self._least_norm(w[None, :], np.array([b]), lambda: _shifted_null_space(loss))
+        # scores as (x - shift)^T w + b_shift where the fit centred offset columns (linbook._predictor.predict_scores)
+        origin = None if loss.shift is None or not self.fit_intercept else (loss.shift, float(res.x[0]))
+        null_space = lambda: design_null_space(loss.X, loss.sample_weight, loss.fit_intercept)  # noqa: E731 (X - shift)
+        W, b, self._origin = self._least_norm(w[None, :], np.array([b]), null_space, origin)
         self.coef_ = W.copy()
         self.intercept_ = np.array([b[0] if self.fit_intercept else 0.0])
-        # scores as (x - shift)^T w + b_shift where the fit centred offset columns (linbook._predictor.predict_scores)
-        moved = not np.array_equal(W[0], w)
-        self._origin = (None if loss.shift is None or not self.fit_intercept or moved
-                        else (loss.shift, float(res.x[0])))
         self._set_convergence(res, separable)
 
-    def _least_norm(self, W, b, null_space):
-        """``(W, b)`` moved to the maximum-likelihood fit of least ``||w_c||`` where the design has lower rank.
+    def _least_norm(self, W, b, null_space, origin=None):
+        """``(W, b, origin)`` moved to the maximum-likelihood fit of least ``||w_c||`` where the design has lower rank.
 
         With ``lam = 0`` and collinear columns the MLE is a family: any direction ``d`` with ``X d`` constant
         adds to ``w`` (the intercept taking ``-m'd``) without changing a score. Each solver stopped at another
@@ -149,18 +148,26 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
         ``lam -> 0`` limit of the penalised fits and what ``LinearRegression`` returns, is ``w - N N' w``,
         with ``N`` an orthonormal basis of the null space of the design centred at ``m``
         (``((N, N), m) = null_space()``, :func:`linbook.linear._moments.design_null_space`).
+
+        ``origin``: the scores' ``(o, b_o)`` (:func:`linbook._predictor.linear_predictor_from`), or None; then
+        ``null_space`` is that of ``X - o`` and ``m`` is measured from ``o``: ``b_o`` moves by ``m^T d`` exactly as
+        ``b`` moves by ``(m + o)^T d``, with no term of the size of ``o`` in it.
         """
         full = self.n_features_in_ + int(self.fit_intercept)
         if self.lam > 0 or self._free_columns is None or self._free_columns == full or not np.all(np.isfinite(W)):
-            return W, b
+            return W, b, origin
         move, centre = null_space()
         if move is None:
-            return W, b
+            return W, b, origin
         A, B = move
         along = (W @ A) @ B.T                          # the part of each w_c no score depends on
         if self.fit_intercept:
-            b = b + along @ centre
-        return W - along, b
+            shift = 0.0 if origin is None else origin[0]
+            b = b + along @ (centre + shift)
+            if origin is not None:
+                moved = along @ centre
+                origin = (shift, origin[1] + (moved[0] if np.ndim(origin[1]) == 0 else moved))
+        return W - along, b, origin
 
     def _set_convergence(self, res, separable):
         """``n_iter_``, ``separable_``, ``converged_`` (true only at a finite optimum), with the warnings."""
@@ -274,9 +281,3 @@ class BinaryGLM(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
     def nll_hessian_xy(self, X, y):
         """Hessian of the penalised NLL at the fit, on data ``(X, y)`` (any binary model)."""
         return self._pass_at_fit(X, y, True)[1]
-
-
-def _shifted_null_space(loss):
-    """``design_null_space`` of the fit's design ``loss.X`` (``X - shift``), its centre in the units of ``X``."""
-    N, centre = design_null_space(loss.X, loss.sample_weight, loss.fit_intercept)
-    return N, centre if loss.shift is None else centre + loss.shift

@@ -310,10 +310,10 @@ class LogisticRegression(BinaryGLM):
         W, b, res, sep, origin = multinomial.fit_multinomial(X, yidx, sw, self.classes_.size, lam, self.fit_intercept,
                                                      self.solver_, max_iter, self.tol, self._declare_null_directions)
         self._check_result(res, W, b)
-        fitted = W
-        W, b = self._least_norm(W, b, lambda: design_null_space(X, sw, self.fit_intercept))   # collinear: least norm
+        # collinear: least norm, from the scores' origin (the null space of X - o)
+        null_space = lambda: design_null_space(X if origin is None else X - origin[0], sw, self.fit_intercept)  # noqa: E731
+        W, b, self._origin = self._least_norm(W, b, null_space, origin)
         self.coef_, self.intercept_ = W, b                  # centred: sum_c w_c = 0, sum_c b_c = 0
-        self._origin = origin if W is fitted else None      # (moved to least norm: scores from 0)
         self._set_convergence(res, sep)
         return self
 

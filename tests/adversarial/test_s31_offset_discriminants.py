@@ -3,7 +3,7 @@
 A feature offset by 1e12 holds its spread in its last few digits. The class means of ``x`` and the LDA scores'
 ``x^T b - m^T b`` both rounded at ``eps 1e12``: posteriors were up to 4e-4 off (3e-7 at 1e9) against the same fit
 on ``x - offset``, which is exact (Sterbenz: the entries are within a factor 2 of the offset). The models now
-measure such features from the centre of their range (``_offset_origin``). Oracle: the fit on the exactly shifted
+measure such features from the centre of their range (``linbook._design.range_origin``). Oracle: the fit on the exactly shifted
 features; 32 of these 38 cases failed before.
 """
 
