@@ -51,6 +51,23 @@ def constant_columns(X):
 _BLOCK_ENTRIES = 1 << 18       # entries compared at a time (a 256 kB boolean temporary)
 
 
+#: a column whose location lies beyond this many spreads from 0 is "offset far from 0" for the predictions' origin
+#: (:func:`range_origin`, ``Moments.origin``): there ``x^T w + b``, with ``b ~ -o^T w``, rounds at ``eps |o^T w|``
+FAR_OFFSET = 8.0
+
+
+def offset_columns(location, spread, factor=FAR_OFFSET):
+    """Which columns are offset from 0: ``|location| > factor * spread``, both finite (one rule for every model).
+
+    ``factor``: :data:`FAR_OFFSET` where the fit measures such columns from an origin to keep the predictions'
+    digits (:func:`range_origin`, ``linbook.linear._moments.Moments.origin``); 1 where the fit centres them to
+    keep the intercept's column from being parallel to theirs (:func:`centre_offsets`, and the logistic fit on
+    Dask, which decides it on all rows).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.isfinite(location) & np.isfinite(spread) & (np.abs(location) > factor * spread)
+
+
 def range_origin(lo, hi):
     """The origin to measure each column from, given its smallest and largest values ``lo``, ``hi``: the centre
     of its range where the range lies farther from 0 than 4 times its width, else 0 (and 0 where the range is
@@ -64,8 +81,8 @@ def range_origin(lo, hi):
     in their first pass); in memory, ``Moments.origin`` and :func:`centre_offsets` measure from the mean.
     """
     with np.errstate(over="ignore", invalid="ignore"):
-        centre, width = lo / 2 + hi / 2, hi / 2 - lo / 2
-        return np.where(np.isfinite(centre) & (np.abs(centre) > 8 * width), centre, 0.0)
+        centre, half_width = lo / 2 + hi / 2, hi / 2 - lo / 2
+    return np.where(offset_columns(centre, half_width), centre, 0.0)
 
 
 def column_means(X):
@@ -93,7 +110,7 @@ def centre_offsets(X, sw, fit_intercept):
     with np.errstate(over="ignore", invalid="ignore"):
         mu_s = (sw_S @ S) / sw_S.sum()
         spread = np.sqrt(sw_S @ (S - mu_s) ** 2 / sw_S.sum())
-        need = np.isfinite(mu_s) & np.isfinite(spread) & (np.abs(mu_s) > spread)
+        need = offset_columns(mu_s, spread, 1.0)
         if not np.any(need):
             return X, None
         mu = (sw @ X) / sw.sum()

@@ -25,7 +25,7 @@ import scipy.linalg
 from scipy.linalg import lapack
 
 from .._graded_qr import _full_rank_by_rows
-from .._design import constant_columns
+from .._design import constant_columns, offset_columns
 from .._kernels.csr import divide_columns
 from .._kernels.numpy_budget import numpy_pass
 from .._kernels.threads import RowChunks, factorisation_threads, map_row_chunks, single_threaded_blas
@@ -541,16 +541,15 @@ class Moments:
 
     def origin(self, v):
         """``(o, b_o)`` in ``X``'s and ``y``'s units: the fit as ``(x - o)^T w + b_o``, ``o`` the means of the columns
-        whose mean lies more than 8 standard deviations from 0 (0 for the others); ``None`` where no column does,
-        or without an intercept, a Gram matrix or dense ``X``. Why: ``b = ybar - xbar^T w`` and ``x^T w`` are both
-        ~``|o^T w|``, and the prediction, their difference, rounds at ``eps |o^T w|``: 3.5e-4 at an offset of 1e12
-        against the fit on ``X - 1e12``. ``o = xbar`` exactly (a power of two scales it), so ``b_o = ybar - ((xbar -
-        o) + delta)^T w`` has no such term."""
+        whose mean lies more than 8 standard deviations from 0 (``linbook._design.offset_columns``; 0 for the
+        others); ``None`` where no column does, or without an intercept, a Gram matrix or dense ``X``. Why:
+        ``b = ybar - xbar^T w`` and ``x^T w`` are both ~``|o^T w|``, and the prediction, their difference, rounds at
+        ``eps |o^T w|``: 3.5e-4 at an offset of 1e12 against the fit on ``X - 1e12``. ``o = xbar`` exactly (a power of
+        two scales it), so ``b_o = ybar - ((xbar - o) + delta)^T w`` has no such term."""
         if not (self.fit_intercept and self.gram_built) or sps.issparse(self.X):
             return None
         with np.errstate(over="ignore", invalid="ignore"):
-            spread = np.diag(self.G) / self.sum_w
-            offset = (self.x_mean_s ** 2 > 64.0 * spread) & ~self.constant & np.isfinite(self.x_mean_s)
+            offset = offset_columns(self.x_mean_s, np.sqrt(np.diag(self.G) / self.sum_w)) & ~self.constant
             origin = np.where(offset, self.x_mean_s, 0.0) * self.x_scale
         if not np.any(offset) or not np.all(np.isfinite(origin)):
             return None

@@ -35,6 +35,7 @@ from .binary import intercept_only_start, logit_terms, probit_terms
 from .._dask.blocks import map_reduce, row_blocks, summarise
 from ..linear._dask_fit import _combine_grams, _gram_block, _uncentred_block
 from ..linear._moments import gram_null_space
+from .._design import offset_columns
 
 __all__ = ["fit_logistic", "fit_probit"]
 
@@ -51,7 +52,7 @@ class Frame:
     def __init__(self, summary, lam, fit_intercept):
         s = summary
         spread = s.spread()
-        need = fit_intercept & np.isfinite(s.mean) & (np.abs(s.mean) > spread)
+        need = fit_intercept & offset_columns(s.mean, spread, 1.0)
         self.shift = np.where(need, s.mean, 0.0) if fit_intercept and np.any(need) else None
         shift = 0.0 if self.shift is None else self.shift
         m = np.maximum(np.abs(s.xmax - shift), np.abs(s.xmin - shift))
