@@ -378,9 +378,10 @@ def _not_determined(i, h_i, what):
 
 
 #: A column counts as dependent on those before it where each entry of its residual from their least-squares fit
-#: is within this many times ``p eps`` of the entry's terms (:func:`_residual_within_rounding`): ``3 x`` rounded to
-#: double precision is within ~0.5 eps of each entry of ``3 x``.
-_DEPENDENT = 32.0
+#: is within ``p eps`` times ``_GIVEN`` times the entry's terms as given plus ``_DEPENDENT`` times its terms as the
+#: test computes them, shifted and scaled (:func:`_residual_within_rounding`): ``3 x`` rounded to double precision
+#: is within ~0.5 eps of each entry of ``3 x`` as given, and the test's own sums round at the size of what it sums.
+_GIVEN, _DEPENDENT = 2.0, 32.0
 
 
 def _graded_rank_split(X, fit_intercept):
@@ -398,12 +399,15 @@ def _graded_rank_split(X, fit_intercept):
     Phi = np.hstack([Z, np.ones((n, 1))]) if fit_intercept else Z
     keep, found = [d] if fit_intercept else [], {}
     with np.errstate(over="ignore"):               # (x_ij rounded as given, and again when shifted)
-        size = np.minimum(np.abs(X) / scale + np.abs(shifted) / scale, np.finfo(float).max)
-    size = np.hstack([size, np.ones((n, 1))]) if fit_intercept else size
-    if _clearly_independent(Phi, size):
+        given = np.minimum(np.abs(X) / scale, np.finfo(float).max)
+        computed = np.abs(shifted) / scale
+    if fit_intercept:                              # (the intercept's ones are exact as given)
+        given, computed = np.hstack([given, np.zeros((n, 1))]), np.hstack([computed, np.ones((n, 1))])
+    if _clearly_independent(Phi, np.minimum(given + computed, np.finfo(float).max)):
         return np.arange(d), np.zeros(0, dtype=int), np.zeros((d, 0))
     for j in range(d):
-        c = _residual_within_rounding(Phi[:, keep], Phi[:, j], size[:, keep], size[:, j])
+        c = _residual_within_rounding(Phi[:, keep], Phi[:, j], (given[:, keep], computed[:, keep]),
+                                      (given[:, j], computed[:, j]))
         if c is None:
             keep.append(j)
         else:
@@ -433,24 +437,31 @@ def _clearly_independent(Phi, size):
 
 def _residual_within_rounding(A, b, A_size, b_size):
     """The least-squares coefficients ``c`` of ``b`` on the columns of ``A`` (the intercept's, if any, first) where
-    every entry of ``b - A c`` is within the rounding of its terms ``b_i`` and ``a_ij c_j``, else ``None``; their
-    sizes ``A_size``, ``b_size`` are those of the entries as given (a column offset by 1e6 and shifted to ~1 holds
-    only the digits it had: ``3 x`` of it is within rounding of three times it, 1e-10 of the shifted column). If the
-    plain fit misses that, fits with each row divided by its terms' size (a power of two) decide. Why: where a
+    every entry of ``b - A c`` is within the rounding of its terms ``b_i`` and ``a_ij c_j``, else ``None``. Their
+    sizes ``A_size``, ``b_size`` are pairs ``(given, computed)``: the entries as given (a column offset by 1e6 and
+    shifted to ~1 holds only the digits it had: ``3 x`` of it is within rounding of three times it, 1e-10 of the
+    shifted column), and as the test computes with them (shifted). The given entries count ``_GIVEN p eps``: a
+    column that rounding of a combination of the others could have made; the test's own sums ``_DEPENDENT p eps``
+    (with ``_DEPENDENT`` for both, a column ``1e15 + k``, exact and spanning 150 of its units in the last place,
+    counted as the intercept's and was dropped: leave-one-out errors 380 times those of the fit that keeps it). If
+    the plain fit misses that, fits with each row divided by its terms' size (a power of two) decide. Why: where a
     few far rows alone determine ``c``, their rounding sets it (an intercept's coefficient ~1e-11 for ``pi x``
     beside three rows of 1e5), and the plain fit's residual in the small rows is that, not their own rounding."""
     if not A.shape[1]:
         return np.zeros(0) if np.all(b == 0) else None
-    w, tol = np.ones(len(b)), _DEPENDENT * (A.shape[1] + 1) * np.finfo(float).eps
+    w, eps_p = np.ones(len(b)), (A.shape[1] + 1) * np.finfo(float).eps
     for _ in range(4):              # (each time weights from the last fit's terms, until they settle)
         c = _graded_fit(A * w[:, None], b * w)
         if c is None:
             return None
-        terms = b_size + A_size @ np.abs(c)
+        with np.errstate(over="ignore", invalid="ignore"):
+            given, computed = b_size[0] + A_size[0] @ np.abs(c), b_size[1] + A_size[1] @ np.abs(c)
+            terms = np.minimum(given + computed, np.finfo(float).max)
+            bound = eps_p * (_GIVEN * given + _DEPENDENT * computed)
         with np.errstate(divide="ignore", invalid="ignore"):
-            residual = np.abs(b - A @ c)            # (its own rounding is within tol of the terms)
-            miss = np.max(np.where(residual == 0, 0.0, residual / terms))
-        if miss <= tol:
+            residual = np.abs(b - A @ c)            # (its own rounding is within the bound)
+            miss = np.max(np.where(residual == 0, 0.0, residual / bound))
+        if miss <= 1.0:
             return c
         floor = np.min(terms[terms > 0], initial=1.0)      # (rows of zeros: fitted exactly, as heavily as any)
         w, settled = 1.0 / _power_of_two_scale(np.maximum(terms, floor), normal=True), w
@@ -883,18 +894,29 @@ def mutual_information_scores(X, y):
     Derived in: chapter "Model and feature selection" § "Feature selection: the mutual-information filter".
     """
     with _with_advice():                     # scikit-learn's "Found array with dim 3" names no input
-        X = check_array(X, dtype=None)
-    scores = np.array([mutual_information(X[:, j], y) for j in range(X.shape[1])])
-    _warn_all_distinct(X)
+        checked = check_array(X, dtype=None)
+    columns = _own_columns(X, checked)
+    scores = np.array([mutual_information(column, y) for column in columns])
+    _warn_all_distinct(columns)
     return scores
 
 
-def _warn_all_distinct(X):
-    """Warn about the columns of ``X`` whose values are all distinct. Why: continuous features passed as they are
+def _own_columns(X, checked):
+    """The columns of ``X``, each in its own dtype where ``X`` is a DataFrame. Why: ``check_array`` gives a frame of
+    mixed dtypes one common dtype, float64 for ints beside floats, and identifiers above 2^53 (``10**17 + k``) then
+    merged into one category (a score of 0 where it is 0.69)."""
+    if hasattr(X, "iloc") and hasattr(X, "columns"):
+        return [X.iloc[:, j].to_numpy() for j in range(X.shape[1])]
+    return [checked[:, j] for j in range(checked.shape[1])]
+
+
+def _warn_all_distinct(columns):
+    """Warn about the ``columns`` of ``X`` whose values are all distinct. Why: continuous features passed as they are
     all scored ``H(y)``, the largest score, with no word (five Gaussian columns scored 0.657 each)."""
-    if X.shape[0] < 2:
+    if not columns or len(columns[0]) < 2:
         return
-    distinct = [j for j in range(X.shape[1]) if np.unique(_codes(X[:, j], f"X[:, {j}]")).size == X.shape[0]]
+    distinct = [j for j, column in enumerate(columns)
+                if np.unique(_codes(column, f"X[:, {j}]")).size == len(column)]
     if distinct:
         warnings.warn(f"mutual_information_scores: column(s) {distinct[:10]} of X have a different value in every "
                       "row, so each is scored the entropy of y whatever it holds (the plug-in score treats every "

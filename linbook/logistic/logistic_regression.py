@@ -310,9 +310,8 @@ class LogisticRegression(BinaryGLM):
         W, b, res, sep, origin = multinomial.fit_multinomial(X, yidx, sw, self.classes_.size, lam, self.fit_intercept,
                                                      self.solver_, max_iter, self.tol, self._declare_null_directions)
         self._check_result(res, W, b)
-        # collinear: least norm, from the scores' origin (the null space of X - o)
-        null_space = lambda: design_null_space(X if origin is None else X - origin[0], sw, self.fit_intercept)  # noqa: E731
-        W, b, self._origin = self._least_norm(W, b, null_space, origin)
+        # collinear: least norm, from the scores' origin
+        W, b, self._origin = self._least_norm(W, b, lambda: _null_space_from(X, sw, self.fit_intercept, origin), origin)
         self.coef_, self.intercept_ = W, b                  # centred: sum_c w_c = 0, sum_c b_c = 0
         self._set_convergence(res, sep)
         return self
@@ -405,3 +404,14 @@ class LogisticRegression(BinaryGLM):
             return self.nll_hessian_xy(X, None)
         X = validate_predict(self, X, accept_sparse=True)
         return multinomial.reduced_hessian_at_fit(self, X)
+
+
+def _null_space_from(X, sw, fit_intercept, origin):
+    """``design_null_space`` with its centre measured from the scores' origin ``o`` (``BinaryGLM._least_norm``):
+    that of ``X - o`` for dense ``X``; for sparse ``X`` (``X - o`` would be dense) that of ``X``, centre minus ``o``."""
+    if origin is None:
+        return design_null_space(X, sw, fit_intercept)
+    if not scipy.sparse.issparse(X):
+        return design_null_space(X - origin[0], sw, fit_intercept)
+    N, centre = design_null_space(X, sw, fit_intercept)
+    return N, centre - origin[0]

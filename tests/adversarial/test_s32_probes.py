@@ -1,0 +1,105 @@
+"""Session 32: silent wrong answers found by two independent probes, one test per class.
+
+- Leave-one-out and leverages (``loocv_least_squares``, ``loocv_ridge``, ``hat_diagonal``): a column far from 0
+  with a small but exact spread (``1e15 + k``, 150 units in its last place) was counted as the intercept's and
+  dropped: the MSE of the intercept-only model, 380 times the right one. The rank test now grants the entries as
+  given only their own rounding (``linbook.selection._GIVEN``). Oracle: the same call on ``X - offset``, exact.
+- ``best_fixed_parameter`` (and ``OnlineGradientDescent.regret``): columns 1e14 apart in scale lost a coordinate to
+  the SVD's rank cut (squared loss: total 61.6 where it is 0.28); 1e8 apart, HiGHS's absolute tolerances left the
+  absolute loss 1.3 % above its minimum. Both now solve on columns of one size. Oracle: the exact scale invariance.
+- ``LMS.converged_`` was True for a fit that ignored a column of 1e-9 (its coefficient 1.5e-10 where it is 5):
+  any residual below 1e-8 of ``y``'s spread counted as an exact fit. Now only one within its own rounding.
+- ``mutual_information_scores`` on a DataFrame of an int64 identifier beside a float column: the common float64
+  dtype merged identifiers above 2^53 into one category (score 0 where it is 0.69).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import linbook
+from linbook.online import LMS, OnlineGradientDescent
+from linbook.online.ogd import best_fixed_parameter
+
+_STEPS = [(1e16, 8.0), (1e15, 1.0), (1e15, 0.25), (1e16, 2.0), (1.7e18, 1000.0), (-1e15, 3.0)]
+
+
+def _trend(n=20, seed=0):
+    k = np.arange(float(n))
+    return k, 3.0 * k + np.random.default_rng(seed).standard_normal(n)
+
+
+@pytest.mark.parametrize("base, step", _STEPS)
+def test_leave_one_out_keeps_an_offset_column_of_small_exact_spread(base, step):
+    k, y = _trend()
+    X = np.c_[base + step * k, np.random.default_rng(1).standard_normal(k.size)]
+    shifted = X - [base, 0.0]                     # exact: the entries are within a factor 2 of base
+    assert np.array_equal(shifted + [base, 0.0], X)
+    assert linbook.loocv_least_squares(X, y) == pytest.approx(linbook.loocv_least_squares(shifted, y), rel=1e-12)
+    assert linbook.loocv_ridge(X, y, 1.0) == pytest.approx(linbook.loocv_ridge(shifted, y, 1.0), rel=1e-12)
+    np.testing.assert_allclose(linbook.hat_diagonal(X, fit_intercept=True),
+                               linbook.hat_diagonal(shifted, fit_intercept=True), rtol=1e-12, atol=0)
+
+
+def test_leave_one_out_still_drops_a_rounded_multiple_of_an_offset_column():
+    """The other side of the rule: ``3 x`` of a column offset by 1e6 is rounding away from dependent, and is dropped."""
+    rng = np.random.default_rng(2)
+    x = 1e6 + rng.standard_normal(30)
+    y = x - 1e6 + 0.1 * rng.standard_normal(30)
+    with_multiple = np.c_[x, 3.0 * x]
+    assert linbook.loocv_least_squares(with_multiple, y) == pytest.approx(linbook.loocv_least_squares(x[:, None], y),
+                                                                         rel=1e-10)
+
+
+@pytest.mark.parametrize("scale", [1e8, 1e14, 1e15, 1e150, 1e-8, 1e-150])
+@pytest.mark.parametrize("loss", ["squared_error", "absolute_error"])
+def test_best_fixed_parameter_does_not_depend_on_column_scales(loss, scale):
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((50, 3))
+    y = X @ [1.0, -2.0, 3.0] + 0.1 * rng.standard_normal(50)
+    units = np.array([scale, 1.0, 1.0])
+    theta, total = best_fixed_parameter(X, y, loss=loss)
+    theta_scaled, total_scaled = best_fixed_parameter(X * units, y, loss=loss)
+    assert total_scaled == pytest.approx(total, rel=1e-9)
+    np.testing.assert_allclose(theta_scaled * units, theta, rtol=0, atol=1e-8)
+
+
+def test_regret_on_columns_of_very_different_scales():
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((50, 3)) * [1e150, 1.0, 1.0]
+    y = X @ [1e-150, -2.0, 3.0] + 0.1 * rng.standard_normal(50)
+    model = OnlineGradientDescent().fit(X, y)
+    units = np.array([1e150, 1.0, 1.0])
+    best = 0.5 * np.sum((X @ (np.linalg.lstsq(X / units, y, rcond=None)[0] / units) - y) ** 2)
+    assert model.regret(X, y, ks=np.array([50]))[0] == pytest.approx((model.losses_.sum() - best) / 50, rel=1e-9)
+
+
+def test_lms_is_not_converged_when_it_ignored_a_small_column():
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((200, 2)) * [1.0, 1e-9]
+    y = X @ [2.0, 5.0]
+    model = LMS().fit(X, y)
+    if abs(model.coef_[1] - 5.0) > 1e-3:          # the fit did not find the small column's coefficient
+        assert not model.converged_
+
+
+def test_lms_is_converged_on_an_exact_fit_it_reaches():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((200, 2))
+    model = LMS().fit(X, X @ [1.0, 2.0] + 3.0)
+    np.testing.assert_allclose(np.r_[model.coef_, model.intercept_], [1.0, 2.0, 3.0], rtol=0, atol=1e-12)
+    assert model.converged_
+
+
+def test_mutual_information_scores_keeps_each_dataframe_column_dtype():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    ids = 10 ** 17 + rng.integers(0, 8, 400)
+    y = (ids - 10 ** 17) % 2
+    frame = pd.DataFrame({"user": ids, "score": rng.standard_normal(400).round(1)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scores = linbook.mutual_information_scores(frame, y)
+    assert scores[0] == pytest.approx(linbook.mutual_information(ids, y), rel=1e-12)
+    assert scores[1] == pytest.approx(linbook.mutual_information(frame["score"].to_numpy(), y), rel=1e-12)
