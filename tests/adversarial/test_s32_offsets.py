@@ -41,8 +41,8 @@ def _regression(seed=0, n=400):
 
 def _exact_intercept(reference, shift):
     """``b - shift^T w`` of the fit on ``X - shift``, to the last digit (rational arithmetic)."""
-    total = Fraction(reference.intercept_[0]) - sum(Fraction(w) * Fraction(s) for w, s in zip(reference.coef_[0], shift))
-    return float(total)
+    coef = reference.coef_[0]
+    return float(Fraction(reference.intercept_[0]) - sum(Fraction(w) * Fraction(s) for w, s in zip(coef, shift)))
 
 
 @pytest.mark.parametrize("offset", OFFSETS)
