@@ -25,6 +25,11 @@ from .base import _LOG_2PI, ZERO_VARIANCE, GaussianClassifier, class_name
 
 __all__ = ["DiagonalLDA", "GaussianNaiveBayes"]
 
+#: Squared standardised distances (summed over the features) up to which the per-class scores
+#: ``-(z - mu_c)^2 / (2 v_c)`` keep the classes' differences to ~1e-13 (their rounding is ``eps`` times them);
+#: beyond, :meth:`DiagonalGaussianClassifier._class_variance_scores` (the same posterior, no large terms).
+QUADRATIC_EXACT = 256.0
+
 #: GaussianNaiveBayes reports a column as drowned by var_smoothing when its classes differ at the level
 #: SEPARATES with its own variance, and not even at the level HIDDEN once the smoothing is added to it.
 SEPARATES, HIDDEN = 1e-3, 0.05
@@ -43,6 +48,8 @@ class DiagonalGaussianClassifier(GaussianClassifier):
         """Class centres and variances, shape (C, D) and (C, D) or (D,), in standardised units."""
         self._mu = mu_z
         self._var = var_z
+        # the scores below which a row is scored again without the class-free quadratic (see _log_density)
+        self._far_scores = -0.5 * (QUADRATIC_EXACT + self._variances_and_constants()[1].sum(axis=1))
 
     def _log_density(self, X, exact=True):
         # log N(x | mu_c, diag(v_c)) = -1/2 sum_j [(z_j - mu_cj)^2 / v_cj + log(2 pi v_cj s_j^2)],
@@ -50,7 +57,14 @@ class DiagonalGaussianClassifier(GaussianClassifier):
         if not exact and self._var.ndim == 1:
             return self._shared_variance_scores(X)
         var, const = self._variances_and_constants()
-        return diagonal_log_density(X, self._inv_scale, self._mu, 1.0 / var, const)
+        s = diagonal_log_density(X, self._inv_scale, self._mu, 1.0 / var, const)
+        if not exact:
+            # rows whose squared distances exceed QUADRATIC_EXACT lose the classes' differences to their rounding
+            # where variances coincide: those rows again by the scores without the class-free quadratic
+            far = ~(s >= self._far_scores).all(axis=1)
+            if far.any():
+                s[far] = self._class_variance_scores(X[far])
+        return s
 
     def _variances_and_constants(self):
         """``v_cj`` and ``log(2 pi v_cj s_j^2)``, shape (C, D) each."""
@@ -64,11 +78,38 @@ class DiagonalGaussianClassifier(GaussianClassifier):
         # of two scales exactly, and (u_j - mu_cj / 2^e)^2 cannot overflow where (z_j - mu_cj)^2 does
         if self._var.ndim == 1:
             return self._row_scaled_shared_variance_scores(X, exponent)
+        m, a, b, c0 = self._class_variance_terms()
+        column = exponent[:, None]
+        U = np.ldexp(X, -column) * self._inv_scale - np.ldexp(m, -column)
+        with np.errstate(under="ignore"):
+            return -0.5 * ((U * U) @ a.T - 2.0 * np.ldexp(U @ b.T, -column) + np.ldexp(c0, -2 * column))
+
+    def _class_variance_scores(self, X):
+        """Scores for per-class variances without the class-free ``-sum_j (z_j - m_j)^2 / (2 r_j)`` term.
+
+        With ``u = z - m`` (``m`` the mean of the centres), ``d_c = mu_c - m`` and ``r_j`` the largest of the
+        classes' variances, ``(z - mu_c)^2 / v_c - u^2 / r = u^2 (1 / v_c - 1 / r) - 2 u d_c / v_c + d_c^2 / v_c``,
+        and ``1 / v_c - 1 / r = (r - v_c) / (v_c r)`` is exactly 0 for a class whose variance is the largest. Why:
+        two classes of the same variance differ only in the linear term, which the quadratic ``(z - mu_c)^2 / v_c``
+        rounded away far out (a row 1e17 from the data scored both classes the same: 0.5 / 0.5, and the wrong
+        class by argmax), as the shared-variance scores above avoid for ``DiagonalLDA``.
+        """
+        m, a, b, c0 = self._class_variance_terms()
+        U = X * self._inv_scale - m
+        return -0.5 * ((U * U) @ a.T - 2.0 * (U @ b.T) + c0)
+
+    def _class_variance_terms(self):
+        """``m``, ``a_c = (r - v_c) / (v_c r)``, ``b_c = d_c / v_c`` and ``c0_c = sum_j d_cj^2 / v_cj + log(2 pi v_cj
+        s_j^2)`` of :meth:`_class_variance_scores`."""
         var, const = self._variances_and_constants()
-        U = np.ldexp(X, -exponent[:, None]) * self._inv_scale
-        mu = np.ldexp(self._mu, -exponent[:, None, None])
-        T = (U[:, None, :] - mu) ** 2 / var + np.ldexp(const, -2 * exponent[:, None, None])
-        return -0.5 * T.sum(axis=2)
+        m = self._mu.mean(axis=0)
+        d = self._mu - m
+        ref = var.max(axis=0)
+        with np.errstate(over="ignore"):          # (r v_c beyond float64: a_c is then 1 / v_c to rounding)
+            a = np.where(var == ref, 0.0, (ref - var) / (var * ref))
+            a = np.where(np.isfinite(a), a, 1.0 / var - 1.0 / ref)
+        b = d / var
+        return m, a, b, np.sum(d * b + const, axis=1)
 
     def _shared_variance_scores(self, X):
         """Scores for a shared variance without the class-free ``-|z - m|^2 / (2 v)`` term.

@@ -11,6 +11,10 @@
   any residual below 1e-8 of ``y``'s spread counted as an exact fit. Now only one within its own rounding.
 - ``mutual_information_scores`` on a DataFrame of an int64 identifier beside a float column: the common float64
   dtype merged identifiers above 2^53 into one category (score 0 where it is 0.69).
+- ``LeastAbsoluteDeviation`` with weights over 1e+-50: HiGHS's vertex missed the rows of small weight (a coefficient
+  0, the objective up to 1400 times its least). Oracle: the exact optimum, by exhaustion over vertices in rationals.
+- ``GaussianNaiveBayes`` far from the data beside classes of equal variance: 0.5 / 0.5 and the wrong class at 1e17.
+  Oracle: the posterior of the fitted parameters at 500 digits.
 """
 
 import warnings
@@ -144,3 +148,28 @@ def test_lad_with_weights_over_many_decades(seed, span):
     model = linbook.LeastAbsoluteDeviation().fit(X, y, sample_weight=sw)
     exact = _exact_lad_optimum(np.c_[X, np.ones(14)], y, sw)
     np.testing.assert_allclose(np.r_[model.coef_, model.intercept_], exact, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("x", [1e6, 1e10, 1e12, 1e17, 1e20, 1e200, -1e17])
+def test_naive_bayes_far_rows_beside_classes_of_equal_variance(x):
+    """A column constant within each class: both classes get the smoothing's variance, equal, and differ only in the
+    linear term of their scores, which the quadratic ``(z - mu_c)^2 / v_c`` rounded away (0.5 / 0.5 at 1e17, the
+    wrong class by argmax). Oracle: the posterior from the fitted ``means_``, ``var_``, ``priors_`` at 500 digits."""
+    mpmath = pytest.importorskip("mpmath")
+    rng = np.random.default_rng(17)
+    y = np.r_[[0] * 20, [1] * 20]
+    X = np.c_[y.astype(float), rng.standard_normal(40)]
+    model = linbook.GaussianNaiveBayes().fit(X, y)
+    row = np.array([[x, 0.3]])
+    with mpmath.workdps(500):                     # (x^2 / v ~1e409 beside a difference of ~1e209)
+        joint = [mpmath.log(model.priors_[c]) + sum(
+            -(mpmath.mpf(row[0, j]) - model.means_[c, j]) ** 2 / (2 * mpmath.mpf(model.var_[c, j]))
+            - mpmath.log(2 * mpmath.pi * model.var_[c, j]) / 2 for j in range(2)) for c in range(2)]
+        top = max(joint)
+        evidence = top + mpmath.log(sum(mpmath.exp(t - top) for t in joint))
+        want = np.array([float(t - evidence) for t in joint])
+    got = model.predict_log_proba(row)[0]
+    assert model.predict(row)[0] == int(np.argmax(want))
+    big = np.argmin(want)
+    assert got[big] == pytest.approx(want[big], rel=1e-12)
+    assert got[1 - big] == pytest.approx(want[1 - big], abs=1e-12)
