@@ -11,6 +11,7 @@ from scipy import linalg
 from .._kernels.scores import class_sq_distances, stack_whitening
 from .._kernels.scatter import within_scatter
 from .base import GaussianClassifier, cholesky, class_name
+from .naive_bayes import QUADRATIC_EXACT
 
 __all__ = ["QDA"]
 
@@ -83,13 +84,47 @@ class QDA(GaussianClassifier):
         self._center = self.class_count_ @ self._means_z / self.class_count_.sum()
         self._whiten = stack_whitening(whiten)
         self._offsets = np.einsum("cd,cde->ce", self._means_z - self._center, whiten)
+        # each class's first class of the same covariance, bit for bit (itself where none is)
+        self._same_as = np.array([next(r for r in range(c + 1) if np.array_equal(chol[r], chol[c])) for c in range(C)])
         self.n_params_ = int((C - 1) + C * D + C * D * (D + 1) // 2)
 
     def _log_density(self, X, exact=False):
         # log N(x | mu_c, Sigma_c) = -1/2 ||L_c^{-1}(x - mu_c)||^2 - 1/2 log|Sigma_c| + class-free terms
         maha = class_sq_distances(X, self._inv_scale, self._center, self._whiten, self._offsets)
         s = -0.5 * (maha + self._logdet)
-        return s + self._log_norm_const() if exact else s
+        if exact:
+            return s + self._log_norm_const()
+        shared = self._shares_covariances()
+        if shared is not None:
+            far = ~(maha <= QUADRATIC_EXACT).all(axis=1)
+            if far.any():
+                U = X[far] * self._inv_scale - self._center
+                s[far] = self._same_covariance_scores(s[far], U, shared, 1.0)
+        return s
+
+    def _shares_covariances(self):
+        """The classes whose covariance is another's, bit for bit, or None."""
+        shared = np.flatnonzero(getattr(self, "_same_as", np.arange(len(self._logdet))) != np.arange(len(self._logdet)))
+        return shared if shared.size else None
+
+    def _same_covariance_scores(self, s, U, shared, shrink):
+        """Scores ``s`` of rows far out, less the score of the class of the best one's covariance that comes first
+        (``r``); each class ``c`` of class ``r'``'s covariance then scores ``s_r' - s_r`` plus their exact difference
+        ``g . (o_c - o_r') - (|o_c|^2 - |o_r'|^2) / 2`` (``g = W_r'^T u``, ``u`` the row from the centre; times ``shrink``,
+        the constant times ``shrink^2``, for row-scaled scores). Why: such classes differ only in a term linear in
+        ``x``, which their Mahalanobis distances, each ~``|x|^2``, rounded away far from the data (two translated
+        classes scored the same at 1e17: 0.5 / 0.5, the wrong class by argmax)."""
+        D = self._offsets.shape[1]
+        rows = np.arange(s.shape[0])
+        top = self._same_as[np.argmax(s, axis=1)]
+        out = s - s[rows, top][:, None]
+        for c in shared:
+            r = self._same_as[c]
+            g = U @ self._whiten[:, r * D:(r + 1) * D]
+            o_c, o_r = self._offsets[c], self._offsets[r]
+            gap = 0.5 * (o_c - o_r) @ (o_c + o_r)
+            out[:, c] = np.where(top == r, 0.0, out[:, r]) + (g @ (o_c - o_r) * shrink - gap * shrink * shrink)
+        return out
 
     def _row_scaled_log_density(self, X, exponent):
         # the scores of _log_density / 4^e from u = z / 2^e (z - mu_c = 2^e (u - mu_c / 2^e)): a power of two
@@ -100,7 +135,11 @@ class QDA(GaussianClassifier):
         G = (U - self._center * shrink) @ self._whiten - self._offsets.reshape(1, C * D) * shrink
         G = G.reshape(len(U), C, D)
         maha = np.einsum("icd,icd->ic", G, G)
-        return -0.5 * (maha + np.ldexp(self._logdet, -2 * exponent[:, None]))
+        s = -0.5 * (maha + np.ldexp(self._logdet, -2 * exponent[:, None]))
+        shared = self._shares_covariances()
+        if shared is not None:
+            s = self._same_covariance_scores(s, U - self._center * shrink, shared, shrink[:, 0])
+        return s
 
     def _covariance_z(self):
         return self._chol @ self._chol.transpose(0, 2, 1)

@@ -14,7 +14,7 @@
 - ``LeastAbsoluteDeviation`` with weights over 1e+-50: HiGHS's vertex missed the rows of small weight (a coefficient
   0, the objective up to 1400 times its least). Oracle: the exact optimum, by exhaustion over vertices in rationals.
 - ``GaussianNaiveBayes`` far from the data beside classes of equal variance: 0.5 / 0.5 and the wrong class at 1e17.
-  Oracle: the posterior of the fitted parameters at 500 digits.
+  Oracle: the posterior of the fitted parameters at 500 digits. ``QDA`` likewise beside classes of one covariance.
 """
 
 import warnings
@@ -173,3 +173,18 @@ def test_naive_bayes_far_rows_beside_classes_of_equal_variance(x):
     big = np.argmin(want)
     assert got[big] == pytest.approx(want[big], rel=1e-12)
     assert got[1 - big] == pytest.approx(want[1 - big], abs=1e-12)
+
+
+@pytest.mark.parametrize("x", [1e6, 1e15, 1e17, 1e100, -1e17, 1e300])
+def test_qda_far_rows_beside_classes_of_one_covariance(x):
+    """Two classes, one a translate of the other: their covariances are equal bit for bit, and the log-odds is
+    linear in ``x``, ``-(Sigma^{-1})_00 (x - 1/2)``; the Mahalanobis distances (~``x^2``) rounded it away (4.7 % off
+    at 1e15, 0.5 / 0.5 and the wrong class at 1e17). Oracle: that line, from the fitted covariance."""
+    base = np.array([[-1.0, -2.0], [1.0, 0.5], [0.5, 2.0], [-0.5, -0.5], [0.0, 0.0]])
+    model = linbook.QDA().fit(np.vstack([base, base + [1.0, 0.0]]), np.r_[[0] * 5, [1] * 5])
+    slope = np.linalg.inv(model.covariances_[0])[0, 0]
+    log_odds = -slope * (x - 0.5)                   # log p(0 | x) - log p(1 | x)
+    got = model.predict_log_proba(np.array([[x, 0.0]]))[0]
+    assert model.predict(np.array([[x, 0.0]]))[0] == (0 if log_odds > 0 else 1)
+    loser = 1 if log_odds > 0 else 0
+    assert got[loser] == pytest.approx(-abs(log_odds), rel=1e-12)
