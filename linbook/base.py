@@ -215,6 +215,7 @@ def validate_fit(estimator, X, y=None, *, y_numeric=False, accept_sparse=False, 
     sparse = ["csr", "csc"] if accept_sparse is True else accept_sparse
     finite = "allow-nan" if allow_nan else True
     if _plain_input(estimator, X, y, reset=True, min_samples=min_samples):
+        X = _own_canonical(X)
         return X if y is None else (X, np.asarray(y, dtype=np.float64) if y_numeric else y)
     y_array = None if y is None else np.asarray(y)
     if y_array is not None and y_array.ndim > 2:     # scikit-learn's "Found array with dim 3" names neither X nor y
@@ -225,14 +226,23 @@ def validate_fit(estimator, X, y=None, *, y_numeric=False, accept_sparse=False, 
                          "must be real. Pass y.real, or fit the real and imaginary parts as two models.")
     with _with_advice(estimator):
         if y is None:
-            return _sk_validate_data(estimator, X, reset=True, dtype=np.float64, accept_sparse=sparse,
-                                     ensure_min_samples=min_samples, ensure_all_finite=finite)
+            return _own_canonical(_sk_validate_data(estimator, X, reset=True, dtype=np.float64, accept_sparse=sparse,
+                                                    ensure_min_samples=min_samples, ensure_all_finite=finite))
         X, y = _sk_validate_data(estimator, X, y, reset=True, dtype=np.float64, accept_sparse=sparse,
                                  y_numeric=y_numeric, ensure_min_samples=min_samples,
                                  ensure_all_finite=finite)
     if y_numeric:
         y = _numeric_y(estimator, y)
-    return X, y
+    return _own_canonical(X), y
+
+
+def _own_canonical(X):
+    """Sparse ``X`` with duplicate entries summed and indices sorted: a copy where the caller's is not (scipy's
+    column indexing canonicalises a matrix in place, and a fit that indexed it halved the caller's stored entries)."""
+    if scipy.sparse.issparse(X) and X.format in ("csr", "csc") and not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
 
 
 def _numeric_y(estimator, y):
@@ -609,17 +619,32 @@ def _score_y(estimator, y):
     return y_true
 
 
-def _checked_score(estimator, score, X, y, sample_weight):
-    """``score(X, y_true, sw)`` with ``y`` and ``sample_weight`` checked, scikit-learn's errors advised."""
+def _checked_score(estimator, score, X, y, sample_weight, metric):
+    """``score(X, y_true, sw)`` with ``y`` and ``sample_weight`` checked, scikit-learn's errors advised. On dask
+    collections ``metric(y_true, y_pred, sw)`` of the predictions, ``y`` and the weights brought to the client
+    (three vectors of N numbers), checked as in memory: passed to scikit-learn as they were, the weights went
+    unchecked (negative ones accepted) and their sums over- or underflowed (R^2 NaN at weights of 1e307)."""
+    y_pred = None
     if is_dask(X, y, sample_weight):
-        return score(X, y, sample_weight)
+        import dask
+
+        y_pred, y, sample_weight = dask.compute(estimator.predict(X), y, sample_weight)
+        y_pred = np.asarray(y_pred)
+    rows = _num_rows(X) if y_pred is None else y_pred.shape[0]
     with _with_advice(estimator):
         y_true = _score_y(estimator, y)
-        if y_true.shape[0] != _num_rows(X):
-            raise ValueError(f"Found input variables with inconsistent numbers of samples: X has {_num_rows(X)} "
+        if y_true.shape[0] != rows:
+            raise ValueError(f"Found input variables with inconsistent numbers of samples: X has {rows} "
                              f"rows and y {y_true.shape[0]}.")
         sw = score_weights(estimator, sample_weight, y_true)
-    return score(X, y_true, sw)
+    return score(X, y_true, sw) if y_pred is None else metric(y_true, y_pred, sw)
+
+
+def _accuracy(y_true, y_pred, sw):
+    """``sum_i w_i [yhat_i = y_i] / sum_i w_i`` (scikit-learn's ``accuracy_score``)."""
+    from sklearn.metrics import accuracy_score
+
+    return float(accuracy_score(y_true, y_pred, sample_weight=sw))
 
 
 def _num_rows(X):
@@ -632,7 +657,7 @@ class ClassifierMixin(_SkClassifierMixin):
 
     def score(self, X, y, sample_weight=None):
         """Mean accuracy of ``self.predict(X)`` against ``y`` (weighted by ``sample_weight``)."""
-        return _checked_score(self, super().score, X, y, sample_weight)
+        return _checked_score(self, super().score, X, y, sample_weight, _accuracy)
 
 
 class RegressorMixin(_SkRegressorMixin):
@@ -648,15 +673,21 @@ class RegressorMixin(_SkRegressorMixin):
     def score(self, X, y, sample_weight=None):
         """R^2 of ``self.predict(X)`` against ``y``, as scikit-learn's ``r2_score`` (``y`` and ``sample_weight``
         checked as in ``fit``, :func:`score_weights`)."""
-        return _checked_score(self, self._r2_score, X, y, sample_weight)
+        return _checked_score(self, self._r2_score, X, y, sample_weight, _r2_of)
 
     def _r2_score(self, X, y, sample_weight=None):
-        y_pred = self.predict(X)
-        y_true = np.asarray(y) if not is_dask(y) else y
-        if (is_dask(X, y, y_pred) or y_true.dtype.kind not in "biuf" or y_true.ndim != 1
-                or np.shape(y_pred) != y_true.shape or y_true.size < 2):
-            return super().score(X, y, sample_weight=sample_weight)     # its checks, errors and warnings
-        return _r2(np.asarray(y_true, dtype=float), np.asarray(y_pred, dtype=float), sample_weight)
+        return _r2_of(np.asarray(y), np.asarray(self.predict(X)), sample_weight)
+
+
+def _r2_of(y_true, y_pred, sw):
+    """R^2 of ``y_pred`` against ``y_true`` (:func:`_r2`), or scikit-learn's ``r2_score`` with its checks, errors and
+    warnings where the shapes or types are not those (fewer than two samples, several outputs, ...)."""
+    if (y_true.dtype.kind not in "biuf" or y_true.ndim != 1 or np.shape(y_pred) != y_true.shape
+            or y_true.size < 2):
+        from sklearn.metrics import r2_score
+
+        return float(r2_score(y_true, y_pred, sample_weight=sw))
+    return _r2(np.asarray(y_true, dtype=float), np.asarray(y_pred, dtype=float), sw)
 
 
 def _r2(y, yhat, sw):

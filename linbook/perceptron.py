@@ -338,6 +338,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         # as much as the training loop on large ones
         keep = self.n_mistakes_ * X.shape[1] <= _KEEP_ROWS
         self._X_updates = X[updated] if keep else None
+        for name in ("alpha_", "pocket_errors_", "pocket_update_"):     # a refit in another form: not its attributes
+            vars(self).pop(name, None)
         if self.form == "dual":
             self.alpha_ = alpha if kept is None else _scatter(alpha, kept)
         if self.form == "pocket":

@@ -15,6 +15,8 @@
   0, the objective up to 1400 times its least). Oracle: the exact optimum, by exhaustion over vertices in rationals.
 - ``GaussianNaiveBayes`` far from the data beside classes of equal variance: 0.5 / 0.5 and the wrong class at 1e17.
   Oracle: the posterior of the fitted parameters at 500 digits. ``QDA`` likewise beside classes of one covariance.
+- ``score`` on Dask collections, unchecked: NaN at weights of 1e307, negative weights accepted. ``fit`` changed the
+  caller's non-canonical CSR matrix in place. ``Perceptron`` kept the previous form's attributes on a refit.
 """
 
 import warnings
@@ -25,6 +27,11 @@ import pytest
 import linbook
 from linbook.online import LMS, OnlineGradientDescent
 from linbook.online.ogd import best_fixed_parameter
+
+try:
+    import dask.array as da
+except ImportError:                      # the Dask case is skipped
+    da = None
 
 _STEPS = [(1e16, 8.0), (1e15, 1.0), (1e15, 0.25), (1e16, 2.0), (1.7e18, 1000.0), (-1e15, 3.0)]
 
@@ -188,3 +195,56 @@ def test_qda_far_rows_beside_classes_of_one_covariance(x):
     assert model.predict(np.array([[x, 0.0]]))[0] == (0 if log_odds > 0 else 1)
     loser = 1 if log_odds > 0 else 0
     assert got[loser] == pytest.approx(-abs(log_odds), rel=1e-12)
+
+
+def test_perceptron_refit_in_another_form_drops_the_old_forms_attributes():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((100, 3))
+    y = (X[:, 0] > 0).astype(int)
+    model = linbook.Perceptron(form="dual").fit(X, y)
+    model.set_params(form="pocket").fit(X[:50], y[:50])
+    assert not hasattr(model, "alpha_")
+    model.set_params(form="primal").fit(X, y)
+    assert not hasattr(model, "pocket_errors_") and not hasattr(model, "pocket_update_")
+
+
+@pytest.mark.parametrize("make", [linbook.LeastAbsoluteDeviation, linbook.LogisticRegression, linbook.ProbitRegression,
+                                  linbook.LinearRegression, lambda: linbook.Perceptron(random_state=0)],
+                         ids=["LAD", "logistic", "probit", "OLS", "Perceptron"])
+def test_fit_leaves_the_callers_sparse_matrix_as_it_was(make):
+    """A CSR matrix storing each entry as two halves, indices unsorted: fit sums them on its own copy (scipy's column
+    indexing did it in place, halving the caller's stored entries)."""
+    import scipy.sparse as sps
+
+    rng = np.random.default_rng(0)
+    dense = rng.standard_normal((60, 4)) * (rng.random((60, 4)) < 0.6)
+    y = (dense[:, 0] + 0.5 * rng.standard_normal(60) > 0).astype(int)
+    csr = sps.csr_matrix(dense)
+    data, indices = [], []
+    for i in range(60):                           # each row's entries, then the same entries in reverse order
+        row = slice(csr.indptr[i], csr.indptr[i + 1])
+        data += [csr.data[row] / 2, csr.data[row][::-1] / 2]
+        indices += [csr.indices[row], csr.indices[row][::-1]]
+    halves = sps.csr_matrix((np.concatenate(data), np.concatenate(indices), 2 * csr.indptr), shape=csr.shape)
+    assert not halves.has_canonical_format and np.array_equal(halves.toarray(), dense)
+    stored = (halves.data.copy(), halves.indices.copy(), halves.indptr.copy())
+    model = make().fit(halves, y)
+    assert all(np.array_equal(a, b) for a, b in zip(stored, (halves.data, halves.indices, halves.indptr)))
+    np.testing.assert_allclose(model.predict(dense), make().fit(csr, y).predict(dense), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("weights", [1.0, 1e307, 5e-324])
+def test_score_on_dask_is_scored_and_checked_as_in_memory(weights):
+    pytest.importorskip("dask")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 3))
+    y = X @ [1.0, 2.0, 3.0] + rng.standard_normal(200)
+    sw = rng.uniform(0.5, 2.0, 200) * weights if weights != 5e-324 else np.full(200, 5e-324)
+    blocks = lambda a: da.from_array(a, chunks=50)   # noqa: E731
+    regressor = linbook.LinearRegression().fit(X, y)
+    assert regressor.score(blocks(X), blocks(y), blocks(sw)) == regressor.score(X, y, sw)
+    labels = (y > 0).astype(int)
+    classifier = linbook.LogisticRegression().fit(X, labels)
+    assert classifier.score(blocks(X), blocks(labels), blocks(sw)) == classifier.score(X, labels, sw)
+    with pytest.raises(ValueError, match="sample_weight"):
+        regressor.score(blocks(X), blocks(y), blocks(sw - 2.0 * sw.max()))
