@@ -36,14 +36,22 @@ def _weights(swb):
     return None if swb is None else np.asarray(swb, dtype=np.float64)
 
 
+def _positive_rows(Xb, yb, swb, model, keep):
+    """The block's rows of positive weight (``X`` from the model's origin, kept features), as the in-memory fit
+    takes them: a row of weight 0 with entries near 1e200 made ``0 * inf = NaN`` in the squared residuals."""
+    X, y, sw = np.asarray(Xb, dtype=np.float64), np.asarray(yb), _weights(swb)
+    if sw is not None and not np.all(sw > 0):
+        X, y, sw = X[sw > 0], y[sw > 0], sw[sw > 0]
+    return model._from_origin(X[:, keep]), _class_index(y, model.classes_), sw
+
+
 def _class_sums_block(Xb, yb, swb, model, keep):
-    X = model._from_origin(np.asarray(Xb, dtype=np.float64)[:, keep])
-    return class_sums(X, _class_index(yb, model.classes_), model.classes_.size, _weights(swb), model._inv_scale)
+    X, yi, sw = _positive_rows(Xb, yb, swb, model, keep)
+    return class_sums(X, yi, model.classes_.size, sw, model._inv_scale)
 
 
 def _scatter_block(Xb, yb, swb, model, keep):
-    X = model._from_origin(np.asarray(Xb, dtype=np.float64)[:, keep])
-    return model._scatter(X, _class_index(yb, classes=model.classes_), _weights(swb))
+    return model._scatter(*_positive_rows(Xb, yb, swb, model, keep))
 
 
 def fit_gaussian_classifier(est, X, y, sample_weight=None, *, covariance_is_a_row_sum):
