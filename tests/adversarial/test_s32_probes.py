@@ -17,6 +17,8 @@
   Oracle: the posterior of the fitted parameters at 500 digits. ``QDA`` likewise beside classes of one covariance.
 - ``score`` on Dask collections, unchecked: NaN at weights of 1e307, negative weights accepted. ``fit`` changed the
   caller's non-canonical CSR matrix in place. ``Perceptron`` kept the previous form's attributes on a refit.
+- The Gaussian classifiers on Dask with rows of weight 0 at 1e200: NaN posteriors. ``LinearRegression`` gave an
+  all-zero column beside one near 1e8 a coefficient of -0.2 (``gelsd`` mixed their null directions).
 """
 
 import warnings
@@ -266,3 +268,21 @@ def test_gaussian_classifiers_on_dask_leave_out_rows_of_weight_zero(make):
     on_blocks = make().fit(da.from_array(X, chunks=(50, 2)), da.from_array(y, chunks=50),
                            sample_weight=da.from_array(sw, chunks=50))
     np.testing.assert_allclose(on_blocks.predict_proba(X[10:]), in_memory.predict_proba(X[10:]), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_least_squares_gives_a_zero_column_no_weight_beside_an_offset_column(seed):
+    """A column of zeros beside one near 1e8: ``gelsd`` on the centred copy mixed the zero column's null direction
+    with the offset column's (1e-8 of its size once centred): coefficients -0.34 to 0.16 where the minimum-norm fit
+    has 0. Oracle: the fit on the exactly shifted column (and a duplicated column split evenly)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((100, 5))
+    X[:, 1], X[:, 0] = 0.0, X[:, 0] + 1e8
+    y = 3 * (X[:, 0] - 1e8) + X[:, 2] + 0.1 * rng.standard_normal(100)
+    shift = np.array([1e8, 0, 0, 0, 0])
+    model = linbook.LinearRegression().fit(X, y)
+    assert abs(model.coef_[1]) < 1e-12
+    np.testing.assert_allclose(model.coef_, linbook.LinearRegression().fit(X - shift, y).coef_, rtol=0, atol=1e-12)
+    X[:, 1] = X[:, 2]
+    twins = linbook.LinearRegression().fit(X, y).coef_[1:3]
+    assert twins[0] == pytest.approx(twins[1], rel=1e-12)
