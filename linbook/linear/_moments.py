@@ -699,6 +699,9 @@ def _null_space(basis, scale, wanted):
     (``A = diag(scale) basis``, ``B = diag(1 / scale) basis``), which keeps every score."""
     if not wanted or basis.shape[1] == 0:
         return None
+    # entries at the eigensolver's rounding are the zeros they are to its precision: mapped back by a scale
+    # of 2^60 a 1e-16 entry became the largest (an all-zero column beside one of 2^-60 got a coefficient of 5e17)
+    basis = np.where(np.abs(basis) <= 8 * basis.shape[0] * np.finfo(float).eps, 0.0, basis)
     N = np.linalg.qr(basis / scale[:, None])[0]
     back = N * scale[:, None]
     back /= _unit_scale(np.max(np.abs(back), axis=0))          # first to O(1): its squares may underflow

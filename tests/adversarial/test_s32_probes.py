@@ -18,7 +18,8 @@
 - ``score`` on Dask collections, unchecked: NaN at weights of 1e307, negative weights accepted. ``fit`` changed the
   caller's non-canonical CSR matrix in place. ``Perceptron`` kept the previous form's attributes on a refit.
 - The Gaussian classifiers on Dask with rows of weight 0 at 1e200: NaN posteriors. ``LinearRegression`` gave an
-  all-zero column beside one near 1e8 a coefficient of -0.2 (``gelsd`` mixed their null directions).
+  all-zero column beside one near 1e8 a coefficient of -0.2 (``gelsd`` mixed their null directions). Logistic and
+  probit ``lam = 0`` fits gave an all-zero column beside one scaled by 2^-60 a coefficient of 5e17.
 """
 
 import warnings
@@ -286,3 +287,24 @@ def test_least_squares_gives_a_zero_column_no_weight_beside_an_offset_column(see
     X[:, 1] = X[:, 2]
     twins = linbook.LinearRegression().fit(X, y).coef_[1:3]
     assert twins[0] == pytest.approx(twins[1], rel=1e-12)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("make", [linbook.LogisticRegression, linbook.ProbitRegression])
+@pytest.mark.parametrize("power", [40, 60])
+def test_least_norm_fit_with_a_zero_column_beside_a_small_one(power, make, sparse):
+    """``lam = 0``, an all-zero column beside one scaled by 2^-60: a rounding-level entry of the null basis,
+    mapped back by 2^60, became its largest, and the zero column got a coefficient of 5e17 (``converged_`` True).
+    Oracle: the fit on the unscaled columns (scaling a column by 2^-k scales its coefficient by 2^k, exactly)."""
+    import scipy.sparse as sps
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 8))
+    X[:, 3] = 0.0
+    y = (X @ rng.standard_normal(8) + 0.3 * rng.standard_normal(200) > 0).astype(int)
+    units = np.r_[1.0, 2.0 ** -power, np.ones(6)]
+    scaled = X * units
+    model = make(lam=0.0).fit(sps.csr_matrix(scaled) if sparse else scaled, y)
+    reference = make(lam=0.0).fit(X, y)
+    assert model.coef_[0][3] == 0.0
+    np.testing.assert_allclose(model.coef_[0] * units, reference.coef_[0], rtol=0, atol=1e-9)
