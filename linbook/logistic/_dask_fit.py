@@ -34,7 +34,7 @@ from ._scaled import _SATURATED, _jacobi, gradient_scale, predictor_scale
 from .binary import intercept_only_start, logit_terms, probit_terms
 from .._dask.blocks import map_reduce, row_blocks, summarise
 from ..linear._dask_fit import _combine_grams, _gram_block, _uncentred_block
-from ..linear._moments import gram_null_space
+from ..linear._moments import design_null_space, design_rank, gram_null_space
 from .._design import offset_columns
 
 __all__ = ["fit_logistic", "fit_probit"]
@@ -303,6 +303,12 @@ def _design_null_space(blocks, summary, fit_intercept, shift=None):
     ``design_null_space`` decides them: from the Gram matrix of the columns scaled to at most 1 and centred at
     their mean (``LinearRegression``'s block statistics, combined exactly); of ``X - shift`` if given (then
     ``centre`` is measured from ``shift``, as ``BinaryGLM._least_norm`` reads it)."""
+    if summary.n_positive * (blocks.n_features + 1) <= EXACT_TEST_NUMBERS:
+        # the rows fit on the client (as for the exact separation test): the in-memory decision itself, whose
+        # row-by-row test sees what a Gram matrix cannot (a row 1e9 times the others made X'X look rank one, and
+        # the least-norm move erased the other rows' coefficients)
+        X = map_reduce(_positive_rows, blocks, shift, combine=_concatenate)
+        return (design_rank(X, None, fit_intercept), *design_null_space(X, None, fit_intercept))
     lo, hi = (summary.xmin, summary.xmax) if shift is None else (summary.xmin - shift, summary.xmax - shift)
     scale = np.maximum(np.abs(hi), np.abs(lo))
     scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
@@ -313,6 +319,18 @@ def _design_null_space(blocks, summary, fit_intercept, shift=None):
         centre = np.zeros(scale.size)
     rank, N = gram_null_space(G, summary.n_positive, scale)
     return rank + int(fit_intercept), N, centre * scale
+
+
+def _positive_rows(Xb, yb, swb, shift):
+    """The block's rows of positive weight, ``X - shift`` where ``shift`` is given."""
+    X = np.asarray(Xb, dtype=np.float64)
+    if swb is not None:
+        X = X[np.asarray(swb) > 0]
+    return X if shift is None else X - shift
+
+
+def _concatenate(*parts):
+    return np.concatenate(parts)
 
 
 def _positive_rows_gram(Xb, yb, swb, scale, centred, shift):

@@ -19,7 +19,8 @@
   caller's non-canonical CSR matrix in place. ``Perceptron`` kept the previous form's attributes on a refit.
 - The Gaussian classifiers on Dask with rows of weight 0 at 1e200: NaN posteriors. ``LinearRegression`` gave an
   all-zero column beside one near 1e8 a coefficient of -0.2 (``gelsd`` mixed their null directions). Logistic and
-  probit ``lam = 0`` fits gave an all-zero column beside one scaled by 2^-60 a coefficient of 5e17.
+  probit ``lam = 0`` fits gave an all-zero column beside one scaled by 2^-60 a coefficient of 5e17, and on Dask,
+  beside a row 1e9 times the others, coefficients of ~0.
 """
 
 import warnings
@@ -308,3 +309,28 @@ def test_least_norm_fit_with_a_zero_column_beside_a_small_one(power, make, spars
     reference = make(lam=0.0).fit(X, y)
     assert model.coef_[0][3] == 0.0
     np.testing.assert_allclose(model.coef_[0] * units, reference.coef_[0], rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("far", [1e9, 1e12])
+@pytest.mark.parametrize("make, classes, fit_intercept", [(linbook.LogisticRegression, 2, True),
+                                                          (linbook.ProbitRegression, 2, True),
+                                                          (linbook.LogisticRegression, 3, True),
+                                                          (linbook.LogisticRegression, 2, False)],
+                         ids=["logistic", "probit", "multinomial", "no-intercept"])
+def test_lam_zero_fits_on_dask_beside_a_far_row(make, classes, fit_intercept, far):
+    """One row ``far`` times the others: the Dask fit judged the design's rank from its Gram matrix alone, which a far
+    row makes look rank one, and the least-norm move erased the coefficients (``coef_`` ~0, ``converged_`` True).
+    Where the rows fit on the client the in-memory rank test now decides. Oracle: the in-memory fit."""
+    if da is None:
+        pytest.skip("dask is not installed")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 3))
+    X[0] *= far
+    y = (X[:, 0] / np.r_[far, np.ones(199)] + rng.standard_normal(200) > 0).astype(int)
+    if classes == 3:
+        y = np.digitize(X[:, 1] + rng.standard_normal(200), [-0.5, 0.5])
+    in_memory = make(lam=0.0, fit_intercept=fit_intercept).fit(X, y)
+    on_blocks = make(lam=0.0, fit_intercept=fit_intercept).fit(da.from_array(X, chunks=(50, 3)),
+                                                                da.from_array(y, chunks=50))
+    assert on_blocks.n_params_ == in_memory.n_params_
+    np.testing.assert_allclose(on_blocks.coef_, in_memory.coef_, rtol=0, atol=1e-9)
