@@ -104,14 +104,15 @@ class QDA(GaussianClassifier):
 
     def _shares_covariances(self):
         """The classes whose covariance is another's, bit for bit, or None."""
-        shared = np.flatnonzero(getattr(self, "_same_as", np.arange(len(self._logdet))) != np.arange(len(self._logdet)))
+        own = np.arange(len(self._logdet))
+        shared = np.flatnonzero(getattr(self, "_same_as", own) != own)
         return shared if shared.size else None
 
     def _same_covariance_scores(self, s, U, shared, shrink):
         """Scores ``s`` of rows far out, less the score of the class of the best one's covariance that comes first
         (``r``); each class ``c`` of class ``r'``'s covariance then scores ``s_r' - s_r`` plus their exact difference
-        ``g . (o_c - o_r') - (|o_c|^2 - |o_r'|^2) / 2`` (``g = W_r'^T u``, ``u`` the row from the centre; times ``shrink``,
-        the constant times ``shrink^2``, for row-scaled scores). Why: such classes differ only in a term linear in
+        ``g . (o_c - o_r') - (|o_c|^2 - |o_r'|^2) / 2`` (``g = W_r'^T u``, ``u`` the row from the centre; times
+        ``shrink``, the constant times ``shrink^2``, for row-scaled scores). Why: such classes differ only in a term linear in
         ``x``, which their Mahalanobis distances, each ~``|x|^2``, rounded away far from the data (two translated
         classes scored the same at 1e17: 0.5 / 0.5, the wrong class by argmax)."""
         D = self._offsets.shape[1]
@@ -123,7 +124,8 @@ class QDA(GaussianClassifier):
             g = U @ self._whiten[:, r * D:(r + 1) * D]
             o_c, o_r = self._offsets[c], self._offsets[r]
             gap = 0.5 * (o_c - o_r) @ (o_c + o_r)
-            out[:, c] = np.where(top == r, 0.0, out[:, r]) + (g @ (o_c - o_r) * shrink - gap * shrink * shrink)
+            # (out[:, r] is 0 where r's covariance is the best class's)
+            out[:, c] = out[:, r] + (g @ (o_c - o_r) * shrink - gap * shrink * shrink)
         return out
 
     def _row_scaled_log_density(self, X, exponent):

@@ -699,9 +699,7 @@ def _null_space(basis, scale, wanted):
     (``A = diag(scale) basis``, ``B = diag(1 / scale) basis``), which keeps every score."""
     if not wanted or basis.shape[1] == 0:
         return None
-    # entries at the eigensolver's rounding are the zeros they are to its precision: mapped back by a scale
-    # of 2^60 a 1e-16 entry became the largest (an all-zero column beside one of 2^-60 got a coefficient of 5e17)
-    basis = np.where(np.abs(basis) <= 8 * basis.shape[0] * np.finfo(float).eps, 0.0, basis)
+    basis = null_basis_without_rounding(basis)
     N = np.linalg.qr(basis / scale[:, None])[0]
     back = N * scale[:, None]
     back /= _unit_scale(np.max(np.abs(back), axis=0))          # first to O(1): its squares may underflow
@@ -709,6 +707,14 @@ def _null_space(basis, scale, wanted):
     if np.max(np.linalg.norm(back - basis @ (basis.T @ back), axis=0)) <= 1e-8:
         return N, N
     return basis * scale[:, None], basis / scale[:, None]
+
+
+def null_basis_without_rounding(basis):
+    """An orthonormal null basis (columns) with its entries at the SVD's or eigensolver's rounding set to the zeros
+    they are to its precision. Why: mapped back to columns of other scales, a 1e-16 entry along a column of scale
+    2^-60 became the largest (an all-zero column beside it got a coefficient of 5e17), and one along a coefficient
+    of 1e8 steered the least norm (an all-zero column got -0.2)."""
+    return np.where(np.abs(basis) <= 8 * basis.shape[0] * np.finfo(float).eps, 0.0, basis)
 
 
 def _unit_scale(norms):

@@ -18,7 +18,7 @@ from .._kernels.cholesky import equilibrated_cholesky
 from ..numerics import _power_of_two_scale
 from ._far_rows import far_rows_solve
 from ._base import LinearModel, lsqr_solve, moments, original_gram, sparse_cg_budget, wide_normal_solve
-from ._moments import MAX_GRAM_FEATURES, RCOND_MIN
+from ._moments import MAX_GRAM_FEATURES, RCOND_MIN, null_basis_without_rounding
 
 __all__ = ["LinearRegression"]
 
@@ -72,9 +72,7 @@ def _least_norm_on_equilibrated_columns(Z, z, cond, v, rank):
     if int(keep.sum()) != rank:                      # the two SVDs disagree on the rank: keep gelsd's answer
         return v
     u0 = Vt[keep].T @ ((U[:, keep].T @ z) / s[keep])
-    # the null directions (unit vectors), their entries at the SVD's rounding taken as the zeros they are to its
-    # precision (else a 1e-16 entry along a coefficient of 1e8 steers the least norm), then in v's units
-    null = np.where(np.abs(Vt[~keep].T) <= 8 * d * np.finfo(float).eps, 0.0, Vt[~keep].T) / units[:, None]
+    null = null_basis_without_rounding(Vt[~keep].T) / units[:, None]       # the null directions, in v's units
     a = scipy.linalg.lstsq(null, -u0 / units, check_finite=False)[0]
     return u0 / units + null @ a
 

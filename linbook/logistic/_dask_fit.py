@@ -336,9 +336,7 @@ def _concatenate(*parts):
 def _positive_rows_gram(Xb, yb, swb, scale, centred, shift):
     """The block statistics of ``LinearRegression`` on the block's rows of positive weight (of ``X - shift``
     if given), unweighted."""
-    X = np.asarray(Xb, dtype=np.float64)
-    if swb is not None:
-        X = X[np.asarray(swb) > 0]
+    X = _positive_rows(Xb, yb, swb, None)
     if not centred:
         return _uncentred_block(X, np.zeros(X.shape[0]), None, scale, 1.0)
     return _gram_block(X, np.zeros(X.shape[0]), None, scale, 1.0, shift)
