@@ -40,7 +40,8 @@ def _row_spread(Z, sw):
     with np.errstate(over="ignore", under="ignore"):
         q = sw * np.einsum("ij,ij->i", Z / unit, Z / unit)
     q = q[(q > 0) & np.isfinite(q)]
-    return q.max() / q.min() if q.size > 1 else 1.0
+    with np.errstate(over="ignore"):
+        return q.max() / q.min() if q.size > 1 else 1.0
 
 
 def largest_rows_first(A):

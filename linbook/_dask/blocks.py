@@ -29,6 +29,10 @@ __all__ = ["Blocks", "Summary", "check_block_lengths", "row_blocks", "summarise"
 FAN_IN = 8
 # More distinct labels than this is not a classification problem (and would grow the client's share)
 MAX_CLASSES = 10_000
+#: The most numbers a fit brings to the client, where a decision needs every row at once (80 MB: the one
+#: exception to the client's O(D^2) share): the logistic fits' exact separation test, and a ridge fit whose
+#: rows span too many decades for the Gram matrix.
+CLIENT_NUMBERS = 10_000_000
 
 
 @dataclass

@@ -16,13 +16,16 @@ Derived in: chapter "Optimizers" § "When the data do not fit: the Newton step a
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from ..base import check_params, require_y
+from ..base import LinbookWarning, check_params, require_y
 from ..numerics import _power_of_two_scale
 from ._base import original_gram, ridge_penalty
+from ._far_rows import components_below_rounding
 from ._moments import Moments
-from .._dask.blocks import map_reduce, merge_weight, row_blocks, summarise
+from .._dask.blocks import CLIENT_NUMBERS, map_reduce, merge_weight, row_blocks, summarise
 from .._design import constant_columns, range_origin
 
 __all__ = ["fit_linear_regression", "fit_ridge"]
@@ -177,17 +180,22 @@ def _set_common(est, blocks):
 
 
 def _ill_conditioned(model):
+    advice = "increase lam" if model == "Ridge" else "use Ridge with lam > 0"
     return ValueError(f"{model}: X'X is singular or too ill-conditioned for the normal equations (reciprocal "
-                      "condition number below 1e-8: collinear or near-duplicate columns). On Dask only the "
-                      "Cholesky path exists: use Ridge with lam > 0, drop the collinear columns, or fit in "
-                      "memory (X.compute()) for the SVD fallback.")
+                      "condition number below 1e-8: collinear or near-duplicate columns, or rows many decades "
+                      f"apart). On Dask, data of more than {CLIENT_NUMBERS:.0e} numbers have only the Cholesky "
+                      f"path: {advice}, drop the collinear columns, or fit in memory (X.compute()) for the "
+                      "orthogonal fallbacks.")
 
 
 def fit_linear_regression(est, X, y, sample_weight=None):
-    """``LinearRegression.fit`` on dask collections (the in-memory Cholesky path)."""
-    blocks, _, mom = _prepare(est, X, y, sample_weight)
+    """``LinearRegression.fit`` on dask collections (the in-memory Cholesky path; where it fails, the in-memory fit
+    on rows that fit on the client: :func:`_fit_on_client`)."""
+    blocks, summary, mom = _prepare(est, X, y, sample_weight)
     v = mom.cholesky_solve(0.0)
     if v is None:
+        if _fit_on_client(est, blocks, summary):
+            return est
         raise _ill_conditioned("LinearRegression")
     _set_common(est, blocks)
     est._sv, est._gram, est._training_gram = None, original_gram(mom.G, mom.x_scale), None
@@ -196,14 +204,44 @@ def fit_linear_regression(est, X, y, sample_weight=None):
 
 
 def fit_ridge(est, X, y, sample_weight=None):
-    """``Ridge.fit`` on dask collections (the in-memory Cholesky path, penalty ``lam`` on ``G``)."""
-    blocks, _, mom = _prepare(est, X, y, sample_weight)
+    """``Ridge.fit`` on dask collections (the in-memory Cholesky path, penalty ``lam`` on ``G``; where it fails or
+    a coefficient may hold only its rounding, the in-memory fit on rows that fit on the client)."""
+    blocks, summary, mom = _prepare(est, X, y, sample_weight)
     pen = ridge_penalty(mom, float(est.lam))           # the penalty in scaled coordinates, as in memory
     v = mom.cholesky_solve(pen)
-    if v is None:
-        raise _ill_conditioned("Ridge")
+    if v is None or components_below_rounding(mom.G, pen, v):
+        if _fit_on_client(est, blocks, summary):
+            return est
+        if v is None:
+            raise _ill_conditioned("Ridge")
+        warnings.warn(f"Ridge: a coefficient is below 1e-6 of the others in the equilibrated coordinates, where "
+                      "the normal equations hold only rounding if the rows span many decades; the rows exceed "
+                      f"{CLIENT_NUMBERS:.0e} numbers, so they were not measured. Fit in memory, or rescale the "
+                      "far rows or weights, to be sure of the small coefficients.", LinbookWarning, stacklevel=4)
     _set_common(est, blocks)
     est._df, est._svd_df = (mom.G, pen, mom.n), None
     est.solver_ = "cholesky"
     return est._finish(mom, v, "Ridge")
 
+
+def _block_rows(Xb, yb, swb):
+    return (np.asarray(Xb, dtype=np.float64), np.asarray(yb, dtype=np.float64),
+            None if swb is None else np.asarray(swb, dtype=np.float64))
+
+
+def _concatenate_rows(*parts):
+    return tuple(None if part[0] is None else np.concatenate(part) for part in zip(*parts))
+
+
+def _fit_on_client(est, blocks, summary):
+    """Whether the rows were brought to the client and fitted there, by the in-memory fit: where they hold at
+    most :data:`CLIENT_NUMBERS` numbers. Why: where Cholesky of the normal equations fails, or its solution has a
+    coefficient that may hold only rounding (:func:`._far_rows.components_below_rounding`), the in-memory fit
+    measures the rows and takes the graded QR or an orthogonal method, so the answer is the in-memory one (with
+    weights ``10 ** uniform(-50, 50)`` and a column of 1e-50 the Cholesky coefficient was 1e10 off, silently)."""
+    if summary.n * (blocks.n_features + 2) > CLIENT_NUMBERS:
+        return False
+    X, y, sw = map_reduce(_block_rows, blocks, combine=_concatenate_rows)
+    type(est).fit(est, X, y, sample_weight=sw)
+    _set_common(est, blocks)
+    return True

@@ -18,7 +18,7 @@ from ..base import NON_NEGATIVE, all_or_nothing, is_dask
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from ._base import (LinearModel, lsqr_solve, moments, ridge_penalty, sparse_cg_budget, wide_cg_budget, wide_cg_solve,
                     wide_kernel, wide_normal_solve, wide_roots)
-from ._far_rows import far_rows_solve
+from ._far_rows import components_below_rounding, far_rows_solve
 from ._moments import MAX_GRAM_FEATURES, RCOND_MIN, TrainingGram
 
 __all__ = ["Ridge"]
@@ -296,6 +296,10 @@ class Ridge(LinearModel):
             return self._finish(mom, v, "Ridge")
         pen = ridge_penalty(mom, lam)          # (forming the Gram matrix may have rescaled the columns)
         v = None if dense_wide else mom.cholesky_solve(pen)
+        if v is not None and not sparse and components_below_rounding(mom.G, pen, v):
+            far = far_rows_solve(mom, pen, "Ridge")     # rows decades apart: the graded QR keeps the light rows
+            if far is not None:
+                return self._graded_qr_finish(mom, pen, far)
         if v is not None:
             self.solver_, self._df = "cholesky", (mom.G, pen, mom.n)
         elif sparse:
@@ -308,14 +312,18 @@ class Ridge(LinearModel):
             v = self._wide(pen, mom, sw) if dense_wide else None
             far = far_rows_solve(mom, pen, "Ridge") if v is None else None
             if far is not None:
-                Z = mom.design()[0]
-                self.solver_, self._df = "qr", (Z.T @ Z, pen, mom.n)
-                return self._finish(mom, *far[:1], "Ridge", *far[1:])
+                return self._graded_qr_finish(mom, pen, far)
             if v is None:
                 Z, z = mom.design()          # (the N x N form scaled its copy in place)
                 _warn_if_weights_beyond_rounding(sw, "SVD")
                 v, self.solver_ = self._svd(Z, z, pen, mom.x_scale), "svd"
         return self._finish(mom, v, "Ridge")
+
+    def _graded_qr_finish(self, mom, pen, far):
+        """The fit from :func:`._far_rows.far_rows_solve`'s ``(v, intercept, rss)``."""
+        Z = mom.design()[0]
+        self.solver_, self._df = "qr", (Z.T @ Z, pen, mom.n)
+        return self._finish(mom, *far[:1], "Ridge", *far[1:])
 
     def _wide(self, pen, mom, sw):
         """Wide ``X`` (``N < D``, ``lam > 0``): conjugate gradients on the centred copy within their budget

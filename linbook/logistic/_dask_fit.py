@@ -32,7 +32,7 @@ from .separation import separable, separable_multinomial
 from .solvers import DEFAULT_MAX_ITER, SeparationWatch, choose_solver, minimise
 from ._scaled import _SATURATED, _jacobi, gradient_scale, predictor_scale
 from .binary import intercept_only_start, logit_terms, probit_terms
-from .._dask.blocks import map_reduce, row_blocks, summarise
+from .._dask.blocks import CLIENT_NUMBERS, map_reduce, row_blocks, summarise
 from ..linear._dask_fit import _combine_grams, _gram_block, _uncentred_block
 from ..linear._moments import design_null_space, design_rank, gram_null_space
 from .._design import offset_columns
@@ -184,7 +184,7 @@ def _finish_binary(est, evaluate, b0, blocks, summary, classes, frame, solver, m
 # many numbers (80 MB on the client, the one exception to its O(D^2 x classes) share: the test
 # needs every row at once). Beyond it a saturated margin is checked by a ray test, which
 # quasi-separation with overlapping classes can escape: the warning then says so.
-EXACT_TEST_NUMBERS = 10_000_000
+EXACT_TEST_NUMBERS = CLIENT_NUMBERS
 
 
 def _largest(*parts):
