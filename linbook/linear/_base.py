@@ -72,7 +72,11 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         # sigma^2 = 0, and residuals below the resolution of y carry no information.
         # (from max|y| itself: y_scale is 1 for |y| within 1e+-100, and a floor of eps^2 swallowed the noise
         # variance of any y below ~1e-8, 1e-20 -> sigma2_ ~1e-32 where it was 1e-42; y = 0: eps^2)
+        # sigma2_ = sum(s r^2) / n, so the floor scales with the mean weight too (under weights of 2^-100 a fixed
+        # floor stood 25 times above the weighted variance)
         floor = 2.0 * (np.log(np.finfo(float).eps) + np.log(mom.y_abs_max if mom.y_abs_max > 0 else 1.0))
+        if mom.sum_w > 0 and mom.n_eff > 0:
+            floor += np.log(mom.sum_w) - np.log(mom.n_eff)
         log_rss = np.log(rss) + 2.0 * np.log(mom.y_scale) if rss > 0 else -np.inf
         self._log_sigma2 = max(float(log_rss - np.log(mom.n_eff)), float(floor))
         with np.errstate(over="ignore"):

@@ -51,6 +51,16 @@ def _gram_block(Xb, yb, swb, x_scale, y_scale, origin=None):
     constant, value = constant_columns(X)         # centred on their value exactly (a mean is off by rounding)
     m, ybar = np.where(constant, value, (a @ X) / W), float(a @ y) / W
     Z, z = X - m, y - ybar
+    if swb is not None:
+        # what the rounded means leave (X - m is exact), subtracted as a second step, as in memory
+        # (Moments._weighted_mean_residual): else W delta delta^T, with weights 1e40 times the others, swamped the
+        # light rows' share of G (a coefficient 0.65 off)
+        with np.errstate(over="ignore", invalid="ignore"):
+            delta, dy = np.where(constant, 0.0, (a @ Z) / W), float(a @ z) / W
+        if np.all(np.isfinite(delta)) and np.isfinite(dy):
+            Z -= delta
+            z -= dy
+            m, ybar = m + delta, ybar + dy
     Za = Z * a[:, None]
     return W, m, ybar, Za.T @ Z, Za.T @ z, float(z @ (a * z))
 
@@ -134,7 +144,7 @@ class BlockMoments(Moments):
                              "by its largest value (more rows than float64 can sum). Divide X and y by a power "
                              "of ten, or fit on fewer rows.")
         self.sum_w, self.x_mean_s, self.y_mean_s = W, m, ybar
-        self.x_mean_delta = np.zeros(self.d)      # Moments.intercept reads it; the blocks take no second pass
+        self.x_mean_delta = np.zeros(self.d)      # Moments.intercept reads it; each block corrected its own mean
         self.G, self.c, self.yy = G, c, yy
         self.gram_built = True
 

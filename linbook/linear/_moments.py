@@ -577,9 +577,16 @@ class Moments:
         return float(np.sum(r * r) if self.sw is None else self.sw @ (r * r))
 
     def residual_scaled(self, v):
-        u = np.asarray(v, dtype=float) / self.x_scale
-        pred = np.asarray(self.X @ u).ravel() - (self.x_mean_s @ v + self.x_mean_delta @ v)
-        return (self.ys - self.y_mean_s) - pred
+        v = np.asarray(v, dtype=float)
+        if sps.issparse(self.X):
+            pred = np.asarray(self.X @ (v / self.x_scale)).ravel() - self.x_mean_s @ v
+        else:
+            # from the centred rows (X - m is exact): X @ v rounds each row to eps |x| |v|, which for columns
+            # offset by 1e10 doubled sigma2_ of a fit whose residuals are 1e-6
+            pred = np.empty(self.n)
+            for i, j, Z in self._shifted_blocks(self.x_mean_s, 0, self.n):
+                pred[i:j] = Z @ v
+        return (self.ys - self.y_mean_s) - (pred - self.x_mean_delta @ v)
 
 
 class TrainingGram:

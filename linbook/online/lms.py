@@ -30,8 +30,10 @@ def least_squares_optimal(X, y, theta, fit_intercept, tol=OPTIMALITY_TOL):
     The normal equations say the residual ``r`` is orthogonal to every column; the test
     is ``|col^T r| <= tol ||col|| ||r||`` for each column, which does not change when
     a column or ``y`` is rescaled. A residual within the rounding of its own terms
-    (``|x_i|^T |w| + |b| + |y_i|``, a few units in the last place each) is an exact fit: its
-    direction is rounding noise. Not a residual below ``1e-8`` of the part of ``y`` to explain:
+    (``4 (D + 2) eps |x_i|^T |w| + eps (|b| + |y_i|) / 2``: the products' rounding, and half a unit in the last
+    place of ``b`` for its own rounding and half for the sum ``... + b``) is an exact fit: its direction is
+    rounding noise. Not ``4 (D + 2)`` units of ``b`` and ``y_i`` as well: with ``y`` near 1e14, residuals of 64
+    units of ``y`` (noise of 1) counted as rounding, and a fit 7e-2 from least squares as converged. Not a residual below ``1e-8`` of the part of ``y`` to explain:
     a column of 1e-9 beside one of 1 explains less than that, and a fit that ignored it
     (its coefficient 1.5e-10 where it is 5, the column at cosine 0.97 to the residual) passed.
     """
@@ -39,8 +41,8 @@ def least_squares_optimal(X, y, theta, fit_intercept, tol=OPTIMALITY_TOL):
     b = theta[0] if off else 0.0
     r = X @ theta[off:] + b - y
     rn = np.linalg.norm(r)
-    terms = np.abs(X) @ np.abs(theta[off:]) + abs(b) + np.abs(y)
-    if rn <= 4.0 * (X.shape[1] + 2) * np.finfo(float).eps * np.linalg.norm(terms):
+    terms = 4.0 * (X.shape[1] + 2) * (np.abs(X) @ np.abs(theta[off:])) + 0.5 * (abs(b) + np.abs(y))
+    if rn <= np.finfo(float).eps * np.linalg.norm(terms):
         return True
     cols = [(X.T @ r, np.sqrt(np.einsum("ij,ij->j", X, X)))]
     if off:
@@ -143,7 +145,8 @@ class LMS(RegressorMixin, BaseEstimator):
     n_iter_ : int
         Epochs run by ``fit``.
     tol_reached_ : bool
-        Whether the ``tol`` test (or the ``loss_tol`` rule) stopped ``fit``.
+        Whether the ``tol`` test (or the ``loss_tol`` rule) stopped ``fit`` (False after ``partial_fit``, as
+        ``converged_``).
     converged_ : bool
         Whether the final parameters of ``fit`` solve least squares on the training
         data: every column of ``[1, X]`` orthogonal to the residual to a cosine of
@@ -295,6 +298,8 @@ class LMS(RegressorMixin, BaseEstimator):
         X = self._observe(X, None)
         self._pass(X, y, np.arange(len(y)), None)
         self._publish()
+        # the parameters are no longer fit's: its claims about them would be stale
+        self.tol_reached_ = self.converged_ = False
         return self
 
     @dask_blocks

@@ -101,3 +101,91 @@ def test_least_squares_on_dask_where_cholesky_fails_gives_the_in_memory_fit():
     in_memory = linbook.LinearRegression().fit(X, y)
     np.testing.assert_array_equal(on_dask.coef_, in_memory.coef_)
     assert on_dask.coef_[0] == pytest.approx(on_dask.coef_[3], rel=1e-12)       # the duplicates split evenly
+
+
+def _weighted_least_squares_at_800_digits(X, y, sw):
+    with mp.workdps(800):
+        A = mp.matrix([[mp.mpf(float(np.sqrt(w))) * mp.mpf(float(v)) for v in (*row, 1.0)] for row, w in zip(X, sw)])
+        b = mp.matrix([mp.sqrt(mp.mpf(float(w))) * mp.mpf(float(v)) for v, w in zip(y, sw)])
+        sol = mp.lu_solve(A.T * A, A.T * b)
+        return np.array([float(v) for v in sol])
+
+
+@pytest.mark.skipif(da is None, reason="needs dask")
+@pytest.mark.parametrize("big, chunks", [(1e30, 10), (1e32, 10), (1e40, 3), (1e200, 10)])
+@pytest.mark.parametrize("make", [linbook.LinearRegression, lambda: linbook.Ridge(lam=1e-3)])
+def test_least_squares_on_dask_beside_heavy_rows_that_share_a_column_value(big, chunks, make):
+    """Two rows of weight ``big`` share column 2's value, which only the light rows then decide. A block's rounded
+    weighted mean put ``W delta delta^T`` (1e200 x 1e-34) into that column's Gram entry: the coefficient was up to
+    0.78 off. Each block now subtracts what its rounded mean leaves, as the in-memory fit does."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(10, 2))
+    X[0], X[1] = [0.3, 0.7], [0.9, 0.7]
+    y = X @ [1.0, -2.0] + 0.5 + 0.1 * rng.normal(size=10)
+    sw = np.ones(10)
+    sw[0], sw[1] = big, 2.3 * big
+    with dask.config.set(scheduler="synchronous"):
+        on_dask = make().fit(da.from_array(X, chunks=(chunks, 2)), da.from_array(y, chunks=chunks),
+                             sample_weight=da.from_array(sw, chunks=chunks))
+    in_memory = make().fit(X, y, sample_weight=sw)
+    got, want = np.r_[on_dask.coef_, on_dask.intercept_], np.r_[in_memory.coef_, in_memory.intercept_]
+    assert _relative_error(got, want) < 1e-12
+    if isinstance(on_dask, linbook.LinearRegression):
+        assert _relative_error(got, _weighted_least_squares_at_800_digits(X, y, sw)) < 1e-12
+
+
+@pytest.mark.parametrize("offset", [1e8, 1e10, 1e12])
+@pytest.mark.parametrize("make", [linbook.LinearRegression, lambda: linbook.Ridge(lam=1e-12)])
+def test_noise_variance_of_a_close_fit_on_offset_columns(offset, make):
+    """``sigma2_`` of a fit whose residuals are 1e-6 on a column offset by 1e10 was twice the right value: the
+    residuals were taken from ``X @ w`` on the uncentred rows. Oracle: the exact translation ``X - offset``."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 2)) + offset
+    y = (X - offset) @ [2.0, -1.0] + 1e-6 * rng.normal(size=30)
+    got = make().fit(X, y).sigma2_
+    want = make().fit(X - offset, y).sigma2_
+    assert got == pytest.approx(want, rel=1e-6)
+
+
+@pytest.mark.parametrize("power", [0, 100, 200, 990])
+@pytest.mark.parametrize("make", [linbook.LinearRegression, linbook.Ridge])
+def test_noise_variance_scales_with_the_weights(power, make):
+    """``sigma2_ = sum(s r^2) / n``: weights times ``2^-k`` leave the coefficients and scale it by ``2^-k``
+    exactly. Its floor did not scale with them: 2.1e-30 at ``k = 100`` where it is 8.3e-32."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 3))
+    y = X @ [1.0, -1.0, 0.5] + 2 + 0.3 * rng.normal(size=40)
+    sw = rng.uniform(1, 2, 40)
+    lam = {linbook.Ridge: {"lam": 2.0 ** -power}, linbook.LinearRegression: {}}[make]
+    got = make(**lam).fit(X, y, sample_weight=sw * 2.0 ** -power).sigma2_
+    want = make(**{k: v * 2.0 ** power for k, v in lam.items()}).fit(X, y, sample_weight=sw).sigma2_
+    assert got == pytest.approx(want * 2.0 ** -power, rel=1e-12)
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e12, 1e14, 1e15])
+def test_lms_converged_does_not_depend_on_an_offset_of_y(offset):
+    """Noise of 1 beside ``y`` near 1e14 is 64 units of ``y``'s last place: the rounding test called such
+    residuals an exact fit, and a fit 7e-2 from least squares converged. Oracle: the exact translation of ``y``
+    and the documented cosine test."""
+    from linbook.online import LMS
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 20))
+    y = offset + X @ rng.standard_normal(20) + rng.standard_normal(200)
+    model = LMS(max_iter=50, random_state=0).fit(X, y)
+    r = (y - offset) - X @ model.coef_ - (model.intercept_ - offset)        # (exact differences)
+    cosines = np.abs(X.T @ r) / (np.linalg.norm(X, axis=0) * np.linalg.norm(r))
+    assert cosines.max() > 1e-2                        # not least squares ...
+    assert not model.converged_                        # ... and not called so
+
+
+def test_lms_partial_fit_after_fit_drops_fits_claims():
+    from linbook.online import LMS
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((100, 3))
+    y = X @ [1.0, 2.0, 3.0] + 1.0                      # noiseless: LMS reaches least squares
+    model = LMS(max_iter=200).fit(X, y)
+    assert model.converged_
+    model.partial_fit(X[:10] * 5, y[:10] + 50)          # moves the parameters away
+    assert not model.converged_ and not model.tol_reached_
