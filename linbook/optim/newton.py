@@ -197,7 +197,11 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
     converged, msg = _verdict(trial, path, x, f, g, scale, converged, msg,
                               lambda: _positive_definite_at(x, out, fg, hessian), stated=gscale is not None)
     if converged and msg == MSG_GTOL and polish and hess is True:      # one more full step, no evaluation
-        x = path[-1] = _polished(x, out, g, factor, tau, damping or 0.0, short.d)
+        # where the objective has null directions its Hessian is singular and every step there is damped; the
+        # ridge only shortens the step along them, so the damped step still polishes the rest (a rank-deficient
+        # logistic fit was left with probabilities 1.6e-7 off, where a full-rank one reaches 1e-13)
+        d = short.d if short.d is not None or not getattr(fun, "null_directions", False) else short.damped
+        x = path[-1] = _polished(x, out, g, factor, tau, damping or 0.0, d)
     return OptimizeResult(x, f, g, converged, k, fg.n + (trial.n if trial is not fg else 0), np.array(path), msg)
 
 
@@ -286,12 +290,12 @@ def _full_step(fg, trial, x, f, g, d, scale, gtol):
 
 class _StepTest:
     """The step test of :func:`newton` (``step_tol``): is the next Newton step at ``x`` short? Always, without
-    ``step_tol``. It keeps that step ``d`` (for the polishing step) and the evaluation ``out`` it made (with
-    the Hessian), which ``take`` hands to the next iteration once."""
+    ``step_tol``. It keeps that step ``d`` (for the polishing step; ``damped`` where ``H`` needed a ridge) and the
+    evaluation ``out`` it made (with the Hessian), which ``take`` hands to the next iteration once."""
 
     def __init__(self, step_tol, step_scale, fg, hessian, damping):
         self.step_tol, self.step_scale, self.fg, self.hessian, self.damping = step_tol, step_scale, fg, hessian, damping
-        self.d = self.out = None
+        self.d = self.damped = self.out = None
 
     def take(self, out):
         """The evaluation the test made at the current point if it made one, else ``out``; then forget it."""
@@ -302,7 +306,7 @@ class _StepTest:
         if self.step_tol is None:
             return True
         d, damped, self.out = _next_step(x, out, self.fg, self.hessian, factor, tau, self.damping)
-        self.d = None if damped else d
+        self.d, self.damped = (None, d) if damped else (d, None)
         # H needed a ridge (not positive definite to rounding, as where a few heavy rows are fitted and the
         # light rows' curvature is at their rounding): the damped step is shorter than Newton's, so a long one
         # still says the point is not the optimum (BFGS stopped at F = 64 against 19.8, session 19)
