@@ -112,9 +112,9 @@ class QDA(GaussianClassifier):
         """Scores ``s`` of rows far out, less the score of the class of the best one's covariance that comes first
         (``r``); each class ``c`` of class ``r'``'s covariance then scores ``s_r' - s_r`` plus their exact difference
         ``g . (o_c - o_r') - (|o_c|^2 - |o_r'|^2) / 2`` (``g = W_r'^T u``, ``u`` the row from the centre; times
-        ``shrink``, the constant times ``shrink^2``, for row-scaled scores). Why: such classes differ only in a term linear in
-        ``x``, which their Mahalanobis distances, each ~``|x|^2``, rounded away far from the data (two translated
-        classes scored the same at 1e17: 0.5 / 0.5, the wrong class by argmax)."""
+        ``shrink``, the constant times ``shrink^2``, for row-scaled scores). Why: such classes differ only in a term
+        linear in ``x``, which their Mahalanobis distances, each ~``|x|^2``, rounded away far from the data (two
+        translated classes scored the same at 1e17: 0.5 / 0.5, the wrong class by argmax)."""
         D = self._offsets.shape[1]
         rows = np.arange(s.shape[0])
         top = self._same_as[np.argmax(s, axis=1)]

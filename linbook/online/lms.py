@@ -33,8 +33,9 @@ def least_squares_optimal(X, y, theta, fit_intercept, tol=OPTIMALITY_TOL):
     (``4 (D + 2) eps |x_i|^T |w| + eps (|b| + |y_i|) / 2``: the products' rounding, and half a unit in the last
     place of ``b`` for its own rounding and half for the sum ``... + b``) is an exact fit: its direction is
     rounding noise. Not ``4 (D + 2)`` units of ``b`` and ``y_i`` as well: with ``y`` near 1e14, residuals of 64
-    units of ``y`` (noise of 1) counted as rounding, and a fit 7e-2 from least squares as converged. Not a residual below ``1e-8`` of the part of ``y`` to explain:
-    a column of 1e-9 beside one of 1 explains less than that, and a fit that ignored it
+    units of ``y`` (noise of 1) counted as rounding, and a fit 7e-2 from least squares as converged. Not a
+    residual below ``1e-8`` of the part of ``y`` to explain: a column of 1e-9 beside one of 1 explains less
+    than that, and a fit that ignored it
     (its coefficient 1.5e-10 where it is 5, the column at cosine 0.97 to the residual) passed.
     """
     off = int(fit_intercept)

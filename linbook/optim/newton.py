@@ -47,8 +47,9 @@ from .line_search import _armijo, _flat_step
 from .newton_cg import newton_cg
 from .result import checked_arguments
 from .result import _lower_by_curvature, _verdict
-from .result import (MSG_DECREMENT, MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _Counted,
-                     _msg_max_iter, _no_decrease, _small_grad, _small_step, _start, _x0, real_array)
+from .result import (MSG_DECREMENT, MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, ROUNDING_ALLOWANCE,
+                     OptimizeResult, _Counted, _msg_max_iter, _nearly_small_grad, _no_decrease, _small_grad,
+                     _small_step, _start, _x0, real_array)
 
 __all__ = ["levenberg_marquardt", "newton", "truncated_newton"]
 
@@ -342,7 +343,7 @@ def _stop_after_step(fg, trial, x, f, g, gtol, scale, small, callback, settled=N
         return MSG_UNBOUNDED, False
     if _small_grad(g, gtol, scale) and (settled is None or settled()):
         return MSG_GTOL, True
-    if small:
+    if small and _nearly_small_grad(g, gtol, scale):
         return MSG_XTOL, True
     if callback is not None and callback(x, f, g):
         return "stopped by callback", False
@@ -489,14 +490,14 @@ def levenberg_marquardt(residual, x0, jac=None, *, lam0=1e-3, max_iter=200, gtol
         if d is None:
             msg, k = "no decrease possible (at rounding level if converged)", k - 1
             # an exact fit (r = 0), not f = ||r||^2 / 2 == 0: that underflows for residuals below ~1e-162
-            converged = (lm.small_grad(1e3 * gtol) or not np.any(lm.r)) and not lm.escaped()
+            converged = (lm.small_grad(ROUNDING_ALLOWANCE * gtol) or not np.any(lm.r)) and not lm.escaped()
             break
         small = _small_step(d, lm.x, xtol)
         if not lm.move(lm.x + d, r_new, f_new):
             msg = "the Jacobian became non-finite: check jac (overflow?)"
             break
         path.append(lm.x.copy())
-        if small and not lm.escaped():
+        if small and lm.small_grad(ROUNDING_ALLOWANCE * gtol) and not lm.escaped():
             converged, msg = True, MSG_XTOL
             break
     else:

@@ -238,8 +238,20 @@ def _small_grad(g, gtol, scale):
     return (np.abs(g) / scale).max(initial=0.0) <= gtol
 
 
+#: Where ``f``'s rounding stops a run (no decrease found, or steps below ``xtol``), the gradient counts as small
+#: up to this multiple of ``gtol``: the last digits of ``f`` limit how small it can get.
+ROUNDING_ALLOWANCE = 1e3
+
+
+def _nearly_small_grad(g, gtol, scale):
+    """``_small_grad`` with :data:`ROUNDING_ALLOWANCE`: a run stopped by rounding is converged only there."""
+    return _small_grad(g, ROUNDING_ALLOWANCE * gtol, scale)
+
+
 def _small_step(step, x, xtol):
-    """``max |step| <= xtol * max |x|``: relative, so it does not depend on the units of x."""
+    """``max |step| <= xtol * max |x|``: relative, so it does not depend on the units of x. It ends a run only
+    where the gradient is nearly small too (:func:`_nearly_small_grad`): beside a coordinate of 1e12 any step up to
+    1 is "small", and Newton stopped after one step at f = 202 against a minimum of 1."""
     return xtol > 0 and np.max(np.abs(step), initial=0.0) <= xtol * np.max(np.abs(x), initial=0.0)
 
 
@@ -253,7 +265,7 @@ def _stop_reason(fg, g, gtol, scale, small_step=False):
         return False, MSG_UNBOUNDED
     if _small_grad(g, gtol, scale):
         return True, MSG_GTOL
-    if small_step:
+    if small_step and _nearly_small_grad(g, gtol, scale):
         return True, MSG_XTOL
     return None
 
@@ -282,11 +294,11 @@ def _no_decrease(g, gtol, scale, *counted):
 
     After a non-finite objective (seen by any of the ``counted`` evaluations): not converged.
     Otherwise the decrease is below rounding, which is convergence only where the gradient
-    is nearly small (``1000 gtol``: the last digits of ``f`` limit how small it can get).
+    is nearly small (:func:`_nearly_small_grad`).
     """
     if any(fg.nonfinite for fg in counted):
         return MSG_NONFINITE, False
-    return MSG_NO_DECREASE, bool(_small_grad(g, 1e3 * gtol, scale))
+    return MSG_NO_DECREASE, bool(_nearly_small_grad(g, gtol, scale))
 
 
 def _msg_max_iter(k):

@@ -215,3 +215,34 @@ def test_unpenalised_fit_on_a_collinear_design_reaches_the_full_rank_fit(seed, m
     assert collinear.converged_
     got, want = collinear.decision_function(design), full_rank.decision_function(X)
     assert np.max(np.abs(got - want)) < 1e-9 * np.max(np.abs(want))
+
+
+@pytest.mark.parametrize("condition", [1e2, 1e7, 1e9, 1e10])
+@pytest.mark.parametrize("tol", [1e-6, 1e-10])
+def test_conjugate_gradient_converged_and_grad_are_the_true_residuals(condition, tol):
+    """``converged`` and ``grad`` came from the updated residual, which drifts from ``b - A x`` by rounding: at
+    condition 1e10 it said 9e-11 of ``b`` where ``A x - b`` was 1.2e-7 (so in rational arithmetic too), with
+    ``converged`` True at tol 1e-10. The docstring's ``grad`` is ``A x - b`` of the returned ``x``: the same
+    product, so equal to far below the drift; ``converged`` is its test."""
+    rng = np.random.default_rng(20)
+    Q, _ = np.linalg.qr(rng.normal(size=(20, 20)))
+    A = (Q * np.logspace(0, -np.log10(condition), 20)) @ Q.T
+    A = (A + A.T) / 2
+    b = rng.normal(size=20)
+    res = linbook.optim.conjugate_gradient(A, b, tol=tol, max_iter=400)
+    residual = A @ res.x - b
+    assert np.max(np.abs(res.grad - residual)) <= 1e-13 * np.linalg.norm(b)
+    assert res.converged == (np.linalg.norm(residual) <= tol * np.linalg.norm(b))
+    if condition <= 1e7 or tol == 1e-6:
+        assert res.converged                 # the true residual is reachable there
+
+
+def test_newton_step_test_beside_a_large_coordinate():
+    """A step below ``xtol * max |x|`` ended Newton's run beside a coordinate of 1e12, whatever the gradient: one
+    step from ``x1 = 8``, f = 202 against a minimum of 1, ``converged`` True. Oracle: the minimiser in closed form."""
+    f = lambda x: 0.5e-24 * (x[0] - 1e12) ** 2 + np.cosh(x[1] - 1.0)        # noqa: E731
+    g = lambda x: np.array([1e-24 * (x[0] - 1e12), np.sinh(x[1] - 1.0)])    # noqa: E731
+    h = lambda x: np.array([[1e-24, 0.0], [0.0, np.cosh(x[1] - 1.0)]])      # noqa: E731
+    res = linbook.optim.newton(f, np.array([1e12 + 1.0, 8.0]), g, h)
+    assert res.converged
+    assert res.x[1] == pytest.approx(1.0, abs=1e-6) and res.fun == pytest.approx(1.0, rel=1e-12)
