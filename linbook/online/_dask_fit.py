@@ -18,6 +18,7 @@ Derived in: chapter "Online learning and stochastic optimisation".
 from __future__ import annotations
 
 import copy
+import warnings
 
 import dask
 import numpy as np
@@ -44,7 +45,7 @@ def _stack(first, second):
                  for a, b in zip(first, second))
 
 
-def _partial_fit_block(carry, Xb, yb, swb, index, kwargs, names):
+def _partial_fit_block(carry, Xb, yb, swb, index, kwargs, names, in_fit=False):
     """``partial_fit`` on one block; ``carry`` is ``(model, held)``.
 
     A stream cannot start from rows that all weigh 0 (there is nothing to centre or scale by), but
@@ -62,24 +63,37 @@ def _partial_fit_block(carry, Xb, yb, swb, index, kwargs, names):
         Xb, yb, swb = _stack(held, (Xb, yb, swb))
     if swb is not None and not hasattr(model, "n_features_in_") and _all_zero(swb):
         return model, (Xb, yb, swb)
-    return _read(model, Xb, yb, swb, kwargs, names), None
+    return _read(model, Xb, yb, swb, kwargs, names, in_fit), None
 
 
-def _read(model, Xb, yb, swb, kwargs, names):
+#: How ``RecursiveLeastSquares.partial_fit`` warns of a design it cannot solve yet: inside ``fit`` on row blocks a
+#: block with fewer rows than parameters said so of a fit that the later blocks determine (the in-memory ``fit``
+#: reads all rows at once), so there it is left to the end (:func:`_finish`).
+_NOT_YET_SOLVABLE = "The design seen so far"
+
+
+def _read(model, Xb, yb, swb, kwargs, names, in_fit=False):
     if names is not None:
         import pandas as pd
 
         Xb = pd.DataFrame(Xb, columns=names)
     if swb is not None:
         kwargs = dict(kwargs, sample_weight=swb)
-    model.partial_fit(Xb, yb, **kwargs)
+    with warnings.catch_warnings():
+        if in_fit:
+            warnings.filterwarnings("ignore", message=_NOT_YET_SOLVABLE)
+        model.partial_fit(Xb, yb, **kwargs)
     return model
 
 
-def _finish(carry, kwargs, names):
-    """The model after the last block; blocks still held all weigh 0, which ``partial_fit`` refuses clearly."""
+def _finish(carry, kwargs, names, in_fit=False):
+    """The model after the last block; blocks still held all weigh 0, which ``partial_fit`` refuses clearly. After
+    ``fit``, a design still not solvable is refused, as the in-memory ``fit`` refuses it."""
     model, held = carry
-    return model if held is None else _read(model, *held, kwargs, names)
+    model = model if held is None else _read(model, *held, kwargs, names, in_fit)
+    if in_fit and getattr(model, "_m", 0) is None:
+        raise ValueError(model._rank_deficient())
+    return model
 
 
 def stream(est, method, X, y=None, sample_weight=None, **kwargs):
@@ -102,8 +116,8 @@ def stream(est, method, X, y=None, sample_weight=None, **kwargs):
     step = dask.delayed(_partial_fit_block, pure=False)
     state = (model, None)
     for index, (Xb, yb, swb) in enumerate(blocks.parts):
-        state = step(state, Xb, yb, swb, index, kwargs, blocks.feature_names)
-    (fitted,) = dask.compute(dask.delayed(_finish, pure=False)(state, kwargs, blocks.feature_names))
+        state = step(state, Xb, yb, swb, index, kwargs, blocks.feature_names, method == "fit")
+    (fitted,) = dask.compute(dask.delayed(_finish, pure=False)(state, kwargs, blocks.feature_names, method == "fit"))
     vars(est).clear()
     vars(est).update(vars(fitted))
     return est

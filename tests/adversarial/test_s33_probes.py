@@ -246,3 +246,27 @@ def test_newton_step_test_beside_a_large_coordinate():
     res = linbook.optim.newton(f, np.array([1e12 + 1.0, 8.0]), g, h)
     assert res.converged
     assert res.x[1] == pytest.approx(1.0, abs=1e-6) and res.fun == pytest.approx(1.0, rel=1e-12)
+
+
+@pytest.mark.skipif(da is None, reason="needs dask")
+@pytest.mark.parametrize("chunks", [1, 2, 3, 40])
+def test_rls_fit_on_dask_blocks_smaller_than_the_model_says_nothing_of_them(chunks):
+    """``fit`` on row blocks reads them by ``partial_fit``: a first block with fewer rows than parameters warned
+    that the design "seen so far" was rank deficient and ``P_`` undefined, of a fit the later blocks determine
+    (the in-memory ``fit``, all rows at once, says nothing). A design still not solvable at the end is refused,
+    as in memory."""
+    from linbook.online import RecursiveLeastSquares
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(40, 3))
+    y = X @ [1.0, -1.0, 2.0] + 0.3 * rng.normal(size=40) + 1
+    with warnings.catch_warnings(), dask.config.set(scheduler="synchronous"):
+        warnings.simplefilter("error")
+        on_dask = RecursiveLeastSquares().fit(da.from_array(X, chunks=(chunks, 3)), da.from_array(y, chunks=chunks))
+    want = linbook.LinearRegression().fit(X, y)
+    assert _relative_error(np.r_[on_dask.coef_, on_dask.intercept_], np.r_[want.coef_, want.intercept_]) < 1e-9
+    with pytest.raises(ValueError, match="rank deficient") as in_memory:
+        RecursiveLeastSquares().fit(X[:2], y[:2])
+    with pytest.raises(ValueError, match="rank deficient") as blocks, dask.config.set(scheduler="synchronous"):
+        RecursiveLeastSquares().fit(da.from_array(X[:2], chunks=(1, 3)), da.from_array(y[:2], chunks=1))
+    assert str(blocks.value) == str(in_memory.value)
