@@ -194,6 +194,10 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         self.class_count_ = class_count
         p = check_priors(self.priors, class_count.size)
         self.priors_ = self.class_count_ / self.class_count_.sum() if p is None else p
+        # the scores' log priors from the weights themselves: classes weighing 1e200 and 1e-200 have a prior of
+        # 1e-400, which priors_ rounds to 0 (and log(0) = -inf made that class never predicted)
+        with np.errstate(divide="ignore"):
+            self._log_priors = np.log(class_count) - np.log(class_count.sum()) if p is None else np.log(p)
         keep = self._find_constant_features(lo, hi)
         self._origin = range_origin(lo[keep], hi[keep])
         self._scale = _power_of_two_scale(np.maximum(self._origin - lo[keep], hi[keep] - self._origin),
@@ -304,7 +308,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         # (N, C) in column-major order: reductions over the C classes of a row are then
         # vectorised over rows (3x faster softmax for small C)
         s = np.asfortranarray(s)
-        s += np.log(self.priors_)
+        s += self._log_priors
         # a row is far when any of its scores is not finite: a partial sum that overflowed gives -inf to a class
         # whose exact score may still be the largest (the row-scaled scores below are exact)
         far = ~np.isfinite(s).all(axis=1)
@@ -317,7 +321,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
             return s
         exponent = _binary_exponent(np.max(np.abs(X[far]), axis=1, initial=0.0))
         if far.any():
-            s[far] = self._row_scaled_log_density(X[far], exponent) + np.ldexp(np.log(self.priors_), -2 * exponent[:, None])
+            s[far] = self._row_scaled_log_density(X[far], exponent) + np.ldexp(self._log_priors, -2 * exponent[:, None])
         return s, far, exponent
 
     def _scores_proving_X_finite(self, X):

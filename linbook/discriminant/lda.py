@@ -100,7 +100,7 @@ class LDA(GaussianClassifier):
                           "make Sigma^{-1} mu_c ~1e300 or more) and hold inf; predictions use standardised features "
                           "and are unaffected. To inspect them, fit on rescaled features (e.g. X * 1e300).",
                           LinbookWarning, stacklevel=4)
-        self.gammas_ = -0.5 * np.einsum("cd,cd->c", means_z, betas_z) + np.log(self.priors_)
+        self.gammas_ = -0.5 * np.einsum("cd,cd->c", means_z, betas_z) + self._log_priors
         if C == 2:
             self.coef_, self.intercept_ = self._binary_discriminant()
         else:
@@ -114,7 +114,7 @@ class LDA(GaussianClassifier):
         with np.errstate(over="ignore", invalid="ignore"):
             w = self._betas[1] - self._betas[0]                 # for x - origin, in the units of X
             b = (-0.5 * (self._quad_mu[1] - self._quad_mu[0]) - self._center @ w - self._origin @ w
-                 + np.log(self.priors_[1] / self.priors_[0]))
+                 + (self._log_priors[1] - self._log_priors[0]))
         if not (_finite(w) and np.isfinite(b)):                 # features near 1e-300: as reported, inf
             return (self.betas_[1] - self.betas_[0])[None, :], np.array([self.gammas_[1] - self.gammas_[0]])
         coef = np.zeros((1, self._keep.size))
@@ -146,7 +146,7 @@ class LDA(GaussianClassifier):
             return None
         with np.errstate(over="ignore", invalid="ignore"):      # overflow and NaN: the validated way
             s = self._log_density(X)
-            s += np.log(self.priors_)
+            s += self._log_priors
         return s if _finite(s) else None
 
     def _class_constants(self):

@@ -270,3 +270,26 @@ def test_rls_fit_on_dask_blocks_smaller_than_the_model_says_nothing_of_them(chun
     with pytest.raises(ValueError, match="rank deficient") as blocks, dask.config.set(scheduler="synchronous"):
         RecursiveLeastSquares().fit(da.from_array(X[:2], chunks=(1, 3)), da.from_array(y[:2], chunks=1))
     assert str(blocks.value) == str(in_memory.value)
+
+
+@pytest.mark.parametrize("make", [linbook.LDA, linbook.QDA, linbook.RDA, linbook.DiagonalLDA,
+                                  linbook.GaussianNaiveBayes])
+def test_gaussian_classifiers_keep_a_class_whose_prior_underflows(make):
+    """Class weights 1e200 and 1e-200: the prior of the light class is 1e-400, which ``priors_`` rounds to 0, and
+    the scores added ``log 0``: that class was never predicted, even where its exact log-posterior is 0. The
+    scores now take ``log W_c - log W``. Oracle: the fit under weights 1e100 and 1e-100 (the same class parameters
+    to rounding, a prior of 1e-200 that float64 holds), its class-1 log prior moved by log(1e-200)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2))
+    y = np.repeat([0, 1], 10)
+    X[y == 1] += 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = make().fit(X, y, sample_weight=np.where(y == 0, 1e200, 1e-200))
+        held = make().fit(X, y, sample_weight=np.where(y == 0, 1e100, 1e-100))
+    rows = np.array([[0.0, 0.0], [1.5, 1.5], [300.0, 300.0]])
+    got = model.predict_log_proba(rows)
+    want = held.predict_log_proba(rows) + [0.0, np.log(1e-200)]
+    want -= np.logaddexp.reduce(want, axis=1, keepdims=True)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(model.predict(rows), np.argmax(want, axis=1))
