@@ -157,6 +157,15 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         return float(-0.5 * n * (np.log(2 * np.pi) + self._log_sigma2) + 0.5 * log_sw - 0.5 * ratio)
 
 
+def weights_beyond_rounding(sw):
+    """Whether the positive sample weights span more than ``1 / eps``: the light rows' share of any sum over the rows
+    (``X^T S X``, ``x_j^T S r``) is then below the heavy rows' rounding."""
+    if sw is None:
+        return False
+    positive = sw[sw > 0]
+    return bool(positive.size and float(np.max(positive)) > float(np.min(positive)) / np.finfo(float).eps)
+
+
 def moments(est, X, y, sw, gram=True, common_scale=True):
     """The scaled Gram statistics of the fit (see :mod:`linbook.linear._moments`).
 

@@ -17,7 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..base import NON_NEGATIVE, all_or_nothing, is_dask
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from ._base import (LinearModel, lsqr_solve, moments, ridge_penalty, sparse_cg_budget, wide_cg_budget, wide_cg_solve,
-                    wide_kernel, wide_normal_solve, wide_roots)
+                    weights_beyond_rounding, wide_kernel, wide_normal_solve, wide_roots)
 from ._far_rows import components_below_rounding, far_rows_solve
 from ._moments import MAX_GRAM_FEATURES, RCOND_MIN, TrainingGram
 
@@ -108,10 +108,7 @@ def _warn_if_weights_beyond_rounding(sw, solver):
     stopped 1e9 times above the SVD's objective, and the objective itself cannot be evaluated in float64
     there: the heavy rows' residuals are below their rounding); the Cholesky path does not need this, its
     condition test bounds what the light rows can change."""
-    if sw is None:
-        return
-    positive = sw[sw > 0]
-    if positive.size and float(np.max(positive)) > float(np.min(positive)) / np.finfo(float).eps:
+    if weights_beyond_rounding(sw):
         warnings.warn(f"Ridge: the sample weights span more than 1e16 and the penalised normal equations are "
                       f"ill-conditioned; the {solver} rounds the light rows away, so the coefficients may be off "
                       "the optimum. Merge or rescale the extreme weights (or drop the negligible rows).",

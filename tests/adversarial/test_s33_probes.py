@@ -293,3 +293,22 @@ def test_gaussian_classifiers_keep_a_class_whose_prior_underflows(make):
     want -= np.logaddexp.reduce(want, axis=1, keepdims=True)
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
     np.testing.assert_array_equal(model.predict(rows), np.argmax(want, axis=1))
+
+
+@pytest.mark.parametrize("weight", [1e16, 1e20, 1e200])
+@pytest.mark.parametrize("heavy_rows", [1, 3])
+def test_lasso_does_not_claim_an_optimum_beside_rows_of_overwhelming_weight(weight, heavy_rows):
+    """A few rows of weight 1e16 or more: the certificate's rounding allowances were the heavy rows', every
+    coordinate counted as unpenalised, and a fit that ignored the other rows (objective 45 times the minimum)
+    passed with ``converged_`` True and a gap of 0. Such weights are now beyond certification: a
+    ``ConvergenceWarning``, ``converged_`` False and no gap."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((30, 4))
+    y = X @ [1.0, -2.0, 0.0, 0.5] + 0.3 * rng.standard_normal(30)
+    sw = np.ones(30)
+    sw[:heavy_rows] = weight
+    with pytest.warns(ConvergenceWarning, match="span more than 1e16"):
+        model = linbook.Lasso(lam=1.0).fit(X, y, sample_weight=sw)
+    assert not model.converged_ and model.dual_gap_ == np.inf
