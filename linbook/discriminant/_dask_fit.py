@@ -80,6 +80,7 @@ def fit_gaussian_classifier(est, X, y, sample_weight=None, *, covariance_is_a_ro
     sums, counts = map_reduce(_class_sums_block, blocks, work, keep)
     work._set_means(sums, counts, summary.xmin)
     work._covariances_from(map_reduce(_scatter_block, blocks, work, keep), counts)
+    work._set_centres_spread()
     vars(est).clear()
     vars(est).update(vars(work))
     return est

@@ -54,6 +54,11 @@ SINGULAR_CURE = ("use a regularised model instead: linbook.RDA(shrinkage=0.1) (s
                  "duplicated / collinear columns")
 
 
+#: Squared standardised distances up to which a class's score, measured from its own centre, keeps the classes'
+#: differences (their rounding, ~eps times this, far below 1); beyond, the scores are taken otherwise.
+QUADRATIC_EXACT = 256.0
+
+
 def class_name(label):
     """A class label as the user wrote it in ``y`` (``0``, ``'a'``), for messages: numpy's ``repr`` of its
     scalars reads ``np.int64(0)``."""
@@ -185,6 +190,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         sums, counts = class_sums(Xk, yi, C, sw, self._inv_scale)
         self._set_means(sums, counts, lo)
         self._fit_covariances(Xk, yi, sw, counts)
+        self._set_centres_spread()
         return self
 
     # The fit in three steps, each a function of sums over rows (so linbook._dask runs them on row
@@ -329,6 +335,33 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         over it, when they are all finite and that proves ``X`` finite; else ``None``: the validated way
         (a model whose scores prove nothing, NaN or inf in ``X``, a far row, input that is not plain float64)."""
         return None
+
+    #: ``_own_centre_log_density(Z)``: ``(L, D)`` for standardised rows ``Z``: ``L`` the log-densities ``log N(x | class
+    #: c)`` and ``D`` the squared standardised distances, both measured from each class's own centre, shape (N, C);
+    #: ``_center_z``: the centre the scores are otherwise measured from. ``None``: not available.
+    _own_centre_log_density = None
+
+    def _near_rows_from_own_centres(self, Z, s):
+        """``s`` with each row near a class (squared standardised distance at most :data:`QUADRATIC_EXACT`) scored
+        by :meth:`_own_centre_log_density`, where the class centres lie more than ``QUADRATIC_EXACT^2`` from their
+        common centre. Why: the scores measured from that centre carry terms ~ the squared distance of the farthest
+        class, and their rounding drowned the differences of the near classes: beside a third class 1e10 standard
+        deviations away, two close classes scored the same (0.5 / 0.5, the wrong class by argmax), or 1 / 0. From
+        each class's own centre, the near classes' scores are exact and the far class's only very low."""
+        if not getattr(self, "_centres_far_apart", False) or Z.shape[0] == 0:
+            return s
+        L, D = self._own_centre_log_density(Z)
+        near = np.min(D, axis=1) <= QUADRATIC_EXACT
+        if near.any():
+            s[near] = L[near]
+        return s
+
+    def _set_centres_spread(self):
+        """``_centres_far_apart`` (read by :meth:`_near_rows_from_own_centres`), once the fit is complete."""
+        self._centres_far_apart = False
+        if self._own_centre_log_density is not None:
+            _, spread = self._own_centre_log_density(self._center_z[None, :])
+            self._centres_far_apart = bool(np.max(spread) > QUADRATIC_EXACT ** 2)
 
     #: ``_row_scaled_log_density(X, e)``: the class-dependent part of ``log N(x_i | ...) / 4^e_i``, computed
     #: from ``x_i / 2^e_i`` (exact scaling) so that rows ~1e300 do not overflow; ``None``: not available.

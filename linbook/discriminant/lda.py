@@ -135,7 +135,11 @@ class LDA(GaussianClassifier):
             Z = X * self._inv_scale - self._center_z
             s -= 0.5 * (self._quad(Z)[:, None] + self._logdet)
             s += self._log_norm_const()
-        return s
+        return self._near_rows_from_own_centres(X * self._inv_scale, s)
+
+    def _own_centre_log_density(self, Z):
+        D = np.column_stack([self._quad(Z - mu) for mu in self._means_z])
+        return -0.5 * (D + self._logdet) + self._log_norm_const(), D
 
     def _scores_proving_X_finite(self, X):
         # as _predictor.predict_scores: a NaN or inf entry of X times a nonzero b_cj makes the scores of its row

@@ -21,14 +21,9 @@ from .._kernels.scatter import class_square_sums
 from .._kernels.scores import diagonal_log_density
 from ..base import NON_NEGATIVE, LinbookWarning
 from ..numerics import _binary_exponent
-from .base import _LOG_2PI, ZERO_VARIANCE, GaussianClassifier, class_name
+from .base import _LOG_2PI, QUADRATIC_EXACT, ZERO_VARIANCE, GaussianClassifier, class_name
 
 __all__ = ["DiagonalLDA", "GaussianNaiveBayes"]
-
-#: Squared standardised distances (summed over the features) up to which the per-class scores
-#: ``-(z - mu_c)^2 / (2 v_c)`` keep the classes' differences to ~1e-13 (their rounding is ``eps`` times them);
-#: beyond, :meth:`DiagonalGaussianClassifier._class_variance_scores` (the same posterior, no large terms).
-QUADRATIC_EXACT = 256.0
 
 #: GaussianNaiveBayes reports a column as drowned by var_smoothing when its classes differ at the level
 #: SEPARATES with its own variance, and not even at the level HIDDEN once the smoothing is added to it.
@@ -55,16 +50,28 @@ class DiagonalGaussianClassifier(GaussianClassifier):
         # log N(x | mu_c, diag(v_c)) = -1/2 sum_j [(z_j - mu_cj)^2 / v_cj + log(2 pi v_cj s_j^2)],
         # z = x / s; a missing x_j drops its term (eq. (8.96))
         if not exact and self._var.ndim == 1:
-            return self._shared_variance_scores(X)
+            return self._near_rows_from_own_centres(X * self._inv_scale, self._shared_variance_scores(X))
         var, const = self._variances_and_constants()
         s = diagonal_log_density(X, self._inv_scale, self._mu, 1.0 / var, const)
         if not exact:
-            # rows whose squared distances exceed QUADRATIC_EXACT lose the classes' differences to their rounding
-            # where variances coincide: those rows again by the scores without the class-free quadratic
-            far = ~(s >= self._far_scores).all(axis=1)
+            # rows whose squared distance from their best class exceeds QUADRATIC_EXACT lose the classes'
+            # differences to their rounding where variances coincide: those rows again by the scores without the
+            # class-free quadratic. (Not a row near its best class beside a far class: the expansion about the
+            # centres' mean rounded the near classes' differences away, 1 / 0 for 0.42 / 0.58.)
+            best = np.argmax(s, axis=1)
+            far = ~(s[np.arange(s.shape[0]), best] >= self._far_scores[best])
             if far.any():
                 s[far] = self._class_variance_scores(X[far])
         return s
+
+    @property
+    def _center_z(self):
+        return self._mu.mean(axis=0)
+
+    def _own_centre_log_density(self, Z):
+        var, const = self._variances_and_constants()
+        L = diagonal_log_density(Z, np.ones(Z.shape[1]), self._mu, 1.0 / var, const)
+        return L, -2.0 * L - const.sum(axis=1)
 
     def _variances_and_constants(self):
         """``v_cj`` and ``log(2 pi v_cj s_j^2)``, shape (C, D) each."""

@@ -10,8 +10,7 @@ from scipy import linalg
 
 from .._kernels.scores import class_sq_distances, stack_whitening
 from .._kernels.scatter import within_scatter
-from .base import GaussianClassifier, cholesky, class_name
-from .naive_bayes import QUADRATIC_EXACT
+from .base import QUADRATIC_EXACT, GaussianClassifier, cholesky, class_name
 
 __all__ = ["QDA"]
 
@@ -93,14 +92,24 @@ class QDA(GaussianClassifier):
         maha = class_sq_distances(X, self._inv_scale, self._center, self._whiten, self._offsets)
         s = -0.5 * (maha + self._logdet)
         if exact:
-            return s + self._log_norm_const()
+            return self._near_rows_from_own_centres(X * self._inv_scale, s + self._log_norm_const())
         shared = self._shares_covariances()
         if shared is not None:
             far = ~(maha <= QUADRATIC_EXACT).all(axis=1)
             if far.any():
                 U = X[far] * self._inv_scale - self._center
                 s[far] = self._same_covariance_scores(s[far], U, shared, 1.0)
-        return s
+        return self._near_rows_from_own_centres(X * self._inv_scale, s)
+
+    @property
+    def _center_z(self):
+        return self._center
+
+    def _own_centre_log_density(self, Z):
+        D = self._means_z.shape[1]
+        W = [self._whiten[:, c * D:(c + 1) * D] for c in range(self._means_z.shape[0])]
+        dist = np.column_stack([np.einsum("ij,ij->i", G, G) for G in ((Z - mu) @ w for mu, w in zip(self._means_z, W))])
+        return -0.5 * (dist + self._logdet) + self._log_norm_const(), dist
 
     def _shares_covariances(self):
         """The classes whose covariance is another's, bit for bit, or None."""

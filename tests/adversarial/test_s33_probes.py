@@ -312,3 +312,51 @@ def test_lasso_does_not_claim_an_optimum_beside_rows_of_overwhelming_weight(weig
     with pytest.warns(ConvergenceWarning, match="span more than 1e16"):
         model = linbook.Lasso(lam=1.0).fit(X, y, sample_weight=sw)
     assert not model.converged_ and model.dual_gap_ == np.inf
+
+
+@pytest.mark.parametrize("far", [1e6, 1e10, 1e14])
+@pytest.mark.parametrize("make", [linbook.LDA, linbook.RDA, linbook.DiagonalLDA, linbook.NearestShrunkenCentroids,
+                                  lambda: linbook.GaussianNaiveBayes(var_smoothing=0.0), linbook.QDA])
+def test_gaussian_classifiers_two_close_classes_beside_a_far_one(far, make):
+    """Two classes 0.5 apart and a third ``far`` away: the scores were measured from the centres' common centre,
+    ~far / 3 from the close classes, and their rounding (~eps far^2) drowned the close classes' differences:
+    0.5 / 0.5 or 1 / 0 on rows among them (the wrong class by argmax at 1e10). Rows near a class are now scored
+    from each class's own centre. Oracle: the fitted parameters' posterior at 60 digits."""
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(20, 2)), rng.normal(size=(20, 2)) + 0.5, rng.normal(size=(20, 2)) + far])
+    y = np.repeat([0, 1, 2], 20)
+    model = make().fit(X, y)
+    rows = np.array([[0.3, 0.1], [-1.0, 0.5], [0.8, 0.9]])
+    got = model.predict_log_proba(rows)
+    with mp.workdps(60):
+        want = []
+        for x in rows:
+            scores = [mp.mpf(float(v)) for v in _exact_joint_scores(model, x)]
+            total = mp.log(mp.fsum(mp.exp(v - max(scores)) for v in scores)) + max(scores)
+            want.append([float(v - total) for v in scores])
+    np.testing.assert_allclose(got[:, :2], np.array(want)[:, :2], rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(model.predict(rows), np.argmax(want, axis=1))
+
+
+def _exact_joint_scores(model, x):
+    """``log pi_c + log N(x | mu_c, Sigma_c)`` at 60 digits from the fitted parameters (``means_``, the
+    covariances or variances, ``priors_``), each from the class's own mean."""
+    scores = []
+    for c in range(len(model.classes_)):
+        if hasattr(model, "covariance_") and np.ndim(model.covariance_) == 2:
+            cov = model.covariance_
+        elif hasattr(model, "covariance_"):
+            cov = model.covariance_[c]
+        elif hasattr(model, "covariances_"):
+            cov = model.covariances_[c]
+        elif hasattr(model, "within_class_std_dev_"):
+            cov = np.diag(model.within_class_std_dev_ ** 2)
+        else:
+            var = model.var_ if np.ndim(model.var_) == 1 else model.var_[c]
+            cov = np.diag(var)
+        mean = model.centroids_[c] if hasattr(model, "centroids_") else model.means_[c]
+        S = mp.matrix(cov.tolist())
+        d = mp.matrix([mp.mpf(float(a)) - mp.mpf(float(b)) for a, b in zip(x, mean)])
+        quad = (d.T * mp.lu_solve(S, d))[0]
+        scores.append(mp.log(mp.mpf(float(model.priors_[c]))) - quad / 2 - mp.log(mp.det(S)) / 2)
+    return scores
