@@ -347,9 +347,8 @@ class Lasso(LinearModel):
         with single_threaded_blas() if serial else contextlib.nullcontext():
             v, it, gap, primal, ok = self._descend(mom, lam_j, lam == 0, mode, columns)
         check_finite_fit(self, v, what="coordinate descent", cure="scale the features (StandardScaler)")
-        # weights over 1 / eps: the certificate's rounding allowances (of x_j'r, of the gap) are the heavy rows',
-        # which left every coordinate "unpenalised to rounding"; a fit of three rows of weight 1e16 that ignored the
-        # others passed with gap 0, its objective 45 times the minimum
+        # weights over 1 / eps: the certificate's rounding allowances are the heavy rows' (all coordinates looked
+        # unpenalised; a fit that ignored all but 3 rows of weight 1e16 passed, its objective 45 times the least)
         heavy = lam > 0 and weights_beyond_rounding(sw)
         self.n_iter_, self.converged_, self.solver_ = it, ok and not heavy, mode
         # gap / P (the stopping rule's scale); 0 and inf (no certificate) stay as they are

@@ -177,23 +177,19 @@ def conjugate_gradient(A, b, x0=None, *, tol=1e-10, max_iter=None):
     if not np.any(b):
         return OptimizeResult(np.zeros_like(b), 0.0, np.zeros_like(b), True, 0, 1,
                               np.zeros((1, b.size)), "b = 0: the solution is x = 0")
-    # solve A (x / c) = b / c for c a power of two near max |b| (exact; x scales with b): r'r and ||b|| of a b
-    # near 1e300 overflowed, of one near 1e-300 underflowed (x = 0 reported as "b = 0", or as converged)
-    c = _power_of_two_scale(np.max(np.abs(b)), normal=True)
-    b, x = b / c, x / c
+    c = _power_of_two_scale(np.max(np.abs(b)), normal=True)     # A (x / c) = b / c, exact: r'r of b ~1e+-300
+    b, x = b / c, x / c                                          # overflowed or underflowed
     r = b - matvec(x)              # the residual, minus the gradient of x'Ax/2 - b'x
-    p = r.copy()
-    rr = float(r @ r)
-    path, converged, k, top, products = [x * c], False, 0, 0.0, 1
+    p, rr = r.copy(), float(r @ r)
+    path, k, top, products = [x * c], 0, 0.0, 1
     bnorm = np.linalg.norm(b)
     for k in range(1, max_iter + 1):
         if np.sqrt(rr) <= tol * bnorm:
-            # the updated r drifts from b - A x by rounding (at condition 1e10 it said 9e-11 where b - A x was
-            # 1.2e-7 of b): the test counts only for the true residual; else CG restarts from it
+            # only the true residual counts (the updated r drifts: at condition 1e10 9e-11 of b, b - A x 1.2e-7)
             r, products = b - matvec(x), products + 1
             rr = float(r @ r)
             if np.sqrt(rr) <= tol * bnorm:
-                converged, k = True, k - 1
+                k -= 1
                 break
             p = r.copy()
         Ap = matvec(p)
@@ -206,9 +202,8 @@ def conjugate_gradient(A, b, x0=None, *, tol=1e-10, max_iter=None):
         p, rr = r + (rr_new / rr) * p, rr_new
         path.append(x * c)
     Ax = matvec(x)
-    if not converged:                       # (converged: r is b - A x already)
-        r = b - Ax
-        converged = bool(np.linalg.norm(r) <= tol * bnorm)
+    r = b - Ax                              # the true residual, as the loop's last test read it
+    converged = bool(np.linalg.norm(r) <= tol * bnorm)
     with np.errstate(over="ignore"):        # x'Ax/2 - b'x scales with c^2: it may overflow where x does not
         fun = float(0.5 * x @ Ax - b @ x) * c * c
     return OptimizeResult(x * c, fun, -r * c, converged, k, k + products + 1, np.array(path),

@@ -198,11 +198,7 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
     converged, msg = _verdict(trial, path, x, f, g, scale, converged, msg,
                               lambda: _positive_definite_at(x, out, fg, hessian), stated=gscale is not None)
     if converged and msg == MSG_GTOL and polish and hess is True:      # one more full step, no evaluation
-        # where the objective has null directions its Hessian is singular and every step there is damped; the
-        # ridge only shortens the step along them, so the damped step still polishes the rest (a rank-deficient
-        # logistic fit was left with probabilities 1.6e-7 off, where a full-rank one reaches 1e-13)
-        d = short.d if short.d is not None or not getattr(fun, "null_directions", False) else short.damped
-        x = path[-1] = _polished(x, out, g, factor, tau, damping or 0.0, d)
+        x = path[-1] = _polished(x, out, g, factor, tau, damping or 0.0, short.polishing_step(fun))
     return OptimizeResult(x, f, g, converged, k, fg.n + (trial.n if trial is not fg else 0), np.array(path), msg)
 
 
@@ -297,6 +293,12 @@ class _StepTest:
     def __init__(self, step_tol, step_scale, fg, hessian, damping):
         self.step_tol, self.step_scale, self.fg, self.hessian, self.damping = step_tol, step_scale, fg, hessian, damping
         self.d = self.damped = self.out = None
+
+    def polishing_step(self, fun):
+        """The step the test computed, for the polishing step; where ``fun`` has null directions (its Hessian is
+        singular, so every step there is damped), the damped step: the ridge only shortens it along them and it
+        still polishes the rest (a rank-deficient logistic fit was left 1.6e-7 off, a full-rank one 1e-13)."""
+        return self.d if self.d is not None or not getattr(fun, "null_directions", False) else self.damped
 
     def take(self, out):
         """The evaluation the test made at the current point if it made one, else ``out``; then forget it."""
