@@ -360,3 +360,21 @@ def _exact_joint_scores(model, x):
         quad = (d.T * mp.lu_solve(S, d))[0]
         scores.append(mp.log(mp.mpf(float(model.priors_[c]))) - quad / 2 - mp.log(mp.det(S)) / 2)
     return scores
+
+
+@pytest.mark.parametrize("solver", ["newton", "lbfgs", "bfgs", "newton-cg", "gd"])
+@pytest.mark.parametrize("seed", [15, 3])
+def test_multinomial_class_of_one_edge_row_is_separable_for_every_solver(solver, seed):
+    """A third class of one row on the edge of the data: a line splits it off, so ``lam = 0`` has no finite fit.
+    L-BFGS and BFGS met the mean gradient's test with that row's margin at 23, below the saturation that calls
+    the exact test: ``converged_`` True, ``separable_`` False, no warning. Oracle: the exact separation LP."""
+    from linbook.logistic.separation import separable_multinomial
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(80, 2))
+    y = rng.integers(0, 2, 80)
+    y[int(np.argmax(np.linalg.norm(X, axis=1)))] = 2
+    assert separable_multinomial(X, y, 3, True)
+    with pytest.warns(linbook.SeparableDataWarning):
+        model = linbook.LogisticRegression(lam=0.0, solver=solver).fit(X, y)
+    assert model.separable_ and not model.converged_
