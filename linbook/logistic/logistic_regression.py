@@ -65,7 +65,9 @@ def logistic_loss(w, X, y, lam=0.0, *, sample_weight=None, penalised=None, hessi
     if not hessian:
         return F, g, None
     s = sw * mu * one_minus_mu                # mu (1 - mu)
-    H = np.ldexp(X.T @ (s[:, None] * X), e) + np.diag(r)   # X' S X + lam diag(r), never an N x N matrix
+    SX = X.multiply(s[:, None]).tocsr() if scipy.sparse.issparse(X) else s[:, None] * X   # (sparse: * is a product)
+    XtSX = X.T @ SX
+    H = np.ldexp(XtSX.toarray() if scipy.sparse.issparse(XtSX) else XtSX, e) + np.diag(r)   # X' S X + lam diag(r)
     return F, g, H
 
 

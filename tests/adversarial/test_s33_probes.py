@@ -378,3 +378,22 @@ def test_multinomial_class_of_one_edge_row_is_separable_for_every_solver(solver,
     with pytest.warns(linbook.SeparableDataWarning):
         model = linbook.LogisticRegression(lam=0.0, solver=solver).fit(X, y)
     assert model.separable_ and not model.converged_
+
+
+@pytest.mark.parametrize("kind", ["csr_matrix", "csc_matrix", "coo_matrix", "csr_array", "csc_array"])
+def test_logistic_loss_hessian_on_sparse_x(kind):
+    """``logistic_loss`` keeps sparse ``X`` for ``F`` and ``g``, but its Hessian failed on it ("matmul: dimension
+    mismatch", or "ufunc 'ldexp' not supported"). Oracle: the same call on the dense ``X``."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 5))
+    X[X < 0.5] = 0.0
+    y = (rng.random(40) < 0.5).astype(float)
+    w, sw = rng.normal(size=5), rng.uniform(0.5, 2.0, 40)
+    F, g, H = linbook.logistic_loss(w, getattr(sp, kind)(X), y, 0.3, sample_weight=sw)
+    F0, g0, H0 = linbook.logistic_loss(w, X, y, 0.3, sample_weight=sw)
+    assert isinstance(H, np.ndarray)
+    np.testing.assert_allclose(H, H0, rtol=1e-13, atol=1e-13 * np.abs(H0).max())
+    assert F == pytest.approx(F0, rel=1e-14)
+    np.testing.assert_allclose(g, g0, rtol=1e-13, atol=1e-13 * np.abs(g0).max())
