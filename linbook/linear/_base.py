@@ -399,12 +399,13 @@ def _hopeless(steps, budget):
     return not cond * RCOND_MIN <= 1.0 or 0.5 * np.sqrt(cond) * np.log(2e14) > budget
 
 
-# Dense wide X: conjugate gradients on the centred copy before the N x N form (seconds, 1000 x 10000, AMD EPYC, 2
-# shared cores: the syrk 0.175 s quiet, so ~1.75e-11 N^2 D; a step's one pass over the copy ~4e-10 N D, from the
-# ratio measured under load, 0.70 s against 16.5 ms: ~42 passes a syrk, 0.044 N). CG starts only with room for
+# Dense wide X: conjugate gradients on the centred copy before the N x N form (seconds, 1000 x 10000, AMD EPYC Zen 4,
+# 2 cores: the syrk 0.116 s quiet in sessions 32 and 33, so ~1.16e-11 N^2 D; 1.75e-11 on the earlier machine sent
+# 1000 rows to CG, 0.256 s against 0.188 s for the N x N form). A step's one pass over the copy ~4e-10 N D, from
+# the ratio measured under load, 0.70 s against 16.5 ms: ~42 passes a syrk, 0.029 N. CG starts only with room for
 # the ~30 steps a well-conditioned fit needs (a random 1000 x 10000: 28; the Lanczos bound of _settled_cg says
-# 32), from ~730 rows: below, it would give way on most problems after a few passes, each 1/(0.044 N) of a syrk.
-_WIDE_SYRK_S, _WIDE_PASS_S, _WIDE_MIN_BUDGET = 1.75e-11, 4e-10, 32
+# 32), from ~1100 rows: below, it would give way on most problems after a few passes, each 1/(0.029 N) of a syrk.
+_WIDE_SYRK_S, _WIDE_PASS_S, _WIDE_MIN_BUDGET = 1.16e-11, 4e-10, 32
 #: Bytes of a block of rows in the fused products ``Z^T (Z p)``: read from memory once, it is still in cache
 #: for its second product (1000 x 10000: 16.5 ms a product against 23 ms for the two whole-matrix products).
 _WIDE_BLOCK_BYTES = 1 << 21
