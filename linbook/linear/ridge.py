@@ -106,8 +106,9 @@ def _warn_if_weights_beyond_rounding(sw, solver):
     ``lam = 1`` the SVD's coefficients were 99 % off a 700-digit solution, silently. No method here certifies
     such a fit (a QR of the rows sorted by size reached that solution to 1e-15, but on another such problem
     stopped 1e9 times above the SVD's objective, and the objective itself cannot be evaluated in float64
-    there: the heavy rows' residuals are below their rounding); the Cholesky path does not need this, its
-    condition test bounds what the light rows can change."""
+    there: the heavy rows' residuals are below their rounding). The Cholesky path's condition test bounds the
+    light rows' share only normwise: a coefficient that only they decide sends the fit to the graded QR
+    (:func:`._far_rows.components_below_rounding`)."""
     if weights_beyond_rounding(sw):
         warnings.warn(f"Ridge: the sample weights span more than 1e16 and the penalised normal equations are "
                       f"ill-conditioned; the {solver} rounds the light rows away, so the coefficients may be off "
