@@ -72,3 +72,42 @@ if IPyNbCell is not None and not getattr(IPyNbCell, "_linbook_figures", False):
 
     IPyNbCell.compare_outputs = compare_outputs
     IPyNbCell._linbook_figures = True
+
+
+# Kernels start one at a time across pytest-xdist's workers, and a start that fails is tried again. Why: each
+# worker's jupyter_client picks "free" ports and the kernel binds them a moment later, so two workers starting kernels
+# together can pick the same ones (jupyter_client issue 487): on a fresh clone one notebook's kernel "died before
+# replying to kernel_info" and all its 66 cells errored, while the notebook itself passes.
+_KERNEL_START_ATTEMPTS = 3
+
+try:
+    import nbval.kernel as _nbval_kernel
+except ImportError:  # nbval absent: nothing to extend
+    _nbval_kernel = None
+
+if _nbval_kernel is not None and not getattr(_nbval_kernel.start_new_kernel, "_linbook_serialised", False):
+    import functools
+    import os
+
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: the retries only
+        fcntl = None
+
+    _start_new_kernel = _nbval_kernel.start_new_kernel
+    _LOCK = Path(tempfile.gettempdir(), f"linbook-nbval-kernel-start-{os.getuid() if hasattr(os, 'getuid') else 0}.lock")
+
+    @functools.wraps(_start_new_kernel)
+    def _serialised_start(*args, **kwargs):
+        for attempt in range(1, _KERNEL_START_ATTEMPTS + 1):
+            with open(_LOCK, "a") as lock:
+                if fcntl is not None:
+                    fcntl.flock(lock, fcntl.LOCK_EX)       # released when the file closes
+                try:
+                    return _start_new_kernel(*args, **kwargs)
+                except RuntimeError:
+                    if attempt == _KERNEL_START_ATTEMPTS:
+                        raise
+
+    _serialised_start._linbook_serialised = True
+    _nbval_kernel.start_new_kernel = _serialised_start
