@@ -634,14 +634,45 @@ def test_sgd_auto_step_is_invariant_to_the_scale_of_sample_weight(w):
 def test_sgd_target_overflow_names_the_target_as_the_cure(monkeypatch, budget, options):
     """An overflowed squared loss stops the fit in both the numpy and the compiled epochs, whatever the
     kind of step (the compiled loop once let an infinite loss pass under reassociation), and the
-    failed fit leaves the model as it was."""
+    failed call leaves the model as it was. A fit's targets near 1e200 run in units that keep the
+    loss finite (``schedules.target_units``), so the overflow comes from a later chunk of a stream
+    whose first targets were near 1; adagrad keeps the targets' units and overflows in ``fit``."""
     monkeypatch.setattr(sgd_module, "_numpy_steps_left", [budget])
     rng = np.random.default_rng(4)
     X = rng.normal(size=(200, 3))
     model = SGDRegressor(random_state=0, **options)
+    if options.get("adagrad"):
+        with pytest.raises(ValueError, match="scale the target y"):
+            model.fit(X, rng.normal(size=200) * 1e200)
+        assert not hasattr(model, "coef_")
+        return
+    model.partial_fit(X, rng.normal(size=200))
+    before = (model.coef_.copy(), model.intercept_, model.t_)
     with pytest.raises(ValueError, match="scale the target y"):
-        model.fit(X, rng.normal(size=200) * 1e200)
-    assert not hasattr(model, "coef_")
+        model.partial_fit(X, rng.normal(size=200) * 1e200)
+    assert np.array_equal(model.coef_, before[0]) and (model.intercept_, model.t_) == before[1:]
+
+
+@pytest.mark.parametrize("options", [{}, dict(average=False), dict(batch_size=7), dict(lam=1.0, eta0=0.01),
+                                     dict(lam=1.0, learning_rate="optimal")])
+@pytest.mark.parametrize("exponent", [-900, -600, 600, 1000])
+def test_sgd_and_lms_fits_scale_with_extreme_targets(options, exponent):
+    """``y 2^k`` gives the weights of ``y`` times ``2^k`` exactly, for targets far beyond the squared loss's
+    range (``schedules.target_units``). Before, targets near 2^-600 made every summed loss 0, so the
+    stop rule never fired (1000 epochs, the weights 2e-2 from the fit on ``y``), and targets near 2^600
+    made the loss overflow into a false divergence error."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(150, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.3 + 0.1 * rng.normal(size=150)
+    ref = SGDRegressor(random_state=0, **options).fit(X, y)
+    m = SGDRegressor(random_state=0, **options).fit(X, y * 2.0 ** exponent)
+    assert m.n_iter_ == ref.n_iter_
+    assert np.array_equal(m.coef_, ref.coef_ * 2.0 ** exponent)
+    assert m.intercept_ == ref.intercept_ * 2.0 ** exponent
+    lms_ref = LMS(loss_tol=1e-3, max_iter=300).fit(X, y)
+    lms = LMS(loss_tol=1e-3, max_iter=300).fit(X, y * 2.0 ** exponent)
+    assert lms.n_iter_ == lms_ref.n_iter_ < 300
+    assert np.array_equal(lms.coef_, lms_ref.coef_ * 2.0 ** exponent)
 
 
 # ----------------------------------------------------------------- RLS: solving and the recursion
@@ -865,3 +896,25 @@ def test_sgd_classifier_probability_of_the_unlikely_class_in_the_tail():
                     for v in z])
     np.testing.assert_allclose(model.predict_proba(far), ref, rtol=1e-14, atol=1e-320)
     np.testing.assert_allclose(np.exp(model.predict_log_proba(far)), model.predict_proba(far), rtol=1e-13, atol=1e-320)
+
+
+@pytest.mark.parametrize("k, j", [(150, -500), (300, -500), (100, -860), (-300, 450), (-200, 0)])
+@pytest.mark.parametrize("name", ["sgd", "sgd-robbins-monro", "lms", "ogd"])
+def test_online_fits_scale_with_features_and_targets_apart(name, k, j):
+    """``X 2^k`` and ``y 2^j`` give the weights times ``2^(j-k)`` exactly while they are normal numbers. A
+    step's factor ``eta r`` is about ``r / ||x||^2``: with squared row norms used as they were up to 2^900
+    it underflowed (features 2^300, targets 2^-500: ``coef_ = 0`` with no warning; features 2^100,
+    targets 2^-860: 6e-2 off) or overflowed into a false divergence error (features 2^-300, targets 2^450).
+    Rows beyond ``schedules.SAFE_SQUARED_NORM`` now run in units near 1."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.3 + 0.1 * rng.normal(size=40)
+    make = {"sgd": lambda: SGDRegressor(random_state=0, max_iter=30),
+            "sgd-robbins-monro": lambda: SGDRegressor(random_state=0, max_iter=30, average=False,
+                                                      learning_rate="robbins_monro"),
+            "lms": lambda: LMS(max_iter=30), "ogd": lambda: OnlineGradientDescent()}[name]
+    if name == "ogd":
+        X = np.c_[X, np.ones(40)]
+    ref = make().fit(X, y)
+    m = make().fit(X * 2.0 ** k, y * 2.0 ** j)
+    np.testing.assert_allclose(m.coef_ * 2.0 ** (k - j), ref.coef_, rtol=1e-12)

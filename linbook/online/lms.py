@@ -197,6 +197,7 @@ class LMS(RegressorMixin, BaseEstimator):
         self._state = np.zeros(1)
         self._L_x = 0.0
         self._x_scale = None            # c: the state is that of X c (``_observe``)
+        self._y_scale = None            # d: ... and of the target y d (``_targets``)
         self._nnz = np.zeros(2)
         self.t_ = 0
         self.tol_reached_ = False
@@ -221,6 +222,18 @@ class LMS(RegressorMixin, BaseEstimator):
         self._L_x = schedules.curvature_bound(top, self._L_x, nnz)
         self._nnz += (nnz, X.shape[0])
         return X
+
+    def _targets(self, y, tol):
+        """The chunk's targets in the units the iterates run in, ``y d`` (``schedules.target_units``).
+
+        The first chunk picks ``d``; the parameters on ``y d`` are those on ``y`` times ``d``. With
+        ``tol`` (the note's test on the squared moves, in the units of ``y``) ``d`` stays 1.
+        """
+        if self._y_scale is None:
+            size = None if tol is not None else schedules.target_scale(y, np.ones(y.shape[0]), True)
+            self._y_scale = schedules.target_units(size)
+            self._theta *= self._y_scale
+        return y * self._y_scale if self._y_scale != 1.0 else y
 
     def _pass(self, X, y, order, tol, numpy_first=True):
         """One pass in ``order`` (numpy for a process's first small fits while ``numpy_first``, else compiled).
@@ -249,13 +262,15 @@ class LMS(RegressorMixin, BaseEstimator):
             raise diverged(self, "the prediction")
         if self.record_path:
             path[:, int(self.fit_intercept):] *= self._x_scale
+            path /= self._y_scale
             self.path_ = np.vstack([self.path_, path[:self.t_ - t_before]])
         return status == 1, loss
 
     def _publish(self):
         off = int(self.fit_intercept)
-        self.coef_ = self._theta[off:] * self._x_scale     # the coefficients of X: c times those of X c
-        self.intercept_ = float(self._theta[0]) if off else 0.0
+        # the coefficients of X and y: c times those of X c, over d for y d
+        self.coef_ = self._theta[off:] * self._x_scale / self._y_scale
+        self.intercept_ = float(self._theta[0]) / self._y_scale if off else 0.0
 
     @transactional
     def fit(self, X, y):
@@ -264,6 +279,7 @@ class LMS(RegressorMixin, BaseEstimator):
         X = np.ascontiguousarray(X)
         self._start(X.shape[1])
         X = self._observe(X, self.tol)
+        y = self._targets(y, self.tol)
         rng = as_rng(self.random_state)
         stops = None
         if self.loss_tol is not None:
@@ -297,7 +313,7 @@ class LMS(RegressorMixin, BaseEstimator):
             self._start(X.shape[1])
             self.n_iter_ = 0
         X = self._observe(X, None)
-        self._pass(X, y, np.arange(len(y)), None)
+        self._pass(X, self._targets(y, None), np.arange(len(y)), None)
         self._publish()
         # the parameters are no longer fit's: its claims about them would be stale
         self.tol_reached_ = self.converged_ = False

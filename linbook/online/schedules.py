@@ -138,9 +138,36 @@ def curvature_bound(top, previous=0.0, nnz=0):
     return max(previous, top)
 
 
-#: Squared row norms up to 2^900 (about 1e271), and down to 2^-900, are used as they are; beyond them
-#: the stochastic-gradient fits run on ``X`` times a power of two (``scaled_rows``).
-SAFE_SQUARED_NORM = 2.0 ** 900
+#: Squared row norms up to 2^64 (features near 4e9), and down to 2^-64, are used as they are; beyond them
+#: the stochastic-gradient fits run on ``X`` times a power of two (``scaled_rows``). A step's factor
+#: ``eta r`` is about ``r / ||x||^2``, the weights' size over ``||x||``: outside this window it under- or
+#: overflowed for weights well inside the range of float64 (features 2^150 with weights 2^-800 gave
+#: ``coef_ = 0``), and inside it that happens only for weights within 2^32 of float64's limits.
+SAFE_SQUARED_NORM = 2.0 ** 64
+
+#: Squared-error targets whose size lies within ``2^+-64`` are used as they are; beyond it the fits run
+#: on the targets times a power of two (``target_units``).
+SAFE_TARGET = 2.0 ** 64
+
+
+def target_units(size):
+    """``d``: the power of two the squared-error fits multiply their targets by, 1 for targets of a
+    safe ``size`` (``target_scale``; ``None`` while every target is 0).
+
+    The default steps do not depend on the target, and the loss and its penalty are both
+    quadratic in the parameters and the target, so the iterates on ``y d`` are those on ``y``
+    times ``d``, bit for bit, while the summed losses and the stop rule's reference stay
+    representable: with targets near 1e-200 the squared losses underflowed to 0 and the stop
+    rule never fired (1000 epochs), and near 1e200 they overflowed into a false divergence.
+    """
+    if size is None or 1.0 / SAFE_TARGET <= size <= SAFE_TARGET:
+        return 1.0
+    return power_of_two_inverse(size)
+
+
+def power_of_two_inverse(size):
+    """``2^-e`` with ``size = m 2^e``, ``1/2 <= m < 1``: multiplying by it brings ``size`` near 1 exactly."""
+    return float(np.ldexp(1.0, -int(_binary_exponent(size))))
 
 
 def feature_scale(X, top):
@@ -157,8 +184,7 @@ def feature_scale(X, top):
     if top == 0.0 or 1.0 / SAFE_SQUARED_NORM <= top <= SAFE_SQUARED_NORM:
         return 1.0
     values = X.data if sp.issparse(X) else X
-    exponent = int(_binary_exponent(np.max(np.abs(values))))   # the largest entry is m 2^exponent, 1/2 <= m < 1
-    return float(np.ldexp(1.0, -exponent))
+    return power_of_two_inverse(float(np.max(np.abs(values))))
 
 
 def scaled_rows(X, scale=None):

@@ -147,6 +147,7 @@ class _BaseSGD(BaseEstimator):
         self._w_max = 0.0                                        # largest sample weight seen so far
         self._x_scale = None                                     # c: the state is that of X c (_scaled_rows)
         self._target_scale = None                                # s: the target's size (adagrad's auto step)
+        self._y_scale = 1.0                                      # d: the state is that of the target T d
         self.t_ = 0
         record_params(self)
 
@@ -158,6 +159,7 @@ class _BaseSGD(BaseEstimator):
         by the stop rule of ``linbook.online._stream.objective_stop``.
         """
         n = X.shape[0]
+        T = self._scaled_targets(T, sw)
         stops = None
         if stop and self.tol is not None:
             stops = objective_stop(self.tol, self.n_iter_no_change, T, sw, fit_intercept=self.fit_intercept,
@@ -170,15 +172,31 @@ class _BaseSGD(BaseEstimator):
             order = rng.permutation(n) if shuffle else np.arange(n)
             total = epoch_in(order)                                  # summed loss, each before its step
             if self.verbose:
-                progress(self, epoch, epochs, total / sw.sum())
+                progress(self, epoch, epochs, total / sw.sum() / self._y_scale / self._y_scale)
             if stops is not None and stops(total + _penalty(self._W, lam_n, n)):
                 break
         self.tol_reached_ = stops is not None and epoch < epochs
         self.t_ = int(self._state[0])
         use_avg = self._average_start() and self._state[1] > 0
-        # the weights of X are c times those of X c (exact: c is a power of two)
-        self._publish((self._Wbar if use_avg else self._W) * self._x_scale, self._bbar if use_avg else self._b)
+        # the weights of X are c times those of X c, over d for the target T d (exact: powers of two)
+        W, b = (self._Wbar, self._bbar) if use_avg else (self._W, self._b)
+        self._publish(W * self._x_scale / self._y_scale, b / self._y_scale)
         return epoch
+
+    def _scaled_targets(self, T, sw):
+        """The chunk's targets in the units the iterates run in, ``T d`` (``schedules.target_units``).
+
+        The first chunk with a non-zero target picks ``d``. Adagrad's steps are not
+        scale-equivariant (``adagrad_tau0``), so it keeps ``d = 1``.
+        """
+        if self._target_scale is None:           # fixed by the first chunk with a non-zero target
+            self._target_scale = schedules.target_scale(T, sw, self._loss_name() == "squared_error")
+            if not self.adagrad:
+                self._y_scale = schedules.target_units(self._target_scale)
+                # every earlier chunk's targets were 0, so the state holds only zeros: exact
+                for state in (self._W, self._b, self._Wbar, self._bbar):
+                    state *= self._y_scale
+        return T * self._y_scale if self._y_scale != 1.0 else T
 
     def _lam_n(self, n):
         """The per-sample penalty share ``lam / n`` (``lam`` also when given by its old name ``alpha``),
@@ -230,8 +248,6 @@ class _BaseSGD(BaseEstimator):
         """
         X, top, nnz = self._scaled_rows(X)
         lam_n = self._lam_n(X.shape[0])
-        if self._target_scale is None:           # fixed by the first chunk with a non-zero target
-            self._target_scale = schedules.target_scale(T, sw, self._loss_name() == "squared_error")
         eta0, b_ratio = self._steps(top, nnz, X.shape[0], sw, lam_n)
         avg = self._average_start()
         options = (self._state, _LOSSES[self._loss_name()], schedules.SCHEDULES.index(self.learning_rate), eta0,
