@@ -268,6 +268,8 @@ def check_sample_weight(sample_weight, X, *, estimator=None, summed=True):
         ones = np.empty(X.shape[0])     # np.ones, without its Python wrapper (~1 us of a streamed chunk's ~20)
         ones.fill(1.0)
         return ones
+    if isinstance(sample_weight, np.ndarray) and sample_weight.ndim == 0:
+        sample_weight = sample_weight[()]       # one number, as a float is (scikit-learn refused it, naming X)
     with _with_advice(estimator):
         w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         if not np.all(np.isfinite(w)):

@@ -106,5 +106,8 @@ class InformationCriteriaMixin:
 
         ``N`` is the number of rows of ``X`` (with weights: of rows with positive weight).
         """
-        n = np.shape(X)[0] if sample_weight is None else int(np.count_nonzero(np.asarray(sample_weight)))
-        return bic(self._ll(X, y, sample_weight), self.n_params_, n)
+        log_likelihood = self._ll(X, y, sample_weight)      # checks the weights first
+        n = np.shape(X)[0]
+        if sample_weight is not None:       # one number weighs every row (it counted as one row: log N = 0)
+            n = int(np.count_nonzero(np.broadcast_to(np.asarray(sample_weight, dtype=float), (n,)) > 0))
+        return bic(log_likelihood, self.n_params_, n)

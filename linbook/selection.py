@@ -25,8 +25,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import clone
-from sklearn.model_selection import cross_val_score
+from sklearn.base import clone, is_classifier
+from sklearn.model_selection import check_cv, cross_val_score
 from sklearn.utils.validation import check_array
 
 from ._design import typical_magnitudes
@@ -757,8 +757,9 @@ def forward_selection(estimator, X, y, *, n_features=None, cv=5, scoring=None, t
     X : array-like of shape (N, D)
     y : array-like of shape (N,)
     n_features : int or None, default=None
-    cv : int or splitter, default=5
-        Passed to ``cross_val_score`` (an int means (Stratified)KFold without shuffling).
+    cv : int, splitter or iterable of (train, test) splits, default=5
+        Passed to ``cross_val_score`` (an int means (Stratified)KFold without shuffling); a
+        generator of splits is read once and its splits serve every step.
     scoring : str or callable, optional
         Passed to ``cross_val_score`` (default: the estimator's ``score``).
     tol : float, default=0.0
@@ -770,12 +771,15 @@ def forward_selection(estimator, X, y, *, n_features=None, cv=5, scoring=None, t
     Derived in: chapter "Model and feature selection" § "Feature selection: wrapper search".
     """
     X, y = _check_search("forward_selection", X, y, n_features, tol)
+    cv = check_cv(cv, y, classifier=is_classifier(estimator))     # a generator of splits serves every step
     d = X.shape[1]
     chosen, scores, current = [], [], -np.inf
     target = d if n_features is None else int(n_features)
     while len(chosen) < target:
         cand = [j for j in range(d) if j not in chosen]
-        s = [_cv(estimator, X, y, chosen + [j], cv, scoring) for j in cand]
+        # the columns in index order, as SequentialFeatureSelector passes them: a fit that depends on the
+        # order (random feature draws, a loose coordinate descent) then makes the same choices
+        s = [_cv(estimator, X, y, sorted(chosen + [j]), cv, scoring) for j in cand]
         best = int(np.argmax(s))
         if n_features is None and not s[best] > current + tol:
             break
@@ -807,6 +811,7 @@ def backward_selection(estimator, X, y, *, n_features=None, cv=5, scoring=None, 
     Derived in: chapter "Model and feature selection" § "Feature selection: wrapper search".
     """
     X, y = _check_search("backward_selection", X, y, n_features, tol)
+    cv = check_cv(cv, y, classifier=is_classifier(estimator))     # a generator of splits serves every step
     d = X.shape[1]
     kept = list(range(d))
     removed = []

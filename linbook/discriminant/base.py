@@ -193,6 +193,10 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         self._set_centres_spread()
         return self
 
+    def _free_priors(self):
+        """The number of priors ``n_params_`` counts: ``C - 1`` when they are estimated, none when given."""
+        return 0 if self.priors is not None else self.classes_.size - 1
+
     # The fit in three steps, each a function of sums over rows (so linbook._dask runs them on row
     # blocks): the class counts and column ranges, the class sums, the scatter statistics.
     def _set_priors_and_scale(self, class_count, lo, hi):

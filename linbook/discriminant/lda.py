@@ -50,7 +50,7 @@ class LDA(GaussianClassifier):
         ``w = beta_1 - beta_0 = Sigma^{-1}(mu_1 - mu_0)`` (4.48) and ``gamma_1 - gamma_0``.
     constant_features_ : ndarray of bool
     n_params_ : int
-        ``(C - 1) + C D + D (D + 1) / 2``.
+        ``(C - 1) + C D + D (D + 1) / 2``; the ``C - 1`` priors count only when estimated (``priors=None``).
 
     Derived in: chapter "Gaussian models and GDA" § "Linear discriminant analysis".
     """
@@ -105,7 +105,7 @@ class LDA(GaussianClassifier):
             self.coef_, self.intercept_ = self._binary_discriminant()
         else:
             self.coef_, self.intercept_ = self.betas_, self.gammas_
-        self.n_params_ = int((C - 1) + C * D + D * (D + 1) // 2)
+        self.n_params_ = int(self._free_priors() + C * D + D * (D + 1) // 2)
 
     def _binary_discriminant(self):
         """``coef_, intercept_`` of two classes, ``beta_1 - beta_0`` and ``gamma_1 - gamma_0``, from the centred

@@ -167,7 +167,7 @@ class DiagonalLDA(DiagonalGaussianClassifier):
     var_ : ndarray, shape (D,)
         Pooled variances ``s_j^2``, in the units of X.
     n_params_ : int
-        ``(C - 1) + C D + D``.
+        ``(C - 1) + C D + D``; the ``C - 1`` priors count only when estimated (``priors=None``).
 
     Derived in: chapter "Gaussian models and GDA" § "Diagonal LDA".
     """
@@ -189,7 +189,7 @@ class DiagonalLDA(DiagonalGaussianClassifier):
                              "(column(s) of X constant inside every class of y); drop them, or use "
                              "linbook.GaussianNaiveBayes(var_smoothing=...) which adds a floor")
         self._set_diagonal(self._means_z, var)
-        self.n_params_ = int((C - 1) + C * D + D)
+        self.n_params_ = int(self._free_priors() + C * D + D)
 
     @property
     def var_(self):
@@ -231,7 +231,7 @@ class GaussianNaiveBayes(DiagonalGaussianClassifier):
     var_ : ndarray, shape (C, D)
         The ``v_cj``, in the units of X.
     n_params_ : int
-        ``(C - 1) + 2 C D``.
+        ``(C - 1) + 2 C D``; the ``C - 1`` priors count only when estimated (``priors=None``).
 
     Raises
     ------
@@ -269,7 +269,7 @@ class GaussianNaiveBayes(DiagonalGaussianClassifier):
                              "constant within the class); set var_smoothing > 0")
         self._warn_drowned_columns(within, counts, eps)
         self._set_diagonal(self._means_z, var)
-        self.n_params_ = int((C - 1) + 2 * C * D)
+        self.n_params_ = int(self._free_priors() + 2 * C * D)
 
     def _smoothing_overflow_message(self, total_k, e, k, j):
         """The error for ``eps = var_smoothing * Var(x_k)`` (``k`` the widest column) beyond float64 in the units

@@ -42,7 +42,7 @@ class QDA(GaussianClassifier):
         The ``Sigma_c``, in the units of X.
     constant_features_ : ndarray of bool
     n_params_ : int
-        ``(C - 1) + C D + C D (D + 1) / 2``.
+        ``(C - 1) + C D + C D (D + 1) / 2``; the ``C - 1`` priors count only when estimated (``priors=None``).
 
     Raises
     ------
@@ -85,7 +85,7 @@ class QDA(GaussianClassifier):
         self._offsets = np.einsum("cd,cde->ce", self._means_z - self._center, whiten)
         # each class's first class of the same covariance, bit for bit (itself where none is)
         self._same_as = np.array([next(r for r in range(c + 1) if np.array_equal(chol[r], chol[c])) for c in range(C)])
-        self.n_params_ = int((C - 1) + C * D + C * D * (D + 1) // 2)
+        self.n_params_ = int(self._free_priors() + C * D + C * D * (D + 1) // 2)
 
     def _log_density(self, X, exact=False):
         # log N(x | mu_c, Sigma_c) = -1/2 ||L_c^{-1}(x - mu_c)||^2 - 1/2 log|Sigma_c| + class-free terms

@@ -99,4 +99,4 @@ class NearestShrunkenCentroids(DiagonalGaussianClassifier):
         self.within_class_std_dev_ = self._in_units_of_X(s, "within_class_std_dev_", power=1)
         self.selected_features_ = np.flatnonzero(self._keep)[np.any(d != 0, axis=0)]
         self._set_diagonal(centroids, var)
-        self.n_params_ = int((C - 1) + D + np.count_nonzero(d) + D)
+        self.n_params_ = int(self._free_priors() + D + np.count_nonzero(d) + D)
