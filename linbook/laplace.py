@@ -15,9 +15,8 @@ Derived in: chapter "Laplace approximation, BIC and Bayesian logistic regression
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import warnings
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import linalg
@@ -362,12 +361,14 @@ def _laplace_posterior(Phi, t, alpha, sw, tol, max_iter):
     # nats, c times larger. The mode search runs on E / c, c a power of 4 near the weights' mean (1
     # without weights): the same mode, found to the same relative precision at any scale of the weights.
     c = _weight_scale(sw)
+    while not np.isfinite(alpha / c):   # a prior near 1e308 beside small weights: it decides the mode alone
+        c *= 4.0
     sw_c, alpha_c = (None if sw is None else sw / c), alpha / c
 
-    def energy_over_c(w):   # E(w) = NLL(w) + (alpha/2) ||w||^2 + (M/2) log(2 pi / alpha), over c; its g and H
+    def energy_over_c(w):   # E(w) = NLL(w) + (alpha/2) ||w||^2 over c, plus (M/2) log(2 pi / alpha); its g and H
         # g = Phi'(s (mu - t)) + alpha w,  H = Phi' S Phi + alpha I  (over c)
         E, g, H = logistic_loss(w, Phi, t, alpha_c, sample_weight=sw_c)
-        return E + const / c, g, H
+        return E + const, g, H
 
     try:
         res_c = laplace_approximation(energy_over_c, True, True, np.zeros(m), tol=tol, max_iter=max_iter)
@@ -378,7 +379,15 @@ def _laplace_posterior(Phi, t, alpha, sw, tol, max_iter):
                          "fitting.") from None
     except ValueError as exc:
         raise _weights_too_spread(_prior_too_weak(exc, alpha), sw) from exc
-    return _energy_times(res_c, c)
+    # the prior's normaliser is in the search in nats, not over c: over c (weights of 1e-17) it was a constant of
+    # ~1e19, whose rounding stalled the line search 1.2 standard deviations from the mode; in nats the search is
+    # the one without weights (there E flat to rounding at far margins lets Newton's flat step double)
+    return _shifted(_energy_times(_shifted(res_c, -const), c), const)
+
+
+def _shifted(res, constant):
+    """The Laplace approximation of ``exp(-(E + constant))`` from that of ``exp(-E)``: the same Gaussian."""
+    return replace(res, energy=res.energy + constant, log_evidence=res.log_evidence - constant)
 
 
 def _weight_scale(sw):
@@ -542,8 +551,12 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         return np.hstack([np.ones((X.shape[0], 1)), X]) if self.fit_intercept else X
 
     def _prior_precision(self):
-        return renamed_param(self, "prior_precision", "prior_var", convert=lambda var: 1.0 / var,
-                             formula="prior_precision=1/prior_var")
+        alpha = renamed_param(self, "prior_precision", "prior_var", convert=lambda var: 1.0 / var,
+                              formula="prior_precision=1/prior_var")
+        if not np.isfinite(alpha):          # only 1 / prior_var can overflow: the constraints bound prior_precision
+            raise ValueError(f"BayesianLogisticRegression: prior_var={self.prior_var:g} is below 1 / 1.8e308, so "
+                             "its precision 1 / prior_var is not a float64; pass prior_precision (at most 1.8e308).")
+        return alpha
 
     @all_or_nothing
     def fit(self, X, y, sample_weight=None):
