@@ -320,11 +320,11 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         coefficients times ``eta_scale``, the weights, the intercept and the pocket's weighted error count times
         ``weight_scale``), and warn when the data were not separated."""
         w, b, pocket, alpha = result
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", under="ignore"):
             w, b = w * (scale * eta_scale) * weight_scale, b * (scale * scale * eta_scale) * weight_scale
             alpha = None if alpha is None else alpha * eta_scale
-        if eta_scale != 1.0 or weight_scale != 1.0:
-            _check_large_weights(w, b, self.eta, weight_scale)
+        if scale != 1.0 or eta_scale != 1.0 or weight_scale != 1.0:
+            _check_representable_weights(result[:2], (w, b), self.eta, weight_scale)
         if weight_scale != 1.0 and pocket is not None:
             pocket = (pocket[0] * weight_scale, pocket[1])
         updated = np.concatenate(history.updates)
@@ -392,10 +392,12 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         a power of two ``s`` near ``sqrt(eta) max|x|``: the run on ``x / s`` (and ``c / s``) makes exactly the same
         decisions with every score divided by ``s^2`` (powers of two), and its ``w`` and ``b`` are ``s`` and
         ``s^2`` times the unscaled run's. Unscaled, the scores underflowed to 0, every test ``y (w.x + b) <= 0``
-        counted a mistake, and a fit of separable data at 1e-200 ended at 53 % training accuracy, silently."""
+        counted a mistake, and a fit of separable data at 1e-200 ended at 53 % training accuracy, silently. So
+        too for large features (``sqrt(eta) max|x|`` above ``2^400``), whose scores overflowed: separable data at
+        2^480 under ``eta = 2^60`` ended at 43 % training accuracy with ``converged_`` true."""
         values = X.data if sp.issparse(X) else X                # (scipy's abs() sums duplicates in place)
         largest = float(np.max(np.abs(values), initial=0.0))
-        if largest == 0.0 or np.log2(largest) + 0.5 * np.log2(eta) >= -480:
+        if largest == 0.0 or -480 <= np.log2(largest) + 0.5 * np.log2(eta) <= 400:
             return 1.0
         return float(np.ldexp(1.0, int(np.round(np.log2(largest) + 0.5 * np.log2(eta)))))
 
@@ -534,9 +536,11 @@ def _split_eta(eta):
     With zero initial weights every ``w`` and ``b`` of the run is ``eta`` times the run at ``eta = 1``, and the
     tests ``y (w.x + b) <= 0`` do not depend on ``eta``: the run at ``eta / 2^k`` makes the same mistakes, and
     its weights times ``2^k`` are the weights of ``eta`` bit for bit (a power of two scales exactly). ``k`` is
-    0 up to ``eta = 2^64``. Above, the unscaled run's scores ``eta x.x`` overflowed: at ``eta`` near 1e308
-    the weights became inf and NaN and the fit returned them without a word (50 % training accuracy)."""
-    if eta <= 2.0 ** 64:
+    0 for ``eta`` from ``2^-64`` to ``2^64``. Above, the unscaled run's scores ``eta x.x`` overflowed: at ``eta``
+    near 1e308 the weights became inf and NaN and the fit returned them without a word (50 % training accuracy);
+    below, they underflowed beside small features (``eta`` 1e-300 beside features of 1e-200: every score 0, no
+    mistake seen, ``coef_ = 0``)."""
+    if 2.0 ** -64 <= eta <= 2.0 ** 64:
         return eta, 1.0
     eta_scale = float(np.ldexp(1.0, int(np.floor(np.log2(eta)))))
     return eta / eta_scale, eta_scale
@@ -547,26 +551,37 @@ def _split_weights(t):
     by at the end, as :func:`_split_eta` does for ``eta`` (every update is ``eta t_i x_i``, so scaling all ``t_i``
     by a power of two scales every ``w`` and ``b`` of the run exactly and leaves the tests ``t_i (w.x_i + b) <= 0``
     as they were). ``k`` brings the largest ``|t_i|`` to 1 when it is above 1, short of making the smallest
-    positive one subnormal. Why: with ``sample_weight`` of 1e305 (or 1e10 beside features of 1e150) the scores
-    ``w.x`` overflowed, and the fit returned inf and NaN weights without a word."""
+    positive one subnormal, and up to 1 when it is below ``2^-64``. Why: with ``sample_weight`` of 1e305 (or 1e10
+    beside features of 1e150) the scores ``w.x`` overflowed, and the fit returned inf and NaN weights without a
+    word; with weights below 1e-161 the test's product ``t_i (w.x_i + b)``, whose factors both scale with the
+    weights, underflowed to 0 and counted every sample as a mistake (9 of 60 labels changed, no warning)."""
     size = np.abs(t)
     largest = float(np.max(size, initial=0.0))
-    if largest <= 1.0:
+    if largest == 0.0 or 2.0 ** -64 <= largest <= 1.0:
         return t, 1.0
-    k = min(int(np.floor(np.log2(largest))), int(np.floor(np.log2(np.min(size[size > 0])))) + 1021)
-    if k <= 0:
-        return t, 1.0
+    k = int(np.floor(np.log2(largest)))
+    if largest > 1.0:
+        k = min(k, int(np.floor(np.log2(np.min(size[size > 0])))) + 1021)
+        if k <= 0:
+            return t, 1.0
     weight_scale = float(np.ldexp(1.0, k))
     return t / weight_scale, weight_scale
 
 
-def _check_large_weights(w, b, eta, weight_scale):
-    """A clear error when the weights of a large ``eta`` or large sample weights overflow."""
-    if not (np.all(np.isfinite(w)) and np.all(np.isfinite(b))):
+def _check_representable_weights(run, scaled, eta, weight_scale):
+    """A clear error when the weights ``w``, ``b`` of the run, scaled back to the caller's units, overflow, or
+    underflow below the normal numbers (``eta`` 1e-320, or 1e-170 beside features of 1e-150: the weights
+    ~1e-320 keep a few bits, and their predictions were 67 % right on separable data)."""
+    if not all(np.all(np.isfinite(v)) for v in scaled):
         raise ValueError(f"Perceptron: the weights eta * sum_i s_i y_i x_i overflow float64 (eta = {float(eta):g}, "
                          f"sample weights up to ~{weight_scale:.0e}). Lower eta or divide sample_weight by its largest "
                          "value: the mistakes, and so the predictions, do not depend on their scale (eta = 1 and "
                          "weights at most 1 give the same classifier).")
+    if any(np.any(v != 0) and np.max(np.abs(u)) < np.finfo(float).tiny for v, u in zip(run, scaled)):
+        raise ValueError(f"Perceptron: the weights eta * sum_i s_i y_i x_i underflow float64 (below 2.2e-308; "
+                         f"eta = {float(eta):g}, sample weights up to ~{weight_scale:.0e}). Raise eta, or multiply sample_weight by a "
+                         "constant, or scale the features up: the mistakes, and so the predictions, do not depend on "
+                         "eta or on the weights' scale (eta = 1 and weights near 1 give the same classifier).")
 
 
 class _CompiledEpochs:

@@ -11,6 +11,9 @@
 - The Gaussian classifiers' ``n_params_`` counted ``C - 1`` priors also when the priors were given, not estimated.
 """
 
+import re
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.feature_selection import SequentialFeatureSelector
@@ -158,3 +161,58 @@ def test_beta_credible_interval_with_a_subnormal_end(a):
     with mp.workdps(80):
         reached = mp.betainc(a, a, 0, mp.mpf(lo), regularized=True) / (mp.mpf(1 - level) / 2)
     assert abs(float(reached) - 1.0) < 1e-6        # the end is subnormal: ~30 bits
+
+
+# ----------------------------------------------------------------------------- the perceptron at extreme scales
+def _separable_integers():
+    rng = np.random.default_rng(0)
+    X = rng.integers(-5, 6, size=(30, 3)).astype(float)
+    return X, np.where(X @ np.array([1, -2, 1]) + 1 > 0, 1, -1)
+
+
+@pytest.mark.parametrize("form", ["primal", "dual", "pocket"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("k, j", [(480, 60), (508, 0), (498, 33), (-200, -1000), (-280, -330), (-300, -530),
+                                  (0, -1064), (-520, -570), (300, 300), (0, -300)])
+def test_perceptron_features_and_eta_at_extreme_scales_are_right_or_refused(form, fit_intercept, k, j):
+    """The mistakes do not depend on a power-of-two scale of ``X`` (with ``intercept_scaling="auto"``) or on ``eta``
+    (zero start). Scores that overflowed made every epoch look mistake-free (43 % training accuracy on separable
+    data, ``converged_`` true); ``eta`` 1e-300 beside features of 1e-200 made the scaling factor 0 (``coef_ = 0``,
+    ``converged_`` true); weights scaled back below the normal numbers kept a few bits (67 % right). Now the run
+    goes in units near 1 on both sides, and weights beyond float64's normal numbers are a clear error."""
+    X, y = _separable_integers()
+    options = dict(form=form, fit_intercept=fit_intercept, intercept_scaling="auto", random_state=1, max_iter=50)
+    reference = linbook.Perceptron(**options).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            model = linbook.Perceptron(eta=2.0 ** j, **options).fit(np.ldexp(X, k), y)
+        except ValueError as exc:
+            assert re.search("overflow|underflow|too small for the intercept|squared norms", str(exc))
+            return
+    assert np.array_equal(model.predict(np.ldexp(X, k)), reference.predict(X))
+    assert (model.n_mistakes_, model.converged_) == (reference.n_mistakes_, reference.converged_)
+
+
+@pytest.mark.parametrize("form", ["primal", "dual", "pocket"])
+@pytest.mark.parametrize("exponent", [-535, -600, -1000, -1060])
+def test_perceptron_with_tiny_sample_weights_makes_the_same_run(form, exponent):
+    """Weights ``2^e s`` make the mistakes of ``s``: the test ``t_i (w.x_i + b)``, both factors scaling with the
+    weights, underflowed below 1e-161 and counted every sample as a mistake (9 of 60 labels changed)."""
+    rng = np.random.default_rng(0)
+    y = np.arange(60) % 2
+    X = rng.standard_normal((60, 3)) + np.outer(y, [1.0, 0.75, 0.5])
+    weights = np.random.default_rng(1).uniform(0.5, 2, 60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference = linbook.Perceptron(form=form, random_state=0, tol=None, max_iter=100).fit(X, y, sample_weight=weights)
+        model = linbook.Perceptron(form=form, random_state=0, tol=None, max_iter=100)
+        if exponent == -1060:       # subnormal weights: so would the weights of the answer be
+            with pytest.raises(ValueError, match="underflow float64.*multiply sample_weight"):
+                model.fit(X, y, sample_weight=np.ldexp(weights, exponent))
+            return
+        model.fit(X, y, sample_weight=np.ldexp(weights, exponent))
+    assert model.n_mistakes_ == reference.n_mistakes_
+    assert np.array_equal(model.predict(X), reference.predict(X))
+    if exponent > -1000:            # the answer's weights are then normal numbers: exactly scaled
+        assert np.array_equal(model.coef_, np.ldexp(reference.coef_, exponent))
