@@ -52,7 +52,17 @@ def linear_predictor_from(X, coef, intercept, origin, *, shift_far_rows=False):
     Why: a fit on columns offset far from 0 has ``intercept ~ -o^T coef``, and ``x^T w + b`` rounds at ``eps |o^T
     w|`` (2e-4 of the scores' spread at an offset of 1e12), where ``x - o`` is exact (Sterbenz)."""
     if origin is not None and not sp.issparse(X):
-        return linear_predictor(X - origin[0], coef, origin[1], shift_far_rows=shift_far_rows)
+        with np.errstate(over="ignore"):
+            shifted = X - origin[0]
+        # a row on the other side of 0 from columns offset near 1e308 is further than float64 holds from o: it
+        # takes the plain formula (its score ~1e3 overflowed to a false error)
+        beyond = np.isinf(shifted).any(axis=1) & np.isfinite(X).all(axis=1)
+        if not beyond.any():
+            return linear_predictor(shifted, coef, origin[1], shift_far_rows=shift_far_rows)
+        scores = linear_predictor(np.where(beyond[:, None], 0.0, shifted), coef, origin[1],
+                                  shift_far_rows=shift_far_rows)
+        scores[beyond] = linear_predictor(X[beyond], coef, intercept, shift_far_rows=shift_far_rows)
+        return scores
     return linear_predictor(X, coef, intercept, shift_far_rows=shift_far_rows)
 
 

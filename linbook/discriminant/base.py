@@ -218,7 +218,17 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
     def _from_origin(self, X):
         """``X - origin`` (kept features), the coordinates the model works in; ``X`` itself where no column is
         offset (``linbook._design.range_origin``)."""
-        return X - self._origin if np.any(self._origin) else X
+        if not np.any(self._origin):
+            return X
+        with np.errstate(over="ignore"):
+            shifted = X - self._origin
+        if np.isinf(shifted).any() and not np.isinf(X[np.isinf(shifted)]).all():
+            # a row on the other side of 0 from columns offset near 1e308: its distance from the centre exceeds
+            # float64, although its standardised distance may not (the posteriors came out NaN, silently)
+            raise ValueError(f"{type(self).__name__}: some rows of X lie further than float64 holds (1.8e308) from "
+                             "the centre of the features seen in fit (columns offset near 1e308); scale X and the "
+                             "training data alike (e.g. by 2^-10) and refit")
+        return shifted
 
     def _set_means(self, sums, counts, lo):
         """``means_`` from the class sums and counts of the observed entries (standardised units)."""
@@ -311,10 +321,14 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         X = self._from_origin(X)
         complete = missing is None or not missing.any()      # (X.sum() can be NaN from +-inf alone)
         with np.errstate(over="ignore", invalid="ignore"):      # overflowing rows are found below
-            if complete or self._nan_in_fit:
+            if complete:
                 s = self._log_density(X, exact or missing is not None)
-            else:
-                s = self._marginal_log_density(X, missing)
+            else:       # the rows with a missing value apart: a row's scores must not depend on the others'
+                gaps = missing.any(axis=1)
+                s = np.empty((X.shape[0], self.classes_.size))
+                s[~gaps] = self._log_density(X[~gaps], exact)
+                s[gaps] = (self._log_density(X[gaps], True) if self._nan_in_fit
+                           else self._marginal_log_density(X[gaps], missing[gaps]))
         # (N, C) in column-major order: reductions over the C classes of a row are then
         # vectorised over rows (3x faster softmax for small C)
         s = np.asfortranarray(s)

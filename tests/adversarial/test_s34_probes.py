@@ -216,3 +216,48 @@ def test_perceptron_with_tiny_sample_weights_makes_the_same_run(form, exponent):
     assert np.array_equal(model.predict(X), reference.predict(X))
     if exponent > -1000:            # the answer's weights are then normal numbers: exactly scaled
         assert np.array_equal(model.coef_, np.ldexp(reference.coef_, exponent))
+
+
+# ----------------------------------------------------------------------------- predicting from the fit's origin
+def _offset_data(offset):
+    rng = np.random.default_rng(9)
+    X0 = rng.standard_normal((200, 2))
+    y = (X0 @ [1.5, -1.0] + 0.2 * rng.standard_normal(200) > 0).astype(int)
+    return X0 * (offset / 1500) + offset, y, X0 @ [2.0, -1.0] + 0.1 * rng.standard_normal(200)
+
+
+@pytest.mark.parametrize("model", [linbook.LinearRegression, linbook.Ridge, linbook.Lasso])
+@pytest.mark.parametrize("offset", [1.5e308, 1e308, 9e307])
+def test_linear_prediction_of_a_row_beyond_float64_from_the_origin(model, offset):
+    """Columns offset near 1e308, a row on the other side of 0: ``x - o`` overflows, its score (~1e3) does not.
+    It raised "the prediction overflows"; the plain formula ``x coef + b`` now scores it. Oracle: Fractions."""
+    from fractions import Fraction
+
+    X, _, target = _offset_data(offset)
+    fitted = model().fit(X, target)
+    rows = np.array([[-offset, -offset], [-offset, offset], [offset, -offset]])
+    exact = [float(sum(Fraction(a) * Fraction(c) for a, c in zip(row, fitted.coef_)) + Fraction(fitted.intercept_))
+             for row in rows]
+    np.testing.assert_allclose(fitted.predict(rows), exact, rtol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["LDA", "QDA", "RDA", "GaussianNaiveBayes", "DiagonalLDA", "NearestShrunkenCentroids"])
+def test_gaussian_classifiers_refuse_a_row_beyond_float64_from_the_centre(name):
+    """The same rows gave NaN posteriors and wrong labels, with only numpy's RuntimeWarnings: now a clear error."""
+    X, y, _ = _offset_data(1e308)
+    fitted = getattr(linbook, name)().fit(X, y)
+    with pytest.raises(ValueError, match="further than float64 holds"):
+        fitted.predict_proba(np.array([[-1e308, -1e308]]))
+
+
+@pytest.mark.parametrize("name", ["LDA", "QDA", "RDA", "DiagonalLDA", "NearestShrunkenCentroids", "GaussianNaiveBayes"])
+def test_gaussian_decision_function_of_a_row_does_not_depend_on_the_batch(name):
+    """A NaN in another row of the batch switched every row to the exact joint (a shift of 9.2 for QDA)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 4))
+    y = np.digitize(X @ [1.0, -1.0, 0.5, 0.2], [-0.5, 0.5])
+    row = rng.standard_normal((1, 4))
+    fitted = getattr(linbook, name)().fit(X, y)
+    beside = fitted.decision_function(np.vstack([row, [[np.nan, 0.5, 0.1, 0.2]]]))
+    np.testing.assert_array_equal(beside[0], fitted.decision_function(row)[0])
+    assert np.all(np.isfinite(beside))
