@@ -1,6 +1,7 @@
 """The self-checks of the "Linear regression" exercises: references pass, plausible mistakes fail."""
 
 import numpy as np
+import pytest
 
 import linbook.exercises as ex
 
@@ -73,3 +74,35 @@ def test_wrong_answers_fail():
     assert not ex.check("linear.lasso-coordinate", soft_hard, verbose=False)
     r = ex.check("linear.ridge", lambda X, y, lam: 1 / 0, verbose=False)
     assert not r
+
+
+# --- lasso-coordinate at several (a, lam): one pair with lam = 1/a let functions confusing them pass --------
+def soft_fixed_args(z, a, lam):          # ignores a and lam: right at (a, lam) = (2, 0.5) only
+    return np.sign(z) * np.maximum(np.abs(z) - 0.5, 0) / 2
+
+
+def soft_swapped(z, a, lam):             # 1/a as the threshold, lam as the factor: right whenever lam = 1/a
+    return np.sign(z) * np.maximum(np.abs(z) - 1 / a, 0) * lam
+
+
+def soft_threshold_over_a(z, a, lam):    # divides by a before thresholding: the threshold becomes a lam
+    return np.sign(z) * np.maximum(np.abs(z) / a - lam, 0.0)
+
+
+@pytest.mark.parametrize("fn", [soft_fixed_args, soft_swapped, soft_threshold_over_a], ids=lambda f: f.__name__)
+def test_lasso_rejects_functions_that_ignore_or_confuse_a_and_lam(fn):
+    r = ex.check("linear.lasso-coordinate", fn, verbose=False)
+    assert not r
+    assert "matches the minimiser for |z| > lam" in {p.name for p in r.properties if not p.passed}
+
+
+@pytest.mark.parametrize("fn", [
+    soft_ok,
+    lambda z, a, lam: (np.sign(z) * np.maximum(np.abs(z) - lam, 0.0) / a).tolist(),              # a list
+    lambda z, a, lam: (np.sign(z) * np.maximum(np.abs(z) - lam, 0.0) / a).astype(np.float32),    # float32
+    lambda z, a, lam: np.where(z > lam, (z - lam) / a, np.where(z < -lam, (z + lam) / a, 0.0)),  # by cases
+    lambda z, a, lam: np.array([max(abs(v) - lam, 0.0) * np.sign(v) / a for v in z]),           # a loop
+], ids=["reference", "list", "float32", "cases", "loop"])
+def test_lasso_accepts_right_answers(fn):
+    r = ex.check("linear.lasso-coordinate", fn, verbose=False)
+    assert r, r.report()

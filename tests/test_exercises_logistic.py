@@ -1,6 +1,7 @@
 """Self-checks of chapter "Logistic regression": reference solutions pass, plausible mistakes fail."""
 
 import numpy as np
+import pytest
 from scipy.special import log_ndtr
 
 import linbook.exercises as ex
@@ -76,3 +77,38 @@ def test_mistakes_fail():
     assert not ex.check("logreg.softmax-grad", softmax_grad_naive, verbose=False)
     assert not ex.check("logreg.probit-nll", probit_nll_naive, verbose=False)
     assert not ex.check("logreg.newton-step", lambda X, y, w, lam: 1 / 0, verbose=False)
+
+
+# --- nll-grad-hess at huge weights: the gradient and Hessian too, not only the NLL --------------------------
+def nll_stable_grad_naive(X, y, w):      # a stable softplus, but the sigmoid as exp(z) / (1 + exp(z)): NaN there
+    z = X @ w
+    with np.errstate(all="ignore"):
+        mu = np.exp(z) / (1 + np.exp(z))
+    return float(np.sum(log1pexp(z) - y * z)), X.T @ (mu - y), X.T @ ((mu * (1 - mu))[:, None] * X)
+
+
+def test_huge_weights_check_the_gradient_and_hessian():
+    r = ex.check("logreg.nll-grad-hess", nll_stable_grad_naive, verbose=False)
+    failed = {p.name: p.hint for p in r.properties if not p.passed}
+    assert list(failed) == ["finite and exact for huge weights (|z| ~ 1000)"]
+    assert "gradient and Hessian" in failed["finite and exact for huge weights (|z| ~ 1000)"]
+
+
+def nll_tanh(X, y, w):                    # the sigmoid and its slope through tanh / cosh: stable, another form
+    z = X @ w
+    with np.errstate(over="ignore"):
+        s = 0.25 / np.cosh(z / 2) ** 2
+    return float(np.sum(np.logaddexp(0, z) - y * z)), X.T @ (0.5 * (1 + np.tanh(z / 2)) - y), X.T @ (s[:, None] * X)
+
+
+def nll_expit_both_sides(X, y, w):        # slope sigma(z) sigma(-z): exact where 1 - sigma(z) rounds to 0
+    from scipy.special import expit
+    z = X @ w
+    s = expit(z) * expit(-z)
+    return np.sum(log1pexp(z) - y * z), (X.T @ (expit(z) - y)).tolist(), X.T @ (s[:, None] * X)
+
+
+@pytest.mark.parametrize("fn", [nll_grad_hess, nll_tanh, nll_expit_both_sides], ids=lambda f: f.__name__)
+def test_huge_weights_accept_stable_forms(fn):
+    r = ex.check("logreg.nll-grad-hess", fn, verbose=False)
+    assert r, r.report()

@@ -8,6 +8,7 @@ hint that speaks of "your function" -- never a line of the check, never an excep
 
 from __future__ import annotations
 
+import copy
 import re
 
 import numpy as np
@@ -276,3 +277,121 @@ def test_students_warnings_settings_are_kept():
     with np.errstate(divide="raise"):
         r = ex.check("linear.lasso-coordinate", noisy, verbose=False)
     assert not r and "FloatingPointError" in r.properties[-1].hint
+
+
+# --- functions that change their inputs: judged on what they return ----------------------------------------
+# Checks computed their reference after calling the student's function, from arrays they had not copied: a
+# right answer that works in place was rejected (with a hint about the maths) and a wrong one could move the
+# reference onto itself. The framework now hands every call copies (linbook/exercises/__init__.py, _copied).
+
+# the exercises whose text asks the function to leave an input alone, and whose check says so
+DOCUMENTED_IN_PLACE = {"perceptron.epoch": "does not modify the input w",
+                       "online.polyak-average": "does not modify its inputs in place"}
+
+
+def _scramble(value):
+    """Overwrite every array (and list) in an argument, as a careless in-place function would."""
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf" and value.flags.writeable:
+        value[...] = 0 if value.dtype.kind != "f" else -7.5
+    elif isinstance(value, list):
+        for v in value:
+            _scramble(v)
+        value.append(np.zeros(1))
+
+
+def _then_scrambles(key):
+    ref = REFERENCES[key]
+
+    def student(*args):
+        out = copy.deepcopy(ref(*args))     # what it returns may be a view of an input (np.asarray(pis))
+        for a in args:
+            _scramble(a)
+        return out
+    return student
+
+
+@pytest.mark.parametrize("key", sorted(set(KEYS) - set(DOCUMENTED_IN_PLACE)))
+def test_a_right_answer_that_then_overwrites_its_inputs_is_accepted(key):
+    r = ex.check(key, _then_scrambles(key), verbose=False)
+    assert r, r.report()
+    if key not in {"gendisc.param-count", "selection.kfold"}:   # these take numbers only: nothing to change
+        assert r.notes and r.notes[0].startswith("your function changed its input"), r.report()
+
+
+@pytest.mark.parametrize("key", sorted(DOCUMENTED_IN_PLACE))
+def test_the_exercises_that_forbid_changing_an_input_still_say_so(key):
+    r = ex.check(key, _then_scrambles(key), verbose=False)
+    failed = [p.name for p in r.properties if not p.passed]
+    assert failed == [DOCUMENTED_IN_PLACE[key]], r.report()
+
+
+def _name(value):
+    return getattr(value, "__name__", value)
+
+
+def _lda_doubles_sigma(m0, m1, S, pi1):
+    S += S.T                                 # "symmetrise" without the 1/2, in place: w is halved
+    return _two_class(m0, m1, S, pi1)
+
+
+def _zero_fill(x, pis, mus, Sig):
+    """The wrong answer the hint names: missing features filled with 0 (in place)."""
+    if np.all(np.isnan(x)):
+        return np.asarray(pis, float)
+    x[np.isnan(x)] = 0.0
+    return _marginal(x, pis, mus, Sig)
+
+
+def _nll_pm1_labels(X, y, w):
+    y[y == 0] = -1                           # labels to +-1 in place, then the 0/1 formulas: all three wrong
+    return _nll_grad_hess(X, y, w)
+
+
+def _soft_doubles_at_zero(d, lam):
+    if lam == 0:
+        d *= 2
+        return d
+    return np.sign(d) * np.maximum(np.abs(d) - lam, 0)
+
+
+@pytest.mark.parametrize("key, fn", [("gda.two-class-lda", _lda_doubles_sigma),
+                                     ("gendisc.marginal-posterior", _zero_fill),
+                                     ("logreg.nll-grad-hess", _nll_pm1_labels),
+                                     ("gda.soft-threshold", _soft_doubles_at_zero)], ids=_name)
+def test_a_wrong_answer_that_changes_its_inputs_cannot_move_the_reference(key, fn):
+    assert not ex.check(key, fn, verbose=False)
+
+
+def _moderated_in_place(mu, var):
+    mu /= np.sqrt(1 + np.pi * var / 8)
+    return sigmoid(mu)
+
+
+def _soft_in_place(d, lam):
+    d = np.asarray(d)
+    d[np.abs(d) <= lam] = 0
+    d -= lam * np.sign(d)
+    return d
+
+
+def _mahalanobis_in_place(X, mu, S):
+    X -= mu
+    lam, U = np.linalg.eigh(S)
+    return ((X @ U) ** 2 / lam).sum(1)
+
+
+def _lasso_in_place(z, a, lam):
+    z[np.abs(z) <= lam] = 0
+    z -= lam * np.sign(z)
+    z /= a
+    return z
+
+
+@pytest.mark.parametrize("key, fn", [("laplace.moderated-output", _moderated_in_place),
+                                     ("gda.soft-threshold", _soft_in_place),
+                                     ("gda.mahalanobis-eig", _mahalanobis_in_place),
+                                     ("linear.lasso-coordinate", _lasso_in_place)], ids=_name)
+def test_a_right_answer_computed_in_place_is_accepted(key, fn):
+    r = ex.check(key, fn, verbose=False)
+    assert r, r.report()
+    assert "in place" in r.notes[0]

@@ -38,7 +38,14 @@ line of the check:
   what the exercise asks for" with ``your function returned an array of shape (3,), but
   linear.least-squares expects (w, b): ...`` -- the ``returns`` text of :func:`exercise`;
 * a failed property gets a note when the function returned NaN/inf, None or a non-number,
-  and :func:`close` says when shapes differ ("got shape (3,) where (2, 3) is expected").
+  and :func:`close` says when shapes differ ("got shape (3,) where (2, 3) is expected");
+* every array argument (also inside lists, tuples and dicts) reaches the student's function as
+  a copy, so the check's own arrays stay as it made them and a reference computed after the
+  call is computed from the inputs the function saw: a function that works in place is judged
+  on what it returns, and one that changes its inputs cannot move the reference. The report
+  then notes which argument it changed. A property about in-place behaviour itself (an
+  exercise that says "do not modify w") calls ``fn.shared(...)``, which passes the arguments
+  as they are.
 
 Keys are ``<chapter-slug>.<name>``; the chapter modules are imported on first use.
 
@@ -48,6 +55,7 @@ Derived in: the exercises at the end of each chapter.
 from __future__ import annotations
 
 import importlib
+import inspect
 import numbers
 import os
 import pkgutil
@@ -108,6 +116,8 @@ class ExerciseResult:
     title: str = ""
     #: True once :func:`check` has printed the report (a notebook then shows nothing more).
     printed: bool = field(default=False, repr=False, compare=False)
+    #: Remarks on the function as a whole (it changed its inputs), printed before the verdict.
+    notes: list = field(default_factory=list, init=False, repr=False, compare=False)
 
     @property
     def passed(self):
@@ -126,6 +136,7 @@ class ExerciseResult:
         for p in self.properties:
             mark = "pass" if p.passed else "FAIL"
             lines.append(f"  [{mark}] {p.name}" + (f": {p.hint}" if (not p.passed and p.hint) else ""))
+        lines += [f"  note: {n}" for n in self.notes]
         lines.append("  all properties pass" if self.passed else "  some properties fail: revise and run again")
         return "\n".join(lines)
 
@@ -356,7 +367,7 @@ def _library_dirs():
 
 def _where(exc):
     """' (line 3 of its cell)': the last frame of the student's own code in the traceback."""
-    frames = traceback.extract_tb(exc.__traceback__)[1:]   # [0] is _Student.__call__
+    frames = traceback.extract_tb(exc.__traceback__)[1:]   # [0] is _Student._run
     library = _library_dirs()
     own = [f for f in frames if not os.path.realpath(f.filename).startswith(library)]
     if not own:
@@ -400,16 +411,91 @@ def _odd(value):
     return ""
 
 
+def _copied(value, memo):
+    """``value`` with every array in it copied (lists, tuples and dicts rebuilt around the copies).
+
+    Why: a check computes its reference from the arrays it passed, often after the call; a student's
+    function that works in place (``X -= mu``, ``y[y == 0] = -1``) changed them, so a right answer was
+    judged against a moved reference and rejected, and a wrong one could move the reference onto itself.
+    ``memo`` keeps one copy per object, so an argument passed twice (``fn(x, x)``) stays one array.
+    Anything else (numbers, strings, callables) is passed as it is.
+    """
+    if id(value) in memo:
+        return memo[id(value)][1]
+    if isinstance(value, np.ndarray):
+        out = np.array(value, copy=True, order="K", subok=True)
+    elif type(value) in (list, tuple):
+        out = type(value)(_copied(v, memo) for v in value)
+    elif type(value) is dict:
+        out = {k: _copied(v, memo) for k, v in value.items()}
+    else:
+        return value
+    memo[id(value)] = (value, out)   # the original is kept alive so that its id is not reused
+    return out
+
+
+def _changed(original, copy):
+    """Whether the student's function changed ``copy``, made from ``original`` by :func:`_copied`."""
+    if copy is original:
+        return False
+    if isinstance(original, np.ndarray):
+        if not isinstance(copy, np.ndarray) or copy.shape != original.shape or copy.dtype != original.dtype:
+            return True   # replaced in a list by something else, or resized in place
+        try:
+            return not np.array_equal(copy, original, equal_nan=original.dtype.kind in "fc")
+        except Exception:   # an exotic dtype or objects that cannot be compared: say nothing
+            return False
+    if isinstance(original, (dict, list, tuple)) and type(copy) is not type(original):
+        return True
+    if isinstance(original, dict):
+        return copy.keys() != original.keys() or any(_changed(original[k], copy[k]) for k in original)
+    if isinstance(original, (list, tuple)):
+        return len(copy) != len(original) or any(_changed(a, b) for a, b in zip(original, copy))
+    try:   # an item of a list replaced by the function (``y[0] = 5``)
+        return not bool(copy == original)
+    except Exception:   # an object that cannot say whether it is equal
+        return True
+
+
+def _arg_names(fn, n):
+    """How the report names ``fn``'s first ``n`` positional arguments: by the parameter's name in backquotes,
+    or ``argument 3`` where it has none (``*args``)."""
+    try:
+        params = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    return [f"`{params[i]}`" if i < len(params) else f"argument {i + 1}" for i in range(n)]
+
+
 class _Student:
-    """The student's function as the check sees it: its failures become :class:`StudentError`."""
+    """The student's function as the check sees it: its failures become :class:`StudentError`, and it is
+    called with copies of the check's arrays (:func:`_copied`)."""
 
     def __init__(self, fn, errstate):
         self._fn, self._errstate = fn, errstate
         self.calls, self.last, self.notes = 0, None, []
+        self.changed = []   # the names of the arguments the function changed in place, in order
         self.__name__ = getattr(fn, "__name__", "your function")
         self.__doc__ = getattr(fn, "__doc__", None)
 
     def __call__(self, *args, **kwargs):
+        memo = {}
+        out = self._run(_copied(args, memo), _copied(kwargs, memo))
+        names = _arg_names(self._fn, len(args))
+        pairs = [(names[i], a) for i, a in enumerate(args)] + [(f"`{k}`", v) for k, v in kwargs.items()]
+        for name, original in pairs:
+            copy = memo.get(id(original), (None, original))[1]
+            if _changed(original, copy) and name not in self.changed:
+                self.changed.append(name)
+        return out
+
+    def shared(self, *args, **kwargs):
+        """Call the function with the check's own arguments, not copies: for a property about what the
+        function does to its inputs (``perceptron.epoch`` must leave ``w`` alone)."""
+        return self._run(args, kwargs)
+
+    def _run(self, args, kwargs):
         with np.errstate(**self._errstate):   # the student's own floating-point settings
             try:
                 out = self._fn(*args, **kwargs)
@@ -421,6 +507,13 @@ class _Student:
         if note and note not in self.notes:
             self.notes.append(note)
         return out
+
+
+def _in_place_note(names):
+    """The report's note on arguments the function changed (the verdict did not depend on it)."""
+    listed = ", ".join(names)
+    return (f"your function changed its input {listed} in place; the check passed it copies, so the verdict "
+            "is about what it returned, but code that uses those arrays after the call will see them changed")
 
 
 def check(key, student_fn, *, verbose=True):
@@ -460,6 +553,8 @@ def check(key, student_fn, *, verbose=True):
         expected = f", but {key} expects {returns}" if returns else f", which {key} cannot use"
         result.properties.append(Property("your function returns what the exercise asks for", False,
                                           f"your function returned {describe(student.last)}{expected}"))
+    if student.changed:
+        result.notes.append(_in_place_note(student.changed))
     if verbose:
         print(result.report())
         result.printed = True

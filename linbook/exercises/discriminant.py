@@ -39,28 +39,49 @@ def _marg(fn):
                    "with no observed feature the likelihood is 1")
 
 
+def _fisher_data(rng, d, labels, n0, n1):
+    """Two classes of ``n0`` and ``n1`` samples in shuffled order, the first sample of the larger label.
+
+    Why: with sorted, balanced labels a function that ignored y (the first half is class 1) or took y[0] for
+    class 1 passed. Class 1 is the smaller label (np.unique's order), whatever comes first in y.
+    """
+    A = rng.normal(size=(d, d))
+    y = rng.permutation(np.repeat(labels, [n0, n1]))
+    first = int(np.flatnonzero(y == labels[1])[0])
+    y[[0, first]] = y[[first, 0]]
+    X = rng.normal(size=(n0 + n1, d)) @ A
+    X[y == labels[1]] += rng.normal(size=d)
+    return X, y
+
+
+def _fisher_ref(X, y):
+    c0, c1 = np.unique(y)
+    m0, m1 = X[y == c0].mean(0), X[y == c1].mean(0)
+    R = np.where((y == c0)[:, None], X - m0, X - m1)
+    return np.linalg.solve(R.T @ R, m1 - m0)
+
+
 @exercise("gendisc.fisher-direction", "Two-class Fisher direction",
           returns="a direction w of shape (D,)")
 def _fisher(fn):
     rng = np.random.default_rng(1)
-    ok = True
-    for d in (2, 5):
-        A = rng.normal(size=(d, d))
-        X = rng.normal(size=(80, d)) @ A
-        y = np.repeat([3, 7], 40)
-        X[y == 7] += rng.normal(size=d)
-        m0, m1 = X[y == 3].mean(0), X[y == 7].mean(0)
-        R = np.where((y == 3)[:, None], X - m0, X - m1)
-        ref = np.linalg.solve(R.T @ R, m1 - m0)
+    ok, cosines = True, []
+    for d, labels, n0, n1 in [(2, (3, 7), 40, 40), (5, (-2, 5), 25, 65), (3, (0, 1), 70, 20)]:
+        X, y = _fisher_data(rng, d, np.array(labels), n0, n1)
+        ref = _fisher_ref(X, y)
         w = fn(X, y)
         shape_ok = has_shape(w, ref.shape)
         if not shape_ok:
             ok = shape_ok
             break
         w = np.asarray(w, dtype=float)
-        ok = ok and abs(w @ ref) / np.linalg.norm(w) / np.linalg.norm(ref) > 1 - 1e-8 and w @ ref > 0
-    yield Property("parallel to S_W^-1 (mu2 - mu1), pointing to the second class", ok,
-                   "S_W is the within-class scatter (each class centred on its own mean)")
+        cosines.append(w @ ref / np.linalg.norm(w) / np.linalg.norm(ref))
+        ok = ok and cosines[-1] > 1 - 1e-8   # parallel and pointing the same way: any positive scale is right
+    hint = "S_W is the within-class scatter (each class centred on its own mean, summed over all samples)"
+    if not ok and cosines and all(c < -1 + 1e-8 for c in cosines):
+        hint = ("it points the wrong way: class 2 is the larger label (the order of np.unique), "
+                "wherever the classes first appear in y")
+    yield Property("parallel to S_W^-1 (mu2 - mu1), pointing to the second class", ok, hint)
 
 
 @exercise("gendisc.param-count", "Parameters of the Gaussian generative classifier",

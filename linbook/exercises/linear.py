@@ -63,22 +63,43 @@ def _ridge(fn):
                        "or is lam doubled?")
 
 
+# (a, lam) pairs for the lasso update: lam != 1/a and a != 1, 2 in most, so that a function that ignores a or
+# lam, or swaps the roles of 1/a and lam, differs from the minimiser (one pair with lam = 1/a let both pass)
+_LASSO_PAIRS = [(2.0, 0.5), (5.0, 0.3), (0.5, 1.5), (3.0, 2.0), (0.25, 0.1)]
+# z in units of lam: both sides of the threshold, and |z| = lam exactly (the minimiser is 0 there)
+_LASSO_Z = np.array([-3.0, -1.2, -1.0, -0.4, 0.0, 0.4, 1.0, 1.4, 2.5, 6.0])
+
+
+def _soft(z, a, lam):
+    return np.sign(z) * np.maximum(np.abs(z) - lam, 0.0) / a
+
+
+def _lasso_objective_ok(fn, rng, a, lam):
+    """Whether fn(z, a, lam) is a minimiser of a/2 w^2 - z w + lam |w| on random z: no small move lowers it."""
+    zz = rng.normal(size=50) * 3 * lam
+    obj = lambda wv: 0.5 * a * wv**2 - zz * wv + lam * np.abs(wv)   # noqa: E731
+    o = np.asarray(fn(zz, a, lam), dtype=float)
+    tol = 1e-12 * max(1.0, float(np.max(zz**2)) / a)   # rounding of the objective, in its own units
+    return o.shape == zz.shape and all(np.all(obj(o) <= obj(o + d) + tol) for d in (-1e-3 * lam, 1e-3 * lam))
+
+
 @exercise("linear.lasso-coordinate", "The lasso's coordinate update (soft thresholding)",
           returns="an array of the same shape as z")
 def _lasso_coordinate(fn):
-    z = np.array([-3.0, -1.0, -0.5, 0.0, 0.2, 0.5, 0.7, 2.5])
-    a, lam = 2.0, 0.5
-    ref = np.sign(z) * np.maximum(np.abs(z) - lam, 0.0) / a
-    out = np.asarray(fn(z.copy(), a, lam), dtype=float)
-    yield Property("returns one value per z", has_shape(out, z.shape), "apply the update elementwise")
-    yield Property("is exactly zero when |z| <= lam", out.shape == z.shape and np.all(out[np.abs(z) <= lam] == 0),
-                   "the minimiser is 0 whenever 0 is in the subdifferential")
-    yield Property("matches the minimiser for |z| > lam", close(out, ref, rtol=1e-5, atol=1e-8),
-                   "away from zero the objective is differentiable: set its derivative to zero on each side")
+    ok_shape = ok_zero = ok_match = True
+    for a, lam in _LASSO_PAIRS:
+        z = lam * _LASSO_Z
+        out = np.asarray(fn(z, a, lam), dtype=float)
+        ok_shape = ok_shape and has_shape(out, z.shape)
+        ok_zero = ok_zero and out.shape == z.shape and bool(np.all(out[np.abs(z) <= lam] == 0))
+        ok_match = ok_match and close(out, _soft(z, a, lam), rtol=1e-5, atol=1e-8)
+    yield Property("returns one value per z", ok_shape, "apply the update elementwise")
+    yield Property("is exactly zero when |z| <= lam", ok_zero,
+                   "the minimiser is 0 whenever 0 is in the subdifferential (checked for several a and lam)")
+    yield Property("matches the minimiser for |z| > lam", ok_match,
+                   "away from zero the objective is differentiable: set its derivative to zero on each side "
+                   "(checked for several a and lam: where does each of them enter?)")
     rng = np.random.default_rng(2)
-    zz = rng.normal(size=50) * 3
-    obj = lambda wv: 0.5 * a * wv**2 - zz * wv + lam * np.abs(wv)
-    o = np.asarray(fn(zz.copy(), a, lam), dtype=float)
-    ok = o.shape == zz.shape and all(np.all(obj(o) <= obj(o + d) + 1e-12) for d in (-1e-3, 1e-3))
+    ok = all(_lasso_objective_ok(fn, rng, a, lam) for a, lam in _LASSO_PAIRS)
     yield Property("is a minimiser of a/2 w^2 - z w + lam|w| on random z", ok,
                    "a small move in either direction should not lower the objective")

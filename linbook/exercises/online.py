@@ -36,9 +36,11 @@ def _polyak(fn):
     first = np.asarray(fn(np.full(3, 7.0), thetas[0], 1), dtype=float)
     yield Property("k = 1 returns the first iterate, whatever the old average",
                    _close(first, thetas[0]), "the average of a single iterate is that iterate")
-    old = np.array([1.0, -2.0, 0.5])
-    yield Property("does not modify its inputs in place", (fn(old, thetas[1], 3) is not None) and
-                   _close(old, [1.0, -2.0, 0.5]), "return a new array instead of updating theta_bar in place")
+    # the check's own arrays (fn.shared), not the copies every other call gets: this property watches them
+    old, theta = np.array([1.0, -2.0, 0.5]), thetas[1].copy()
+    yield Property("does not modify its inputs in place", (fn.shared(old, theta, 3) is not None) and
+                   _close(old, [1.0, -2.0, 0.5]) and _close(theta, thetas[1]),
+                   "return a new array instead of updating theta_bar in place")
 
 
 @exercise("online.rls-step", "One recursive-least-squares (Sherman-Morrison) update",

@@ -33,7 +33,7 @@ def _data(seed, n=25, d=3):
 def _epoch(fn):
     X, y = _data(0)
     w0 = np.zeros(3)
-    out = fn(X, y, w0, 0.0, 1.0)
+    out = fn.shared(X.copy(), y.copy(), w0, 0.0, 1.0)   # w0 itself: the last property watches it
     yield Property("returns (w, b, n_updates)", is_tuple(out, 3), "return the three values as a tuple")
     w, b, n = out
     rw, rb, rn = _ref_epoch(X, y, np.zeros(3), 0.0, 1.0)

@@ -52,19 +52,17 @@ def resume_until_step_is_short(run, x0, step_size, *, step_tol, gtol=1e-8, max_i
         The last run's result with ``n_iter``, ``n_fev`` and ``path`` over all runs. Where the gradient
         test passed but the step is long, the run resumes from its result with ``gtol`` divided by
         ``step_size / step_tol`` (at least 10, at most 1e6); ``converged`` is true only at a short step.
-        A run that ended at rounding level (no decrease) is converged where the step is short.
-        Not converged: iterations ran out (the message says the step is still long), or a run
-        ended at rounding level (no decrease) with the step still long.
+        A run ending at rounding level (no decrease) is converged where the step is short. Not
+        converged: iterations ran out (the message says the step is still long), or a run ended at
+        rounding level (no decrease) with the step still long.
 
     Derived in: chapter "Optimizers" § "Newton's method".
     """
     res = _ran(run, x0, gtol, max_iter)
     n_iter, n_fev, paths, resumed = res.n_iter, res.n_fev, [res.path], False
-    # a run that ends at rounding level (no decrease) counts if its step is short, the first one too: its line
-    # search can stall far from the minimum where E carries a large constant (1e16: 3.5 standard deviations
-    # off), and that must be reported, not passed on as the run's own "not converged" to be judged by E alone
-    while (res.converged or resumed or res.message == MSG_NO_DECREASE) and res.message in (MSG_GTOL, MSG_DECREMENT,
-                                                                                            MSG_NO_DECREASE):
+    # a run ending at rounding level (no decrease), the first too, counts if its step is short (a constant of 1e16
+    # in E stalled the line search 3.5 standard deviations from the mode, and E alone judged it)
+    while res.message == MSG_NO_DECREASE or (res.converged or resumed) and res.message in (MSG_GTOL, MSG_DECREMENT):
         with np.errstate(divide="ignore", invalid="ignore"):       # step_tol = 0: every step is long
             excess = np.float64(real_scalar(step_size(res.x), "the step length (from step_size)")) / step_tol
         if not excess > 1.0:                    # short (or nan: not judged)
