@@ -129,6 +129,9 @@ def minimise(solver, loss, theta0, *, max_iter, tol, callback=None, reuse_hessia
     # predictor); Newton then stops only where its next step moves no predictor by more than
     # sqrt(tol), a test that the weights cannot meet for it. The polishing step then takes that
     # error to ~tol. Newton has the test on every fit: it reuses the Hessian it evaluates.
+    # every loss minimised here is a GLM's negative log-likelihood plus an l2 penalty: convex, so optim needs no
+    # probe for a saddle at a stationary point (optim.result._declared_convex)
+    loss.convex = True
     zscale = getattr(loss, "zscale", None)
     if solver != "newton":
         return _first_order(solver, loss, theta0, max_iter, tol, callback)
@@ -171,6 +174,8 @@ def _first_order(solver, loss, theta0, max_iter, tol, callback):
     def fg_in_units(theta):
         f, g = loss.value_and_gradient(theta)
         return f / unit, g / unit
+
+    fg_in_units.convex = True
 
     method = {"lbfgs": optim.lbfgs, "bfgs": optim.bfgs}.get(solver)
     # single-threaded BLAS for the solver's vector algebra (the two-loop recursion's dot products)
@@ -359,6 +364,7 @@ def _hessian_product_in_units(loss, unit):
         f, g, (hessp, diag) = loss.with_hessian_product(theta)
         return f / unit, g / unit, (lambda u: hessp(u) / unit, None if diag is None else diag / unit)
 
+    fgh.convex = True
     return fgh
 
 

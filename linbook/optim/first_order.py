@@ -10,7 +10,7 @@ import numpy as np
 from ..numerics import _power_of_two_scale
 from .line_search import _armijo, _wolfe
 from .result import checked_arguments
-from .result import (MSG_GTOL, OptimizeResult, _check_args, _Counted, _msg_max_iter, _no_decrease, _small_grad,
+from .result import (MSG_GTOL, OptimizeResult, _check_args, _Counted, _declared_convex, _msg_max_iter, _no_decrease, _small_grad,
                      _small_step, _start, _stop_reason, _verdict, _x0, real_array)
 
 __all__ = ["gradient_descent", "momentum", "conjugate_gradient", "nonlinear_cg"]
@@ -74,7 +74,7 @@ def gradient_descent(fun, x0, grad=None, *, step="backtracking", hess=None, max_
         if stop:
             converged, msg = stop
             break
-    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, stated=gscale is not None)
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, convex=_declared_convex(fg))
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 
@@ -145,7 +145,7 @@ def momentum(fun, x0, grad=None, *, lr=0.1, beta=0.9, max_iter=1000, gtol=1e-6, 
         if _small_grad(g, gtol, scale):
             converged, msg = True, MSG_GTOL
             break
-    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, stated=gscale is not None)
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, convex=_declared_convex(fg))
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 
@@ -308,7 +308,7 @@ def nonlinear_cg(fun, x0, grad=None, *, max_iter=1000, gtol=1e-6, xtol=0.0, gsca
         if stop:
             converged, msg = stop
             break
-    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, stated=gscale is not None)
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, convex=_declared_convex(fg))
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 

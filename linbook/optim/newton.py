@@ -46,7 +46,7 @@ from ..numerics import _power_of_two_scale
 from .line_search import _armijo, _flat_step
 from .newton_cg import newton_cg
 from .result import checked_arguments
-from .result import _lower_by_curvature, _verdict
+from .result import _declared_convex, _lower_by_curvature, _verdict
 from .result import (MSG_DECREMENT, MSG_GTOL, MSG_NONFINITE, MSG_UNBOUNDED, MSG_XTOL, ROUNDING_ALLOWANCE,
                      OptimizeResult, _Counted, _msg_max_iter, _nearly_small_grad, _no_decrease, _small_grad,
                      _small_step, _start, _x0, real_array)
@@ -196,7 +196,7 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
             msg, converged = stop
             break
     converged, msg = _verdict(trial, path, x, f, g, scale, converged, msg,
-                              lambda: _positive_definite_at(x, out, fg, hessian), stated=gscale is not None)
+                              lambda: _positive_definite_at(x, out, fg, hessian), convex=_declared_convex(fg))
     if converged and msg == MSG_GTOL and polish and hess is True:      # one more full step, no evaluation
         x = path[-1] = _polished(x, out, g, factor, tau, damping or 0.0, short.polishing_step(fun))
     return OptimizeResult(x, f, g, converged, k, fg.n + (trial.n if trial is not fg else 0), np.array(path), msg)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .line_search import _armijo, _flat_step
-from .result import (OptimizeResult, _Counted, _msg_max_iter, _no_decrease, _start, _stop_reason, _verdict, _x0,
+from .result import (OptimizeResult, _Counted, _declared_convex, _msg_max_iter, _no_decrease, _start, _stop_reason, _verdict, _x0,
                      checked_arguments)
 
 __all__ = ["newton_cg"]
@@ -83,7 +83,7 @@ def newton_cg(fun, x0, *, max_iter=100, gtol=1e-8, gscale=None, cg_max_iter=250,
         if callback is not None and callback(x, f, g):
             msg, converged = "stopped by callback", False
             break
-    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, stated=gscale is not None)
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, convex=_declared_convex(fg))
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 

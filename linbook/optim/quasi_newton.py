@@ -11,7 +11,7 @@ import scipy.linalg
 from ..numerics import _power_of_two_scale
 from .line_search import _wolfe
 from .result import checked_arguments, real_array
-from .result import (MSG_GTOL, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _check_args, _Counted, _msg_max_iter,
+from .result import (MSG_GTOL, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _check_args, _Counted, _declared_convex, _msg_max_iter,
                      _nearly_small_grad, _no_decrease, _small_grad, _small_step, _start, _stop_reason, _verdict, _x0)
 
 __all__ = ["bfgs_update_B", "bfgs_update_H", "bfgs", "lbfgs_two_loop", "lbfgs"]
@@ -149,7 +149,7 @@ def bfgs(fun, x0, grad=None, *, form="H", max_iter=1000, gtol=1e-6, xtol=0.0, gs
             converged, msg = stop
             break
         M, scaled = _bfgs_update(M, s, y, form, scaled)
-    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, stated=gscale is not None)
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, convex=_declared_convex(fg))
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 
@@ -317,7 +317,7 @@ def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=
         if (small and _nearly_small_grad(g, gtol, scale)) or fsmall:
             converged, msg = True, MSG_XTOL if small else "relative decrease of f below ftol"
             break
-    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, stated=gscale is not None)
+    converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, convex=_declared_convex(fg))
     return OptimizeResult(x, f, g, converged, k, fg.n, np.array(path), msg)
 
 

@@ -261,3 +261,22 @@ def test_gaussian_decision_function_of_a_row_does_not_depend_on_the_batch(name):
     beside = fitted.decision_function(np.vstack([row, [[np.nan, 0.5, 0.1, 0.2]]]))
     np.testing.assert_array_equal(beside[0], fitted.decision_function(row)[0])
     assert np.all(np.isfinite(beside))
+
+
+# ----------------------------------------------------------------------------- optim: a saddle under a stated gscale
+def _saddle(z):
+    """``x^2 - y^2 + y^4 / 4``: a saddle at 0, minima at ``(0, +-sqrt 2)``, and its gradient."""
+    x, y = z
+    return x * x - y * y + y ** 4 / 4, np.array([2 * x, -2 * y + y ** 3])
+
+
+@pytest.mark.parametrize("method", ["gradient_descent", "bfgs", "lbfgs", "nonlinear_cg"])
+@pytest.mark.parametrize("start", [(1.0, 0.0), (0.0, 0.0)])
+@pytest.mark.parametrize("gscale", [None, 2.0, np.array([1.0, 3.0])])
+def test_a_stated_gscale_does_not_call_a_saddle_a_minimum(method, start, gscale):
+    """The runs from ``(1, 0)`` stay on the axis ``y = 0`` and stop at the saddle; from ``(0, 0)`` they start there.
+    Without ``gscale`` the probes said "not a minimum"; a stated ``gscale`` switched them off (``converged``
+    true at the saddle, ``f = 0`` where ``f(0, sqrt 2) = -1``). Now only an objective that declares itself
+    convex skips them."""
+    res = getattr(linbook.optim, method)(_saddle, np.array(start), grad=True, gscale=gscale)
+    assert not (res.converged and abs(res.x[1]) < 1e-3)
