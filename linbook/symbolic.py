@@ -18,12 +18,15 @@ How each checker decides
     Symbolic first: ``sympy.simplify(lhs - rhs) == 0`` (elementwise for
     matrices). If sympy cannot reduce the difference to zero, the two sides are
     evaluated at ``n_points`` seeded random points (positive symbols get positive
-    values); a difference there raises, agreement is accepted and reported as
-    ``numeric``. Pass ``method="symbolic"`` to refuse the numerical fallback.
+    values; every other point has magnitude ``10^U(-3, 3)``, the others lie near 1);
+    a difference there raises, agreement is accepted and reported as ``numeric``.
+    Pass ``method="symbolic"`` to refuse the numerical fallback.
 ``check_numeric``
     Two Python callables compared at random points.
 ``check_integral``
-    A 1-D or 2-D integral by ``scipy.integrate`` quadrature against a value.
+    A 1-D or 2-D integral by ``scipy.integrate`` quadrature against a value. The
+    quadrature sees only where it samples: mass far from 0 on an infinite range (a
+    density centred at 1000) can be missed, so give ``limits`` that cover it.
 ``check_gradient`` / ``check_hessian``
     An analytic gradient (Hessian) against central finite differences.
 ``check_close`` / ``check_true`` / ``check_positive_definite``
@@ -168,12 +171,18 @@ def _as_matrix(e):
     return None
 
 
-def _sample_values(symbols, rng):
-    """Random values that respect each symbol's declared assumptions."""
+def _sample_values(symbols, rng, wide=False):
+    """Random values that respect each symbol's declared assumptions: near 1, or with ``wide`` of magnitude
+    ``10^U(-3, 3)`` (integers up to 1000). Why both: a step wrong only away from 1 (a Huber threshold of 3 for 5,
+    ``Heaviside(x - 5) = 0``, ``Min(n, 6) = n``) passed on points drawn from [-2, 2] alone."""
     values = {}
     for s in symbols:
         if s.is_integer:
-            v = int(rng.integers(1, 6)) if s.is_positive or s.is_nonnegative else int(rng.integers(-5, 6))
+            top = int(10 ** rng.uniform(0, 3)) + 1 if wide else 6
+            v = int(rng.integers(1, top)) if s.is_positive or s.is_nonnegative else int(rng.integers(-top + 1, top))
+        elif wide:
+            size = float(10 ** rng.uniform(-3, 3))
+            v = size if s.is_positive or s.is_nonnegative else -size if s.is_negative else size * rng.choice([-1, 1])
         elif s.is_positive:
             v = float(rng.uniform(0.2, 2.5))
         elif s.is_nonnegative:
@@ -195,7 +204,7 @@ def _numeric_difference(lhs, rhs, n_points, seed, rtol, atol):
     for _ in range(n_points * 3):
         if evaluated >= n_points:
             break
-        subs = _sample_values(free, rng)
+        subs = _sample_values(free, rng, wide=evaluated % 2 == 1)      # every other point far from 1
         try:
             a = complex(sp.N(lhs.subs(subs), 30))
             b = complex(sp.N(rhs.subs(subs), 30))
@@ -638,7 +647,8 @@ def check_positive_definite(M, label="positive definite"):
         _fail(label, f"not a square matrix: shape {M.shape}", M, "square")
     if M.size == 0 or not np.all(np.isfinite(M)):
         _fail(label, f"{_NOT_EVALUATED} the matrix: it is empty or holds NaN or inf", M, "PD")
-    if not np.allclose(M, M.T, rtol=1e-10, atol=1e-12):
+    # relative to the matrix's own size: an absolute 1e-12 passed any matrix of entries below 1e-12 as symmetric
+    if not np.allclose(M, M.T, rtol=1e-10, atol=1e-12 * np.max(np.abs(M))):
         _fail(label, "matrix is not symmetric", M, M.T)
     try:
         np.linalg.cholesky(M)

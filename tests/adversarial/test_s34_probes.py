@@ -280,3 +280,32 @@ def test_a_stated_gscale_does_not_call_a_saddle_a_minimum(method, start, gscale)
     convex skips them."""
     res = getattr(linbook.optim, method)(_saddle, np.array(start), grad=True, gscale=gscale)
     assert not (res.converged and abs(res.x[1]) < 1e-3)
+
+
+# ----------------------------------------------------------------------------- symbolic: checks that can fail
+@pytest.mark.parametrize("case", ["huber", "heaviside", "min"])
+def test_check_equal_refuses_steps_wrong_only_away_from_one(case):
+    """The numeric fallback drew every point from [-2, 2] ([0.2, 2.5] positive, 1..5 positive integers): a step
+    wrong only outside passed as "[numeric; 12 random points]". Every other point now has magnitude 10^U(-3, 3)."""
+    import sympy as sp
+
+    from linbook import symbolic
+
+    r = sp.Symbol("r", real=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    lhs, rhs = {"huber": (sp.Piecewise((r, sp.Abs(r) <= 3), (3 * sp.sign(r), True)),
+                          sp.Piecewise((r, sp.Abs(r) <= 5), (5 * sp.sign(r), True))),
+                "heaviside": (sp.Heaviside(r - 5), sp.Integer(0)),
+                "min": (sp.Min(n, 6), n)}[case]
+    with pytest.raises(symbolic.DerivationError):
+        symbolic.check_equal(lhs, rhs, "a wrong step", method="numeric")
+
+
+def test_check_positive_definite_tests_symmetry_relative_to_the_matrix():
+    """An absolute 1e-12 let any matrix of entries below it pass as symmetric; Cholesky reads one triangle, so
+    ``1e-13 [[1, -5], [0.5, 1]]`` was called positive definite, though ``v'Mv < 0`` at ``v = (1, 1)``."""
+    from linbook import symbolic
+
+    with pytest.raises(symbolic.DerivationError, match="not symmetric"):
+        symbolic.check_positive_definite(1e-13 * np.array([[1.0, -5.0], [0.5, 1.0]]), "M")
+    symbolic.check_positive_definite(1e-13 * np.array([[2.0, 0.5], [0.5, 1.0]]), "M")
