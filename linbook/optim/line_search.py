@@ -122,8 +122,12 @@ def backtracking(fg, x, f, g, d, *, t0=1.0, c1=1e-4, shrink=0.5, max_halvings=60
 def wolfe_line_search(fg, x, f, g, d, *, t0=1.0, c1=1e-4, c2=0.9, max_eval=30):
     """Line search for the strong Wolfe conditions (Nocedal and Wright, Algorithms 3.5-3.6).
 
-    Finds ``t`` with ``f(x + t d) <= f + c1 t g'd`` and ``|g(x + t d)'d| <= c2 |g'd|``,
-    which guarantees the curvature ``y's > 0`` that keeps (L-)BFGS positive definite.
+    Finds ``t`` with ``f(x + t d) <= f + c1 t g'd`` and ``|g(x + t d)'d| <= c2 |g'd|``, or with
+    Hager and Zhang's approximate Wolfe conditions, which it accepts first wherever ``f`` has not
+    risen (``f(x + t d) <= f + 1e-14 |f|``): ``c2 g'd <= g(x + t d)'d <= (2 c1 - 1) g'd``, a slope
+    that may have turned positive, up to ``(1 - 2 c1) |g'd|``, as in their CG_DESCENT (they hold
+    near the minimum, where ``f``'s rounding hides the decrease Armijo's test asks for). Either
+    way the curvature ``y's > 0`` holds, which keeps (L-)BFGS positive definite.
     Bracketing, then zoom by safeguarded cubic interpolation.
 
     Returns
