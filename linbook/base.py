@@ -548,6 +548,26 @@ def weight_spread(sw):
     return float(positive.max() / positive.min())
 
 
+#: Sample weights whose largest is below this are brought near 1 by :func:`weights_near_one`.
+SMALL_WEIGHTS = 2.0 ** -64
+
+
+def weights_near_one(sw, lam=0.0):
+    """``(sw 2^-e, lam 2^-e, 2^e)``: weights (``None``: no weights) whose largest is below :data:`SMALL_WEIGHTS` brought near 1, and a
+    penalty ``lam`` alongside, for a fit whose objective ``sum_i s_i l_i + lam P`` is then scaled by a power of two
+    (the same minimiser, every weight scaled exactly); otherwise ``(sw, lam, 1.0)``. Why: products of tiny
+    weights with small features (``s x^2`` below 1e-308) lost their digits or became 0: a three-class logistic fit
+    under weights of 1e-301 beside features of 1e-30 returned all-zero coefficients, "converged"; least squares
+    under subnormal weights was 1e-5 off. ``e`` stays small enough for ``lam 2^-e`` to be finite."""
+    top = 0.0 if sw is None else float(np.max(sw, initial=0.0))
+    if not 0.0 < top < SMALL_WEIGHTS:
+        return sw, lam, 1.0
+    e = int(_binary_exponent(top))
+    if lam > 0:
+        e = max(e, int(_binary_exponent(lam)) - 1020)
+    return np.ldexp(sw, -e), float(np.ldexp(lam, -e)), float(np.ldexp(1.0, e))
+
+
 def require_weighted_classes(model, classes, class_weight, fit_intercept=True):
     """Raise unless the classes of ``y`` can be fitted with their total ``sample_weight``s ``class_weight``.
 

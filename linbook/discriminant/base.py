@@ -40,7 +40,7 @@ from .._kernels.scores import row_argmax, row_softmax
 from ..base import (ClassifierMixin,  # scikit-learn's, with score's y and sample_weight checked
                     LinbookWarning, all_or_nothing, check_params, check_sample_weight, dask_blocks, encode_labels,
                     is_dask, require_y, validate_fit, validate_predict_missing, weight_spread, without_zero_weight_rows,
-                    class_index, _with_advice)
+                    class_index, weights_near_one, _with_advice)
 from ..criteria import InformationCriteriaMixin
 from .._kernels.cholesky import equilibrated_cholesky
 from ..gaussian import tiny_pivot
@@ -132,6 +132,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
     _parameter_constraints = {"priors": ["array-like", None]}
     _min_per_class = 1      # rows of positive weight each class needs
     _nan_in_fit = False     # True: the likelihood factorises over features and fit uses observed entries
+    _weights_count_samples = False      # True: a variance divides by N - C, N the sum of the weights
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -169,9 +170,14 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
             with _with_advice(self):
                 check_classification_targets(y)
         sw = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
+        unit = 1.0
+        if sw is not None and not self._weights_count_samples:
+            sw, _, unit = weights_near_one(sw)  # only their ratios matter (weights of 2^-1070: 0.12 off)
         before = dict(vars(self))               # a failed fit leaves the model as it was
         try:
-            return self._fit_statistics(X, y, sw)
+            self._fit_statistics(X, y, sw)
+            self.class_count_ = self.class_count_ * unit     # in the caller's units (a power of two: exact)
+            return self
         except ValueError as exc:
             vars(self).clear()
             vars(self).update(before)

@@ -14,7 +14,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from .._kernels.scatter import class_sums, column_range, within_scatter
 from ..base import (POSITIVE_INT, LinbookWarning, _finite, all_or_nothing, check_params, check_sample_weight,
-                    encode_labels, require_y, validate_fit, validate_predict, _with_advice)
+                    encode_labels, require_y, validate_fit, validate_predict, weights_near_one, _with_advice)
 from .._predictor import finite_scores, linear_predictor
 from ..numerics import _orient_columns, _power_of_two_scale
 from .._design import range_origin
@@ -91,7 +91,8 @@ class FisherLDA(TransformerMixin, BaseEstimator):
             with _with_advice(self):
                 check_classification_targets(y)
         classes, yi = encode_labels(y, model="FisherLDA")
-        sw = None if sample_weight is None else check_sample_weight(sample_weight, X, estimator=self)
+        sw = None if sample_weight is None else weights_near_one(check_sample_weight(sample_weight, X,
+                                                                                     estimator=self))[0]
         require_class_rows("FisherLDA", classes, np.bincount(yi, weights=None if sw is None else (sw > 0),
                                                              minlength=classes.size))
         C = classes.size

@@ -172,6 +172,8 @@ class DiagonalLDA(DiagonalGaussianClassifier):
     Derived in: chapter "Gaussian models and GDA" § "Diagonal LDA".
     """
 
+    _weights_count_samples = True       # its pooled variance divides by N - C
+
     def __init__(self, priors=None):
         self.priors = priors
 

@@ -57,6 +57,8 @@ class NearestShrunkenCentroids(DiagonalGaussianClassifier):
     Derived in: chapter "Gaussian models and GDA" § "Nearest shrunken centroids".
     """
 
+    _weights_count_samples = True       # its pooled variance divides by N - C
+
     _parameter_constraints = {**DiagonalGaussianClassifier._parameter_constraints, "shrink_threshold": [NON_NEGATIVE]}
 
     def __init__(self, shrink_threshold=0.0, priors=None, *, shrink=DEPRECATED):

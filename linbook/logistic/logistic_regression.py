@@ -15,7 +15,8 @@ import scipy.sparse
 from scipy.special import expit
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import NON_NEGATIVE, all_or_nothing, check_param_values, dask_blocks, is_dask, validate_predict
+from ..base import (NON_NEGATIVE, all_or_nothing, check_param_values, dask_blocks, is_dask, validate_predict,
+                    weights_near_one)
 from .._kernels.scores import row_argmax
 from .._predictor import finite_scores, predict_scores
 from ..linear._moments import design_null_space
@@ -309,6 +310,7 @@ class LogisticRegression(BinaryGLM):
     def _fit_multinomial(self, X, yidx, sw, max_iter, lam):
         # Newton in the reduced parameters theta_c = w_c - w_0 (softmax_loss above is its F, g, H in
         # numpy; multinomial.py the same on centred, scaled columns), L-BFGS in the symmetric ones
+        sw, lam, _ = weights_near_one(sw, lam)     # the same minimiser (the binary loss scales its sums alike)
         W, b, res, sep, origin = multinomial.fit_multinomial(X, yidx, sw, self.classes_.size, lam, self.fit_intercept,
                                                      self.solver_, max_iter, self.tol, self._declare_null_directions)
         self._check_result(res, W, b)

@@ -309,3 +309,46 @@ def test_check_positive_definite_tests_symmetry_relative_to_the_matrix():
     with pytest.raises(symbolic.DerivationError, match="not symmetric"):
         symbolic.check_positive_definite(1e-13 * np.array([[1.0, -5.0], [0.5, 1.0]]), "M")
     symbolic.check_positive_definite(1e-13 * np.array([[2.0, 0.5], [0.5, 1.0]]), "M")
+
+
+# ----------------------------------------------------------------------------- tiny sample weights
+@pytest.mark.parametrize("solver", ["newton", "lbfgs", "newton-cg"])
+@pytest.mark.parametrize("exponent", [-960, -1000])
+def test_multinomial_mle_under_tiny_weights_beside_small_features(solver, exponent):
+    """``lam = 0`` is scale-free in the weights. Weights of 2^-1000 beside features of 2^-100: ``s x^2`` below the
+    smallest double, and the three-class fit returned all-zero coefficients with ``converged_`` true. The weights
+    are now brought near 1 (with ``lam`` alongside), as the binary loss scales its sums."""
+    rng = np.random.default_rng(0)
+    y = np.arange(60) % 3
+    X = np.ldexp(rng.standard_normal((60, 3)) + np.outer(y, [1.0, 0.75, 0.5]), -100)
+    weights = np.random.default_rng(1).uniform(0.5, 2, 60)
+    reference = linbook.LogisticRegression(lam=0.0, solver=solver).fit(X, y, sample_weight=weights)
+    tiny = linbook.LogisticRegression(lam=0.0, solver=solver).fit(X, y, sample_weight=np.ldexp(weights, exponent))
+    np.testing.assert_allclose(tiny.predict_proba(X), reference.predict_proba(X), atol=1e-10)
+
+
+def test_multinomial_penalty_scales_with_tiny_weights():
+    """``lam 2^e`` beside weights ``2^e s``: the objective times ``2^e``, the same minimiser."""
+    rng = np.random.default_rng(2)
+    y = np.arange(60) % 3
+    X = rng.standard_normal((60, 3)) + np.outer(y, [1.0, 0.75, 0.5])
+    weights = np.random.default_rng(1).uniform(0.5, 2, 60)
+    reference = linbook.LogisticRegression(lam=0.5).fit(X, y, sample_weight=weights)
+    tiny = linbook.LogisticRegression(lam=np.ldexp(0.5, -1000)).fit(X, y, sample_weight=np.ldexp(weights, -1000))
+    np.testing.assert_allclose(tiny.coef_, reference.coef_, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["LDA", "QDA", "RDA", "GaussianNaiveBayes", "FisherLDA"])
+@pytest.mark.parametrize("exponent", [1040, 1060, 1070])
+def test_gaussian_classifiers_under_subnormal_weights(name, exponent):
+    """Weights ``2^-e w`` below the normal numbers and ``2^e`` times the same doubles have the same ratios, so the
+    same fit: their products with the features lost digits (QDA 0.25 off, RDA 0.5 at 2^-1070)."""
+    rng = np.random.default_rng(0)
+    y = np.arange(60) % 3
+    X = rng.standard_normal((60, 3)) + np.outer(y, [1.0, 0.75, 0.5])
+    subnormal = np.ldexp(np.random.default_rng(1).uniform(0.5, 2, 60), -exponent)
+    fits = [getattr(linbook, name)().fit(X, y, sample_weight=w) for w in (subnormal, np.ldexp(subnormal, exponent))]
+    out = [m.transform(X) if name == "FisherLDA" else m.predict_proba(X) for m in fits]
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-12, atol=1e-13)
+    if name != "FisherLDA":
+        np.testing.assert_array_equal(fits[0].class_count_, np.ldexp(fits[1].class_count_, -exponent))
