@@ -553,9 +553,10 @@ SMALL_WEIGHTS = 2.0 ** -64
 
 
 def weights_near_one(sw, lam=0.0):
-    """``(sw 2^-e, lam 2^-e, 2^e)``: weights (``None``: no weights) whose largest is below :data:`SMALL_WEIGHTS` brought near 1, and a
-    penalty ``lam`` alongside, for a fit whose objective ``sum_i s_i l_i + lam P`` is then scaled by a power of two
-    (the same minimiser, every weight scaled exactly); otherwise ``(sw, lam, 1.0)``. Why: products of tiny
+    """``(sw 2^-e, lam 2^-e, 2^e)``: weights (``None``: no weights) whose largest is below
+    :data:`SMALL_WEIGHTS` brought near 1, and a penalty ``lam`` alongside, for a fit whose objective
+    ``sum_i s_i l_i + lam P`` is then scaled by a power of two (the same minimiser, every weight scaled
+    exactly); otherwise ``(sw, lam, 1.0)``. Why: products of tiny
     weights with small features (``s x^2`` below 1e-308) lost their digits or became 0: a three-class logistic fit
     under weights of 1e-301 beside features of 1e-30 returned all-zero coefficients, "converged"; least squares
     under subnormal weights was 1e-5 off. ``e`` stays small enough for ``lam 2^-e`` to be finite."""

@@ -579,9 +579,10 @@ def _check_representable_weights(run, scaled, eta, weight_scale):
                          "weights at most 1 give the same classifier).")
     if any(np.any(v != 0) and np.max(np.abs(u)) < np.finfo(float).tiny for v, u in zip(run, scaled)):
         raise ValueError(f"Perceptron: the weights eta * sum_i s_i y_i x_i underflow float64 (below 2.2e-308; "
-                         f"eta = {float(eta):g}, sample weights up to ~{weight_scale:.0e}). Raise eta, or multiply sample_weight by a "
-                         "constant, or scale the features up: the mistakes, and so the predictions, do not depend on "
-                         "eta or on the weights' scale (eta = 1 and weights near 1 give the same classifier).")
+                         f"eta = {float(eta):g}, sample weights up to ~{weight_scale:.0e}). Raise eta, or multiply "
+                         "sample_weight by a constant, or scale the features up: the mistakes, and so the predictions, "
+                         "do not depend on eta or on the weights' scale (eta = 1 and weights near 1 give the same "
+                         "classifier).")
 
 
 class _CompiledEpochs:

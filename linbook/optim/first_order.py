@@ -10,8 +10,8 @@ import numpy as np
 from ..numerics import _power_of_two_scale
 from .line_search import _armijo, _wolfe
 from .result import checked_arguments
-from .result import (MSG_GTOL, OptimizeResult, _check_args, _Counted, _declared_convex, _msg_max_iter, _no_decrease, _small_grad,
-                     _small_step, _start, _stop_reason, _verdict, _x0, real_array)
+from .result import (MSG_GTOL, OptimizeResult, _check_args, _Counted, _declared_convex, _msg_max_iter, _no_decrease,
+                     _small_grad, _small_step, _start, _stop_reason, _verdict, _x0, real_array)
 
 __all__ = ["gradient_descent", "momentum", "conjugate_gradient", "nonlinear_cg"]
 

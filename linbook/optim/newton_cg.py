@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..numerics import _power_of_two_scale
 from .line_search import _armijo, _flat_step
-from .result import (OptimizeResult, _Counted, _declared_convex, _msg_max_iter, _no_decrease, _start, _stop_reason, _verdict, _x0,
-                     checked_arguments)
+from .result import (OptimizeResult, _Counted, _declared_convex, _msg_max_iter, _no_decrease, _start, _stop_reason,
+                     _verdict, _x0, checked_arguments)
 
 __all__ = ["newton_cg"]
 
@@ -66,7 +67,10 @@ def newton_cg(fun, x0, *, max_iter=100, gtol=1e-8, gscale=None, cg_max_iter=250,
     for k in range(1, max_iter + 1):
         eta = min(0.5, np.sqrt(np.linalg.norm(g) / g0_norm))        # forcing term
         hessp, diag = out[2]
-        d = conjugate_gradient_step(hessp, g, eta, cg_max_iter, diag)
+        # CG on g / c (c a power of two near max |g|: exact, d is linear in g): r'r and p'Hp of an objective
+        # scaled by 1e103 overflowed (1e-110: underflowed), and the step stayed 0
+        c = _power_of_two_scale(np.max(np.abs(g)), normal=True)
+        d = c * conjugate_gradient_step(hessp, g / c, eta, cg_max_iter, diag)
         t, new, _ = _armijo(fg, x, f, float(g @ d), d)                # backtracking from t = 1
         if new is None and not fg.nonfinite:     # f flat at rounding: the full step if it shrinks g (as Newton)
             t, new = _flat_step(fg, x, f, g, d, scale)

@@ -11,8 +11,9 @@ import scipy.linalg
 from ..numerics import _power_of_two_scale
 from .line_search import _wolfe
 from .result import checked_arguments, real_array
-from .result import (MSG_GTOL, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _check_args, _Counted, _declared_convex, _msg_max_iter,
-                     _nearly_small_grad, _no_decrease, _small_grad, _small_step, _start, _stop_reason, _verdict, _x0)
+from .result import (MSG_GTOL, MSG_UNBOUNDED, MSG_XTOL, OptimizeResult, _check_args, _Counted, _declared_convex,
+                     _msg_max_iter, _nearly_small_grad, _no_decrease, _small_grad, _small_step, _start, _stop_reason,
+                     _verdict, _x0)
 
 __all__ = ["bfgs_update_B", "bfgs_update_H", "bfgs", "lbfgs_two_loop", "lbfgs"]
 
@@ -66,9 +67,12 @@ def bfgs_update_B(B, s, y):
         return B
     with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
         s, y, ratio = _unit_pair(s, y)    # (see _unit_pair)
-        Bs = B @ s
+        # (B s)(B s)'/(s'B s) = b (B^ s)(B^ s)'/(s'B^ s) with B = b B^, b a power of two near max |B| (exact): the
+        # outer product of B s overflowed for curvatures near 1e160 (then "s and y within about 300 decades")
+        b = _power_of_two_scale(np.max(np.abs(B), initial=0.0), normal=True)
+        Bs = (B / b) @ s
         return _finite("bfgs_update_B", "B",
-                       B + ratio * np.outer(y, y) / float(y @ s) - np.outer(Bs, Bs) / float(s @ Bs))
+                       B + ratio * np.outer(y, y) / float(y @ s) - b * (np.outer(Bs, Bs) / float(s @ Bs)))
 
 
 def bfgs_update_H(H, s, y):

@@ -352,3 +352,33 @@ def test_gaussian_classifiers_under_subnormal_weights(name, exponent):
     np.testing.assert_allclose(out[0], out[1], rtol=1e-12, atol=1e-13)
     if name != "FisherLDA":
         np.testing.assert_array_equal(fits[0].class_count_, np.ldexp(fits[1].class_count_, -exponent))
+
+
+# ----------------------------------------------------------------------------- optim at extreme objective scales
+_A = np.array([[3.0, 1.0], [1.0, 2.0]])
+_B = np.array([1.0, 0.2])
+
+
+def _scaled_quadratic(scale):
+    """``scale (x'Ax/2 - b'x)``, its gradient and Hessian product; the minimiser ``A^{-1} b`` at any scale."""
+    return (lambda x: (scale * (0.5 * x @ _A @ x - _B @ x), scale * (_A @ x - _B)),
+            lambda x, v: scale * (_A @ v))
+
+
+@pytest.mark.parametrize("scale", [1e-250, 1e-200, 1e-110, 1e103, 1e160, 1e250])
+def test_truncated_newton_and_bfgs_hessian_form_at_extreme_objective_scales(scale):
+    """``newton`` and ``bfgs(form="H")`` reached the minimiser at every scale; ``truncated_newton`` stayed at the start
+    from 1e103 (CG's ``p'Hp`` overflowed) and from 1e-110 (underflowed), and ``bfgs(form="B")`` raised from 1e160
+    (the outer product of ``B s`` overflowed). CG now runs on ``g / c`` and the update on ``B / b`` (powers of two)."""
+    fg, hessp = _scaled_quadratic(scale)
+    minimiser = np.linalg.solve(_A, _B)
+    tn = linbook.optim.truncated_newton(lambda x: fg(x)[0], np.zeros(2), lambda x: fg(x)[1], hessp)
+    bfgs = linbook.optim.bfgs(fg, np.zeros(2), grad=True, form="B")
+    for res in (tn, bfgs):
+        assert res.converged
+        np.testing.assert_allclose(res.x, minimiser, rtol=1e-7)
+
+
+def test_bfgs_update_b_of_a_large_curvature():
+    B = linbook.optim.bfgs_update_B(1e160 * np.eye(2), np.array([1.0, 0.0]), np.array([2e160, 0.5e160]))
+    np.testing.assert_allclose(B @ np.array([1.0, 0.0]), [2e160, 0.5e160], rtol=1e-14)      # the secant condition
