@@ -282,7 +282,9 @@ def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=
         Number of stored pairs ``(s, y)``.
     gtol, xtol, gscale : stopping rules (relative; see :func:`linbook.optim.gradient_descent`).
     ftol : float
-        Also stop when ``(f_old - f_new) <= ftol * max(|f_old|, |f_new|)`` (relative decrease).
+        Also stop when ``(f_old - f_new) <= ftol * max(|f_old|, |f_new|)`` (relative decrease) where
+        the gradient is nearly small (within ``ROUNDING_ALLOWANCE gtol``, as the ``xtol`` stop): an
+        additive constant in ``f`` makes any decrease relatively small.
 
     Returns
     -------
@@ -318,7 +320,7 @@ def lbfgs(fun, x0, grad=None, *, m=10, max_iter=1000, gtol=1e-6, xtol=0.0, ftol=
         if _small_grad(g, gtol, scale):
             converged, msg = True, MSG_GTOL
             break
-        if (small and _nearly_small_grad(g, gtol, scale)) or fsmall:
+        if (small or fsmall) and _nearly_small_grad(g, gtol, scale):     # (an f of 1e6 + ... met ftol far out)
             converged, msg = True, MSG_XTOL if small else "relative decrease of f below ftol"
             break
     converged, msg = _verdict(fg, path, x, f, g, scale, converged, msg, convex=_declared_convex(fg))

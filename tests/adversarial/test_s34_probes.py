@@ -382,3 +382,14 @@ def test_truncated_newton_and_bfgs_hessian_form_at_extreme_objective_scales(scal
 def test_bfgs_update_b_of_a_large_curvature():
     B = linbook.optim.bfgs_update_B(1e160 * np.eye(2), np.array([1.0, 0.0]), np.array([2e160, 0.5e160]))
     np.testing.assert_allclose(B @ np.array([1.0, 0.0]), [2e160, 0.5e160], rtol=1e-14)      # the secant condition
+
+
+def test_lbfgs_ftol_stops_only_where_the_gradient_is_nearly_small():
+    """An additive constant makes every decrease relatively small: with ``f = 1e12 + x'Ax/2`` the ``ftol`` test
+    ended the run "converged" at a gradient 6.6e-2 of its start. It now ends a run only where the ``xtol`` test
+    would (the gradient within ``ROUNDING_ALLOWANCE gtol``)."""
+    A = np.array([[3.0, 1.0], [1.0, 2.0]])
+    x0 = np.array([100.0, -50.0])
+    res = linbook.optim.lbfgs(lambda x: (1e12 + 0.5 * x @ A @ x, A @ x), x0, grad=True, ftol=1e-9)
+    assert res.converged
+    assert np.max(np.abs(res.grad)) <= linbook.optim.result.ROUNDING_ALLOWANCE * 1e-6 * np.max(np.abs(A @ x0))
