@@ -598,17 +598,18 @@ def test_verbose_progress_goes_to_stderr_only(capsys):
 
 @pytest.mark.parametrize("make", [lambda: SGDRegressor(random_state=0), lambda: LMS(),
                                   lambda: OnlineGradientDescent(), lambda: SGDClassifier(random_state=0)])
-@pytest.mark.parametrize("scale", [1e-200, 1e-300])
-def test_features_whose_squares_underflow_get_a_clear_error(make, scale):
-    """Rows with ||x||^2 below 1e-300: per-sample steps cannot move the weights (the fit stayed
-    at zero, silently); now a ValueError says to scale the features."""
+@pytest.mark.parametrize("k", [700, 1000])
+def test_features_whose_squares_underflow_run_in_units_near_one(make, k):
+    """Rows with ||x||^2 below 1e-300: per-sample steps cannot move the weights (the fit stayed at zero,
+    silently); then a ValueError said to scale the features. Now the fit scales them itself (a power of two,
+    ``schedules.feature_scale``, also where every square underflowed to 0): the weights of ``X 2^-k`` are those
+    of ``X`` times ``2^k`` (to the last bits: the two fits may run one in numpy, one compiled)."""
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(200, 3)) * scale
+    X = rng.normal(size=(200, 3))
     est = make()
     y = (X[:, 0] > 0).astype(int) if isinstance(est, SGDClassifier) else rng.normal(size=200)
-    with pytest.raises(ValueError, match="underflow.*scale the features"):
-        est.fit(X, y)
-    est.fit(X / scale, y)                          # the same data in sensible units is fine
+    tiny = est.fit(np.ldexp(X, -k), y).coef_.copy()
+    np.testing.assert_allclose(tiny, np.ldexp(make().fit(X, y).coef_, k), rtol=1e-14)
 
 
 @pytest.mark.parametrize("w", [1e-300, 1e-100, 1e100, 1e300])
@@ -634,23 +635,22 @@ def test_sgd_auto_step_is_invariant_to_the_scale_of_sample_weight(w):
 def test_sgd_target_overflow_names_the_target_as_the_cure(monkeypatch, budget, options):
     """An overflowed squared loss stops the fit in both the numpy and the compiled epochs, whatever the
     kind of step (the compiled loop once let an infinite loss pass under reassociation), and the
-    failed call leaves the model as it was. A fit's targets near 1e200 run in units that keep the
-    loss finite (``schedules.target_units``), so the overflow comes from a later chunk of a stream
-    whose first targets were near 1; adagrad keeps the targets' units and overflows in ``fit``."""
+    failed call leaves the model as it was. Only adagrad, whose steps keep the targets' units, meets it
+    now: the other fits run on targets near 1 (``schedules.target_units``), and targets near 1e200, in
+    ``fit`` or in a stream's later chunk, give the weights of targets near 1 times their scale."""
     monkeypatch.setattr(sgd_module, "_numpy_steps_left", [budget])
     rng = np.random.default_rng(4)
     X = rng.normal(size=(200, 3))
+    first, later = rng.normal(size=200), rng.normal(size=200)
     model = SGDRegressor(random_state=0, **options)
     if options.get("adagrad"):
         with pytest.raises(ValueError, match="scale the target y"):
-            model.fit(X, rng.normal(size=200) * 1e200)
+            model.fit(X, later * 1e200)
         assert not hasattr(model, "coef_")
         return
-    model.partial_fit(X, rng.normal(size=200))
-    before = (model.coef_.copy(), model.intercept_, model.t_)
-    with pytest.raises(ValueError, match="scale the target y"):
-        model.partial_fit(X, rng.normal(size=200) * 1e200)
-    assert np.array_equal(model.coef_, before[0]) and (model.intercept_, model.t_) == before[1:]
+    model.partial_fit(X, first).partial_fit(X, np.ldexp(later, 665))
+    ref = SGDRegressor(random_state=0, **options).partial_fit(X, np.ldexp(first, -665)).partial_fit(X, later)
+    np.testing.assert_array_equal(model.coef_, np.ldexp(ref.coef_, 665))
 
 
 @pytest.mark.parametrize("options", [{}, dict(average=False), dict(batch_size=7), dict(lam=1.0, eta0=0.01),
@@ -918,3 +918,54 @@ def test_online_fits_scale_with_features_and_targets_apart(name, k, j):
     ref = make().fit(X, y)
     m = make().fit(X * 2.0 ** k, y * 2.0 ** j)
     np.testing.assert_allclose(m.coef_ * 2.0 ** (k - j), ref.coef_, rtol=1e-12)
+
+
+def _stream(model, chunks):
+    for X, y in chunks:
+        model.partial_fit(X, y)
+    return model
+
+
+@pytest.mark.parametrize("name", ["sgd", "lms"])
+@pytest.mark.parametrize("k", [0, 300, -300, 700])
+def test_a_stream_whose_targets_change_scale_follows_them(name, k):
+    """A first chunk of targets near 1e-160, then targets near 1: the units ``d`` the first chunk picked made the
+    later squared losses overflow ("scale the target y: its values reach 1e150", though none exceeds 10). A
+    chunk whose targets leave ``2^+-64`` in the stream's units now picks ``d`` anew, the state rescaled exactly.
+    Oracle: the stream with every target times ``2^k`` gives the weights times ``2^k``, bit for bit."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((40, 3)) + [3.0, 0.0, 0.0]
+    y = X @ [1.0, -2.0, 0.5] + 0.1 * rng.standard_normal(40)
+    y[:5] *= 1e-160
+    make = {"sgd": lambda: SGDRegressor(random_state=0), "lms": LMS}[name]
+    chunks = [(X[:5], y[:5]), (X[5:20], y[5:20]), (X[20:], y[20:])]
+    ref = _stream(make(), chunks)
+    got = _stream(make(), [(A, np.ldexp(b, k)) for A, b in chunks])
+    assert np.all(np.isfinite(ref.coef_)) and np.any(ref.coef_ != 0)
+    np.testing.assert_array_equal(got.coef_, np.ldexp(ref.coef_, k))
+
+
+@pytest.mark.parametrize("name", ["sgd", "sgd-classifier", "lms", "ogd"])
+@pytest.mark.parametrize("k", [0, 200, -200])
+def test_a_stream_whose_features_change_scale_follows_them(name, k):
+    """A first chunk of features near 1e-155, then features near 1: the first chunk's units made the later rows'
+    squared norms overflow ("features of order 1e154 or larger"). A chunk beyond the window in the stream's units
+    now picks them anew. Oracle: every feature times ``2^k`` gives the weights over ``2^k``, bit for bit. (The
+    regressors' first chunk is at 1e-30: after one at 1e-155 their weights ~1e155 make the next chunk's squared
+    loss ~1e310, beyond float64 in exact arithmetic too, a divergence error.)"""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((40, 3)) + [3.0, 0.0, 0.0]
+    y = X @ [1.0, -2.0, 0.5] + 0.1 * rng.standard_normal(40)
+    if name == "sgd-classifier":
+        y = (y > np.median(y)).astype(int)
+    X[:5] *= 1e-30 if name in ("sgd", "ogd") else 1e-155
+    make = {"sgd": lambda: SGDRegressor(random_state=0), "lms": LMS, "ogd": OnlineGradientDescent,
+            "sgd-classifier": lambda: SGDClassifier(random_state=0)}[name]
+    chunks = [(X[:5], y[:5]), (X[5:20], y[5:20]), (X[20:], y[20:])]
+    first = {"classes": [0, 1]} if name == "sgd-classifier" else {}
+    ref, got = make(), make()
+    for i, (A, b) in enumerate(chunks):
+        ref.partial_fit(A, b, **(first if i == 0 else {}))
+        got.partial_fit(np.ldexp(A, k), b, **(first if i == 0 else {}))
+    assert np.all(np.isfinite(ref.coef_)) and np.any(ref.coef_ != 0)
+    np.testing.assert_array_equal(got.coef_, np.ldexp(ref.coef_, -k))

@@ -209,16 +209,19 @@ class LMS(RegressorMixin, BaseEstimator):
         return the chunk in the units the iterates run in, ``X c``.
 
         ``c`` is a power of two, 1 unless the squared row norms over- or underflow
-        (``schedules.feature_scale``); the first chunk picks it. The coefficients on ``X c`` are
-        those on ``X`` over ``c``, bit for bit (a given ``eta0`` becomes ``eta0 / c^2``). The
+        (``schedules.feature_scale``); the first chunk picks it, and a chunk whose features leave the
+        window in its units picks it anew, the state rescaled alongside. The coefficients on ``X c``
+        are those on ``X`` over ``c``, bit for bit (a given ``eta0`` becomes ``eta0 / c^2``). The
         note's ``tol`` test adds the squared moves of the coefficients and of the intercept,
         whose units differ by the feature scale, so with ``tol`` ``c`` stays 1.
         """
-        pick = self._x_scale is None
-        X, scale, top, nnz = schedules.scaled_rows(X, 1.0 if tol is not None else self._x_scale)
-        if pick:
-            self._x_scale = scale
-            self._theta[int(self.fit_intercept):] /= scale
+        old = self._x_scale
+        X, scale, top, nnz = schedules.scaled_rows(X, 1.0 if tol is not None else old, keep=tol is not None)
+        if scale != old:       # the coefficients (theta0, or the stream's state) and max ||x c||^2 in units of X c
+            schedules.rescale_exactly((self._theta[int(self.fit_intercept):],), scale, old or 1.0)
+            L_x = np.array(self._L_x)
+            schedules.rescale_exactly((L_x,), old or 1.0, scale, power=2)
+            self._L_x, self._x_scale = float(L_x), scale
         self._L_x = schedules.curvature_bound(top, self._L_x, nnz)
         self._nnz += (nnz, X.shape[0])
         return X
@@ -226,14 +229,18 @@ class LMS(RegressorMixin, BaseEstimator):
     def _targets(self, y, tol):
         """The chunk's targets in the units the iterates run in, ``y d`` (``schedules.target_units``).
 
-        The first chunk picks ``d``; the parameters on ``y d`` are those on ``y`` times ``d``. With
-        ``tol`` (the note's test on the squared moves, in the units of ``y``) ``d`` stays 1.
+        The first chunk with a non-zero target picks ``d``, and a chunk whose targets leave ``2^+-64`` in
+        its units picks it anew, the parameters rescaled alongside: those on ``y d`` are those on ``y``
+        times ``d``. With ``tol`` (the note's test on the squared moves, in the units of ``y``) ``d``
+        stays 1.
         """
-        if self._y_scale is None:
-            size = None if tol is not None else schedules.target_scale(y, np.ones(y.shape[0]), True)
-            self._y_scale = schedules.target_units(size)
-            self._theta *= self._y_scale
-        return y * self._y_scale if self._y_scale != 1.0 else y
+        current = self._y_scale or 1.0
+        d = current if tol is not None else schedules.target_units(
+            schedules.target_scale(y, np.ones(y.shape[0]), True), self._y_scale)
+        if d != current:
+            schedules.rescale_exactly((self._theta,), current, d)
+        self._y_scale = d
+        return y * d if d != 1.0 else y
 
     def _pass(self, X, y, order, tol, numpy_first=True):
         """One pass in ``order`` (numpy for a process's first small fits while ``numpy_first``, else compiled).

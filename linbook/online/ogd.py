@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from ..base import POSITIVE, SeparableDataWarning, StrOptions, _with_advice, check_param_values, check_params, dask_blocks, predict_input
 from ..numerics import _power_of_two_scale, log1pexp, sigmoid
 from ._stream import diverged, numpy_pass, recheck_params, record_params, transactional, validate_chunk
-from .schedules import curvature_bound, scaled_fixed_step, scaled_rows
+from .schedules import curvature_bound, rescale_exactly, scaled_fixed_step, scaled_rows
 
 __all__ = ["OnlineGradientDescent", "best_fixed_parameter"]
 
@@ -298,6 +298,8 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
         # the rounds run on X c (c a power of two, 1 unless ||x||^2 over- or underflows): theta / c,
         # the step eta0 / c^2 and the radius / c make every score and loss those of X, bit for bit
         X, scale, top, nnz = scaled_rows(X, None if first else self._x_scale)
+        if not first and scale != self._x_scale:      # a chunk beyond the window: the state in the new units
+            self._rescale_features(scale)
         # a clear error when ||x c||^2 overflows, or underflows with no larger row before it: the stream's
         # largest, not the chunk's (a first row 1e150 times the later ones made every later chunk refused)
         L_x = curvature_bound(top, 0.0 if first else getattr(self, "_L_x", 0.0), nnz=nnz)
@@ -324,12 +326,24 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
 
             bad = ogd_rounds(*args)
         if bad >= 0 or not np.all(np.isfinite(theta)):
-            raise diverged(self, "the loss", "scale the features, lower eta0 (or use eta0='auto'), or set a radius")
+            big_y = self.loss == "squared_error" and np.max(np.abs(y)) > 1e150
+            raise diverged(self, "the loss", "scale the target y (its values reach 1e150 or more, so the squared "
+                           "loss overflows)" if big_y else "scale the features, lower eta0 (or use eta0='auto'), "
+                           "or set a radius")
         self._theta, self._L_x = theta, L_x
         self.coef_ = theta * self._x_scale
         self.t_ = int(self._state[0])
         self.losses_ = np.concatenate([self.losses_, losses])
         return self
+
+    def _rescale_features(self, scale):
+        """The stream's state in the units of ``X c`` for a new ``c``: ``theta = coef / c`` and the squared
+        row norms ``L`` (exact: powers of two)."""
+        old = self._x_scale
+        rescale_exactly((self._theta,), scale, old)
+        L = np.array([self._state[1], getattr(self, "_L_x", 0.0)])
+        rescale_exactly((L,), old, scale, power=2)
+        self._state[1], self._L_x, self._x_scale = L[0], float(L[1]), scale
 
     @transactional
     def fit(self, X, y):

@@ -150,9 +150,18 @@ SAFE_SQUARED_NORM = 2.0 ** 64
 SAFE_TARGET = 2.0 ** 64
 
 
-def target_units(size):
+def rescale_exactly(arrays, old, new, power=1):
+    """Multiply each array in place by ``(new / old)^power`` (powers of two: exact, one ``ldexp``, where the ratio
+    itself may leave float64), the state of a stream whose units change from ``old`` to ``new``."""
+    shift = power * (int(_binary_exponent(new)) - int(_binary_exponent(old)))
+    for a in arrays:
+        a[...] = np.ldexp(a, shift)
+
+
+def target_units(size, current=None):
     """``d``: the power of two the squared-error fits multiply their targets by, 1 for targets of a
-    safe ``size`` (``target_scale``; ``None`` while every target is 0).
+    safe ``size`` (``target_scale``; ``None`` while every target is 0). A stream keeps its ``current``
+    ``d`` while ``size d`` stays within ``2^+-64``, and picks anew from ``size`` beyond.
 
     The default steps do not depend on the target, and the loss and its penalty are both
     quadratic in the parameters and the target, so the iterates on ``y d`` are those on ``y``
@@ -160,9 +169,11 @@ def target_units(size):
     representable: with targets near 1e-200 the squared losses underflowed to 0 and the stop
     rule never fired (1000 epochs), and near 1e200 they overflowed into a false divergence.
     """
-    if size is None or 1.0 / SAFE_TARGET <= size <= SAFE_TARGET:
-        return 1.0
-    return power_of_two_inverse(size)
+    if size is None:
+        return 1.0 if current is None else current
+    if current is not None and 1.0 / SAFE_TARGET <= size * current <= SAFE_TARGET:
+        return current
+    return 1.0 if 1.0 / SAFE_TARGET <= size <= SAFE_TARGET else power_of_two_inverse(size)
 
 
 def power_of_two_inverse(size):
@@ -181,21 +192,27 @@ def feature_scale(X, top):
     a power of two is exact, so every score, residual and step is the one of ``X`` to the
     last bit, and the weights are those of the unscaled iteration, scaled.
     """
-    if top == 0.0 or 1.0 / SAFE_SQUARED_NORM <= top <= SAFE_SQUARED_NORM:
+    if 1.0 / SAFE_SQUARED_NORM <= top <= SAFE_SQUARED_NORM:
         return 1.0
     values = X.data if sp.issparse(X) else X
-    return power_of_two_inverse(float(np.max(np.abs(values))))
+    largest = float(np.max(np.abs(values), initial=0.0))      # (top is 0 also where every square underflowed)
+    return 1.0 if largest == 0.0 else power_of_two_inverse(largest)
 
 
-def scaled_rows(X, scale=None):
-    """``(X c, c, max_i ||x_i c||^2, nonzeros)``; ``scale=None`` picks ``c`` (``feature_scale``).
+def scaled_rows(X, scale=None, keep=False):
+    """``(X c, c, max_i ||x_i c||^2, nonzeros)``: ``c`` is ``scale``, or a new pick (``feature_scale``) when
+    ``scale`` is None or, unless ``keep``, when the chunk's squared row norms in its units leave the window of
+    ``SAFE_SQUARED_NORM``.
 
-    A stream keeps the ``c`` of its first chunk (its state is in those units); ``X c`` is a
-    copy only when ``c != 1``.
+    A stream keeps its ``c`` (its state is in those units) until a chunk's features change scale by that much
+    (a first chunk of features near 1e-155, then features near 1: refused as overflowing); then the caller
+    rescales its state to the new units (``rescale_exactly``). ``X c`` is a copy only when ``c != 1``.
     """
     top, nnz = row_stats(X)
-    if scale is None:
-        scale = feature_scale(X, top)
+    with np.errstate(over="ignore"):
+        if scale is None or not (keep or top == 0.0 or 1.0 / SAFE_SQUARED_NORM <= top * scale * scale
+                                 <= SAFE_SQUARED_NORM):
+            scale = feature_scale(X, top)
     if scale != 1.0:
         if sp.issparse(X):
             X = X.copy()

@@ -186,16 +186,18 @@ class _BaseSGD(BaseEstimator):
     def _scaled_targets(self, T, sw):
         """The chunk's targets in the units the iterates run in, ``T d`` (``schedules.target_units``).
 
-        The first chunk with a non-zero target picks ``d``. Adagrad's steps are not
-        scale-equivariant (``adagrad_tau0``), so it keeps ``d = 1``.
+        The first chunk with a non-zero target picks ``d``, and a chunk whose targets leave ``2^+-64`` in
+        its units picks it anew, the state rescaled alongside. Adagrad's steps are not scale-equivariant
+        (``adagrad_tau0``), so it keeps ``d = 1``.
         """
+        size = schedules.target_scale(T, sw, self._loss_name() == "squared_error")
         if self._target_scale is None:           # fixed by the first chunk with a non-zero target
-            self._target_scale = schedules.target_scale(T, sw, self._loss_name() == "squared_error")
-            if not self.adagrad:
-                self._y_scale = schedules.target_units(self._target_scale)
-                # every earlier chunk's targets were 0, so the state holds only zeros: exact
-                for state in (self._W, self._b, self._Wbar, self._bbar):
-                    state *= self._y_scale
+            self._target_scale = size
+        if not self.adagrad:
+            d = schedules.target_units(size, self._y_scale)
+            if d != self._y_scale:               # a chunk's targets beyond 2^+-64 in the units so far
+                schedules.rescale_exactly((self._W, self._b, self._Wbar, self._bbar), self._y_scale, d)
+                self._y_scale = d
         return T * self._y_scale if self._y_scale != 1.0 else T
 
     def _lam_n(self, n):
@@ -209,15 +211,20 @@ class _BaseSGD(BaseEstimator):
         """``(X c, max_i ||x_i c||^2, nonzeros)``: the chunk in the units the iterates run in.
 
         ``c`` is a power of two, 1 unless the squared row norms over- or underflow
-        (``schedules.feature_scale``); the first chunk of a fit or stream picks it. With the
+        (``schedules.feature_scale``); the first chunk of a fit or stream picks it, and a chunk whose
+        features leave the window in its units picks it anew, the state rescaled alongside. With the
         penalty share times ``c^2`` (``_lam_n``) and a given step over ``c^2``, the iterates on
         ``X c`` are those on ``X`` over ``c``, bit for bit. Adagrad's steps are not
         scale-equivariant (``adagrad_tau0`` in their denominator), so it keeps ``c = 1``.
         """
-        pick = self._x_scale is None
-        X, scale, top, nnz = schedules.scaled_rows(X, 1.0 if self.adagrad else self._x_scale)
-        if pick:
-            self._x_scale = scale
+        old = self._x_scale
+        X, scale, top, nnz = schedules.scaled_rows(X, 1.0 if self.adagrad else old, keep=self.adagrad)
+        if old is not None and scale != old:     # the iterates w / c, and max ||x c||^2, in the new units
+            schedules.rescale_exactly((self._W, self._Wbar), scale, old)
+            L_x = np.array(self._L_x)
+            schedules.rescale_exactly((L_x,), old, scale, power=2)
+            self._L_x = float(L_x)
+        self._x_scale = scale
         return X, top, nnz
 
     def _average_start(self):
