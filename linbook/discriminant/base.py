@@ -19,7 +19,8 @@ are reported in the units of ``X``; reading a covariance that float64 cannot hol
 
 Missing values: ``predict_proba`` accepts NaN in ``X``; a missing feature is marginalised
 out (drop its rows and columns of ``mu_c`` and ``Sigma_c``), eqs. (8.94)-(8.97) of note
-``000``. Features constant in the training data carry no information; they are ignored
+``000``: the same kind of model on the observed features, which scores the row as a complete one
+(far from the data as well). Features constant in the training data carry no information; they are ignored
 with a warning (``constant_features_``).
 
 Derived in: chapter "Gaussian models and GDA" § "Gaussian discriminant analysis".
@@ -30,7 +31,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy import linalg
 from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets
 
@@ -124,6 +124,15 @@ def require_class_rows(model, classes, n, min_per_class=1):
         raise ValueError(f"{model}: class {class_name(classes[c])} of y has {int(n[c])} sample(s) "
                          f"of positive weight (sample_weight); this model needs {need}. Collect more "
                          "data, merge or drop the class, or use a model with a shared covariance (linbook.LDA, linbook.RDA).")
+
+
+def _missing_patterns(missing, rows=None):
+    """``(o, idx)`` for each distinct pattern of NaN among the rows ``rows`` (a mask; all rows when ``None``): the
+    observed features and the indices of its rows."""
+    idx = np.arange(missing.shape[0]) if rows is None else np.flatnonzero(rows)
+    patterns, inv = np.unique(missing[idx], axis=0, return_inverse=True)
+    for k, pattern in enumerate(patterns):
+        yield np.flatnonzero(~pattern), idx[inv.ravel() == k]
 
 
 class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimator):
@@ -333,8 +342,7 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
                 gaps = missing.any(axis=1)
                 s = np.empty((X.shape[0], self.classes_.size))
                 s[~gaps] = self._log_density(X[~gaps], exact)
-                s[gaps] = (self._log_density(X[gaps], True) if self._nan_in_fit
-                           else self._marginal_log_density(X[gaps], missing[gaps]))
+                s[gaps] = self._gap_rows_log_density(X[gaps], missing[gaps], exact)
         # (N, C) in column-major order: reductions over the C classes of a row are then
         # vectorised over rows (3x faster softmax for small C)
         s = np.asfortranarray(s)
@@ -342,16 +350,19 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
         # a row is far when any of its scores is not finite: a partial sum that overflowed gives -inf to a class
         # whose exact score may still be the largest (the row-scaled scores below are exact)
         far = ~np.isfinite(s).all(axis=1)
-        scalable = scale_far_rows and complete and self._row_scaled_log_density is not None
+        scalable = scale_far_rows and self._row_scaled_log_density is not None
         if far.any() and not scalable:
             raise ValueError(f"{type(self).__name__}: the log-density of some rows of X overflows float64 "
                              "(they are ~1e150 or more standard deviations from every class mean); pass "
                              "X in the units used in fit")
         if not scale_far_rows:
             return s
-        exponent = _binary_exponent(np.max(np.abs(X[far]), axis=1, initial=0.0))
+        observed = X[far] if complete else np.where(missing[far], 0.0, X[far])     # (a NaN entry is dropped)
+        exponent = _binary_exponent(np.max(np.abs(observed), axis=1, initial=0.0))
         if far.any():
-            s[far] = self._row_scaled_log_density(X[far], exponent) + np.ldexp(self._log_priors, -2 * exponent[:, None])
+            scaled = (self._row_scaled_log_density(X[far], exponent) if complete
+                      else self._row_scaled_gap_rows(X[far], missing[far], exponent))
+            s[far] = scaled + np.ldexp(self._log_priors, -2 * exponent[:, None])
         return s, far, exponent
 
     def _scores_proving_X_finite(self, X):
@@ -405,30 +416,65 @@ class GaussianClassifier(InformationCriteriaMixin, ClassifierMixin, BaseEstimato
                 s[far] = np.ldexp(s_far - s_far.max(axis=1, keepdims=True), 2 * exponent[:, None])
         return s
 
+    # ------------------------------------------------------- missing values
+    # The marginal of N(mu_c, Sigma_c) over the observed features o is N(mu_c,o, Sigma_c,oo) (eq. (8.97)): a model
+    # of the same kind on the features o alone (:meth:`_marginal_model`), so a row with NaN is scored as that model
+    # scores a complete row, far-row paths included.
+    def _gap_rows_log_density(self, X, missing, exact):
+        """Rows with NaN: ``log N(x_o | mu_c,o, Sigma_c,oo)`` over each row's observed features ``o`` (eq. (8.97)).
+
+        Each class's score is measured from its own centre (:meth:`_marginal_log_density`); unless ``exact``, a row
+        further than :data:`QUADRATIC_EXACT` from every class is scored again by its pattern's marginal model, as a
+        complete row far out. Why: the exact log-densities are each ~``-|z|^2 / 2``, and their rounding drowned the
+        classes' differences (~``|z|``): at 1e16 standard deviations the wrong class, from 1e17 on 1/3 each.
+        """
+        s, dist = self._marginal_log_density(X, missing)
+        if exact:
+            return s
+        far = ~(np.min(dist, axis=1) <= QUADRATIC_EXACT)        # (NaN or inf: far)
+        for o, rows in _missing_patterns(missing, far):
+            if o.size:
+                sub = self._marginal_model(o)
+                sub._set_centres_spread()       # (its rows near a class: from each class's own centre)
+                s[rows] = sub._log_density(X[np.ix_(rows, o)], False)
+        return s
+
     def _marginal_log_density(self, X, missing):
-        """Rows with NaN: ``log N(x_o | mu_c,o, Sigma_c,oo)`` over the observed features (eq. (8.97))."""
-        out = np.empty((X.shape[0], self.classes_.size))
-        complete = ~missing.any(axis=1)
-        if complete.any():
-            out[complete] = self._log_density(X[complete], True)
-        idx = np.flatnonzero(~complete)
-        patterns, inv = np.unique(missing[idx], axis=0, return_inverse=True)
-        covs_all = self._covariance_z()
-        for k, pattern in enumerate(patterns):
-            rows = idx[inv.ravel() == k]
-            o = np.flatnonzero(~pattern)
-            if o.size == 0:
-                out[rows] = 0.0                       # nothing observed: the posterior is the prior
-                continue
-            Z = X[np.ix_(rows, o)] * self._inv_scale[o]
-            covs = covs_all[..., o[:, None], o[None, :]]
-            for c in range(out.shape[1]):
-                S = covs[c] if covs.ndim == 3 else covs
-                L = linalg.cholesky(S, lower=True, check_finite=False)
-                R = linalg.solve_triangular(L, (Z - self._means_z[c, o]).T, lower=True, check_finite=False)
-                out[rows, c] = (-0.5 * np.einsum("ij,ij->j", R, R) - np.log(np.diag(L)).sum()
-                                - 0.5 * o.size * _LOG_2PI - np.log(self._scale[o]).sum())
-        return out
+        """``(L, D)`` for rows with NaN: the log-densities over the observed features and the squared standardised
+        distances, each from the class's own centre (:attr:`_own_centre_log_density` of the marginal model)."""
+        L = np.zeros((X.shape[0], self.classes_.size))
+        D = np.zeros_like(L)
+        for o, rows in _missing_patterns(missing):
+            if o.size:          # (nothing observed: the posterior is the prior)
+                sub = self._marginal_model(o)
+                L[rows], D[rows] = sub._own_centre_log_density(X[np.ix_(rows, o)] * sub._inv_scale)
+        return L, D
+
+    def _row_scaled_gap_rows(self, X, missing, exponent):
+        """:attr:`_row_scaled_log_density` of far rows some of which have NaN: those by their pattern's marginal
+        model (whose scores are the row's marginal log-densities, eq. (8.97))."""
+        s = np.zeros((X.shape[0], self.classes_.size))
+        gaps = missing.any(axis=1)
+        s[~gaps] = self._row_scaled_log_density(X[~gaps], exponent[~gaps])
+        for o, rows in _missing_patterns(missing, gaps):
+            if o.size:
+                s[rows] = self._marginal_model(o)._row_scaled_log_density(X[np.ix_(rows, o)], exponent[rows])
+        return s
+
+    def _marginal_model(self, o):  # pragma: no cover - abstract
+        """The fitted model of the (kept) features ``o`` alone: the marginal of each class's Gaussian. Its
+        :meth:`_log_density` needs :meth:`_set_centres_spread` first (not done here: the exact scores do not)."""
+        raise NotImplementedError
+
+    def _restricted_to(self, cls, o):
+        """A bare ``cls`` with this fit's classes, priors and class means of the features ``o`` (standardised units,
+        from the origin); the caller sets the covariance and what its scores need."""
+        sub = cls.__new__(cls)
+        sub.classes_, sub.class_count_, sub._log_priors = self.classes_, self.class_count_, self._log_priors
+        sub._scale, sub._inv_scale = self._scale[o], self._inv_scale[o]
+        sub._means_z = self._means_z[:, o]
+        sub._keep, sub._origin = np.ones(o.size, dtype=bool), np.zeros(o.size)
+        return sub
 
     @dask_blocks
     def predict_joint_log_proba(self, X):

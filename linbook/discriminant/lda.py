@@ -77,19 +77,7 @@ class LDA(GaussianClassifier):
         order 1 would drown in its rounding; centred, nothing large is subtracted.
         """
         C, D = self._means_z.shape
-        counts = self.class_count_
-        center_z = counts @ self._means_z / counts.sum()
-        centred = self._means_z - center_z
-        betas_c = solve(centred)                                # Sigma^{-1} (mu_c - m)
-        self._center_z, self._betas_z = center_z, betas_c
-        self._center = center_z * self._scale                   # m in the units of X (kept features)
-        with np.errstate(over="ignore"):
-            self._betas = betas_c * self._inv_scale             # for x - m, in the units of X
-        self._quad_mu = np.einsum("cd,cd->c", centred, betas_c)
-        # features below ~1e-308 (subnormal): b_c in the units of X is beyond float64, so rows are standardised
-        with np.errstate(over="ignore", invalid="ignore"):
-            self._standardise_rows = not (_finite(self._betas) and _finite(self._class_constants()))
-        self._logdet = logdet_z
+        self._set_scores(solve, logdet_z)
         means_z = self._means_z + self._origin * self._inv_scale      # mu_c from X's origin, as reported
         betas_z = solve(means_z)                                # Sigma^{-1} mu_c, as reported
         self.betas_ = np.zeros((C, self._keep.size))
@@ -106,6 +94,32 @@ class LDA(GaussianClassifier):
         else:
             self.coef_, self.intercept_ = self.betas_, self.gammas_
         self.n_params_ = int(self._free_priors() + C * D + D * (D + 1) // 2)
+
+    def _set_scores(self, solve, logdet_z):
+        """What the scores need (:meth:`_set_discriminants`): the centre ``m``, ``b_c = Sigma^{-1} (mu_c - m)``,
+        ``(mu_c - m)^T b_c`` and ``log|Sigma|``, in standardised units."""
+        counts = self.class_count_
+        center_z = counts @ self._means_z / counts.sum()
+        centred = self._means_z - center_z
+        betas_c = solve(centred)                                # Sigma^{-1} (mu_c - m)
+        self._center_z, self._betas_z = center_z, betas_c
+        self._center = center_z * self._scale                   # m in the units of X (kept features)
+        with np.errstate(over="ignore"):
+            self._betas = betas_c * self._inv_scale             # for x - m, in the units of X
+        self._quad_mu = np.einsum("cd,cd->c", centred, betas_c)
+        # features below ~1e-308 (subnormal): b_c in the units of X is beyond float64, so rows are standardised
+        with np.errstate(over="ignore", invalid="ignore"):
+            self._standardise_rows = not (_finite(self._betas) and _finite(self._class_constants()))
+        self._logdet = logdet_z
+
+    def _marginal_model(self, o):
+        # the marginal over the features o of N(mu_c, Sigma) is N(mu_c,o, Sigma_oo): an LDA of those features (RDA's
+        # too: Sigma_oo is no longer of its shrunk form, so its Cholesky factor serves)
+        sub = self._restricted_to(LDA, o)
+        sub._chol = linalg.cholesky(self._covariance_z()[np.ix_(o, o)], lower=True, check_finite=False)
+        solve = lambda M: linalg.cho_solve((sub._chol, True), M.T).T   # noqa: E731  rows M Sigma_oo^{-1}
+        sub._set_scores(solve, 2.0 * np.log(np.diag(sub._chol)).sum())
+        return sub
 
     def _binary_discriminant(self):
         """``coef_, intercept_`` of two classes, ``beta_1 - beta_0`` and ``gamma_1 - gamma_0``, from the centred

@@ -68,6 +68,18 @@ class DiagonalGaussianClassifier(GaussianClassifier):
     def _center_z(self):
         return self._mu.mean(axis=0)
 
+    def _marginal_log_density(self, X, missing):
+        # a missing x_j drops its factor (eq. (8.96)): all rows at once, without a model per pattern of NaN
+        var, const = self._variances_and_constants()
+        L = diagonal_log_density(X, self._inv_scale, self._mu, 1.0 / var, const)
+        return L, -2.0 * L - (~missing).astype(float) @ const.T
+
+    def _marginal_model(self, o):
+        # the marginal over the features o drops the other factors: the same model on those features
+        sub = self._restricted_to(type(self), o)
+        sub._set_diagonal(self._mu[:, o], self._var[..., o])
+        return sub
+
     def _own_centre_log_density(self, Z):
         var, const = self._variances_and_constants()
         L = diagonal_log_density(Z, np.ones(Z.shape[1]), self._mu, 1.0 / var, const)

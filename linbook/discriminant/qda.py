@@ -76,6 +76,12 @@ class QDA(GaussianClassifier):
         for c in range(C):
             S_c = scatter[c] / self.class_count_[c]
             chol[c] = cholesky(S_c, model="QDA", what=f"the covariance of class {class_name(self.classes_[c])}")
+        self._set_factors(chol)
+        self.n_params_ = int(self._free_priors() + C * D + C * D * (D + 1) // 2)
+
+    def _set_factors(self, chol):
+        """What the scores need from the Cholesky factors ``L_c`` of the ``Sigma_c`` (standardised units)."""
+        C, D = self._means_z.shape
         self._chol = chol
         self._logdet = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)     # log|Sigma_c|
         # for the prediction kernel: W_c = L_c^{-T}, rows centred on the overall mean
@@ -85,7 +91,13 @@ class QDA(GaussianClassifier):
         self._offsets = np.einsum("cd,cde->ce", self._means_z - self._center, whiten)
         # each class's first class of the same covariance, bit for bit (itself where none is)
         self._same_as = np.array([next(r for r in range(c + 1) if np.array_equal(chol[r], chol[c])) for c in range(C)])
-        self.n_params_ = int(self._free_priors() + C * D + C * D * (D + 1) // 2)
+
+    def _marginal_model(self, o):
+        # the marginal over the features o of N(mu_c, Sigma_c) is N(mu_c,o, Sigma_c,oo): a QDA of those features
+        sub = self._restricted_to(QDA, o)
+        covs = self._covariance_z()[:, o[:, None], o[None, :]]
+        sub._set_factors(np.stack([linalg.cholesky(S, lower=True, check_finite=False) for S in covs]))
+        return sub
 
     def _log_density(self, X, exact=False):
         # log N(x | mu_c, Sigma_c) = -1/2 ||L_c^{-1}(x - mu_c)||^2 - 1/2 log|Sigma_c| + class-free terms

@@ -158,8 +158,7 @@ def newton(fun, x0, grad=None, hess=None, *, line_search=True, max_iter=100, gto
     gtol, gscale, xtol : the relative stopping tests and ``converged`` rule of :func:`linbook.optim.gradient_descent`.
     damping : float, optional, if given: always use ``H + damping I``.
     callback : callable, optional
-        ``callback(x, f, g)`` after each step that does not end the run (by a stopping test); returning
-        ``True`` stops (not converged).
+        ``callback(x, f, g)`` after each step a stopping test does not end; ``True`` stops (not converged).
     polish, fun_grad, decrement_tol, step_tol, step_scale : optional
         The polishing step, the chord method, the decrement test, the step test: see the module docstring.
 

@@ -46,8 +46,7 @@ def newton_cg(fun, x0, *, max_iter=100, gtol=1e-8, gscale=None, cg_max_iter=250,
     gtol, gscale : the stopping test ``max |g| / gscale <= gtol`` (as :func:`linbook.optim.newton`)
     cg_max_iter : int, the CG iterations allowed per step
     callback : callable, optional
-        ``callback(x, f, g)`` after each step that does not end the run (by a stopping test); returning
-        ``True`` stops (not converged).
+        ``callback(x, f, g)`` after each step a stopping test does not end; ``True`` stops (not converged).
 
     Returns
     -------
