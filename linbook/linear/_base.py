@@ -17,7 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import (check_params, check_sample_weight, dask_blocks, require_y, validate_fit, validate_predict,
-                    without_zero_weight_rows)
+                    weights_near_one, without_zero_weight_rows)
 from ..criteria import InformationCriteriaMixin
 from .._kernels.cholesky import equilibrated_cholesky, equilibrated_solve
 from .._kernels.threads import (blas_threads_for_one_call, factorisation_threads, map_row_chunks,
@@ -59,6 +59,16 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         # (a y of 1e300 made sigma2_ inf), and 0 * its square overflowed to NaN in the sums
         return without_zero_weight_rows(X, y, sw)
 
+    #: The power of two the weights were divided by (:meth:`_weights_near_one`): ``sigma2_`` is in the caller's units.
+    _weight_unit = 1.0
+
+    def _weights_near_one(self, sw, lam=0.0):
+        """``(sw, lam)`` over ``2^e`` for weights below ``2^-64`` (``linbook.base.weights_near_one``: the same
+        minimiser of ``sum s_i r_i^2 + lam ||w||^2``); ``2^e`` is kept for ``sigma2_``. Why: weights of 2^-1000
+        beside a column offset by 1e10 put its centred products below the smallest double (1.4e-4 off, silently)."""
+        sw, lam, self._weight_unit = weights_near_one(sw, lam)
+        return sw, lam
+
     def _finish(self, mom, v, model, intercept=None, rss=None):
         """Set ``coef_``, ``intercept_`` and the plug-in noise variance from the scaled solution (the intercept,
         in ``y``'s units, and the scaled ``rss`` as a solver on the uncentred rows found them, if given)."""
@@ -78,7 +88,7 @@ class LinearModel(InformationCriteriaMixin, RegressorMixin, BaseEstimator):
         if mom.sum_w > 0 and mom.n_eff > 0:
             floor += np.log(mom.sum_w) - np.log(mom.n_eff)
         log_rss = np.log(rss) + 2.0 * np.log(mom.y_scale) if rss > 0 else -np.inf
-        self._log_sigma2 = max(float(log_rss - np.log(mom.n_eff)), float(floor))
+        self._log_sigma2 = max(float(log_rss - np.log(mom.n_eff)), float(floor)) + np.log(self._weight_unit)
         with np.errstate(over="ignore"):
             self.sigma2_ = float(np.exp(self._log_sigma2))
         return self

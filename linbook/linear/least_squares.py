@@ -210,6 +210,7 @@ class LinearRegression(LinearModel):
 
             return fit_linear_regression(self, X, y, sample_weight)
         X, y, sw = self._validate(X, y, sample_weight)
+        sw, _ = self._weights_near_one(sw)
         sparse = sps.issparse(X)
         # sparse X: conjugate gradients on X itself while they cost less than the D x D Gram matrix
         cg_budget = sparse_cg_budget(X)
@@ -288,13 +289,13 @@ class LinearRegression(LinearModel):
     def singular_(self):
         self.rank_                                   # forms the Gram matrix after CG
         if self._sv is not None:
-            return self._sv
+            return self._sv * np.sqrt(self._weight_unit)
         if self._gram is None:
             raise AttributeError("singular_ is not available after LSQR, or after CG on sparse X with more "
                                  f"than {MAX_GRAM_FEATURES} columns, or when X^T X overflows float64; use "
                                  "scipy.sparse.linalg.svds on X.")
         with np.errstate(over="ignore", invalid="ignore"):
-            return np.sqrt(np.clip(np.linalg.eigvalsh(self._gram), 0, None))[::-1]
+            return np.sqrt(np.clip(np.linalg.eigvalsh(self._gram), 0, None))[::-1] * np.sqrt(self._weight_unit)
 
     @property
     def n_params_(self):

@@ -280,7 +280,7 @@ class Ridge(LinearModel):
 
             return fit_ridge(self, X, y, sample_weight)
         X, y, sw = self._validate(X, y, sample_weight)
-        lam = float(self.lam)
+        sw, lam = self._weights_near_one(sw, float(self.lam))
         sparse = sps.issparse(X)
         dense_wide = not sparse and X.shape[1] > X.shape[0]
         # sparse X: conjugate gradients on X itself while they cost less than the D x D Gram matrix;

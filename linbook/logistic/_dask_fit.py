@@ -26,7 +26,8 @@ import warnings
 import numpy as np
 
 from .._kernels.hessian import binary_pass
-from ..base import SeparableDataWarning, check_params, encode_labels, require_weighted_classes, require_y
+from ..base import (SMALL_WEIGHTS, SeparableDataWarning, check_params, encode_labels, require_weighted_classes,
+                    require_y, weights_near_one)
 from .multinomial import reduced_objective
 from .separation import separable, separable_multinomial
 from .solvers import DEFAULT_MAX_ITER, SeparationWatch, choose_solver, minimise
@@ -64,7 +65,7 @@ class Frame:
             rms = np.hypot(spread, s.mean - shift)
         rms = np.where(np.isfinite(rms), rms, self.m)
         self.c = _jacobi(rms, lam, s.sw)
-        self.fit_intercept = fit_intercept
+        self.lam, self.fit_intercept = lam, fit_intercept
 
     def centred(self, Xb):
         """The block with offset columns centred (the columns the kernels then scale by ``c``)."""
@@ -91,10 +92,17 @@ def _prepare(est, X, y, sample_weight):
     require_y(est, y)
     blocks = row_blocks(X, y, sample_weight, model=model)
     summary = summarise(blocks, model)
+    lam = float(est.lam)
+    if sample_weight is not None and 0.0 < summary.wmax < SMALL_WEIGHTS:
+        # the weights near 1 and lam alongside, as in memory (weights_near_one), at the cost of one more pass: the
+        # blocks' products of weights of 1e-250 with columns over a Jacobi scale of 1e108 were 0 ("converged")
+        _, lam, unit = weights_near_one(np.array([summary.wmax]), lam)
+        blocks = row_blocks(X, y, sample_weight / unit, model=model)
+        summary = summarise(blocks, model)
     classes, _ = encode_labels(summary.labels, model=model)     # the global classes, whatever each block holds
     require_weighted_classes(model, classes, summary.label_weight, est.fit_intercept)
     solver = choose_solver(est.solver, summary.n, blocks.n_features, classes.size, est.fit_intercept, False)
-    frame = Frame(summary, est.lam, est.fit_intercept)
+    frame = Frame(summary, lam, est.fit_intercept)
     return blocks, summary, classes, frame, solver, est.max_iter or DEFAULT_MAX_ITER[solver]
 
 
@@ -135,7 +143,7 @@ def fit_logistic(est, X, y, sample_weight=None, *, block_loss):
 
     def evaluate(theta, need_hess):
         data = map_reduce(_binary_block, blocks, theta, classes, frame, need_hess, logit_terms)
-        pen = block_loss(theta, *no_data, est.lam, penalised=r, hessian=need_hess)    # the penalty
+        pen = block_loss(theta, *no_data, frame.lam, penalised=r, hessian=need_hess)    # the penalty
         return tuple(x + y for x, y in zip(data, pen))
 
     b0 = intercept_only_start(np.arange(2), summary.label_weight)   # the intercept-only MLE (as in memory)
@@ -356,7 +364,7 @@ def _fit_multinomial(est, blocks, summary, classes, frame, solver, max_iter):
     off, p = int(fi), d + int(fi)
     # the penalty is the reduced objective of no data
     pen_fgh, pen_fg = reduced_objective(np.empty((0, d)), np.empty(0, dtype=int), np.empty(0), C,
-                                                    est.lam, frame.c, fi)
+                                                    frame.lam, frame.c, fi)
 
     def evaluate(theta, need_hess):
         data = map_reduce(_multinomial_block, blocks, theta, classes, frame, C, need_hess)
@@ -404,7 +412,7 @@ def fit_probit(est, X, y, sample_weight=None):
 
     def evaluate(theta, need_hess):
         data = map_reduce(_binary_block, blocks, theta, classes, frame, need_hess, probit_terms)
-        pen = _l2_penalty(theta, est.lam * r, need_hess)
+        pen = _l2_penalty(theta, frame.lam * r, need_hess)
         return tuple(x + y for x, y in zip(data, pen))
 
     b0 = intercept_only_start(np.arange(2), summary.label_weight, link="probit")

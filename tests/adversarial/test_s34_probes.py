@@ -24,6 +24,12 @@ from sklearn.tree import DecisionTreeRegressor
 import linbook
 from linbook.selection import backward_selection, forward_selection
 
+try:
+    import dask
+    import dask.array as da
+except ImportError:                      # the Dask cases are skipped
+    da = None
+
 
 @pytest.mark.parametrize("model", [linbook.LinearRegression, lambda: linbook.Ridge(lam=0.5), linbook.Lasso])
 @pytest.mark.parametrize("weight", [3.0, 1.0, np.float64(0.25), np.array(2.0)])
@@ -393,3 +399,38 @@ def test_lbfgs_ftol_stops_only_where_the_gradient_is_nearly_small():
     res = linbook.optim.lbfgs(lambda x: (1e12 + 0.5 * x @ A @ x, A @ x), x0, grad=True, ftol=1e-9)
     assert res.converged
     assert np.max(np.abs(res.grad)) <= linbook.optim.result.ROUNDING_ALLOWANCE * 1e-6 * np.max(np.abs(A @ x0))
+
+
+@pytest.mark.parametrize("model", ["LinearRegression", "Ridge"])
+@pytest.mark.parametrize("exponent", [-1000, -990])
+def test_least_squares_under_tiny_weights_beside_an_offset_column(model, exponent):
+    """Weights ``2^e s`` with ``lam 2^e``: the same minimiser, ``sigma2_`` times ``2^e``. Beside a column offset by
+    1e10 the centred products of weights of 2^-1000 fell below the smallest double: 1.4e-4 off, silently.
+    Oracle: the fit under ``s`` (and 60-digit weighted least squares agreed with it, the probe found)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 3))
+    X[:, 2] += 1e10
+    y = X[:, :2] @ [1.0, -2.0] + 0.3 * rng.standard_normal(50)
+    s = rng.uniform(0.5, 2, 50)
+    make = {"LinearRegression": lambda lam: linbook.LinearRegression(), "Ridge": lambda lam: linbook.Ridge(lam=lam)}
+    ref = make[model](0.5).fit(X, y, sample_weight=s)
+    tiny = make[model](np.ldexp(0.5, exponent)).fit(X, y, sample_weight=np.ldexp(s, exponent))
+    np.testing.assert_allclose(tiny.coef_, ref.coef_, rtol=1e-11)
+    np.testing.assert_allclose(tiny.predict(X), ref.predict(X), rtol=1e-13)
+    assert tiny.sigma2_ == pytest.approx(np.ldexp(ref.sigma2_, exponent), rel=1e-9)
+
+
+@pytest.mark.skipif(da is None, reason="dask is not installed")
+def test_multinomial_on_dask_under_tiny_weights_is_the_in_memory_fit():
+    """On Dask the blocks' products of weights of 1e-250 with columns over a Jacobi scale of 1e108 were 0: ``coef_``
+    0, ``converged_`` true at iteration 0. The Dask fit now brings the weights near 1 as memory does."""
+    rng = np.random.default_rng(0)
+    y = np.arange(60) % 3
+    X = rng.standard_normal((60, 3)) + np.outer(y, [1.0, 0.75, 0.5])
+    s = 1e-250 * rng.uniform(1, 2, 60)
+    memory = linbook.LogisticRegression().fit(X, y, sample_weight=s)
+    with dask.config.set(scheduler="synchronous"):
+        blocked = linbook.LogisticRegression().fit(da.from_array(X, chunks=20), da.from_array(y, chunks=20),
+                                                   sample_weight=da.from_array(s, chunks=20))
+    np.testing.assert_allclose(blocked.coef_, memory.coef_, rtol=1e-9)
+    assert blocked.converged_ and blocked.n_iter_ > 0
