@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import log_ndtr
 
-from ..base import all_or_nothing, is_dask
+from ..base import all_or_nothing, is_dask, weights_near_one
 from . import solvers
 from ._scaled import BinaryLoss
 from .binary import BinaryGLM, intercept_only_start, probit_terms
@@ -105,6 +105,8 @@ class ProbitRegression(BinaryGLM):
             return fit_probit(self, X, y, sample_weight)
         X, sw, yidx, max_iter = self._prepare_fit(X, y, sample_weight, max_classes=2)
         lam = float(self.lam)       # a numpy float32 lam would make the objective float32 (NEP 50)
+        # weights below 2^-64 near 1, lam alongside (the same minimiser): subnormal weights were 1.7e-2 off
+        sw, lam, _ = weights_near_one(sw, lam)
         y = yidx.astype(float)                              # labels in {0, 1}, t = 2 y - 1
         # minimise over theta = [b, w] (z = X~ theta, X~ = [1, X]) by Newton's method
         #     F(theta) = -sum_i sw_i log Phi(t_i z_i) + (lam/2) ||w||^2

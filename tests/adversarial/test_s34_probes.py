@@ -344,19 +344,24 @@ def test_multinomial_penalty_scales_with_tiny_weights():
     np.testing.assert_allclose(tiny.coef_, reference.coef_, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["LDA", "QDA", "RDA", "GaussianNaiveBayes", "FisherLDA"])
+@pytest.mark.parametrize("name", ["LDA", "QDA", "RDA", "GaussianNaiveBayes", "FisherLDA", "ProbitRegression",
+                                  "LinearRegression"])
 @pytest.mark.parametrize("exponent", [1040, 1060, 1070])
 def test_gaussian_classifiers_under_subnormal_weights(name, exponent):
     """Weights ``2^-e w`` below the normal numbers and ``2^e`` times the same doubles have the same ratios, so the
-    same fit: their products with the features lost digits (QDA 0.25 off, RDA 0.5 at 2^-1070)."""
+    same fit: their products with the features lost digits (QDA 0.25 off, RDA 0.5, probit 1.7e-2, least squares
+    5.6e-3 at 2^-1070)."""
     rng = np.random.default_rng(0)
-    y = np.arange(60) % 3
+    y = np.arange(60) % (2 if name == "ProbitRegression" else 3)
     X = rng.standard_normal((60, 3)) + np.outer(y, [1.0, 0.75, 0.5])
+    if name == "LinearRegression":
+        y = X @ [1.0, -0.5, 0.25] + 0.5 * rng.standard_normal(60)
     subnormal = np.ldexp(np.random.default_rng(1).uniform(0.5, 2, 60), -exponent)
     fits = [getattr(linbook, name)().fit(X, y, sample_weight=w) for w in (subnormal, np.ldexp(subnormal, exponent))]
-    out = [m.transform(X) if name == "FisherLDA" else m.predict_proba(X) for m in fits]
+    out = [m.transform(X) if name == "FisherLDA" else m.predict(X) if name == "LinearRegression"
+           else m.predict_proba(X) for m in fits]
     np.testing.assert_allclose(out[0], out[1], rtol=1e-12, atol=1e-13)
-    if name != "FisherLDA":
+    if name not in ("FisherLDA", "ProbitRegression", "LinearRegression"):
         np.testing.assert_array_equal(fits[0].class_count_, np.ldexp(fits[1].class_count_, -exponent))
 
 
