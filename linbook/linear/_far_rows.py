@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sps
 
-from .._graded_qr import _full_rank_by_rows, _row_spread, _sorted_qr_solve
+from .._graded_qr import _full_rank_by_rows, _row_spread, _sorted_qr_solve, central_row
 from ..base import LinbookWarning
 
 __all__ = []
@@ -56,9 +56,13 @@ def far_rows_solve(mom, pen, model):
     if sps.issparse(mom.X) or mom.n == 0:
         return None
     Z = np.divide(mom.X, mom.x_scale)
-    if mom.fit_intercept:
-        Z = np.column_stack([Z, np.ones(mom.n)])
     sw = np.ones(mom.n) if mom.sw is None else mom.sw
+    shift = np.zeros(mom.d)
+    if mom.fit_intercept:
+        # rows from a central row, with a column of ones: the same model, but a column offset by 1e12 beside rows
+        # of spread weights (whose fit is nearly exact) no longer leaves the ones nearly parallel to it
+        shift = central_row(Z, sw)
+        Z = np.column_stack([Z - shift, np.ones(mom.n)])
     prior = np.r_[pen, np.zeros(int(mom.fit_intercept))]
     if Z.shape[0] + np.count_nonzero(prior) < Z.shape[1] or _row_spread(Z, sw) <= FAR_ROWS:
         return None
@@ -68,11 +72,11 @@ def far_rows_solve(mom, pen, model):
                       "Drop the dependent columns, scale the far rows down, or use Ridge(lam > 0).",
                       LinbookWarning, stacklevel=4)
         return None
-    m, _ = _sorted_qr_solve(Z, mom.ys, sw, prior, model)
+    m, _, objective = _sorted_qr_solve(Z, mom.ys, sw, prior, model)
     if m is None or not np.all(np.isfinite(m)):
         return None
+    # the data's share of the QR's minimum (residuals formed row by row hold only each far row's rounding)
     with np.errstate(over="ignore", invalid="ignore"):
-        r = mom.ys - Z @ m
-        rss = float(sw @ (r * r))
-    intercept = float(m[mom.d] * mom.y_scale) if mom.fit_intercept else 0.0
+        rss = max(objective - float(prior @ (m * m)), 0.0)
+    intercept = float((m[mom.d] - m[:mom.d] @ shift) * mom.y_scale) if mom.fit_intercept else 0.0
     return m[:mom.d], intercept, rss

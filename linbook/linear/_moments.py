@@ -563,16 +563,30 @@ class Moments:
         v = np.asarray(v, dtype=float)
         return float(self.y_scale * (self.y_mean_s - (self.x_mean_s @ v + self.x_mean_delta @ v)))
 
+    def _gram_rss(self, v):
+        """The weighted residual sum of squares of ``v`` from the Gram matrix, or None when that loses more than
+        four digits to cancellation (``RSS < 1e-4 ||yc||^2``) or there is no Gram matrix."""
+        if not self.gram_built:
+            return None
+        rss = self.yy - 2.0 * (v @ self.c) + v @ (self.G @ v)
+        return float(rss) if rss >= 1e-4 * self.yy else None
+
+    def nearly_exact(self, v):
+        """Whether ``v`` (from the Gram matrix) leaves less than 1e-4 of ``||yc||^2``. A row far from the others in
+        ``X`` and ``y`` (one of 1e16 on the line) holds nearly all of ``||yc||^2``, and centring by means it
+        dominates keeps the other rows only to its rounding: such fits measure their rows
+        (:func:`linbook.linear._far_rows.far_rows_solve`); on ordinary data few fits are this close."""
+        return self.gram_built and self._gram_rss(v) is None
+
     def rss_scaled(self, v):
         """Weighted residual sum of squares of ``v`` in scaled units (times ``y_scale**2``: original).
 
-        From the Gram matrix when that is accurate (``RSS >= 1e-4 ||yc||^2``: at most four digits
-        lost to cancellation); otherwise from the residuals themselves, in one more pass.
+        From the Gram matrix when that is accurate (:meth:`_gram_rss`); otherwise from the residuals
+        themselves, in one more pass.
         """
-        if self.gram_built:
-            rss = self.yy - 2.0 * (v @ self.c) + v @ (self.G @ v)
-            if rss >= 1e-4 * self.yy:
-                return float(rss)
+        rss = self._gram_rss(v)
+        if rss is not None:
+            return rss
         r = self.residual_scaled(v)
         return float(np.sum(r * r) if self.sw is None else self.sw @ (r * r))
 

@@ -220,6 +220,10 @@ class LinearRegression(LinearModel):
         if v is not None:
             return self._finish(mom, v, "LinearRegression")
         v = mom.cholesky_solve(0.0)
+        if v is not None and not sparse and mom.fit_intercept and mom.nearly_exact(v):
+            far = far_rows_solve(mom, np.zeros(mom.d), "LinearRegression")    # a far row on the line: measured
+            if far is not None:
+                return self._graded_qr_finish(mom, far)
         if v is not None:
             self.solver_, self._rank = "cholesky", mom.d
             self._gram = original_gram(mom.G, mom.x_scale)
@@ -231,12 +235,17 @@ class LinearRegression(LinearModel):
             v = self._wide(Z, z, mom, sw)
             far = far_rows_solve(mom, np.zeros(mom.d), "LinearRegression") if v is None else None
             if far is not None:                # rows decades apart: graded QR
-                self.solver_, self._rank = "qr", mom.d
-                self._gram = original_gram(Z.T @ Z, mom.x_scale)
-                return self._finish(mom, *far[:1], "LinearRegression", *far[1:])
+                return self._graded_qr_finish(mom, far)
             if v is None:
                 v = self._gelsd(Z, z, mom)
         return self._finish(mom, v, "LinearRegression")
+
+    def _graded_qr_finish(self, mom, far):
+        """The fit from :func:`._far_rows.far_rows_solve`'s ``(v, intercept, rss)``."""
+        Z = mom.design()[0]
+        self.solver_, self._rank = "qr", mom.d
+        self._gram = original_gram(Z.T @ Z, mom.x_scale)
+        return self._finish(mom, *far[:1], "LinearRegression", *far[1:])
 
     def _gelsd(self, Z, z, mom):
         """The SVD least-squares solver on the centred copy: the minimum-norm minimiser."""

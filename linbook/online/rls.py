@@ -19,8 +19,8 @@ from ..base import (DEPRECATED, NON_NEGATIVE, POSITIVE, DivergenceError, _finite
                     check_sample_weight, dask_blocks, predict_input, renamed_param)
 from .._kernels.cholesky import cholesky_known_conditioned, equilibrated_cholesky, equilibrated_solve
 from .._kernels.threads import blas_threads_for_one_call
-from .._graded_qr import (_full_rank_by_rows, _row_spread, _sorted_qr, _sorted_qr_solve,
-                           _weighted_rows)
+from .._graded_qr import (_full_rank_by_rows, _lower_median, _row_spread, _sorted_qr, _sorted_qr_solve,
+                           _weighted_median, _weighted_rows)
 from ._stream import (chunk_sample_weight, numpy_pass, numpy_steps_left, params_unchanged, recheck_params,
                       record_params, transactional, validate_chunk)
 
@@ -158,23 +158,6 @@ def _far_rows_hold_a_column(X, shift, sw, A):
         if np.all(diag <= _FAR_SHARE * n * typical):
             return False
     return True
-
-
-def _weighted_median(x, w):
-    """Each column's value at the first row (in sorted order) past half the weight ``w``."""
-    order = np.argsort(x, axis=0, kind="stable")
-    below = np.cumsum(w[order], axis=0)
-    middle = np.argmax(below >= 0.5 * below[-1], axis=0)        # the first row past half the weight
-    return x[order[middle, np.arange(x.shape[1])], np.arange(x.shape[1])]
-
-
-def _lower_median(x):
-    """:func:`_weighted_median` for equal weights (``RecursiveLeastSquares._centre``): the row past half the weight is
-    then the ``ceil(k / 2)``-th smallest of ``k`` (the cumulative weights ``1, 2, ..., k`` are exact),
-    found by a partition. Why: the sort of every column cost ~3 ms of the ~5 ms a stream of 101 parameters spends
-    on its first two chunks (the rows held until ``2 p``), more than 20 later chunks."""
-    k = (x.shape[0] + 1) // 2 - 1
-    return np.partition(x, k, axis=0)[k]
 
 
 def _root_rows(root):
@@ -437,7 +420,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
             return False
         with np.errstate(over="ignore", invalid="ignore"):
             A, r = self._A + Z.T @ (sw[:, None] * Z), self._r + Z.T @ (sw * y)
-        m, root = _sorted_qr_solve(Z, y, sw, prior)
+        m, root, _ = _sorted_qr_solve(Z, y, sw, prior)
         if m is None or not (_finite(A.diagonal()) and _finite(r) and _finite(m)):
             return False
         self._A, self._r, self._m, self._P, self._factor, self._fresh, self._root = A, r, m, None, None, False, root
@@ -465,7 +448,7 @@ class RecursiveLeastSquares(RegressorMixin, BaseEstimator):
         the other rows' share only to the far row's rounding, and so would every later chunk's; the factor keeps
         each row's share to its own rounding (Powell and Reid), whatever the order the rows arrive in."""
         p, Z = len(self._m), self._augment(X)
-        root, m = _sorted_qr(np.vstack([_root_rows(self._root), _weighted_rows(Z, y, sw)]), p)
+        root, m, _ = _sorted_qr(np.vstack([_root_rows(self._root), _weighted_rows(Z, y, sw)]), p)
         if m is None or not _finite(m):
             raise _overflow()
         with np.errstate(over="ignore", invalid="ignore"):     # kept for their size only: the factor decides

@@ -12,6 +12,8 @@
 """
 
 import re
+
+import mpmath as mp
 import warnings
 
 import numpy as np
@@ -439,3 +441,28 @@ def test_multinomial_on_dask_under_tiny_weights_is_the_in_memory_fit():
                                                    sample_weight=da.from_array(s, chunks=20))
     np.testing.assert_allclose(blocked.coef_, memory.coef_, rtol=1e-9)
     assert blocked.converged_ and blocked.n_iter_ > 0
+
+
+def _line_fit_at_60_digits(x, y, lam=0.0):
+    """Slope and intercept of the ridge line (intercept unpenalised) through ``(x, y)`` at 60 digits."""
+    with mp.workdps(60):
+        xs, ys = [mp.mpf(float(v)) for v in x], [mp.mpf(float(v)) for v in y]
+        xb, yb = sum(xs) / len(xs), sum(ys) / len(ys)
+        w = sum((a - xb) * (b - yb) for a, b in zip(xs, ys)) / (sum((a - xb) ** 2 for a in xs) + lam)
+        return float(w), float(yb - w * xb)
+
+
+@pytest.mark.parametrize("model, lam", [("LinearRegression", 0.0), ("Ridge", 1.0), ("Ridge", 0.0)])
+@pytest.mark.parametrize("far", [1e12, 1e16, 1e20])
+def test_one_far_row_on_the_line_keeps_the_intercept(model, lam, far):
+    """One row far out in ``x`` and ``y``: its share of the column means holds the others only to its rounding, yet
+    the centred Gram matrix is well conditioned, so Cholesky passed. The intercept came out 0.625 for 0.506 at
+    1e16 and 0 for 0.475 at 1e20, the ordinary rows' fitted values 0.48 of ``y``'s spread off, silently. A fit
+    this close to exact now measures its rows (the graded QR, from a central row). Oracle: 60 digits."""
+    rng = np.random.default_rng(0)
+    x = np.append(rng.normal(size=20), far)
+    y = 2 * x + 0.5 + 0.1 * rng.normal(size=21)
+    fitted = (linbook.LinearRegression() if model == "LinearRegression" else linbook.Ridge(lam=lam)).fit(x[:, None], y)
+    w, b = _line_fit_at_60_digits(x, y, lam)
+    assert fitted.intercept_ == pytest.approx(b, rel=1e-12)
+    assert fitted.coef_[0] == pytest.approx(w, rel=1e-12)
