@@ -117,7 +117,8 @@ def _sorted_qr(rows, p, model="RecursiveLeastSquares"):
     interchanges (:func:`_householder_step`) of the rows sorted by decreasing norm: ``Z[:, piv] = Q R``,
     ``q`` the first ``p`` entries of ``Q^T y``, ``R m[piv] = q``; ``objective`` the squared norm of the rest of
     ``Q^T y``, the minimum, which residuals formed row by row hold only to each far row's rounding (a row of 1e16
-    on the line: 4000 times the minimum); ``(None, None, None)`` when ``R`` is singular or not finite. Why: Householder QR so is accurate row by row (Powell and Reid): a row 1e150 times the others
+    on the line: 4000 times the minimum); ``(None, None, None)`` when ``R`` is singular or not finite. Why:
+    Householder QR so is accurate row by row (Powell and Reid): a row 1e150 times the others
     leaves their share of the answer intact, where the normal equations ``A m = r`` round it away. Without the
     column pivoting, rows 1e150 times the others in ``x`` and a row of weight 1e147 (large only in the
     intercept's column) lost the intercept."""
