@@ -203,13 +203,15 @@ def fit_linear_regression(est, X, y, sample_weight=None):
     on rows that fit on the client: :func:`_fit_on_client`)."""
     blocks, summary, mom = _prepare(est, X, y, sample_weight)
     v = mom.cholesky_solve(0.0)
-    if v is None:
+    # (nearly exact: a far row on the line may hold the column means, as in memory, which then measures the rows)
+    if v is None or mom.fit_intercept and mom.nearly_exact(v):
         if _fit_on_client(est, blocks, summary):
             return est
-        raise _ill_conditioned("LinearRegression")
+        if v is None:
+            raise _ill_conditioned("LinearRegression")
     _set_common(est, blocks)
     est._sv, est._gram, est._training_gram = None, original_gram(mom.G, mom.x_scale), None
-    est.solver_, est._rank = "cholesky", mom.d
+    est.solver_, est._rank, est._weight_unit = "cholesky", mom.d, 1.0     # (the weights as given: no unit)
     return est._finish(mom, v, "LinearRegression")
 
 
@@ -219,18 +221,20 @@ def fit_ridge(est, X, y, sample_weight=None):
     blocks, summary, mom = _prepare(est, X, y, sample_weight)
     pen = ridge_penalty(mom, float(est.lam))           # the penalty in scaled coordinates, as in memory
     v = mom.cholesky_solve(pen)
-    if v is None or components_below_rounding(mom.G, pen, v):
+    small = v is not None and components_below_rounding(mom.G, pen, v)
+    if v is None or small or mom.fit_intercept and mom.nearly_exact(v):
         if _fit_on_client(est, blocks, summary):
             return est
         if v is None:
             raise _ill_conditioned("Ridge")
+    if small:
         warnings.warn(f"Ridge: a coefficient is below 1e-6 of the others in the equilibrated coordinates, where "
                       "the normal equations hold only rounding if the rows span many decades; the rows exceed "
                       f"{CLIENT_NUMBERS:.0e} numbers, so they were not measured. Fit in memory, or rescale the "
                       "far rows or weights, to be sure of the small coefficients.", LinbookWarning, stacklevel=4)
     _set_common(est, blocks)
     est._df, est._svd_df = (mom.G, pen, mom.n), None
-    est.solver_ = "cholesky"
+    est.solver_, est._weight_unit = "cholesky", 1.0        # (the weights as given: no unit)
     return est._finish(mom, v, "Ridge")
 
 
