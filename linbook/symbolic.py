@@ -605,18 +605,24 @@ _CHECK_ATOL = 1e-10
 def check_close(actual, expected, label="values", *, rtol=1e-8, atol=_CHECK_ATOL):
     """Check two arrays (or numbers) agree within tolerance: ``|actual - expected| <= atol + rtol |expected|``.
 
-    The printed result names ``rtol``, and ``atol`` too when a cell set its own (a looser ``atol`` may be
-    what lets a check pass, e.g. a Monte Carlo estimate near 0).
+    The default ``atol`` is ``1e-10`` of the largest ``|expected|`` when that is below 1 (else, and where every
+    expected value is 0, ``1e-10``): an absolute ``1e-10`` let any claimed value below ~1e-10 pass (chapter 7's evidence of ~4e-10 passed
+    with a wrong prior). The printed result names ``rtol``, and ``atol`` too when a cell set its own (a looser
+    ``atol`` may be what lets a check pass, e.g. a Monte Carlo estimate near 0).
 
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """
     a, b = np.asarray(actual, dtype=float), np.asarray(expected, dtype=float)
     if a.shape != b.shape:
         _fail(label, f"shapes differ: {a.shape} vs {b.shape}", a, b)
+    given = atol != _CHECK_ATOL
+    if not given:
+        scale = float(np.max(np.abs(b), initial=0.0))
+        atol = _CHECK_ATOL * (scale if 0.0 < scale < 1.0 else 1.0)
     if not np.allclose(a, b, rtol=rtol, atol=atol):
         _fail_if_not_finite(label, a, b)
         _fail(label, f"max abs difference {np.max(np.abs(a - b)):.3g}", a, b)
-    return _passed(label, "numeric", f"rtol {rtol:g}" + ("" if atol == _CHECK_ATOL else f", atol {atol:.2g}"))
+    return _passed(label, "numeric", f"rtol {rtol:g}" + (f", atol {atol:.2g}" if given else ""))
 
 
 def check_true(condition, label="claim", *, detail=""):

@@ -491,3 +491,16 @@ def test_a_refit_does_not_keep_the_unit_of_tiny_weights(model):
     make = linbook.LinearRegression if model == "LinearRegression" else lambda: linbook.Ridge(lam=0.3)
     refit = make().fit(X, y, sample_weight=np.ldexp(rng.uniform(0.5, 2, 50), -1000)).fit(X, y)
     assert refit.sigma2_ == make().fit(X, y).sigma2_
+
+
+def test_check_close_default_atol_is_relative_to_small_claims():
+    """An absolute default ``atol`` of 1e-10 let any claimed value below ~1e-10 pass: chapter 7's evidence, ~4e-10,
+    passed with a wrong prior (values 10 % apart). The default is now 1e-10 of the largest expected value below 1."""
+    from linbook import symbolic
+
+    with pytest.raises(symbolic.DerivationError):
+        symbolic.check_close([4.09e-10 * 1.1], [4.09e-10], "a small claim 10 % off")
+    symbolic.check_close([4.09e-10 * (1 + 1e-12)], [4.09e-10], "a small claim to 1e-12")
+    symbolic.check_close([1e-17, 0.0], [0.0, 0.0], "zeros keep the absolute 1e-10")
+    with pytest.raises(symbolic.DerivationError):
+        symbolic.check_close([9.36e-14 * 2, 0.5], [9.36e-14, 0.5], "a tiny entry beside 0.5", rtol=1e-14, atol=0)
