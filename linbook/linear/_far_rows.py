@@ -47,6 +47,27 @@ def components_below_rounding(G, pen, v):
         return bool(np.min(ev) < SMALL_COMPONENT * np.max(ev))
 
 
+def _rows_from_a_central_row(mom):
+    """``(Z, sw, shift)``: the dense rows of ``mom`` in its scaled units, from a central row ``shift`` and with a
+    column of ones where there is an intercept (the same model). Why the shift: a column offset by 1e12 beside
+    rows of spread weights (whose fit is nearly exact) left the ones nearly parallel to it."""
+    Z = np.divide(mom.X, mom.x_scale)
+    sw = np.ones(mom.n) if mom.sw is None else mom.sw
+    if not mom.fit_intercept:
+        return Z, sw, np.zeros(mom.d)
+    shift = central_row(Z, sw)
+    return np.column_stack([Z - shift, np.ones(mom.n)]), sw, shift
+
+
+def rows_far_apart(mom):
+    """Whether the dense rows of ``mom`` span more than :data:`FAR_ROWS` in weighted squared size (from a central
+    row): then the centred moments hold the smaller rows only to the far rows' rounding."""
+    if sps.issparse(mom.X) or mom.n == 0:
+        return False
+    Z, sw, _ = _rows_from_a_central_row(mom)
+    return _row_spread(Z, sw) > FAR_ROWS
+
+
 def far_rows_solve(mom, pen, model):
     """``(v, intercept, rss)``: the weighted ridge problem of ``mom`` (``pen`` the penalty per scaled coefficient,
     zeros for least squares) solved by the graded QR of its rows, where dense rows span more than
@@ -55,14 +76,7 @@ def far_rows_solve(mom, pen, model):
     (the caller's solver then runs; with a rank-deficient design beside far rows it is warned about)."""
     if sps.issparse(mom.X) or mom.n == 0:
         return None
-    Z = np.divide(mom.X, mom.x_scale)
-    sw = np.ones(mom.n) if mom.sw is None else mom.sw
-    shift = np.zeros(mom.d)
-    if mom.fit_intercept:
-        # rows from a central row, with a column of ones: the same model, but a column offset by 1e12 beside rows
-        # of spread weights (whose fit is nearly exact) no longer leaves the ones nearly parallel to it
-        shift = central_row(Z, sw)
-        Z = np.column_stack([Z - shift, np.ones(mom.n)])
+    Z, sw, shift = _rows_from_a_central_row(mom)
     prior = np.r_[pen, np.zeros(int(mom.fit_intercept))]
     if Z.shape[0] + np.count_nonzero(prior) < Z.shape[1] or _row_spread(Z, sw) <= FAR_ROWS:
         return None

@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_selection import SequentialFeatureSelector
 from sklearn.linear_model import LinearRegression as SkLinearRegression
 from sklearn.model_selection import KFold
@@ -504,3 +505,15 @@ def test_check_close_default_atol_is_relative_to_small_claims():
     symbolic.check_close([1e-17, 0.0], [0.0, 0.0], "zeros keep the absolute 1e-10")
     with pytest.raises(symbolic.DerivationError):
         symbolic.check_close([9.36e-14 * 2, 0.5], [9.36e-14, 0.5], "a tiny entry beside 0.5", rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("far", [1e16, 1e20])
+def test_lasso_beside_one_far_row_on_the_line_does_not_claim_an_optimum(far):
+    """Lasso's coordinate descent on the centred moments gave the intercept 0.625 for 0.509 (1e16) and 0 for 0.459
+    (1e20), ``converged_`` true. It cannot measure the rows as least squares does, so it says so."""
+    rng = np.random.default_rng(0)
+    x = np.append(rng.normal(size=20), far)
+    y = 2 * x + 0.5 + 0.1 * rng.normal(size=21)
+    with pytest.warns(ConvergenceWarning, match="span more than 1e8"):
+        fitted = linbook.Lasso(lam=0.01).fit(x[:, None], y)
+    assert not fitted.converged_
