@@ -57,7 +57,9 @@ def _diverging_chunk(est, seed):
     if isinstance(est, RecursiveLeastSquares):  # exact least squares: broken by x^T P x (or X^T X) overflowing
         X[25:] *= 1e160                          # (rows of 1e150 are now fitted, the columns being centred)
         return X, y, None
-    X[25:] *= 1e5                              # eta ||x||^2 >> 2: the residual grows 1e10-fold a row
+    # eta ||x||^2 >> 2: the residual grows ~1e60-fold a step, and overflows within the chunk in any units (targets
+    # of 1e200 alone no longer do: the fits run on targets near 1, ``schedules.target_units``)
+    X[25:] *= 1e30
     y[25:] *= 1e200
     return X, y, None
 
