@@ -606,9 +606,9 @@ def check_close(actual, expected, label="values", *, rtol=1e-8, atol=_CHECK_ATOL
     """Check two arrays (or numbers) agree within tolerance: ``|actual - expected| <= atol + rtol |expected|``.
 
     The default ``atol`` is ``1e-10`` of the largest ``|expected|`` when that is below 1 (else, and where every
-    expected value is 0, ``1e-10``): an absolute ``1e-10`` let any claimed value below ~1e-10 pass (chapter 7's evidence of ~4e-10 passed
-    with a wrong prior). The printed result names ``rtol``, and ``atol`` too when a cell set its own (a looser
-    ``atol`` may be what lets a check pass, e.g. a Monte Carlo estimate near 0).
+    expected value is 0, ``1e-10``): an absolute ``1e-10`` let any claimed value below ~1e-10 pass (chapter 7's
+    evidence of ~4e-10 passed with a wrong prior). The printed result names ``rtol``, and ``atol`` too when a
+    cell set its own (a looser ``atol`` may be what lets a check pass, e.g. a Monte Carlo estimate near 0).
 
     Derived in: chapter "Estimation: MLE, MAP and Bayes" § "How derivations are checked".
     """

@@ -214,7 +214,8 @@ def test_perceptron_with_tiny_sample_weights_makes_the_same_run(form, exponent):
     weights = np.random.default_rng(1).uniform(0.5, 2, 60)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        reference = linbook.Perceptron(form=form, random_state=0, tol=None, max_iter=100).fit(X, y, sample_weight=weights)
+        reference = linbook.Perceptron(form=form, random_state=0, tol=None, max_iter=100).fit(
+            X, y, sample_weight=weights)
         model = linbook.Perceptron(form=form, random_state=0, tol=None, max_iter=100)
         if exponent == -1060:       # subnormal weights: so would the weights of the answer be
             with pytest.raises(ValueError, match="underflow float64.*multiply sample_weight"):
