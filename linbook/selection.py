@@ -728,10 +728,11 @@ def _cv(estimator, X, y, cols, cv, scoring):
     return float(np.mean(scores))
 
 
-def _check_search(caller, X, y, n_features, tol):
+def _check_search(caller, estimator, X, y, n_features, tol, cv):
     """The searches' inputs: ``n_features`` a whole number in ``[1, D]`` or None (2.7 was cut to 2) and ``tol`` a finite number (NaN stopped the forward search at no feature at all), or a clear error.
     The bound D is checked here, not by an ``Interval``: ``Interval(Integral, 1, 1)`` is refused by scikit-learn,
-    so a one-feature ``X`` could not be searched at all."""
+    so a one-feature ``X`` could not be searched at all. Returns ``(X, y, cv)``, ``cv`` a splitter that every step
+    can read (a generator of splits was used up by the first)."""
     X, y = validate_data(X, y)
     check_param_values(caller, {"n_features": [Interval(Integral, 1, None, closed="left"), None],
                                 "tol": [Interval(Real, -np.inf, np.inf, closed="neither")]},
@@ -739,7 +740,7 @@ def _check_search(caller, X, y, n_features, tol):
     if n_features is not None and n_features > X.shape[1]:
         raise ValueError(f"{caller}: n_features={n_features} is more than the {X.shape[1]} columns of X; set "
                          f"n_features to at most {X.shape[1]} (or None to stop by tol)")
-    return X, y
+    return X, y, check_cv(cv, y, classifier=is_classifier(estimator))     # a generator of splits serves every step
 
 
 def forward_selection(estimator, X, y, *, n_features=None, cv=5, scoring=None, tol=0.0):
@@ -770,8 +771,7 @@ def forward_selection(estimator, X, y, *, n_features=None, cv=5, scoring=None, t
 
     Derived in: chapter "Model and feature selection" § "Feature selection: wrapper search".
     """
-    X, y = _check_search("forward_selection", X, y, n_features, tol)
-    cv = check_cv(cv, y, classifier=is_classifier(estimator))     # a generator of splits serves every step
+    X, y, cv = _check_search("forward_selection", estimator, X, y, n_features, tol, cv)
     d = X.shape[1]
     chosen, scores, current = [], [], -np.inf
     target = d if n_features is None else int(n_features)
@@ -810,8 +810,7 @@ def backward_selection(estimator, X, y, *, n_features=None, cv=5, scoring=None, 
 
     Derived in: chapter "Model and feature selection" § "Feature selection: wrapper search".
     """
-    X, y = _check_search("backward_selection", X, y, n_features, tol)
-    cv = check_cv(cv, y, classifier=is_classifier(estimator))     # a generator of splits serves every step
+    X, y, cv = _check_search("backward_selection", estimator, X, y, n_features, tol, cv)
     d = X.shape[1]
     kept = list(range(d))
     removed = []

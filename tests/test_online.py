@@ -969,3 +969,15 @@ def test_a_stream_whose_features_change_scale_follows_them(name, k):
         got.partial_fit(np.ldexp(A, k), b, **(first if i == 0 else {}))
     assert np.all(np.isfinite(ref.coef_)) and np.any(ref.coef_ != 0)
     np.testing.assert_array_equal(got.coef_, np.ldexp(ref.coef_, -k))
+
+
+@pytest.mark.parametrize("make", [lambda: SGDRegressor(random_state=0), LMS, OnlineGradientDescent])
+def test_coefficients_beyond_float64_are_a_clear_error(make):
+    """Features near 1e-310 run scaled, but their coefficients (~1e310: they scale like y / x) exceed float64: the fit
+    returned infinite ``coef_`` with only numpy's overflow warning. Now a clear error, and nothing fitted."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    model = make()
+    with pytest.raises(ValueError, match="exceed float64"):
+        model.fit(X * 1e-310, X @ [1.0, -2.0, 0.5])
+    assert not hasattr(model, "coef_")

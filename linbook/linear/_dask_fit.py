@@ -204,7 +204,7 @@ def fit_linear_regression(est, X, y, sample_weight=None):
     blocks, summary, mom = _prepare(est, X, y, sample_weight)
     v = mom.cholesky_solve(0.0)
     # (nearly exact: a far row on the line may hold the column means, as in memory, which then measures the rows)
-    if v is None or mom.fit_intercept and mom.nearly_exact(v):
+    if v is None or mom.centring_may_have_lost_rows(v):
         if _fit_on_client(est, blocks, summary):
             return est
         if v is None:
@@ -222,7 +222,7 @@ def fit_ridge(est, X, y, sample_weight=None):
     pen = ridge_penalty(mom, float(est.lam))           # the penalty in scaled coordinates, as in memory
     v = mom.cholesky_solve(pen)
     small = v is not None and components_below_rounding(mom.G, pen, v)
-    if v is None or small or mom.fit_intercept and mom.nearly_exact(v):
+    if v is None or small or mom.centring_may_have_lost_rows(v):
         if _fit_on_client(est, blocks, summary):
             return est
         if v is None:

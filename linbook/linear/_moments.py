@@ -571,12 +571,12 @@ class Moments:
         rss = self.yy - 2.0 * (v @ self.c) + v @ (self.G @ v)
         return float(rss) if rss >= 1e-4 * self.yy else None
 
-    def nearly_exact(self, v):
-        """Whether ``v`` (from the Gram matrix) leaves less than 1e-4 of ``||yc||^2``. A row far from the others in
-        ``X`` and ``y`` (one of 1e16 on the line) holds nearly all of ``||yc||^2``, and centring by means it
-        dominates keeps the other rows only to its rounding: such fits measure their rows
+    def centring_may_have_lost_rows(self, v):
+        """Whether ``v`` (from the centred Gram matrix) leaves less than 1e-4 of ``||yc||^2``. A row far from the
+        others in ``X`` and ``y`` (one of 1e16 on the line) holds nearly all of ``||yc||^2``, and centring by means
+        it dominates keeps the other rows only to its rounding: such fits measure their rows
         (:func:`linbook.linear._far_rows.far_rows_solve`); on ordinary data few fits are this close."""
-        return self.gram_built and self._gram_rss(v) is None
+        return self.fit_intercept and self.gram_built and self._gram_rss(v) is None
 
     def rss_scaled(self, v):
         """Weighted residual sum of squares of ``v`` in scaled units (times ``y_scale**2``: original).

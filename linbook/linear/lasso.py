@@ -353,7 +353,7 @@ class Lasso(LinearModel):
         heavy = lam > 0 and weights_beyond_rounding(sw)
         # a fit within 1e-4 of exact beside rows decades apart (one far row on the line): the centred moments hold
         # the other rows only to its rounding, and the intercept came out 0.625 for 0.509, "converged"
-        far = mom.fit_intercept and mom.nearly_exact(v) and rows_far_apart(mom)
+        far = mom.centring_may_have_lost_rows(v) and rows_far_apart(mom)
         self._set_convergence(it, ok, gap, primal, mode, heavy, far)
         return self._finish(mom, v, "Lasso")
 

@@ -295,7 +295,7 @@ class Ridge(LinearModel):
         pen = ridge_penalty(mom, lam)          # (forming the Gram matrix may have rescaled the columns)
         v = None if dense_wide else mom.cholesky_solve(pen)
         if v is not None and not sparse and (components_below_rounding(mom.G, pen, v)
-                                             or mom.fit_intercept and mom.nearly_exact(v)):
+                                             or mom.centring_may_have_lost_rows(v)):
             far = far_rows_solve(mom, pen, "Ridge")     # rows decades apart: the graded QR keeps the light rows
             if far is not None:
                 return self._graded_qr_finish(mom, pen, far)

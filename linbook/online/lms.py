@@ -276,7 +276,7 @@ class LMS(RegressorMixin, BaseEstimator):
     def _publish(self):
         off = int(self.fit_intercept)
         # the coefficients of X and y: c times those of X c, over d for y d
-        self.coef_ = self._theta[off:] * self._x_scale / self._y_scale
+        self.coef_ = schedules.in_caller_units(self, self._theta[off:], self._x_scale, self._y_scale)
         self.intercept_ = float(self._theta[0]) / self._y_scale if off else 0.0
 
     @transactional

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from ..base import POSITIVE, SeparableDataWarning, StrOptions, _with_advice, check_param_values, check_params, dask_blocks, predict_input
 from ..numerics import _power_of_two_scale, log1pexp, sigmoid
 from ._stream import diverged, numpy_pass, recheck_params, record_params, transactional, validate_chunk
-from .schedules import curvature_bound, rescale_exactly, scaled_fixed_step, scaled_rows
+from .schedules import curvature_bound, in_caller_units, rescale_exactly, scaled_fixed_step, scaled_rows
 
 __all__ = ["OnlineGradientDescent", "best_fixed_parameter"]
 
@@ -331,7 +331,7 @@ class OnlineGradientDescent(RegressorMixin, BaseEstimator):
                            "loss overflows)" if big_y else "scale the features, lower eta0 (or use eta0='auto'), "
                            "or set a radius")
         self._theta, self._L_x = theta, L_x
-        self.coef_ = theta * self._x_scale
+        self.coef_ = in_caller_units(self, theta, self._x_scale)
         self.t_ = int(self._state[0])
         self.losses_ = np.concatenate([self.losses_, losses])
         return self

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..base import NON_NEGATIVE, POSITIVE, Interval, StrOptions, check_param_values, renamed_kwargs, row_stats
-from ..numerics import _binary_exponent
+from ..numerics import _binary_exponent, _power_of_two_scale
 
 __all__ = ["learning_rate_schedule"]
 
@@ -158,6 +158,19 @@ def rescale_exactly(arrays, old, new, power=1):
         a[...] = np.ldexp(a, shift)
 
 
+def in_caller_units(estimator, weights, c, d=1.0):
+    """The weights of ``X`` and ``y`` from those the iterates hold on ``X c`` and ``y d`` (``weights c / d``, exact),
+    or a clear error where they leave float64: they scale like ``y / x``, so features near 1e-310 (scaled to run)
+    put them beyond it (the fit returned infinite ``coef_`` with numpy's overflow warning only)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = weights * c / d
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{type(estimator).__name__}: the coefficients exceed float64 in the units of X and y (they "
+                         "scale like y / x, and the features are near 1e-300 or the targets near 1e300): scale the "
+                         "features up or the targets down (e.g. StandardScaler) before fitting.")
+    return out
+
+
 def target_units(size, current=None):
     """``d``: the power of two the squared-error fits multiply their targets by, 1 for targets of a
     safe ``size`` (``target_scale``; ``None`` while every target is 0). A stream keeps its ``current``
@@ -173,12 +186,9 @@ def target_units(size, current=None):
         return 1.0 if current is None else current
     if current is not None and 1.0 / SAFE_TARGET <= size * current <= SAFE_TARGET:
         return current
-    return 1.0 if 1.0 / SAFE_TARGET <= size <= SAFE_TARGET else power_of_two_inverse(size)
+    return 1.0 if 1.0 / SAFE_TARGET <= size <= SAFE_TARGET else float(1.0 / _power_of_two_scale(size, normal=True))
 
 
-def power_of_two_inverse(size):
-    """``2^-e`` with ``size = m 2^e``, ``1/2 <= m < 1``: multiplying by it brings ``size`` near 1 exactly."""
-    return float(np.ldexp(1.0, -int(_binary_exponent(size))))
 
 
 def feature_scale(X, top):
@@ -196,7 +206,8 @@ def feature_scale(X, top):
         return 1.0
     values = X.data if sp.issparse(X) else X
     largest = float(np.max(np.abs(values), initial=0.0))      # (top is 0 also where every square underflowed)
-    return 1.0 if largest == 0.0 else power_of_two_inverse(largest)
+    # (normal=True: for subnormal features 2^-e itself overflowed to inf)
+    return 1.0 if largest == 0.0 else float(1.0 / _power_of_two_scale(largest, normal=True))
 
 
 def scaled_rows(X, scale=None, keep=False):

@@ -180,7 +180,7 @@ class _BaseSGD(BaseEstimator):
         use_avg = self._average_start() and self._state[1] > 0
         # the weights of X are c times those of X c, over d for the target T d (exact: powers of two)
         W, b = (self._Wbar, self._bbar) if use_avg else (self._W, self._b)
-        self._publish(W * self._x_scale / self._y_scale, b / self._y_scale)
+        self._publish(schedules.in_caller_units(self, W, self._x_scale, self._y_scale), b / self._y_scale)
         return epoch
 
     def _scaled_targets(self, T, sw):
